@@ -1,0 +1,148 @@
+# database-operator Makefile. Target names follow kubebuilder / Operator SDK projects.
+
+# Image of the operator.
+IMG ?= database-operator:0.1.0
+# Version of the operator (bundle, image tags).
+VERSION ?= 0.1.0
+
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+# Tools the project installs into ./bin (pinned; "go install" through the module proxy).
+LOCALBIN ?= $(shell pwd)/bin
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+# kustomize v5.8.3 needs Go 1.27: stay on v5.8.1 while the machine has Go 1.26.
+KUSTOMIZE_VERSION ?= v5.8.1
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GINKGO_VERSION ?= $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+GINKGO ?= $(LOCALBIN)/ginkgo-$(GINKGO_VERSION)
+
+# The local control plane (kube-apiserver, etcd, KCM, scheduler, kwok) is built once per machine
+# from hack/tools/go.mod into a directory keyed by that file, so a fresh clone reuses it.
+KUBE_VERSION ?= v1.37.1
+TOOLS_HASH := $(shell sha256sum hack/tools/go.sum 2>/dev/null | cut -c1-12)
+TEST_ENV_DIR ?= $(HOME)/.cache/database-operator/test-env-$(KUBE_VERSION)-$(TOOLS_HASH)
+export KUBEBUILDER_ASSETS = $(TEST_ENV_DIR)
+
+# Ginkgo flags of the envtest suites.
+GINKGO_FLAGS ?= -v --no-color --timeout=20m
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the markers in api/ and controllers/.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run gofmt on the project.
+	gofmt -l -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify
+verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) or formatting drift.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
+		echo "Generated files are out of date; run 'make manifests generate' and commit:"; \
+		git status --porcelain -- api config; git --no-pager diff -- api config | head -50; exit 1; fi
+	@echo "Generated files are current."
+
+##@ Test
+
+.PHONY: test
+test: verify vet test-unit test-integration ## Everything CI runs: verify, vet, unit and envtest suites.
+
+.PHONY: test-unit
+test-unit: ## Unit tests: pure builders and conditions (no API server).
+	go test ./api/... ./controllers/... -run 'Unit' -count=1
+
+.PHONY: test-integration
+test-integration: test-env $(GINKGO) ## envtest suites against a real kube-apiserver and etcd.
+	$(GINKGO) $(GINKGO_FLAGS) ./controllers/...
+
+.PHONY: test-env
+test-env: $(TEST_ENV_DIR)/.stamp ## Build the local control plane binaries once per machine.
+
+$(TEST_ENV_DIR)/.stamp: hack/tools/go.mod hack/tools/go.sum hack/build-test-env.sh
+	hack/build-test-env.sh $(TEST_ENV_DIR)
+
+##@ Build
+
+.PHONY: build
+build: manifests generate ## Build the manager binary.
+	go build -o bin/manager .
+
+.PHONY: run
+run: manifests generate test-env ## Run the manager against KUBECONFIG, or start a local control plane.
+	go run ./hack/run -- $(RUN_ARGS)
+
+.PHONY: docker-build
+docker-build: ## Build the operator image (needs a Docker engine).
+	docker build -t $(IMG) .
+
+##@ Deployment
+
+.PHONY: install
+install: manifests $(KUSTOMIZE) ## Install the CRDs into the cluster of KUBECONFIG.
+	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests $(KUSTOMIZE) ## Uninstall the CRDs (deletes every custom resource!).
+	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: manifests $(KUSTOMIZE) ## Deploy the operator with kustomize to the cluster of KUBECONFIG.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: $(KUSTOMIZE) ## Remove the operator deployed by "make deploy".
+	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found -f -
+
+##@ Tools
+
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+$(KUSTOMIZE): | $(LOCALBIN)
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+$(GINKGO): | $(LOCALBIN)
+	$(call go-install-tool,$(GINKGO),github.com/onsi/ginkgo/v2/ginkgo,$(GINKGO_VERSION))
+
+# go-install-tool installs $(2)@$(3) as the versioned file $(1).
+define go-install-tool
+@set -e; tmp=$$(mktemp -d); \
+echo "Installing $(2)@$(3)"; \
+GOBIN=$$tmp GOWORK=off go install $(2)@$(3); \
+mv $$tmp/$$(basename $(2)) $(1); rmdir $$tmp
+endef

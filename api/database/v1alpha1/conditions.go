@@ -1,0 +1,65 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types of a DatabaseCluster.
+const (
+	// ConditionAvailable is True when every replica is Ready.
+	ConditionAvailable = "Available"
+	// ConditionProgressing is True while the StatefulSet rolls out a change.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when a rollout cannot finish or a child cannot be written.
+	ConditionDegraded = "Degraded"
+	// ConditionResizing is True while the claims are being expanded.
+	ConditionResizing = "Resizing"
+	// ConditionPaused is True while spec.paused is true.
+	ConditionPaused = "Paused"
+)
+
+// Condition reasons of a DatabaseCluster.
+const (
+	// ReasonAllReplicasReady: every replica is Ready.
+	ReasonAllReplicasReady = "AllReplicasReady"
+	// ReasonReplicasNotReady: fewer replicas are Ready than wanted.
+	ReasonReplicasNotReady = "ReplicasNotReady"
+	// ReasonRolloutComplete: every pod runs the current revision.
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonRollingUpdate: pods are being replaced with the current revision.
+	ReasonRollingUpdate = "RollingUpdate"
+	// ReasonCreating: the StatefulSet is being created.
+	ReasonCreating = "Creating"
+	// ReasonScaling: pods are being added or removed.
+	ReasonScaling = "Scaling"
+	// ReasonAsExpected: nothing is wrong.
+	ReasonAsExpected = "AsExpected"
+	// ReasonReconcileFailed: a child could not be written.
+	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonStorageExpanding: claims are being expanded to the new size.
+	ReasonStorageExpanding = "StorageExpanding"
+	// ReasonStorageAsRequested: every claim has the requested size.
+	ReasonStorageAsRequested = "StorageAsRequested"
+	// ReasonPausedByUser: spec.paused is true.
+	ReasonPausedByUser = "PausedByUser"
+	// ReasonNotPaused: spec.paused is false.
+	ReasonNotPaused = "NotPaused"
+)
+
+// Finalizer guards the cleanup of a DatabaseCluster's claims.
+const Finalizer = "database.seed1b407122.io/finalizer"
+
+// RestartedAtAnnotation, set on a DatabaseCluster, rolls its pods once per new value.
+const RestartedAtAnnotation = "database.seed1b407122.io/restartedAt"

@@ -1,0 +1,107 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import "strconv"
+
+// Label keys the operator sets on everything it creates.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelComponent = "app.kubernetes.io/component"
+)
+
+// ManagedByValue is the value of LabelManagedBy on every child of the operator; the manager's
+// cache selects children by it.
+const ManagedByValue = "database-operator"
+
+// appName is the value of LabelName on the children of a DatabaseCluster.
+const appName = "database"
+
+// DataVolumeName is the name of the claim template and of the volume mounted in the pods.
+const DataVolumeName = "data"
+
+// DataMountPath is where the data volume is mounted in the database container.
+const DataMountPath = "/var/lib/database"
+
+// PortName is the name of the database port on the container and the Services.
+const PortName = "db"
+
+// HeadlessServiceName is the name of the headless Service that gives pods stable DNS names.
+func (dc *DatabaseCluster) HeadlessServiceName() string { return dc.Name + "-headless" }
+
+// ClientServiceName is the name of the ClusterIP Service clients connect to.
+func (dc *DatabaseCluster) ClientServiceName() string { return dc.Name }
+
+// StatefulSetName is the name of the StatefulSet running the database pods.
+func (dc *DatabaseCluster) StatefulSetName() string { return dc.Name }
+
+// PodDisruptionBudgetName is the name of the PodDisruptionBudget of the cluster.
+func (dc *DatabaseCluster) PodDisruptionBudgetName() string { return dc.Name }
+
+// SelectorLabels are the immutable labels that select the pods of the cluster.
+func (dc *DatabaseCluster) SelectorLabels() map[string]string {
+	return map[string]string{LabelName: appName, LabelInstance: dc.Name}
+}
+
+// Labels are the labels of every child of the cluster: the selector labels plus managed-by.
+func (dc *DatabaseCluster) Labels() map[string]string {
+	labels := dc.SelectorLabels()
+	labels[LabelManagedBy] = ManagedByValue
+	return labels
+}
+
+// ClaimName is the name of the claim of the pod with the given ordinal.
+func (dc *DatabaseCluster) ClaimName(ordinal int32) string {
+	return DataVolumeName + "-" + dc.StatefulSetName() + "-" + itoa(ordinal)
+}
+
+// DatabasePort is spec.port, or DefaultPort when the API server has not defaulted it.
+func (dc *DatabaseCluster) DatabasePort() int32 {
+	if dc.Spec.Port == 0 {
+		return DefaultPort
+	}
+	return dc.Spec.Port
+}
+
+// PDBEnabled says whether a PodDisruptionBudget is wanted: enabled (the default) and replicas > 1.
+func (dc *DatabaseCluster) PDBEnabled() bool {
+	if dc.Spec.Replicas == nil || *dc.Spec.Replicas <= 1 {
+		return false
+	}
+	pdb := dc.Spec.PodDisruptionBudget
+	return pdb == nil || pdb.Enabled == nil || *pdb.Enabled
+}
+
+// WhenDeleted is the claim policy on deletion, Retain unless the user said Delete.
+func (dc *DatabaseCluster) WhenDeleted() PVCRetentionPolicyType {
+	if p := dc.Spec.PVCRetentionPolicy; p != nil && p.WhenDeleted == DeletePVC {
+		return DeletePVC
+	}
+	return RetainPVC
+}
+
+// WhenScaled is the claim policy on scale-down, Retain unless the user said Delete.
+func (dc *DatabaseCluster) WhenScaled() PVCRetentionPolicyType {
+	if p := dc.Spec.PVCRetentionPolicy; p != nil && p.WhenScaled == DeletePVC {
+		return DeletePVC
+	}
+	return RetainPVC
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }

@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package databasecluster reconciles DatabaseClusters: a StatefulSet with persistent storage, a
+// headless and a client Service and a PodDisruptionBudget per cluster.
+package databasecluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// Reasons of the events a DatabaseCluster gets.
+const (
+	EventCreated     = "Created"
+	EventScaled      = "Scaled"
+	EventUpdating    = "Updating"
+	EventRepaired    = "Repaired"
+	EventAvailable   = "Available"
+	EventUnavailable = "Unavailable"
+	EventPaused      = "Paused"
+	EventResumed     = "Resumed"
+	EventDeleting    = "Deleting"
+	EventFailed      = "ReconcileFailed"
+)
+
+// Reconciler keeps the children of DatabaseClusters in place and reports their state.
+type Reconciler struct {
+	client.Client
+	// APIReader reads from the API server directly; used only when the cache cannot see a child.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	// MaxConcurrentReconciles is how many clusters are reconciled at once.
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters/status,verbs=get;patch
+// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings the children of one DatabaseCluster to the state its spec asks for and writes
+// the status it observed: get → deletion → finalizer → children → status (once, only if changed).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	dc := &databasev1alpha1.DatabaseCluster{}
+	if err := r.Get(ctx, req.NamespacedName, dc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !dc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, dc)
+	}
+	if err := r.ensureFinalizer(ctx, dc); err != nil {
+		return ctrl.Result{}, err
+	}
+	original := dc.DeepCopy()
+	obs := r.reconcileChildren(ctx, dc)
+	defer func() {
+		err = errors.Join(err, r.patchStatus(ctx, original, computeStatus(dc, obs)))
+	}()
+	return ctrl.Result{}, obs.err
+}
+
+// reconcileChildren runs the phases in order and returns what they observed. While the cluster
+// is paused nothing is written: the StatefulSet is only read, to report on it.
+func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) observation {
+	if dc.Spec.Paused {
+		return r.observeStatefulSet(ctx, dc)
+	}
+	for _, phase := range []func(context.Context, *databasev1alpha1.DatabaseCluster) error{
+		r.reconcileServices,
+		r.reconcilePodDisruptionBudget,
+	} {
+		if err := phase(ctx, dc); err != nil {
+			return r.failed(ctx, dc, err)
+		}
+	}
+	sts, err := r.reconcileStatefulSet(ctx, dc)
+	if err != nil {
+		return r.failed(ctx, dc, err)
+	}
+	return observation{statefulSet: sts}
+}
+
+// failed reports a child that could not be written. The StatefulSet is still observed, so the
+// status keeps telling how many replicas are ready.
+func (r *Reconciler) failed(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, err error) observation {
+	obs := r.observeStatefulSet(ctx, dc)
+	obs.err = errors.Join(err, obs.err)
+	return obs
+}
+
+// observeStatefulSet reads the StatefulSet from the cache without changing it.
+func (r *Reconciler) observeStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) observation {
+	sts := &appsv1.StatefulSet{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
+	if err != nil {
+		return observation{err: client.IgnoreNotFound(err)}
+	}
+	return observation{statefulSet: sts}
+}
+
+// patchStatus writes the status computed from observation, and only when it changed. It also
+// emits the events of the condition transitions, so that each transition is told exactly once.
+func (r *Reconciler) patchStatus(ctx context.Context, original *databasev1alpha1.DatabaseCluster,
+	status databasev1alpha1.DatabaseClusterStatus,
+) error {
+	if equality.Semantic.DeepEqual(original.Status, status) {
+		return nil
+	}
+	updated := original.DeepCopy()
+	updated.Status = status
+	if err := r.Status().Patch(ctx, updated, client.MergeFrom(original)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
+	}
+	r.recordTransitions(original, updated)
+	logf.FromContext(ctx).V(1).Info("Patched the status", "ready", status.ReadyReplicas, "replicas", status.Replicas)
+	return nil
+}
+
+// SetupWithManager registers the controller and its watches. Updates of owned children only
+// trigger a reconcile when they change something the operator reads: a spec edit (generation),
+// a label change (the cache selects by label), or the StatefulSet's replica counts.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&databasev1alpha1.DatabaseCluster{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(statefulSetChanged())).
+		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Named("databasecluster").
+		Complete(r)
+}

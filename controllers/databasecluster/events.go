@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package databasecluster
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
+)
+
+// recordChildResult emits an event when a child was created or put back.
+func (r *Reconciler) recordChildResult(dc *databasev1alpha1.DatabaseCluster, result child.Result, kind, name string) {
+	switch result {
+	case child.Created:
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventCreated, "Create", "Created %s %s", kind, name)
+	case child.Patched:
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventRepaired, "Update", "Updated %s %s to the spec", kind, name)
+	}
+}
+
+// recordStatefulSetResult tells what a StatefulSet write was: a creation, a scale, a rolling
+// update of the pod template, or a repair of a hand edit.
+func (r *Reconciler) recordStatefulSetResult(dc *databasev1alpha1.DatabaseCluster, result child.Result,
+	before, desired *appsv1.StatefulSet,
+) {
+	if result != child.Patched {
+		r.recordChildResult(dc, result, "StatefulSet", desired.Name)
+		return
+	}
+	scaled := !ptr.Equal(before.Spec.Replicas, desired.Spec.Replicas)
+	if scaled {
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventScaled, "Scale",
+			"Scaled StatefulSet %s from %d to %d replicas", desired.Name, ptr.Deref(before.Spec.Replicas, 0), *desired.Spec.Replicas)
+	}
+	if !templateInSync(desired.Spec.Template, before.Spec.Template) {
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventUpdating, "Update",
+			"Rolling out a new pod template to StatefulSet %s (image %s)", desired.Name, dc.Spec.Image)
+	} else if !scaled {
+		r.recordChildResult(dc, result, "StatefulSet", desired.Name)
+	}
+}
+
+// transitions are the condition changes that are told as events.
+var transitions = []struct {
+	condition string
+	status    metav1.ConditionStatus
+	reason    string
+	eventType string
+}{
+	{databasev1alpha1.ConditionAvailable, metav1.ConditionTrue, EventAvailable, corev1.EventTypeNormal},
+	{databasev1alpha1.ConditionAvailable, metav1.ConditionFalse, EventUnavailable, corev1.EventTypeWarning},
+	{databasev1alpha1.ConditionPaused, metav1.ConditionTrue, EventPaused, corev1.EventTypeNormal},
+	{databasev1alpha1.ConditionPaused, metav1.ConditionFalse, EventResumed, corev1.EventTypeNormal},
+	{databasev1alpha1.ConditionDegraded, metav1.ConditionTrue, EventFailed, corev1.EventTypeWarning},
+}
+
+// recordTransitions emits one event per condition that changed status between two statuses. A
+// condition seen for the first time is only told when it is True: a new cluster is not
+// "Unavailable", it is being created.
+func (r *Reconciler) recordTransitions(before, after *databasev1alpha1.DatabaseCluster) {
+	for _, t := range transitions {
+		was := meta.FindStatusCondition(before.Status.Conditions, t.condition)
+		now := meta.FindStatusCondition(after.Status.Conditions, t.condition)
+		if now == nil || now.Status != t.status {
+			continue
+		}
+		if (was == nil && t.status != metav1.ConditionTrue) || (was != nil && was.Status == now.Status) {
+			continue
+		}
+		r.Recorder.Eventf(after, nil, t.eventType, t.reason, "Reconcile", "%s", now.Message)
+	}
+}

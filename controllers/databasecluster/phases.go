@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package databasecluster
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
+)
+
+// reconcileServices keeps the headless and the client Service in place.
+func (r *Reconciler) reconcileServices(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) error {
+	for _, desired := range []*corev1.Service{BuildHeadlessService(dc), BuildClientService(dc)} {
+		_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &corev1.Service{}, serviceSpec)
+		if err != nil {
+			return err
+		}
+		r.recordChildResult(dc, result, "Service", desired.Name)
+	}
+	return nil
+}
+
+// reconcilePodDisruptionBudget keeps the PodDisruptionBudget while it is wanted (enabled and more
+// than one replica) and deletes it otherwise.
+func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) error {
+	if !dc.PDBEnabled() {
+		return r.deletePodDisruptionBudget(ctx, dc)
+	}
+	desired := BuildPodDisruptionBudget(dc)
+	_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &policyv1.PodDisruptionBudget{}, pdbSpec)
+	if err != nil {
+		return err
+	}
+	r.recordChildResult(dc, result, "PodDisruptionBudget", desired.Name)
+	return nil
+}
+
+// deletePodDisruptionBudget deletes the PodDisruptionBudget of dc if it exists and dc controls it.
+func (r *Reconciler) deletePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) error {
+	pdb := &policyv1.PodDisruptionBudget{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodDisruptionBudgetName()}, pdb)
+	if err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(pdb, dc) {
+		return nil
+	}
+	if err := r.Delete(ctx, pdb, client.Preconditions{UID: ptr.To(pdb.UID)}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting PodDisruptionBudget %s: %w", pdb.Name, err)
+	}
+	return nil
+}
+
+// reconcileStatefulSet keeps the StatefulSet in place and returns it as the server holds it.
+// A spec the builder cannot turn into a StatefulSet is a terminal error: retrying cannot help
+// until the user changes it, and the Degraded condition says why.
+func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (*appsv1.StatefulSet, error) {
+	desired, err := BuildStatefulSet(dc)
+	if err != nil {
+		return nil, reconcile.TerminalError(err)
+	}
+	// The observed StatefulSet before the patch tells which change this reconcile applied.
+	before := &appsv1.StatefulSet{}
+	live, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, before, statefulSetSpec)
+	if err != nil {
+		return nil, err
+	}
+	r.recordStatefulSetResult(dc, result, before, desired)
+	return live, nil
+}

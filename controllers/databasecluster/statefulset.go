@@ -1,0 +1,223 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package databasecluster
+
+import (
+	"fmt"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
+)
+
+// ContainerName is the name of the database container in every pod.
+const ContainerName = "database"
+
+// Probe timings of the database container. Liveness is more patient than readiness so that a
+// slow database is taken out of the Service long before it is restarted.
+const (
+	readinessPeriodSeconds    = 5
+	readinessFailureThreshold = 3
+	livenessInitialDelay      = 15
+	livenessPeriodSeconds     = 10
+	livenessFailureThreshold  = 6
+)
+
+// BuildStatefulSet returns the StatefulSet that runs the pods of dc. It fails only when
+// spec.storage.size is not a quantity, which the API server's validation already prevents.
+func BuildStatefulSet(dc *databasev1alpha1.DatabaseCluster) (*appsv1.StatefulSet, error) {
+	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
+	if err != nil {
+		return nil, fmt.Errorf("spec.storage.size %q is not a quantity: %w", dc.Spec.Storage.Size, err)
+	}
+	return &appsv1.StatefulSet{
+		ObjectMeta: childMeta(dc, dc.StatefulSetName()),
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To(*dc.Spec.Replicas),
+			ServiceName: dc.HeadlessServiceName(),
+			Selector:    &metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},
+			// Parallel: pods start together (databases bootstrap their members from each other's
+			// stable names); rolling updates still replace one pod at a time, highest ordinal first.
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{
+				Type: appsv1.RollingUpdateStatefulSetStrategyType,
+			},
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: retentionType(dc.WhenDeleted()),
+				WhenScaled:  retentionType(dc.WhenScaled()),
+			},
+			Template:             buildPodTemplate(dc),
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{buildClaimTemplate(dc, size)},
+		},
+	}, nil
+}
+
+func retentionType(p databasev1alpha1.PVCRetentionPolicyType) appsv1.PersistentVolumeClaimRetentionPolicyType {
+	if p == databasev1alpha1.DeletePVC {
+		return appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	return appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+}
+
+func buildClaimTemplate(dc *databasev1alpha1.DatabaseCluster, size resource.Quantity) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: databasev1alpha1.DataVolumeName, Labels: dc.Labels()},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: ptr.To(dc.Spec.Storage.StorageClassName),
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: size},
+			},
+		},
+	}
+}
+
+func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSpec {
+	labels := maps.Clone(dc.Spec.PodLabels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	// The selector labels are applied last so that podLabels can never break the selector.
+	maps.Copy(labels, dc.SelectorLabels())
+	annotations := maps.Clone(dc.Spec.PodAnnotations)
+	if restartedAt, ok := dc.Annotations[databasev1alpha1.RestartedAtAnnotation]; ok {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[databasev1alpha1.RestartedAtAnnotation] = restartedAt
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			// Service links would add an environment variable per Service of the namespace.
+			EnableServiceLinks: ptr.To(false),
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers:        []corev1.Container{buildContainer(dc)},
+			Affinity:          podAffinity(dc),
+			NodeSelector:      dc.Spec.NodeSelector,
+			Tolerations:       dc.Spec.Tolerations,
+			PriorityClassName: dc.Spec.PriorityClassName,
+		},
+	}
+}
+
+func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
+	port := intstr.FromString(databasev1alpha1.PortName)
+	return corev1.Container{
+		Name:  ContainerName,
+		Image: dc.Spec.Image,
+		Args:  dc.Spec.Args,
+		Env:   dc.Spec.Env,
+		Ports: []corev1.ContainerPort{{
+			Name: databasev1alpha1.PortName, ContainerPort: dc.DatabasePort(), Protocol: corev1.ProtocolTCP,
+		}},
+		Resources: dc.Spec.Resources,
+		VolumeMounts: []corev1.VolumeMount{{
+			Name: databasev1alpha1.DataVolumeName, MountPath: databasev1alpha1.DataMountPath,
+		}},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}},
+			PeriodSeconds:    readinessPeriodSeconds,
+			FailureThreshold: readinessFailureThreshold,
+		},
+		LivenessProbe: &corev1.Probe{
+			ProbeHandler:        corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}},
+			InitialDelaySeconds: livenessInitialDelay,
+			PeriodSeconds:       livenessPeriodSeconds,
+			FailureThreshold:    livenessFailureThreshold,
+		},
+		// The Pod Security "restricted" profile.
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			RunAsNonRoot:             ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+}
+
+// podAffinity is the user's affinity, or by default a preference to spread the pods of the
+// cluster across nodes (preferred, so that a cluster larger than the node count still schedules).
+func podAffinity(dc *databasev1alpha1.DatabaseCluster) *corev1.Affinity {
+	if dc.Spec.Affinity != nil {
+		return dc.Spec.Affinity
+	}
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},
+				TopologyKey:   corev1.LabelHostname,
+			},
+		}},
+	}}
+}
+
+// statefulSetSpec keeps the fields of a StatefulSet the operator owns. Selector, serviceName,
+// podManagementPolicy and volumeClaimTemplates are immutable: they are set on create only and
+// never sent again.
+var statefulSetSpec = child.Spec[*appsv1.StatefulSet]{
+	InSync: func(desired, observed *appsv1.StatefulSet) bool {
+		return ptr.Equal(desired.Spec.Replicas, observed.Spec.Replicas) &&
+			equality.Semantic.DeepDerivative(desired.Spec.UpdateStrategy, observed.Spec.UpdateStrategy) &&
+			equality.Semantic.DeepDerivative(desired.Spec.PersistentVolumeClaimRetentionPolicy,
+				observed.Spec.PersistentVolumeClaimRetentionPolicy) &&
+			templateInSync(desired.Spec.Template, observed.Spec.Template)
+	},
+	Merge: func(desired, observed *appsv1.StatefulSet) {
+		observed.Spec.Replicas = desired.Spec.Replicas
+		observed.Spec.UpdateStrategy = desired.Spec.UpdateStrategy
+		observed.Spec.PersistentVolumeClaimRetentionPolicy = desired.Spec.PersistentVolumeClaimRetentionPolicy
+		observed.Spec.Template = desired.Spec.Template
+	},
+}
+
+// templateInSync compares the pod template the operator wants with the one the API server
+// stored. DeepDerivative ignores fields left empty in desired, which the API server defaults
+// (terminationMessagePath, dnsPolicy, ...); the maps and lists users control are compared exactly
+// so that removing a pod label, an env var or an argument is applied too.
+func templateInSync(desired, observed corev1.PodTemplateSpec) bool {
+	if !equality.Semantic.DeepDerivative(desired, observed) {
+		return false
+	}
+	if !maps.Equal(desired.Labels, observed.Labels) || !maps.Equal(desired.Annotations, observed.Annotations) {
+		return false
+	}
+	if len(desired.Spec.Containers) != len(observed.Spec.Containers) {
+		return false
+	}
+	for i := range desired.Spec.Containers {
+		want, have := desired.Spec.Containers[i], observed.Spec.Containers[i]
+		if len(want.Env) != len(have.Env) || len(want.Args) != len(have.Args) ||
+			!equality.Semantic.DeepEqual(want.Resources, have.Resources) {
+			return false
+		}
+	}
+	return maps.Equal(desired.Spec.NodeSelector, observed.Spec.NodeSelector) &&
+		len(desired.Spec.Tolerations) == len(observed.Spec.Tolerations)
+}

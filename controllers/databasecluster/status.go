@@ -1,0 +1,150 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package databasecluster
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// observation is what one reconcile saw of a cluster's children.
+type observation struct {
+	// statefulSet is the StatefulSet as the server holds it, nil when it does not exist.
+	statefulSet *appsv1.StatefulSet
+	// err is the error that stopped the reconcile of the children, if any.
+	err error
+}
+
+// computeStatus returns the status of dc as observed. It starts from the current status only
+// to keep the lastTransitionTime of conditions that did not change.
+func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databasev1alpha1.DatabaseClusterStatus {
+	status := databasev1alpha1.DatabaseClusterStatus{
+		ObservedGeneration: dc.Generation,
+		Conditions:         append([]metav1.Condition(nil), dc.Status.Conditions...),
+	}
+	if sts := obs.statefulSet; sts != nil {
+		status.Replicas = sts.Status.Replicas
+		status.ReadyReplicas = sts.Status.ReadyReplicas
+		status.UpdatedReplicas = sts.Status.UpdatedReplicas
+		status.CurrentImage = containerImage(sts)
+	}
+	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
+	setProgressingCondition(&status.Conditions, dc, obs.statefulSet)
+	setDegradedCondition(&status.Conditions, dc, obs.err)
+	setPausedCondition(&status.Conditions, dc)
+	return status
+}
+
+// containerImage is the image of the database container of the StatefulSet's pod template.
+func containerImage(sts *appsv1.StatefulSet) string {
+	for _, c := range sts.Spec.Template.Spec.Containers {
+		if c.Name == ContainerName {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// setAvailableCondition: True when the StatefulSet reports as many Ready pods as spec.replicas.
+func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+	want := *dc.Spec.Replicas
+	var ready int32
+	if sts != nil {
+		ready = sts.Status.ReadyReplicas
+	}
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionAvailable,
+		Status:             metav1.ConditionFalse,
+		Reason:             databasev1alpha1.ReasonReplicasNotReady,
+		Message:            fmt.Sprintf("%d/%d replicas are ready", ready, want),
+		ObservedGeneration: dc.Generation,
+	}
+	if sts != nil && ready >= want {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonAllReplicasReady
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
+
+// setProgressingCondition: True while the StatefulSet is created, scaled or rolled out; the
+// reason names the step.
+func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+	want := *dc.Spec.Replicas
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionProgressing,
+		Status:             metav1.ConditionTrue,
+		ObservedGeneration: dc.Generation,
+	}
+	switch {
+	case sts == nil:
+		cond.Reason = databasev1alpha1.ReasonCreating
+		cond.Message = "the StatefulSet does not exist yet"
+	case sts.Status.ObservedGeneration < sts.Generation:
+		cond.Reason = databasev1alpha1.ReasonRollingUpdate
+		cond.Message = fmt.Sprintf("waiting for the StatefulSet controller to observe generation %d", sts.Generation)
+	case sts.Status.Replicas != want:
+		cond.Reason = databasev1alpha1.ReasonScaling
+		cond.Message = fmt.Sprintf("scaling from %d to %d pods", sts.Status.Replicas, want)
+	case sts.Status.UpdatedReplicas < want || sts.Status.CurrentRevision != sts.Status.UpdateRevision:
+		cond.Reason = databasev1alpha1.ReasonRollingUpdate
+		cond.Message = fmt.Sprintf("%d/%d pods run the current revision", sts.Status.UpdatedReplicas, want)
+	default:
+		cond.Status = metav1.ConditionFalse
+		cond.Reason = databasev1alpha1.ReasonRolloutComplete
+		cond.Message = fmt.Sprintf("all %d pods run the current revision", want)
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
+
+// setDegradedCondition: True when the children could not be brought to the desired state.
+func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, err error) {
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionDegraded,
+		Status:             metav1.ConditionFalse,
+		Reason:             databasev1alpha1.ReasonAsExpected,
+		Message:            "every child is as specified",
+		ObservedGeneration: dc.Generation,
+	}
+	if err != nil {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonReconcileFailed
+		cond.Message = err.Error()
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
+
+// setPausedCondition: True while spec.paused holds every child as it is.
+func setPausedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster) {
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionPaused,
+		Status:             metav1.ConditionFalse,
+		Reason:             databasev1alpha1.ReasonNotPaused,
+		Message:            "changes to the spec are applied",
+		ObservedGeneration: dc.Generation,
+	}
+	if dc.Spec.Paused {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonPausedByUser
+		cond.Message = "spec.paused is true: no child is changed until it is false"
+	}
+	meta.SetStatusCondition(conditions, cond)
+}

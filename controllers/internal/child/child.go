@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package child is the one write path the controllers use for the objects they own:
+// Get (from the cache) → Create when missing → merge patch of the fields the operator owns, and
+// only when those fields differ from what was observed. It never sends a blind Update, so fields
+// that the API server or other controllers default are left alone and an unchanged child costs
+// no write.
+package child
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Result says what Ensure did.
+type Result string
+
+// Results of Ensure.
+const (
+	Created   Result = "Created"
+	Patched   Result = "Patched"
+	Unchanged Result = "Unchanged"
+)
+
+// Spec describes how one kind of child is kept in place.
+type Spec[T client.Object] struct {
+	// InSync reports whether the observed object already holds every field of the desired one
+	// that the operator owns.
+	InSync func(desired, observed T) bool
+	// Merge copies the fields the operator owns from desired into observed.
+	Merge func(desired, observed T)
+}
+
+// Ensure creates desired when it does not exist and otherwise patches the owned fields of the
+// observed object, only when they differ. observed must be an empty object of the same type; it
+// is left holding the child as it was before the patch. The returned object is the child as the
+// server holds it afterwards.
+//
+// The cache only holds children that carry the operator's managed-by label. When someone removed
+// that label by hand the cache cannot see the child, Create answers AlreadyExists, and the object
+// is read with the uncached reader and patched back (labels included).
+func Ensure[T client.Object](ctx context.Context, c client.Client, uncached client.Reader,
+	desired, observed T, spec Spec[T],
+) (T, Result, error) {
+	key := client.ObjectKeyFromObject(desired)
+	err := c.Get(ctx, key, observed)
+	if apierrors.IsNotFound(err) {
+		err = c.Create(ctx, desired)
+		if err == nil {
+			return desired, Created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return observed, "", fmt.Errorf("creating %s: %w", describe(desired), err)
+		}
+		err = uncached.Get(ctx, key, observed)
+	}
+	if err != nil {
+		return observed, "", fmt.Errorf("reading %s: %w", describe(desired), err)
+	}
+	if metaInSync(desired, observed) && spec.InSync(desired, observed) {
+		return observed, Unchanged, nil
+	}
+	patched := observed.DeepCopyObject().(T)
+	mergeMeta(desired, patched)
+	spec.Merge(desired, patched)
+	if err := c.Patch(ctx, patched, client.MergeFrom(observed)); err != nil {
+		return observed, "", fmt.Errorf("patching %s: %w", describe(desired), err)
+	}
+	return patched, Patched, nil
+}
+
+// describe names a child in errors: "StatefulSet ns/name".
+func describe(obj client.Object) string {
+	kind := strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1.")
+	return kind + " " + client.ObjectKeyFromObject(obj).String()
+}
+
+// metaInSync reports whether observed carries the desired labels, annotations and owner.
+func metaInSync(desired, observed metav1.Object) bool {
+	return containsAll(observed.GetLabels(), desired.GetLabels()) &&
+		containsAll(observed.GetAnnotations(), desired.GetAnnotations()) &&
+		hasControllerRef(observed, desired.GetOwnerReferences())
+}
+
+// mergeMeta adds the desired labels, annotations and controller reference to observed, keeping
+// whatever else others put there.
+func mergeMeta(desired, observed metav1.Object) {
+	observed.SetLabels(mergeMaps(observed.GetLabels(), desired.GetLabels()))
+	observed.SetAnnotations(mergeMaps(observed.GetAnnotations(), desired.GetAnnotations()))
+	if !hasControllerRef(observed, desired.GetOwnerReferences()) {
+		refs := observed.GetOwnerReferences()
+		for _, ref := range desired.GetOwnerReferences() {
+			refs = replaceRef(refs, ref)
+		}
+		observed.SetOwnerReferences(refs)
+	}
+}
+
+func containsAll(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func mergeMaps(have, want map[string]string) map[string]string {
+	if len(want) == 0 {
+		return have
+	}
+	merged := make(map[string]string, len(have)+len(want))
+	maps.Copy(merged, have)
+	maps.Copy(merged, want)
+	return merged
+}
+
+func hasControllerRef(obj metav1.Object, want []metav1.OwnerReference) bool {
+	for _, w := range want {
+		found := false
+		for _, ref := range obj.GetOwnerReferences() {
+			if ref.UID == w.UID && ref.Kind == w.Kind && ref.APIVersion == w.APIVersion &&
+				ptrEqual(ref.Controller, w.Controller) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// replaceRef puts ref in refs, replacing any reference to the same UID.
+func replaceRef(refs []metav1.OwnerReference, ref metav1.OwnerReference) []metav1.OwnerReference {
+	out := make([]metav1.OwnerReference, 0, len(refs)+1)
+	for _, r := range refs {
+		if r.UID != ref.UID {
+			out = append(out, r)
+		}
+	}
+	return append(out, ref)
+}
+
+func ptrEqual(a, b *bool) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
