@@ -86,4 +86,3 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, dc *databasev1alpha1.D
 	}
 	return nil
 }
-

@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package cachecfg holds the cache settings of the manager, shared by main.go and the test
+// suites so that tests run with the cache the operator really has.
+package cachecfg
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// Options keep the cache small: only the given namespaces (all when empty), only children that
+// carry the operator's managed-by label, and no managedFields.
+func Options(namespaces []string) cache.Options {
+	owned := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{
+		databasev1alpha1.LabelManagedBy: databasev1alpha1.ManagedByValue,
+	})}
+	opts := cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1.StatefulSet{}:           owned,
+			&corev1.Service{}:               owned,
+			&policyv1.PodDisruptionBudget{}: owned,
+			&corev1.PersistentVolumeClaim{}: owned,
+		},
+	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}

@@ -1,0 +1,232 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package databasecluster
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+var _ = Describe("Builders", Label("unit"), func() {
+	selector := map[string]string{
+		"app.kubernetes.io/name":     "database",
+		"app.kubernetes.io/instance": "db",
+	}
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "database",
+		"app.kubernetes.io/instance":   "db",
+		"app.kubernetes.io/managed-by": "database-operator",
+	}
+	owner := metav1.OwnerReference{
+		APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", Name: "db", UID: "uid-1234",
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}
+
+	Describe("BuildStatefulSet", func() {
+		It("builds the whole StatefulSet of a default cluster", func() {
+			sts, err := BuildStatefulSet(newCluster("db"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(sts.ObjectMeta).To(Equal(metav1.ObjectMeta{
+				Name: "db", Namespace: "default", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner},
+			}))
+			Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
+			Expect(sts.Spec.ServiceName).To(Equal("db-headless"))
+			Expect(sts.Spec.Selector.MatchLabels).To(Equal(selector))
+			Expect(sts.Spec.PodManagementPolicy).To(Equal(appsv1.ParallelPodManagement))
+			Expect(sts.Spec.UpdateStrategy.Type).To(Equal(appsv1.RollingUpdateStatefulSetStrategyType))
+			Expect(*sts.Spec.PersistentVolumeClaimRetentionPolicy).To(Equal(appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			}))
+
+			Expect(sts.Spec.VolumeClaimTemplates).To(HaveLen(1))
+			claim := sts.Spec.VolumeClaimTemplates[0]
+			Expect(claim.Name).To(Equal("data"))
+			Expect(claim.Labels).To(Equal(labels))
+			Expect(claim.Spec.AccessModes).To(Equal([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}))
+			Expect(*claim.Spec.StorageClassName).To(Equal("standard"))
+			Expect(claim.Spec.Resources.Requests[corev1.ResourceStorage]).To(Equal(resource.MustParse("1Gi")))
+
+			pod := sts.Spec.Template
+			Expect(pod.Labels).To(Equal(selector))
+			Expect(pod.Annotations).To(BeEmpty())
+			Expect(*pod.Spec.EnableServiceLinks).To(BeFalse())
+			Expect(pod.Spec.SecurityContext).To(Equal(&corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			}))
+			Expect(pod.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(Equal(
+				[]corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: selector}, TopologyKey: "kubernetes.io/hostname",
+				}}}))
+
+			Expect(pod.Spec.Containers).To(HaveLen(1))
+			c := pod.Spec.Containers[0]
+			Expect(c.Name).To(Equal("database"))
+			Expect(c.Image).To(Equal("registry.example/db:1.0"))
+			Expect(c.Ports).To(Equal([]corev1.ContainerPort{{Name: "db", ContainerPort: 9000, Protocol: corev1.ProtocolTCP}}))
+			Expect(c.VolumeMounts).To(Equal([]corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/database"}}))
+			Expect(c.Resources).To(Equal(newCluster("db").Spec.Resources))
+			Expect(c.ReadinessProbe.TCPSocket.Port).To(Equal(intstr.FromString("db")))
+			Expect(c.LivenessProbe.TCPSocket.Port).To(Equal(intstr.FromString("db")))
+			Expect(c.SecurityContext).To(Equal(&corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false),
+				RunAsNonRoot:             ptr.To(true),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			}))
+		})
+
+		DescribeTable("follows the spec",
+			func(dc *databasev1alpha1.DatabaseCluster, check func(*appsv1.StatefulSet)) {
+				sts, err := BuildStatefulSet(dc)
+				Expect(err).NotTo(HaveOccurred())
+				check(sts)
+			},
+			Entry("port", newCluster("db", withPort(5432)), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort).To(Equal(int32(5432)))
+			}),
+			Entry("replicas", newCluster("db", withReplicas(7)), func(sts *appsv1.StatefulSet) {
+				Expect(*sts.Spec.Replicas).To(Equal(int32(7)))
+			}),
+			Entry("image", newCluster("db", withImage("db:2")), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("db:2"))
+			}),
+			Entry("storage size", newCluster("db", withSize("20Gi")), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]).
+					To(Equal(resource.MustParse("20Gi")))
+			}),
+			Entry("whenDeleted Delete", newCluster("db", withWhenDeleted(databasev1alpha1.DeletePVC)), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted).
+					To(Equal(appsv1.DeletePersistentVolumeClaimRetentionPolicyType))
+				Expect(sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled).
+					To(Equal(appsv1.RetainPersistentVolumeClaimRetentionPolicyType))
+			}),
+			Entry("pod labels never override the selector", newCluster("db", withPodLabels(map[string]string{
+				"team": "a", "app.kubernetes.io/instance": "other",
+			})), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.Template.Labels).To(Equal(map[string]string{
+					"team": "a", "app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db",
+				}))
+			}),
+			Entry("user affinity replaces the default", newCluster("db", withAffinity(&corev1.Affinity{
+				NodeAffinity: &corev1.NodeAffinity{},
+			})), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.Template.Spec.Affinity).To(Equal(&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}))
+			}),
+			Entry("restartedAt annotation reaches the pod template",
+				newCluster("db", withAnnotation(databasev1alpha1.RestartedAtAnnotation, "2026-11-22T00:00:00Z")),
+				func(sts *appsv1.StatefulSet) {
+					Expect(sts.Spec.Template.Annotations).To(Equal(map[string]string{
+						databasev1alpha1.RestartedAtAnnotation: "2026-11-22T00:00:00Z",
+					}))
+				}),
+		)
+
+		It("refuses a size that is not a quantity instead of panicking", func() {
+			_, err := BuildStatefulSet(newCluster("db", withSize("ten gigs")))
+			Expect(err).To(MatchError(ContainSubstring(`spec.storage.size "ten gigs" is not a quantity`)))
+		})
+	})
+
+	Describe("Services", func() {
+		port := []corev1.ServicePort{{
+			Name: "db", Port: 9000, TargetPort: intstr.FromString("db"), Protocol: corev1.ProtocolTCP,
+		}}
+		It("builds the headless Service", func() {
+			svc := BuildHeadlessService(newCluster("db"))
+			Expect(svc.ObjectMeta).To(Equal(metav1.ObjectMeta{
+				Name: "db-headless", Namespace: "default", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner},
+			}))
+			Expect(svc.Spec).To(Equal(corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, Selector: selector,
+				Ports: port, PublishNotReadyAddresses: true,
+			}))
+		})
+		It("builds the client Service", func() {
+			svc := BuildClientService(newCluster("db"))
+			Expect(svc.Name).To(Equal("db"))
+			Expect(svc.Spec).To(Equal(corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector, Ports: port}))
+		})
+		It("exposes spec.port", func() {
+			Expect(BuildClientService(newCluster("db", withPort(5432))).Spec.Ports[0].Port).To(Equal(int32(5432)))
+		})
+	})
+
+	Describe("BuildPodDisruptionBudget", func() {
+		It("allows one pod down at a time", func() {
+			pdb := BuildPodDisruptionBudget(newCluster("db"))
+			Expect(pdb.Name).To(Equal("db"))
+			Expect(pdb.OwnerReferences).To(Equal([]metav1.OwnerReference{owner}))
+			Expect(*pdb.Spec.MaxUnavailable).To(Equal(intstr.FromInt32(1)))
+			Expect(pdb.Spec.MinAvailable).To(BeNil())
+			Expect(pdb.Spec.Selector.MatchLabels).To(Equal(selector))
+		})
+		DescribeTable("is wanted only when enabled and replicas > 1",
+			func(dc *databasev1alpha1.DatabaseCluster, wanted bool) {
+				Expect(dc.PDBEnabled()).To(Equal(wanted))
+			},
+			Entry("3 replicas, default", newCluster("db"), true),
+			Entry("1 replica", newCluster("db", withReplicas(1)), false),
+			Entry("disabled", newCluster("db", withPDBEnabled(false)), false),
+			Entry("enabled explicitly", newCluster("db", withPDBEnabled(true)), true),
+		)
+	})
+
+	Describe("templateInSync", func() {
+		desired := func(opts ...clusterOption) corev1.PodTemplateSpec {
+			sts, err := BuildStatefulSet(newCluster("db", opts...))
+			Expect(err).NotTo(HaveOccurred())
+			return sts.Spec.Template
+		}
+		It("ignores fields the API server defaults", func() {
+			observed := desired()
+			observed.Spec.DNSPolicy = corev1.DNSClusterFirst
+			observed.Spec.Containers[0].TerminationMessagePath = "/dev/termination-log"
+			observed.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
+			Expect(templateInSync(desired(), observed)).To(BeTrue())
+		})
+		DescribeTable("sees a drift",
+			func(edit func(*corev1.PodTemplateSpec)) {
+				observed := desired()
+				edit(&observed)
+				Expect(templateInSync(desired(), observed)).To(BeFalse())
+			},
+			Entry("image", func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "other" }),
+			Entry("extra label", func(t *corev1.PodTemplateSpec) { t.Labels["x"] = "y" }),
+			Entry("extra env", func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "b"}}
+			}),
+			Entry("removed limit", func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Resources.Limits = corev1.ResourceList{
+					corev1.ResourceMemory: resource.MustParse("1Gi"),
+				}
+			}),
+			Entry("extra container", func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers = append(t.Spec.Containers, corev1.Container{Name: "x"})
+			}),
+		)
+	})
+})

@@ -1,0 +1,214 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// The database-operator manager: one controller-runtime manager running the operator's
+// controllers, with leader election, secure metrics and health probes.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster"
+)
+
+// watchNamespaceEnv names the namespaces to watch, comma separated; empty means all. OLM sets it
+// to the OperatorGroup's target namespaces.
+const watchNamespaceEnv = "WATCH_NAMESPACE"
+
+// controllerNames are the controllers --controllers can select.
+var controllerNames = []string{"databasecluster"}
+
+// options are the command-line settings of the manager.
+type options struct {
+	metricsAddr             string
+	metricsSecure           bool
+	probeAddr               string
+	leaderElect             bool
+	leaderElectionID        string
+	leaderElectionNamespace string
+	leaseDuration           time.Duration
+	renewDeadline           time.Duration
+	retryPeriod             time.Duration
+	releaseOnCancel         bool
+	maxConcurrentReconciles int
+	controllers             string
+	qps                     float64
+	burst                   int
+}
+
+func parseFlags() (options, zap.Options) {
+	var o options
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
+		"Address of the metrics endpoint (HTTPS unless --metrics-secure=false); 0 disables it.")
+	flag.BoolVar(&o.metricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS and require an authenticated, authorized client.")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false,
+		"Elect a leader with a Lease so that only one of several replicas reconciles.")
+	flag.StringVar(&o.leaderElectionID, "leader-election-id", "database-operator.seed1b407122.io",
+		"Name of the leader election Lease.")
+	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the Lease (default: the pod's namespace in-cluster).")
+	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second,
+		"How long non-leaders wait before taking over a Lease that was not renewed.")
+	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second,
+		"How long the leader retries renewing before giving up leadership.")
+	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second,
+		"How often candidates try to acquire or renew the Lease.")
+	flag.BoolVar(&o.releaseOnCancel, "leader-election-release-on-cancel", true,
+		"Release the Lease on a graceful stop, so that another replica takes over at once.")
+	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4,
+		"How many objects of one kind are reconciled at the same time.")
+	flag.StringVar(&o.controllers, "controllers", strings.Join(controllerNames, ","),
+		"Comma-separated controllers to run; one of: "+strings.Join(controllerNames, ", ")+".")
+	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Queries per second the client may send to the API server.")
+	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries the client may send to the API server.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	return o, zapOpts
+}
+
+func main() {
+	o, zapOpts := parseFlags()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	if err := run(o); err != nil {
+		ctrl.Log.Error(err, "Manager stopped with an error")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	enabled, err := selectControllers(o.controllers)
+	if err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	mgr, err := ctrl.NewManager(cfg, managerOptions(o, newScheme()))
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := setupControllers(mgr, o, enabled); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+	ctrl.Log.Info("Starting the manager", "controllers", enabled, "namespaces", watchNamespaces())
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(databasev1alpha1.AddToScheme(scheme))
+	utilruntime.Must(echov1alpha1.AddToScheme(scheme))
+	utilruntime.Must(votingv1alpha1.AddToScheme(scheme))
+	return scheme
+}
+
+// selectControllers parses --controllers, refusing names it does not know.
+func selectControllers(list string) ([]string, error) {
+	var enabled []string
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(controllerNames, name) {
+			return nil, fmt.Errorf("unknown controller %q in --controllers; known: %s", name, strings.Join(controllerNames, ", "))
+		}
+		enabled = append(enabled, name)
+	}
+	if len(enabled) == 0 {
+		return nil, errors.New("--controllers selects no controller")
+	}
+	return enabled, nil
+}
+
+func setupControllers(mgr ctrl.Manager, o options, enabled []string) error {
+	if slices.Contains(enabled, "databasecluster") {
+		r := &databasecluster.Reconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("database-operator"),
+			MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the databasecluster controller: %w", err)
+		}
+	}
+	return nil
+}
+
+func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
+	metrics := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure}
+	if o.metricsSecure {
+		// Only clients whose token passes a TokenReview and a SubjectAccessReview for
+		// GET /metrics may read them.
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metrics,
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              o.leaderElectionID,
+		LeaderElectionNamespace:       o.leaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: o.releaseOnCancel,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
+		Cache:                         cachecfg.Options(watchNamespaces()),
+	}
+}
+
+// watchNamespaces parses WATCH_NAMESPACE; nil means every namespace.
+func watchNamespaces() []string {
+	var namespaces []string
+	for ns := range strings.SplitSeq(os.Getenv(watchNamespaceEnv), ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	return namespaces
+}

@@ -1,0 +1,391 @@
+// Package localcluster runs a real Kubernetes control plane on the local machine, for
+// end-to-end tests and "make run": etcd and kube-apiserver (started through envtest, which
+// also makes the certificates and users), kube-controller-manager, kube-scheduler, and kwok,
+// which simulates nodes and the kubelet's work on pods (they become Ready, Job pods succeed,
+// deleted pods go away; no container runs). A simulated CSI driver provisions and expands
+// volumes of the default StorageClass "standard".
+//
+// Everything binds 127.0.0.1 on free ports. Children die with the process that started them
+// (Linux parent-death signal) and Stop waits for every one of them.
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+const (
+	defaultNodes = 3
+	// readyTimeout bounds each wait of Start unless ctx ends sooner.
+	readyTimeout = 2 * time.Minute
+	pollInterval = 100 * time.Millisecond
+	// controlPlaneTimeout is envtest's start and stop timeout for kube-apiserver and etcd.
+	controlPlaneTimeout = time.Minute
+)
+
+// binaries are the programs Options.BinDir must hold.
+var binaries = []string{"kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler", "kwok"}
+
+// Options configure Start.
+type Options struct {
+	// BinDir holds the binaries (default: $KUBEBUILDER_ASSETS).
+	BinDir string
+	// WorkDir receives kubeconfigs, logs (<component>.log), configuration and etcd's data.
+	// Default: a new temporary directory, removed by Stop. A given WorkDir is kept, but what
+	// a previous cluster left in it is replaced, so every cluster starts empty.
+	WorkDir string
+	// Nodes is the number of simulated nodes (default 3).
+	Nodes int
+	// CRDDirectoryPaths are installed (by envtest) before Start returns.
+	CRDDirectoryPaths []string
+	// Log receives progress lines (default: discarded).
+	Log io.Writer
+}
+
+// Cluster is a running local control plane. Stop it when done.
+type Cluster struct {
+	// Config is an admin (system:masters) client configuration.
+	Config *rest.Config
+	// KubeconfigPath is the admin kubeconfig (WorkDir/kubeconfig).
+	KubeconfigPath string
+	// WorkDir holds the kubeconfigs, logs and configuration of the cluster.
+	WorkDir string
+
+	env           *envtest.Environment
+	cpLogs        []*os.File // kube-apiserver's and etcd's logs, which envtest writes to
+	procs         []*process // the other children, in start order
+	schedulerPort int
+	client        client.Client
+	log           *logger
+	removeDir     bool
+	stopCSI       context.CancelFunc
+	csiStopped    <-chan struct{}
+	stopOnce      sync.Once
+	stopErr       error
+}
+
+// Start starts a cluster and returns once its nodes are Ready, the controllers and the
+// scheduler run and the CRDs are installed. ctx bounds the start only; the cluster lives until
+// Stop. On failure everything started is stopped again and the error quotes the failing
+// component's log.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	c := &Cluster{log: &logger{w: opts.Log}}
+	if err := c.prepare(&opts); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	if err := c.start(ctx, opts); err != nil {
+		return nil, errors.Join(err, c.Stop())
+	}
+	c.log.printf("Cluster ready in %s (kubeconfig %s)", time.Since(began).Round(time.Millisecond), c.KubeconfigPath)
+	return c, nil
+}
+
+// prepare defaults the options and readies the work directory.
+func (c *Cluster) prepare(opts *Options) error {
+	if opts.BinDir == "" {
+		opts.BinDir = os.Getenv("KUBEBUILDER_ASSETS")
+	}
+	if opts.BinDir == "" {
+		return errors.New("no binary directory: set Options.BinDir or KUBEBUILDER_ASSETS")
+	}
+	for _, name := range binaries {
+		if _, err := os.Stat(filepath.Join(opts.BinDir, name)); err != nil {
+			return fmt.Errorf("binary %s missing from %s (build the test environment first): %w", name, opts.BinDir, err)
+		}
+	}
+	if opts.Nodes <= 0 {
+		opts.Nodes = defaultNodes
+	}
+	if opts.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "localcluster-")
+		if err != nil {
+			return fmt.Errorf("creating a work directory: %w", err)
+		}
+		opts.WorkDir, c.removeDir = dir, true
+	}
+	dir, err := filepath.Abs(opts.WorkDir)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", opts.WorkDir, err)
+	}
+	c.WorkDir = dir
+	return resetWorkDir(dir)
+}
+
+// resetWorkDir creates dir and removes the state of a previous cluster from it. Only what
+// this package writes is removed: the directory may hold other files.
+func resetWorkDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	for _, name := range []string{"etcd", "apiserver", "shim", "kwok.yaml", "kubeconfig"} {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("cleaning %s: %w", dir, err)
+		}
+	}
+	for _, pattern := range []string{"*.log", "*.kubeconfig"} {
+		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, m := range matches {
+			if err := os.Remove(m); err != nil {
+				return fmt.Errorf("cleaning %s: %w", dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// start brings up the components in dependency order.
+func (c *Cluster) start(ctx context.Context, opts Options) error {
+	if err := c.startControlPlane(opts); err != nil {
+		return err
+	}
+	if err := c.startComponents(); err != nil {
+		return err
+	}
+	if err := c.createFixtures(ctx, opts.Nodes); err != nil {
+		return err
+	}
+	if err := c.startCSI(); err != nil {
+		return err
+	}
+	return c.waitReady(ctx, opts.Nodes)
+}
+
+// startControlPlane starts etcd and kube-apiserver through envtest, installs the CRDs and
+// writes the admin kubeconfig.
+func (c *Cluster) startControlPlane(opts Options) error {
+	began := time.Now()
+	apiServerPath, etcdPath, err := controlPlaneBinaries(c.WorkDir, opts.BinDir)
+	if err != nil {
+		return err
+	}
+	apiLog, err := c.createLog("kube-apiserver")
+	if err != nil {
+		return err
+	}
+	etcdLog, err := c.createLog("etcd")
+	if err != nil {
+		return err
+	}
+	c.env = &envtest.Environment{
+		ControlPlane: envtest.ControlPlane{
+			APIServer: &envtest.APIServer{
+				Path: apiServerPath, CertDir: filepath.Join(c.WorkDir, "apiserver"), Out: apiLog, Err: apiLog,
+			},
+			Etcd: &envtest.Etcd{Path: etcdPath, DataDir: filepath.Join(c.WorkDir, "etcd"), Out: etcdLog, Err: etcdLog},
+		},
+		BinaryAssetsDirectory:    opts.BinDir,
+		CRDDirectoryPaths:        opts.CRDDirectoryPaths,
+		ErrorIfCRDPathMissing:    true,
+		UseExistingCluster:       ptr.To(false),
+		ControlPlaneStartTimeout: controlPlaneTimeout,
+		ControlPlaneStopTimeout:  controlPlaneTimeout,
+	}
+	cfg, err := c.env.Start()
+	if err != nil {
+		return fmt.Errorf("starting kube-apiserver and etcd: %w\ntail of %s:\n%s\ntail of %s:\n%s", err,
+			apiLog.Name(), tailFile(apiLog.Name()), etcdLog.Name(), tailFile(etcdLog.Name()))
+	}
+	c.Config = cfg
+	c.KubeconfigPath = filepath.Join(c.WorkDir, "kubeconfig")
+	if err := os.WriteFile(c.KubeconfigPath, c.env.KubeConfig, 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", c.KubeconfigPath, err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building the scheme: %w", err)
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building the scheme: %w", err)
+	}
+	if c.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	c.log.printf("kube-apiserver and etcd ready at %s in %s", cfg.Host, time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// createLog creates WorkDir/<name>.log for a component envtest starts.
+func (c *Cluster) createLog(name string) (*os.File, error) {
+	f, err := os.Create(filepath.Join(c.WorkDir, name+".log"))
+	if err != nil {
+		return nil, fmt.Errorf("creating the log of %s: %w", name, err)
+	}
+	c.cpLogs = append(c.cpLogs, f)
+	return f, nil
+}
+
+// startComponents starts kube-controller-manager, kube-scheduler and kwok, each with its own
+// system:masters user.
+func (c *Cluster) startComponents() error {
+	schedulerPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	kwokPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	kwokConfig, err := writeKwokConfig(c.WorkDir)
+	if err != nil {
+		return err
+	}
+	saKey := filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key")
+	builders := []func(kubeconfig string) component{
+		func(k string) component { return controllerManager(k, saKey) },
+		func(k string) component { return scheduler(k, schedulerPort) },
+		func(k string) component { return kwok(k, kwokConfig, c.WorkDir, kwokPort) },
+	}
+	for _, build := range builders {
+		name := build("").name
+		kubeconfig, err := writeUserKubeconfig(c.env, c.WorkDir, name)
+		if err != nil {
+			return err
+		}
+		comp := build(kubeconfig)
+		p, err := startProcess(comp.name, filepath.Join(c.env.BinaryAssetsDirectory, comp.name), comp.args, c.WorkDir, comp.env)
+		if err != nil {
+			return err
+		}
+		c.procs = append(c.procs, p)
+	}
+	c.schedulerPort = schedulerPort
+	return nil
+}
+
+// createFixtures creates the storage class, the CSI driver object and the nodes.
+func (c *Cluster) createFixtures(ctx context.Context, nodes int) error {
+	for _, obj := range []client.Object{buildStorageClass(), buildCSIDriver()} {
+		if err := c.client.Create(ctx, obj); err != nil {
+			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return createNodes(ctx, c.client, nodes)
+}
+
+// startCSI starts the simulated CSI driver, which runs until Stop.
+func (c *Cluster) startCSI() error {
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return fmt.Errorf("creating a clientset: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done, err := startProvisioner(ctx, cs, c.log.printf)
+	if err != nil {
+		cancel()
+		return err
+	}
+	c.stopCSI, c.csiStopped = cancel, done
+	return nil
+}
+
+// waitReady waits for the controllers, the scheduler and the nodes.
+func (c *Cluster) waitReady(ctx context.Context, nodes int) error {
+	steps := []struct {
+		what string
+		done func(context.Context) (bool, error)
+	}{
+		// The serviceaccount-controller creates this one: proof the controllers run.
+		{"kube-controller-manager", func(ctx context.Context) (bool, error) {
+			err := c.client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
+			return err == nil, client.IgnoreNotFound(err)
+		}},
+		{"kube-scheduler", func(ctx context.Context) (bool, error) { return healthy(ctx, c.schedulerPort), nil }},
+		{fmt.Sprintf("%d Ready nodes", nodes), func(ctx context.Context) (bool, error) {
+			return nodesReady(ctx, c.client, nodes)
+		}},
+	}
+	began := time.Now()
+	for _, step := range steps {
+		if err := c.waitFor(ctx, step.what, step.done); err != nil {
+			return err
+		}
+		c.log.printf("%s ready after %s", step.what, time.Since(began).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// waitFor polls done until it reports true, failing early when a child exits.
+func (c *Cluster) waitFor(ctx context.Context, what string, done func(context.Context) (bool, error)) error {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
+		for _, p := range c.procs {
+			if p.exited() {
+				return false, p.exitError()
+			}
+		}
+		return done(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return nil
+}
+
+// Client returns an admin client whose scheme knows the built-in types and CRDs.
+func (c *Cluster) Client() client.Client { return c.client }
+
+// Stop stops kwok, kube-scheduler, kube-controller-manager, then kube-apiserver, then etcd,
+// and waits for each. It is idempotent; later calls return the first result.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() { c.stopErr = c.stop() })
+	return c.stopErr
+}
+
+func (c *Cluster) stop() error {
+	began := time.Now()
+	var errs []error
+	if c.stopCSI != nil {
+		c.stopCSI()
+		<-c.csiStopped
+	}
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		errs = append(errs, c.procs[i].stop())
+	}
+	if c.env != nil {
+		// envtest stops kube-apiserver before etcd and waits for both.
+		if err := c.env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+		}
+	}
+	for _, f := range c.cpLogs {
+		_ = f.Close()
+	}
+	if c.removeDir {
+		errs = append(errs, os.RemoveAll(c.WorkDir))
+	}
+	c.log.printf("Cluster stopped in %s", time.Since(began).Round(time.Millisecond))
+	return errors.Join(errs...)
+}
+
+// logger serialises progress lines from several goroutines.
+type logger struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *logger) printf(format string, args ...any) {
+	if l.w == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = fmt.Fprintf(l.w, "localcluster: "+format+"\n", args...)
+}

@@ -1,0 +1,119 @@
+package localcluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+const (
+	// stopTimeout is how long a child gets between SIGTERM and SIGKILL.
+	stopTimeout = 10 * time.Second
+	// logTailBytes bounds how much of a log an error message quotes.
+	logTailBytes = 3000
+)
+
+// process is one child of the cluster (kube-controller-manager, kube-scheduler, kwok).
+type process struct {
+	name    string
+	logPath string
+	cmd     *exec.Cmd
+	logFile *os.File
+	// done is closed once Wait has returned; waitErr holds its result.
+	done    chan struct{}
+	waitErr error
+}
+
+// startProcess starts bin with args in its own process group, its output appended to
+// workDir/<name>.log. The child is not tied to any context: it lives until stop.
+func startProcess(name, bin string, args []string, workDir string, env []string) (*process, error) {
+	logPath := filepath.Join(workDir, name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the log of %s: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = workDir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = childSysProcAttr()
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, logPath: logPath, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		_ = logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// pid returns the child's process id.
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// exitError describes an unexpected exit, with the tail of the log.
+func (p *process) exitError() error {
+	return fmt.Errorf("%s exited early (%v); tail of %s:\n%s", p.name, p.waitErr, p.logPath, tailFile(p.logPath))
+}
+
+// stop sends SIGTERM to the process group, then SIGKILL after stopTimeout, and waits for the
+// child in both cases. It is safe to call on a process that has already exited.
+func (p *process) stop() error {
+	if p.exited() {
+		return nil
+	}
+	// The child leads its own process group (Setpgid): signal the group so that anything it
+	// spawned goes too.
+	_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(stopTimeout):
+	}
+	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+	<-p.done
+	return fmt.Errorf("%s did not stop within %s after SIGTERM and was killed", p.name, stopTimeout)
+}
+
+// tailFile returns the last logTailBytes of a file, starting at a line boundary.
+func tailFile(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read: %v)", err)
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("(cannot stat: %v)", err)
+	}
+	offset := max(info.Size()-logTailBytes, 0)
+	buf := make([]byte, info.Size()-offset)
+	if _, err := f.ReadAt(buf, offset); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Sprintf("(cannot read: %v)", err)
+	}
+	if offset > 0 {
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+	}
+	return string(buf)
+}
