@@ -44,6 +44,7 @@ const (
 	EventScaled      = "Scaled"
 	EventUpdating    = "Updating"
 	EventRepaired    = "Repaired"
+	EventRemoved     = "Removed"
 	EventAvailable   = "Available"
 	EventUnavailable = "Unavailable"
 	EventPaused      = "Paused"
@@ -98,15 +99,17 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if dc.Spec.Paused {
 		return r.observeStatefulSet(ctx, dc)
 	}
-	for _, phase := range []func(context.Context, *databasev1alpha1.DatabaseCluster) error{
+	log := &changes{}
+	defer log.record(r.Recorder, dc)
+	for _, phase := range []func(context.Context, *databasev1alpha1.DatabaseCluster, *changes) error{
 		r.reconcileServices,
 		r.reconcilePodDisruptionBudget,
 	} {
-		if err := phase(ctx, dc); err != nil {
+		if err := phase(ctx, dc, log); err != nil {
 			return r.failed(ctx, dc, err)
 		}
 	}
-	sts, err := r.reconcileStatefulSet(ctx, dc)
+	sts, err := r.reconcileStatefulSet(ctx, dc, log)
 	if err != nil {
 		return r.failed(ctx, dc, err)
 	}

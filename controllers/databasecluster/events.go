@@ -17,46 +17,79 @@ limitations under the License.
 package databasecluster
 
 import (
+	"fmt"
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
-// recordChildResult emits an event when a child was created or put back.
-func (r *Reconciler) recordChildResult(dc *databasev1alpha1.DatabaseCluster, result child.Result, kind, name string) {
+// changes collects what one reconcile did to the children, so that each kind of change is told
+// in one event: a series of events with the same reason would be merged by the event recorder.
+type changes struct {
+	created  []string
+	repaired []string
+	removed  []string
+	scaled   string
+	updating string
+}
+
+// child notes the result of one Ensure call.
+func (c *changes) child(result child.Result, kind, name string) {
 	switch result {
 	case child.Created:
-		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventCreated, "Create", "Created %s %s", kind, name)
+		c.created = append(c.created, kind+" "+name)
 	case child.Patched:
-		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventRepaired, "Update", "Updated %s %s to the spec", kind, name)
+		c.repaired = append(c.repaired, kind+" "+name)
 	}
 }
 
-// recordStatefulSetResult tells what a StatefulSet write was: a creation, a scale, a rolling
-// update of the pod template, or a repair of a hand edit.
-func (r *Reconciler) recordStatefulSetResult(dc *databasev1alpha1.DatabaseCluster, result child.Result,
-	before, desired *appsv1.StatefulSet,
-) {
+// statefulSet notes a StatefulSet write: a creation, a scale, a rolling update of the pod
+// template, or a repair of a hand edit.
+func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child.Result, before, desired *appsv1.StatefulSet) {
 	if result != child.Patched {
-		r.recordChildResult(dc, result, "StatefulSet", desired.Name)
+		c.child(result, "StatefulSet", desired.Name)
 		return
 	}
 	scaled := !ptr.Equal(before.Spec.Replicas, desired.Spec.Replicas)
 	if scaled {
-		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventScaled, "Scale",
-			"Scaled StatefulSet %s from %d to %d replicas", desired.Name, ptr.Deref(before.Spec.Replicas, 0), *desired.Spec.Replicas)
+		c.scaled = fmt.Sprintf("Scaled StatefulSet %s from %d to %d replicas",
+			desired.Name, ptr.Deref(before.Spec.Replicas, 0), *desired.Spec.Replicas)
 	}
 	if !templateInSync(desired.Spec.Template, before.Spec.Template) {
-		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventUpdating, "Update",
-			"Rolling out a new pod template to StatefulSet %s (image %s)", desired.Name, dc.Spec.Image)
+		c.updating = fmt.Sprintf("Rolling out a new pod template to StatefulSet %s (image %s)", desired.Name, dc.Spec.Image)
 	} else if !scaled {
-		r.recordChildResult(dc, result, "StatefulSet", desired.Name)
+		c.child(result, "StatefulSet", desired.Name)
 	}
+}
+
+// record emits the events of the changes.
+func (c *changes) record(r recorder.EventRecorder, dc *databasev1alpha1.DatabaseCluster) {
+	for _, e := range []struct{ reason, action, note string }{
+		{EventCreated, "Create", joinNote("Created ", c.created)},
+		{EventRepaired, "Update", joinNote("Put back to the spec: ", c.repaired)},
+		{EventRemoved, "Delete", joinNote("Deleted ", c.removed)},
+		{EventScaled, "Scale", c.scaled},
+		{EventUpdating, "Update", c.updating},
+	} {
+		if e.note != "" {
+			r.Eventf(dc, nil, corev1.EventTypeNormal, e.reason, e.action, "%s", e.note)
+		}
+	}
+}
+
+func joinNote(prefix string, items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	return prefix + strings.Join(items, ", ")
 }
 
 // transitions are the condition changes that are told as events.

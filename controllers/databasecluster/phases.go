@@ -33,34 +33,34 @@ import (
 )
 
 // reconcileServices keeps the headless and the client Service in place.
-func (r *Reconciler) reconcileServices(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) error {
+func (r *Reconciler) reconcileServices(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
 	for _, desired := range []*corev1.Service{BuildHeadlessService(dc), BuildClientService(dc)} {
 		_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &corev1.Service{}, serviceSpec)
 		if err != nil {
 			return err
 		}
-		r.recordChildResult(dc, result, "Service", desired.Name)
+		log.child(result, "Service", desired.Name)
 	}
 	return nil
 }
 
 // reconcilePodDisruptionBudget keeps the PodDisruptionBudget while it is wanted (enabled and more
 // than one replica) and deletes it otherwise.
-func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) error {
+func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
 	if !dc.PDBEnabled() {
-		return r.deletePodDisruptionBudget(ctx, dc)
+		return r.deletePodDisruptionBudget(ctx, dc, log)
 	}
 	desired := BuildPodDisruptionBudget(dc)
 	_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &policyv1.PodDisruptionBudget{}, pdbSpec)
 	if err != nil {
 		return err
 	}
-	r.recordChildResult(dc, result, "PodDisruptionBudget", desired.Name)
+	log.child(result, "PodDisruptionBudget", desired.Name)
 	return nil
 }
 
 // deletePodDisruptionBudget deletes the PodDisruptionBudget of dc if it exists and dc controls it.
-func (r *Reconciler) deletePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) error {
+func (r *Reconciler) deletePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
 	pdb := &policyv1.PodDisruptionBudget{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodDisruptionBudgetName()}, pdb)
 	if err != nil {
@@ -72,13 +72,14 @@ func (r *Reconciler) deletePodDisruptionBudget(ctx context.Context, dc *database
 	if err := r.Delete(ctx, pdb, client.Preconditions{UID: ptr.To(pdb.UID)}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting PodDisruptionBudget %s: %w", pdb.Name, err)
 	}
+	log.removed = append(log.removed, "PodDisruptionBudget "+pdb.Name)
 	return nil
 }
 
 // reconcileStatefulSet keeps the StatefulSet in place and returns it as the server holds it.
 // A spec the builder cannot turn into a StatefulSet is a terminal error: retrying cannot help
 // until the user changes it, and the Degraded condition says why.
-func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (*appsv1.StatefulSet, error) {
+func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (*appsv1.StatefulSet, error) {
 	desired, err := BuildStatefulSet(dc)
 	if err != nil {
 		return nil, reconcile.TerminalError(err)
@@ -89,6 +90,6 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	if err != nil {
 		return nil, err
 	}
-	r.recordStatefulSetResult(dc, result, before, desired)
+	log.statefulSet(dc, result, before, desired)
 	return live, nil
 }

@@ -36,8 +36,11 @@ import (
 const ContainerName = "database"
 
 // Probe timings of the database container. Liveness is more patient than readiness so that a
-// slow database is taken out of the Service long before it is restarted.
+// slow database is taken out of the Service long before it is restarted. Every number is set,
+// even where it equals the API server's default: the drift check compares numbers exactly.
 const (
+	probeTimeoutSeconds       = 1
+	probeSuccessThreshold     = 1
 	readinessPeriodSeconds    = 5
 	readinessFailureThreshold = 3
 	livenessInitialDelay      = 15
@@ -142,13 +145,17 @@ func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 		}},
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}},
+			TimeoutSeconds:   probeTimeoutSeconds,
 			PeriodSeconds:    readinessPeriodSeconds,
+			SuccessThreshold: probeSuccessThreshold,
 			FailureThreshold: readinessFailureThreshold,
 		},
 		LivenessProbe: &corev1.Probe{
 			ProbeHandler:        corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}},
 			InitialDelaySeconds: livenessInitialDelay,
+			TimeoutSeconds:      probeTimeoutSeconds,
 			PeriodSeconds:       livenessPeriodSeconds,
+			SuccessThreshold:    probeSuccessThreshold,
 			FailureThreshold:    livenessFailureThreshold,
 		},
 		// The Pod Security "restricted" profile.

@@ -1,0 +1,510 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package databasecluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+)
+
+// The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
+// envtest runs no other controller: nothing creates pods, and the specs play the StatefulSet
+// controller by writing the StatefulSet's status themselves.
+var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), func() {
+	var (
+		testEnv *envtest.Environment
+		k8s     client.Client
+		cancel  context.CancelFunc
+		done    chan error
+	)
+
+	BeforeAll(func() {
+		Expect(os.Getenv("KUBEBUILDER_ASSETS")).NotTo(BeEmpty(),
+			"KUBEBUILDER_ASSETS must name the directory of kube-apiserver and etcd: run the suite with 'make test'")
+		ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+		testEnv = &envtest.Environment{
+			CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+			ErrorIfCRDPathMissing: true,
+		}
+		started := time.Now()
+		cfg, err := testEnv.Start()
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("Started kube-apiserver and etcd in %s\n", time.Since(started).Round(time.Millisecond))
+
+		scheme := runtime.NewScheme()
+		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+		Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
+		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+
+		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+			Scheme:  scheme,
+			Metrics: metricsserver.Options{BindAddress: "0"},
+			Cache:   cachecfg.Options(nil),
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect((&Reconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("database-operator"),
+			MaxConcurrentReconciles: 2,
+		}).SetupWithManager(mgr)).To(Succeed())
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(context.Background())
+		done = make(chan error, 1)
+		go func() { done <- mgr.Start(ctx) }()
+	})
+
+	AfterAll(func() {
+		if cancel != nil {
+			cancel()
+			Eventually(done, 30*time.Second).Should(Receive(BeNil()))
+		}
+		if testEnv != nil {
+			Expect(testEnv.Stop()).To(Succeed())
+		}
+	})
+
+	// newNamespace creates a namespace of its own for one spec.
+	newNamespace := func(ctx SpecContext) string {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "dbc-"}}
+		Expect(k8s.Create(ctx, ns)).To(Succeed())
+		return ns.Name
+	}
+	key := func(dc *databasev1alpha1.DatabaseCluster, name string) client.ObjectKey {
+		return client.ObjectKey{Namespace: dc.Namespace, Name: name}
+	}
+	// create stores a cluster and waits until the operator created its StatefulSet.
+	create := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) *appsv1.StatefulSet {
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		sts := &appsv1.StatefulSet{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, key(dc, dc.StatefulSetName()), sts)).To(Succeed())
+		}).Should(Succeed())
+		return sts
+	}
+	// markReady plays the StatefulSet controller: all pods exist, are Ready and current.
+	markReady := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, ready int32) {
+		Eventually(func(g Gomega) {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(k8s.Get(ctx, key(dc, dc.StatefulSetName()), sts)).To(Succeed())
+			sts.Status = appsv1.StatefulSetStatus{
+				ObservedGeneration: sts.Generation, Replicas: *sts.Spec.Replicas, ReadyReplicas: ready,
+				AvailableReplicas: ready, UpdatedReplicas: *sts.Spec.Replicas, CurrentReplicas: *sts.Spec.Replicas,
+				CurrentRevision: "rev-1", UpdateRevision: "rev-1",
+			}
+			g.Expect(k8s.Status().Update(ctx, sts)).To(Succeed())
+		}).Should(Succeed())
+	}
+	condition := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, conditionType string) func(g Gomega) []string {
+		return func(g Gomega) []string {
+			current := &databasev1alpha1.DatabaseCluster{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), current)).To(Succeed())
+			c := meta.FindStatusCondition(current.Status.Conditions, conditionType)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.ObservedGeneration).To(Equal(current.Generation))
+			return []string{string(c.Status), c.Reason, c.Message}
+		}
+	}
+	// events lists the events about dc as "Reason: note", or only their reasons.
+	events := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, withNote bool) func(g Gomega) []string {
+		return func(g Gomega) []string {
+			var list eventsv1.EventList
+			g.Expect(k8s.List(ctx, &list, client.InNamespace(dc.Namespace))).To(Succeed())
+			var out []string
+			for _, e := range list.Items {
+				if e.Regarding.Name != dc.Name || e.Regarding.Kind != "DatabaseCluster" {
+					continue
+				}
+				if withNote {
+					out = append(out, e.Reason+": "+e.Note)
+				} else {
+					out = append(out, e.Reason)
+				}
+			}
+			return out
+		}
+	}
+	eventReasons := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) func(g Gomega) []string {
+		return events(ctx, dc, false)
+	}
+
+	It("creates the exact children, with owner references and a finalizer", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		sts := create(ctx, dc)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		Expect(dc.Finalizers).To(Equal([]string{"database.seed1b407122.io/finalizer"}))
+		Expect(dc.Spec.Port).To(Equal(int32(9000)), "the API server defaults the port")
+
+		owner := []metav1.OwnerReference{{
+			APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", Name: "db", UID: dc.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+		}}
+		labels := map[string]string{
+			"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db",
+			"app.kubernetes.io/managed-by": "database-operator",
+		}
+		selector := map[string]string{"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db"}
+
+		Expect(sts.OwnerReferences).To(Equal(owner))
+		Expect(sts.Labels).To(Equal(labels))
+		Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
+		Expect(sts.Spec.ServiceName).To(Equal("db-headless"))
+		Expect(sts.Spec.Selector.MatchLabels).To(Equal(selector))
+		Expect(sts.Spec.PodManagementPolicy).To(Equal(appsv1.ParallelPodManagement))
+		Expect(sts.Spec.VolumeClaimTemplates).To(HaveLen(1))
+		Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("data"))
+		Expect(*sts.Spec.VolumeClaimTemplates[0].Spec.StorageClassName).To(Equal("standard"))
+		Expect(sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]).To(Equal(resource.MustParse("1Gi")))
+		container := sts.Spec.Template.Spec.Containers[0]
+		Expect(container.Image).To(Equal("registry.example/db:1.0"))
+		Expect(container.Ports).To(Equal([]corev1.ContainerPort{{Name: "db", ContainerPort: 9000, Protocol: corev1.ProtocolTCP}}))
+		Expect(container.VolumeMounts).To(Equal([]corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/database"}}))
+		Expect(container.ReadinessProbe.TCPSocket.Port).To(Equal(intstr.FromString("db")))
+		Expect(container.LivenessProbe.TCPSocket.Port).To(Equal(intstr.FromString("db")))
+		Expect(*container.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
+		Expect(container.SecurityContext.Capabilities.Drop).To(Equal([]corev1.Capability{"ALL"}))
+		Expect(*sts.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
+
+		headless := &corev1.Service{}
+		Expect(k8s.Get(ctx, key(dc, "db-headless"), headless)).To(Succeed())
+		Expect(headless.OwnerReferences).To(Equal(owner))
+		Expect(headless.Labels).To(Equal(labels))
+		Expect(headless.Spec.ClusterIP).To(Equal("None"))
+		Expect(headless.Spec.PublishNotReadyAddresses).To(BeTrue())
+		Expect(headless.Spec.Selector).To(Equal(selector))
+		Expect(headless.Spec.Ports).To(Equal([]corev1.ServicePort{{
+			Name: "db", Port: 9000, TargetPort: intstr.FromString("db"), Protocol: corev1.ProtocolTCP,
+		}}))
+
+		clientSvc := &corev1.Service{}
+		Expect(k8s.Get(ctx, key(dc, "db"), clientSvc)).To(Succeed())
+		Expect(clientSvc.OwnerReferences).To(Equal(owner))
+		Expect(clientSvc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
+		Expect(clientSvc.Spec.ClusterIP).NotTo(Equal("None"))
+		Expect(clientSvc.Spec.Ports[0].Port).To(Equal(int32(9000)))
+
+		pdb := &policyv1.PodDisruptionBudget{}
+		Expect(k8s.Get(ctx, key(dc, "db"), pdb)).To(Succeed())
+		Expect(pdb.OwnerReferences).To(Equal(owner))
+		Expect(*pdb.Spec.MaxUnavailable).To(Equal(intstr.FromInt32(1)))
+		Expect(pdb.Spec.Selector.MatchLabels).To(Equal(selector))
+
+		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "0/3 replicas are ready"}))
+		Eventually(condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate",
+			"waiting for the StatefulSet controller to observe generation 1"}))
+		Eventually(condition(ctx, dc, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
+		Eventually(condition(ctx, dc, "Paused")).Should(Equal([]string{"False", "NotPaused", "changes to the spec are applied"}))
+		Eventually(events(ctx, dc, true)).Should(ConsistOf(
+			"Created: Created Service db-headless, Service db, PodDisruptionBudget db, StatefulSet db"))
+		Consistently(events(ctx, dc, true), 2*time.Second).Should(HaveLen(1), "nothing else happened")
+	})
+
+	It("turns Available true when the StatefulSet reports every replica ready", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		create(ctx, dc)
+		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "0/3 replicas are ready"}))
+
+		markReady(ctx, dc, 2)
+		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "2/3 replicas are ready"}))
+
+		markReady(ctx, dc, 3)
+		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"True", "AllReplicasReady", "3/3 replicas are ready"}))
+		Eventually(condition(ctx, dc, "Progressing")).Should(Equal([]string{"False", "RolloutComplete", "all 3 pods run the current revision"}))
+		current := &databasev1alpha1.DatabaseCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), current)).To(Succeed())
+		Expect(current.Status.Replicas).To(Equal(int32(3)))
+		Expect(current.Status.ReadyReplicas).To(Equal(int32(3)))
+		Expect(current.Status.UpdatedReplicas).To(Equal(int32(3)))
+		Expect(current.Status.CurrentImage).To(Equal("registry.example/db:1.0"))
+		Expect(current.Status.ObservedGeneration).To(Equal(current.Generation))
+		Eventually(eventReasons(ctx, dc)).Should(ContainElement("Available"))
+	})
+
+	It("makes no write when a reconcile finds nothing to change", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		create(ctx, dc)
+		markReady(ctx, dc, 3)
+		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"True", "AllReplicasReady", "3/3 replicas are ready"}))
+
+		// An annotation change passes the watch predicate and triggers a reconcile.
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Annotations = map[string]string{"example.com/touched": "yes"}
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		versions := func(g Gomega) []string {
+			objects := []client.Object{
+				&databasev1alpha1.DatabaseCluster{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{},
+				&corev1.Service{}, &corev1.Service{},
+			}
+			names := []string{"db", "db", "db", "db", "db-headless"}
+			var out []string
+			for i, obj := range objects {
+				g.Expect(k8s.Get(ctx, key(dc, names[i]), obj)).To(Succeed())
+				out = append(out, fmt.Sprintf("%T=%s", obj, obj.GetResourceVersion()))
+			}
+			return out
+		}
+		before := versions(Default)
+		Consistently(versions, 3*time.Second, 250*time.Millisecond).Should(Equal(before))
+	})
+
+	It("applies replica changes to the StatefulSet", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		create(ctx, dc)
+		markReady(ctx, dc, 3)
+		Eventually(condition(ctx, dc, "Available")).Should(HaveExactElements("True", "AllReplicasReady", "3/3 replicas are ready"))
+
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Replicas = ptr.To[int32](5)
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) int32 {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			return *sts.Spec.Replicas
+		}).Should(Equal(int32(5)))
+		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "3/5 replicas are ready"}))
+		Eventually(eventReasons(ctx, dc)).Should(ContainElements("Scaled", "Unavailable"))
+
+		By("scaling to one replica, the PodDisruptionBudget goes away")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch = client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Replicas = ptr.To[int32](1)
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, key(dc, "db"), &policyv1.PodDisruptionBudget{}))
+		}).Should(BeTrue())
+	})
+
+	It("applies image and resources changes to the pod template", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		create(ctx, dc)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Image = "registry.example/db:2.0"
+		dc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			c := sts.Spec.Template.Spec.Containers[0]
+			g.Expect(c.Image).To(Equal("registry.example/db:2.0"))
+			g.Expect(c.Resources.Limits).To(Equal(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}))
+		}).Should(Succeed())
+		Eventually(eventReasons(ctx, dc)).Should(ContainElement("Updating"))
+	})
+
+	It("puts back a deleted headless Service and a hand-edited StatefulSet", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		sts := create(ctx, dc)
+		headless := &corev1.Service{}
+		Eventually(func() error { return k8s.Get(ctx, key(dc, "db-headless"), headless) }).Should(Succeed())
+		oldUID := headless.UID
+		Expect(k8s.Delete(ctx, headless)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, key(dc, "db-headless"), headless)).To(Succeed())
+			g.Expect(headless.UID).NotTo(Equal(oldUID))
+			g.Expect(headless.Spec.ClusterIP).To(Equal("None"))
+		}).Should(Succeed())
+
+		patch := client.MergeFrom(sts.DeepCopy())
+		sts.Spec.Template.Spec.Containers[0].Image = "someone/else:latest"
+		sts.Spec.Replicas = ptr.To[int32](7)
+		Expect(k8s.Patch(ctx, sts, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/db:1.0"))
+			g.Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
+		}).Should(Succeed())
+
+		By("a child whose managed-by label was removed is found and labelled again")
+		svc := &corev1.Service{}
+		Expect(k8s.Get(ctx, key(dc, "db"), svc)).To(Succeed())
+		patch = client.MergeFrom(svc.DeepCopy())
+		delete(svc.Labels, databasev1alpha1.LabelManagedBy)
+		Expect(k8s.Patch(ctx, svc, patch)).To(Succeed())
+		Eventually(func(g Gomega) map[string]string {
+			g.Expect(k8s.Get(ctx, key(dc, "db"), svc)).To(Succeed())
+			return svc.Labels
+		}).Should(HaveKeyWithValue(databasev1alpha1.LabelManagedBy, databasev1alpha1.ManagedByValue))
+	})
+
+	It("changes no child while paused and applies the pending change on resume", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		create(ctx, dc)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Paused = true
+		dc.Spec.Image = "registry.example/db:3.0"
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(condition(ctx, dc, "Paused")).Should(Equal([]string{"True", "PausedByUser",
+			"spec.paused is true: no child is changed until it is false"}))
+		sts := &appsv1.StatefulSet{}
+		Consistently(func(g Gomega) string {
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			return sts.Spec.Template.Spec.Containers[0].Image
+		}, 2*time.Second).Should(Equal("registry.example/db:1.0"))
+
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch = client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Paused = false
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) string {
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			return sts.Spec.Template.Spec.Containers[0].Image
+		}).Should(Equal("registry.example/db:3.0"))
+		Eventually(eventReasons(ctx, dc)).Should(ContainElements("Paused", "Resumed"))
+	})
+
+	It("serves spec.port on the Services and the container", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)), withPort(5432))
+		sts := create(ctx, dc)
+		Expect(sts.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort).To(Equal(int32(5432)))
+		svc := &corev1.Service{}
+		Eventually(func() error { return k8s.Get(ctx, key(dc, "db"), svc) }).Should(Succeed())
+		Expect(svc.Spec.Ports[0].Port).To(Equal(int32(5432)))
+	})
+
+	// claimsOf creates the claims the StatefulSet controller would have made for dc.
+	claimsOf := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) []string {
+		var names []string
+		for i := range *dc.Spec.Replicas {
+			claim := &corev1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: dc.ClaimName(i), Namespace: dc.Namespace, Labels: dc.Labels()},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: ptr.To("standard"),
+					Resources: corev1.VolumeResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+					},
+				},
+			}
+			Expect(k8s.Create(ctx, claim)).To(Succeed())
+			names = append(names, claim.Name)
+		}
+		return names
+	}
+
+	It("goes away on delete, removing its finalizer and keeping its claims", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		create(ctx, dc)
+		claims := claimsOf(ctx, dc)
+		Expect(claims).To(Equal([]string{"data-db-0", "data-db-1", "data-db-2"}))
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
+		}).Should(BeTrue())
+		for _, name := range claims {
+			claim := &corev1.PersistentVolumeClaim{}
+			Expect(k8s.Get(ctx, key(dc, name), claim)).To(Succeed())
+			Expect(claim.DeletionTimestamp).To(BeNil())
+		}
+		Eventually(eventReasons(ctx, dc)).Should(ContainElement("Deleting"))
+	})
+
+	It("deletes its claims on delete when whenDeleted is Delete", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)), withWhenDeleted(databasev1alpha1.DeletePVC))
+		create(ctx, dc)
+		claims := claimsOf(ctx, dc)
+		// The claims must be in the operator's cache before the delete, as they would be for
+		// claims made long before.
+		time.Sleep(500 * time.Millisecond)
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
+		}).Should(BeTrue())
+		for _, name := range claims {
+			// The pvc-protection finalizer keeps a deleted claim until a controller-manager
+			// removes it; envtest has none, so "being deleted" is the end state here.
+			claim := &corev1.PersistentVolumeClaim{}
+			err := k8s.Get(ctx, key(dc, name), claim)
+			Expect(apierrors.IsNotFound(err) || claim.DeletionTimestamp != nil).To(BeTrue(), "claim %s was not deleted", name)
+		}
+	})
+
+	Describe("admission", func() {
+		var ns string
+		BeforeAll(func(ctx SpecContext) { ns = newNamespace(ctx) })
+
+		DescribeTable("rejects an invalid new cluster with a message a user understands",
+			func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, message string) {
+				dc.Namespace = ns
+				err := k8s.Create(ctx, dc)
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
+				Expect(err.Error()).To(ContainSubstring(message))
+			},
+			Entry("replicas 0", newCluster("zero", withReplicas(0)),
+				"spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"),
+			Entry("replicas 10", newCluster("ten", withReplicas(10)),
+				"spec.replicas: Invalid value: 10: spec.replicas in body should be less than or equal to 9"),
+			Entry("empty image", newCluster("noimage", withImage("")),
+				"spec.image: Invalid value: \"\": spec.image in body should be at least 1 chars long"),
+			Entry("size that is not a quantity", newCluster("badsize", withSize("ten gigs")),
+				"spec.storage.size: Invalid value: \"ten gigs\": spec.storage.size in body should match"),
+			Entry("port 0 is defaulted, port 70000 is not", newCluster("badport", withPort(70000)),
+				"spec.port: Invalid value: 70000: spec.port in body should be less than or equal to 65535"),
+		)
+
+		update := func(ctx SpecContext, name string, change func(*databasev1alpha1.DatabaseCluster)) error {
+			dc := newCluster(name, withNamespace(ns), withPaused(true))
+			Expect(k8s.Create(ctx, dc)).To(Succeed())
+			patch := client.MergeFrom(dc.DeepCopy())
+			change(dc)
+			return k8s.Patch(ctx, dc, patch)
+		}
+
+		It("rejects a smaller storage size and accepts a larger one", func(ctx SpecContext) {
+			err := update(ctx, "shrink", func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Storage.Size = "512Mi" })
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring("spec.storage.size: Invalid value: \"512Mi\": storage size cannot shrink: volumes can only be expanded"))
+			Expect(update(ctx, "grow", func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Storage.Size = "2Gi" })).To(Succeed())
+		})
+
+		It("rejects a changed storageClassName", func(ctx SpecContext) {
+			err := update(ctx, "newclass", func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Storage.StorageClassName = "fast" })
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring("storageClassName is immutable: create a new DatabaseCluster to move to another StorageClass"))
+		})
+	})
+})
