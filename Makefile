@@ -76,12 +76,12 @@ verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) o
 test: verify vet test-unit test-integration ## Everything CI runs: verify, vet, unit and envtest suites.
 
 .PHONY: test-unit
-test-unit: ## Unit tests: pure builders and conditions (no API server).
-	go test ./api/... ./controllers/... -run 'Unit' -count=1
+test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server.
+	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
 
 .PHONY: test-integration
-test-integration: test-env $(GINKGO) ## envtest suites against a real kube-apiserver and etcd.
-	$(GINKGO) $(GINKGO_FLAGS) ./controllers/...
+test-integration: test-env $(GINKGO) ## envtest specs (label "integration") against a real kube-apiserver and etcd.
+	$(GINKGO) $(GINKGO_FLAGS) --label-filter=integration ./controllers/...
 
 .PHONY: test-env
 test-env: $(TEST_ENV_DIR)/.stamp ## Build the local control plane binaries once per machine.
@@ -121,6 +121,9 @@ deploy: manifests $(KUSTOMIZE) ## Deploy the operator with kustomize to the clus
 .PHONY: undeploy
 undeploy: $(KUSTOMIZE) ## Remove the operator deployed by "make deploy".
 	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found -f -
+
+# Areas with many targets (OLM packaging, e2e tiers) live in mk/*.mk.
+include $(wildcard mk/*.mk)
 
 ##@ Tools
 
