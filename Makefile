@@ -55,8 +55,8 @@ fmt: ## Run gofmt on the project.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
-	go vet ./...
+vet: ## Run go vet (also on the files behind the e2e build tag).
+	go vet -tags e2e ./...
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.
@@ -73,7 +73,7 @@ verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) o
 ##@ Test
 
 .PHONY: test
-test: verify vet test-unit test-integration ## Everything CI runs: verify, vet, unit and envtest suites.
+test: verify vet test-unit test-integration test-e2e ## Everything CI runs: verify, vet, unit, envtest and e2e suites.
 
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server.
@@ -82,6 +82,11 @@ test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions,
 .PHONY: test-integration
 test-integration: test-env $(GINKGO) ## envtest specs (label "integration") against a real kube-apiserver and etcd.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=integration ./controllers/...
+
+.PHONY: test-e2e
+test-e2e: build test-env $(GINKGO) ## e2e specs: the manager binary on the local control plane (simulated nodes).
+	go test -tags e2e ./test/localcluster/ -count=1 -v -timeout 10m
+	MANAGER_BIN=$(LOCALBIN)/manager $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/e2e
 
 .PHONY: test-env
 test-env: $(TEST_ENV_DIR)/.stamp ## Build the local control plane binaries once per machine.
@@ -93,7 +98,7 @@ $(TEST_ENV_DIR)/.stamp: hack/tools/go.mod hack/tools/go.sum hack/build-test-env.
 
 .PHONY: build
 build: manifests generate ## Build the manager binary.
-	go build -o bin/manager .
+	go build -o $(LOCALBIN)/manager .
 
 .PHONY: run
 run: manifests generate test-env ## Run the manager against KUBECONFIG, or start a local control plane.

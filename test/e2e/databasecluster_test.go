@@ -1,0 +1,196 @@
+//go:build e2e
+
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// The DatabaseCluster lifecycle with real pods: the StatefulSet controller creates them, the
+// scheduler places them on kwok's nodes, kwok makes them Ready, the simulated CSI driver of the
+// local cluster binds their claims.
+var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
+	const ns = "e2e-lifecycle"
+	dc := &databasev1alpha1.DatabaseCluster{}
+
+	BeforeAll(func(ctx SpecContext) {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	})
+
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() {
+			if log, err := os.ReadFile(filepath.Join(cluster.WorkDir, "manager.log")); err == nil {
+				GinkgoWriter.Printf("manager log (last 4 KiB):\n%s\n", tail(log, 4096))
+			}
+		}
+	})
+
+	// readyPods lists the Ready pods of the cluster.
+	readyPods := func(g Gomega, ctx SpecContext) []corev1.Pod {
+		var pods corev1.PodList
+		g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(dc.SelectorLabels()))).To(Succeed())
+		var ready []corev1.Pod
+		for _, pod := range pods.Items {
+			for _, c := range pod.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && pod.DeletionTimestamp == nil {
+					ready = append(ready, pod)
+				}
+			}
+		}
+		return ready
+	}
+	available := func(g Gomega, ctx SpecContext) *metav1.Condition {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		c := meta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)
+		g.Expect(c).NotTo(BeNil())
+		return c
+	}
+	claimNames := func(g Gomega, ctx SpecContext) []string {
+		var claims corev1.PersistentVolumeClaimList
+		g.Expect(k8s.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
+		var names []string
+		for _, claim := range claims.Items {
+			g.Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound), claim.Name)
+			names = append(names, claim.Name)
+		}
+		return names
+	}
+	scaleTo := func(ctx SpecContext, replicas int32) {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Replicas = ptr.To(replicas)
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+	}
+
+	It("brings the sample of config/samples to Available with 3 Ready pods on 3 nodes", func(ctx SpecContext) {
+		sample, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "database_v1alpha1_databasecluster.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(yaml.UnmarshalStrict(sample, dc)).To(Succeed())
+		dc.Namespace = ns
+
+		began := time.Now()
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := available(g, ctx)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(Equal("3/3 replicas are ready"))
+			g.Expect(dc.Status.ReadyReplicas).To(Equal(int32(3)))
+		}).Should(Succeed())
+		AddReportEntry("create → Available (3 pods)", time.Since(began).Round(time.Millisecond).String())
+
+		pods := readyPods(Default, ctx)
+		Expect(pods).To(HaveLen(3))
+		nodes := map[string]bool{}
+		for _, pod := range pods {
+			nodes[pod.Spec.NodeName] = true
+			Expect(pod.Spec.Containers[0].Image).To(Equal(dc.Spec.Image))
+		}
+		Expect(nodes).To(HaveLen(3), "the default anti-affinity spreads the pods over the 3 nodes")
+		Expect(claimNames(Default, ctx)).To(ConsistOf("data-databasecluster-sample-0",
+			"data-databasecluster-sample-1", "data-databasecluster-sample-2"))
+	})
+
+	It("scales up from 3 to 5 and back to 3, keeping the claims of removed pods", func(ctx SpecContext) {
+		began := time.Now()
+		scaleTo(ctx, 5)
+		Eventually(func(g Gomega) {
+			g.Expect(readyPods(g, ctx)).To(HaveLen(5))
+			c := available(g, ctx)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(Equal("5/5 replicas are ready"))
+		}).Should(Succeed())
+		AddReportEntry("replicas 3 → 5 Ready and Available", time.Since(began).Round(time.Millisecond).String())
+
+		scaleTo(ctx, 3)
+		Eventually(func(g Gomega) {
+			g.Expect(readyPods(g, ctx)).To(HaveLen(3))
+			g.Expect(available(g, ctx).Message).To(Equal("3/3 replicas are ready"))
+			g.Expect(dc.Status.Replicas).To(Equal(int32(3)))
+		}).Should(Succeed())
+		Expect(claimNames(Default, ctx)).To(HaveLen(5), "whenScaled Retain keeps the claims of pods 3 and 4")
+	})
+
+	It("rolls out a new image to every pod", func(ctx SpecContext) {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Image = "docker.io/library/postgres:17.1"
+		dc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			pods := readyPods(g, ctx)
+			g.Expect(pods).To(HaveLen(3))
+			for _, pod := range pods {
+				g.Expect(pod.Spec.Containers[0].Image).To(Equal("docker.io/library/postgres:17.1"))
+			}
+			g.Expect(available(g, ctx).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(dc.Status.UpdatedReplicas).To(Equal(int32(3)))
+			g.Expect(dc.Status.CurrentImage).To(Equal("docker.io/library/postgres:17.1"))
+			progressing := meta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionProgressing)
+			g.Expect(progressing.Reason).To(Equal(databasev1alpha1.ReasonRolloutComplete))
+		}).Should(Succeed())
+	})
+
+	It("puts back a StatefulSet deleted by hand, without losing the claims", func(ctx SpecContext) {
+		sts := &appsv1.StatefulSet{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+		oldUID := sts.UID
+		Expect(k8s.Delete(ctx, sts, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+			g.Expect(sts.UID).NotTo(Equal(oldUID))
+			g.Expect(readyPods(g, ctx)).To(HaveLen(3))
+			g.Expect(available(g, ctx).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		Expect(claimNames(Default, ctx)).To(HaveLen(5))
+	})
+
+	It("goes away on delete: children garbage collected, claims kept", func(ctx SpecContext) {
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc))).To(BeTrue())
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, &appsv1.StatefulSet{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the StatefulSet is garbage collected")
+			g.Expect(readyPods(g, ctx)).To(BeEmpty())
+		}).Should(Succeed())
+		Expect(claimNames(Default, ctx)).To(HaveLen(5), "whenDeleted Retain keeps every claim")
+	})
+})
+
+func tail(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	return b[len(b)-n:]
+}

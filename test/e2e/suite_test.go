@@ -1,0 +1,132 @@
+//go:build e2e
+
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e runs the operator's manager binary against the local control plane
+// (kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok's simulated nodes), so
+// that StatefulSets really get pods, pods get scheduled and Ready, and claims get bound.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/localcluster"
+)
+
+var (
+	cluster *localcluster.Cluster
+	k8s     client.Client
+	manager *exec.Cmd
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(2 * time.Minute)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	RunSpecs(t, "e2e on the local control plane")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	began := time.Now()
+	var err error
+	cluster, err = localcluster.Start(ctx, localcluster.Options{
+		Nodes:             3,
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		Log:               GinkgoWriter,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	AddReportEntry("local control plane start", time.Since(began).Round(time.Millisecond).String())
+
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(cluster.Config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+
+	manager = startManager(ctx)
+}, NodeTimeout(5*time.Minute))
+
+var _ = AfterSuite(func() {
+	stopManager()
+	if cluster != nil {
+		Expect(cluster.Stop()).To(Succeed())
+	}
+})
+
+// startManager runs the manager binary (MANAGER_BIN, built by "make test-e2e") against the
+// cluster, as a user would with "make run", and waits until it reports ready.
+func startManager(ctx context.Context) *exec.Cmd {
+	bin := os.Getenv("MANAGER_BIN")
+	if bin == "" {
+		bin = filepath.Join("..", "..", "bin", "manager")
+	}
+	probe := freePort()
+	logFile, err := os.Create(filepath.Join(cluster.WorkDir, "manager.log"))
+	Expect(err).NotTo(HaveOccurred())
+	cmd := exec.Command(bin, "--leader-elect=false", "--metrics-bind-address=0",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe), "--zap-log-level=info")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = localcluster.ChildSysProcAttr()
+	Expect(cmd.Start()).To(Succeed(), "starting %s: build it with 'make build'", bin)
+	Eventually(func(g Gomega) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
+		g.Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "the manager did not become ready; see %s", logFile.Name())
+	return cmd
+}
+
+// stopManager stops the manager gracefully and checks that it exits cleanly.
+func stopManager() {
+	if manager == nil || manager.Process == nil {
+		return
+	}
+	Expect(manager.Process.Signal(os.Interrupt)).To(Succeed())
+	done := make(chan error, 1)
+	go func() { done <- manager.Wait() }()
+	select {
+	case err := <-done:
+		Expect(err).NotTo(HaveOccurred(), "the manager exits 0 on SIGINT")
+	case <-time.After(30 * time.Second):
+		_ = manager.Process.Kill()
+		Fail("the manager did not stop within 30s of SIGINT")
+	}
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
