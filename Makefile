@@ -100,9 +100,15 @@ $(TEST_ENV_DIR)/.stamp: hack/tools/go.mod hack/tools/go.sum hack/build-test-env.
 build: manifests generate ## Build the manager binary.
 	go build -o $(LOCALBIN)/manager .
 
+# Flags of the manager under "make run": no leader election, metrics and probes on loopback.
+RUN_ARGS ?= --leader-elect=false --metrics-bind-address=127.0.0.1:8443 --health-probe-bind-address=127.0.0.1:8081
+# Flags of hack/run itself, e.g. RUN_FLAGS=--apply-samples.
+RUN_FLAGS ?=
+
 .PHONY: run
 run: manifests generate test-env ## Run the manager against KUBECONFIG, or start a local control plane.
-	go run ./hack/run -- $(RUN_ARGS)
+	go build -o $(LOCALBIN)/run ./hack/run
+	exec $(LOCALBIN)/run --manager $(LOCALBIN)/manager $(RUN_FLAGS) -- $(RUN_ARGS)
 
 .PHONY: docker-build
 docker-build: ## Build the operator image (needs a Docker engine).
