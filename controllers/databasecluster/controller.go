@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -45,6 +46,9 @@ const (
 	EventUpdating    = "Updating"
 	EventRepaired    = "Repaired"
 	EventRemoved     = "Removed"
+	EventExpanding   = "Expanding"
+	EventReplacing   = "Replacing"
+	EventResized     = "Resized"
 	EventAvailable   = "Available"
 	EventUnavailable = "Unavailable"
 	EventPaused      = "Paused"
@@ -66,10 +70,10 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters/status,verbs=get;patch
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings the children of one DatabaseCluster to the state its spec asks for and writes
@@ -94,10 +98,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 }
 
 // reconcileChildren runs the phases in order and returns what they observed. While the cluster
-// is paused nothing is written: the StatefulSet is only read, to report on it.
+// is paused nothing is written: the StatefulSet and the claims are only read, to report on them.
 func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) observation {
 	if dc.Spec.Paused {
-		return r.observeStatefulSet(ctx, dc)
+		return r.observe(ctx, dc, nil)
 	}
 	log := &changes{}
 	defer log.record(r.Recorder, dc)
@@ -106,32 +110,34 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 		r.reconcilePodDisruptionBudget,
 	} {
 		if err := phase(ctx, dc, log); err != nil {
-			return r.failed(ctx, dc, err)
+			return r.observe(ctx, dc, err)
 		}
+	}
+	claims, err := r.reconcileStorage(ctx, dc, log)
+	if err != nil {
+		return r.observe(ctx, dc, err)
 	}
 	sts, err := r.reconcileStatefulSet(ctx, dc, log)
 	if err != nil {
-		return r.failed(ctx, dc, err)
+		return r.observe(ctx, dc, err)
 	}
-	return observation{statefulSet: sts}
+	return observation{statefulSet: sts, claims: claims}
 }
 
-// failed reports a child that could not be written. The StatefulSet is still observed, so the
-// status keeps telling how many replicas are ready.
-func (r *Reconciler) failed(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, err error) observation {
-	obs := r.observeStatefulSet(ctx, dc)
-	obs.err = errors.Join(err, obs.err)
-	return obs
-}
-
-// observeStatefulSet reads the StatefulSet from the cache without changing it.
-func (r *Reconciler) observeStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) observation {
+// observe reads the StatefulSet and the claims from the cache without changing them. err is
+// the error that stopped the phases, if any: the status still tells how many replicas are
+// ready, and Degraded says what failed.
+func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, err error) observation {
+	obs := observation{err: err}
 	sts := &appsv1.StatefulSet{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
-	if err != nil {
-		return observation{err: client.IgnoreNotFound(err)}
+	getErr := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
+	if getErr == nil {
+		obs.statefulSet = sts
 	}
-	return observation{statefulSet: sts}
+	claims, listErr := r.listClaims(ctx, dc)
+	obs.claims = claims
+	obs.err = errors.Join(obs.err, client.IgnoreNotFound(getErr), listErr)
+	return obs
 }
 
 // patchStatus writes the status computed from observation, and only when it changed. It also
@@ -154,7 +160,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, original *databasev1alpha1
 
 // SetupWithManager registers the controller and its watches. Updates of owned children only
 // trigger a reconcile when they change something the operator reads: a spec edit (generation),
-// a label change (the cache selects by label), or the StatefulSet's replica counts.
+// a label change (the cache selects by label), the StatefulSet's replica counts, or a data
+// claim's size.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&databasev1alpha1.DatabaseCluster{}, builder.WithPredicates(
@@ -163,6 +170,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(clusterOfClaim),
+			builder.WithPredicates(claimSizeChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("databasecluster").
 		Complete(r)

@@ -39,6 +39,8 @@ type changes struct {
 	removed  []string
 	scaled   string
 	updating string
+	expanded []string
+	replaced string
 }
 
 // child notes the result of one Ensure call.
@@ -78,6 +80,8 @@ func (c *changes) record(r recorder.EventRecorder, dc *databasev1alpha1.Database
 		{EventRemoved, "Delete", joinNote("Deleted ", c.removed)},
 		{EventScaled, "Scale", c.scaled},
 		{EventUpdating, "Update", c.updating},
+		{EventExpanding, "Update", joinNote("Expanding claims to spec.storage.size: ", c.expanded)},
+		{EventReplacing, "Delete", c.replaced},
 	} {
 		if e.note != "" {
 			r.Eventf(dc, nil, corev1.EventTypeNormal, e.reason, e.action, "%s", e.note)
@@ -104,6 +108,7 @@ var transitions = []struct {
 	{databasev1alpha1.ConditionPaused, metav1.ConditionTrue, EventPaused, corev1.EventTypeNormal},
 	{databasev1alpha1.ConditionPaused, metav1.ConditionFalse, EventResumed, corev1.EventTypeNormal},
 	{databasev1alpha1.ConditionDegraded, metav1.ConditionTrue, EventFailed, corev1.EventTypeWarning},
+	{databasev1alpha1.ConditionResizing, metav1.ConditionFalse, EventResized, corev1.EventTypeNormal},
 }
 
 // recordTransitions emits one event per condition that changed status between two statuses. A

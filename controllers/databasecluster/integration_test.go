@@ -463,6 +463,30 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		}
 	})
 
+	It("reports a claim it cannot expand in Degraded, with the API server's reason", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		create(ctx, dc)
+		claimsOf(ctx, dc)
+		Eventually(condition(ctx, dc, "Degraded")).Should(HaveExactElements("False", "AsExpected", "every child is as specified"))
+
+		// The claims are not bound (envtest provisions nothing), and the API server refuses to
+		// resize an unbound claim.
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Storage.Size = "2Gi"
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := condition(ctx, dc, "Degraded")(g)
+			g.Expect(got[:2]).To(Equal([]string{"True", "ReconcileFailed"}))
+			g.Expect(got[2]).To(HavePrefix("expanding claim data-db-0 to 2Gi: "))
+			g.Expect(got[2]).To(HaveSuffix("spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"))
+		}).Should(Succeed())
+		Eventually(eventReasons(ctx, dc)).Should(ContainElement("ReconcileFailed"))
+		sts := &appsv1.StatefulSet{}
+		Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+		Expect(sts.DeletionTimestamp).To(BeNil(), "the StatefulSet is not replaced while its claims cannot grow")
+	})
+
 	Describe("admission", func() {
 		var ns string
 		BeforeAll(func(ctx SpecContext) { ns = newNamespace(ctx) })

@@ -17,7 +17,16 @@ limitations under the License.
 package databasecluster
 
 import (
+	"context"
+
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
@@ -48,4 +57,31 @@ func statusCountsChanged(before, after appsv1.StatefulSetStatus) bool {
 		before.ObservedGeneration != after.ObservedGeneration ||
 		before.CurrentRevision != after.CurrentRevision ||
 		before.UpdateRevision != after.UpdateRevision
+}
+
+// clusterOfClaim maps a data claim to the DatabaseCluster it belongs to, by the labels the
+// StatefulSet copied from the claim template. Claims are not owned by the cluster (the data
+// outlives it unless the user asks otherwise), so they are not watched through owner references.
+func clusterOfClaim(_ context.Context, obj client.Object) []reconcile.Request {
+	labels := obj.GetLabels()
+	if labels[databasev1alpha1.LabelName] != "database" || labels[databasev1alpha1.LabelInstance] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{
+		Namespace: obj.GetNamespace(), Name: labels[databasev1alpha1.LabelInstance],
+	}}}
+}
+
+// claimSizeChanged lets a claim update through only when its request, capacity or phase changed.
+func claimSizeChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*corev1.PersistentVolumeClaim)
+		after, okAfter := e.ObjectNew.(*corev1.PersistentVolumeClaim)
+		if !okBefore || !okAfter {
+			return true
+		}
+		return before.Status.Phase != after.Status.Phase ||
+			!equality.Semantic.DeepEqual(before.Status.Capacity, after.Status.Capacity) ||
+			!equality.Semantic.DeepEqual(before.Spec.Resources.Requests, after.Spec.Resources.Requests)
+	}}
 }

@@ -18,9 +18,12 @@ package databasecluster
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -30,6 +33,8 @@ import (
 type observation struct {
 	// statefulSet is the StatefulSet as the server holds it, nil when it does not exist.
 	statefulSet *appsv1.StatefulSet
+	// claims are the data claims of the cluster.
+	claims []corev1.PersistentVolumeClaim
 	// err is the error that stopped the reconcile of the children, if any.
 	err error
 }
@@ -51,6 +56,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	setProgressingCondition(&status.Conditions, dc, obs.statefulSet)
 	setDegradedCondition(&status.Conditions, dc, obs.err)
 	setPausedCondition(&status.Conditions, dc)
+	setResizingCondition(&status.Conditions, dc, obs.statefulSet, obs.claims)
 	return status
 }
 
@@ -127,7 +133,9 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 	if err != nil {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonReconcileFailed
-		cond.Message = err.Error()
+		// The API server may append a diff of the object on further lines; the first line
+		// says what was refused and why.
+		cond.Message, _, _ = strings.Cut(err.Error(), "\n")
 	}
 	meta.SetStatusCondition(conditions, cond)
 }
@@ -145,6 +153,46 @@ func setPausedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.Dat
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPausedByUser
 		cond.Message = "spec.paused is true: no child is changed until it is false"
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
+
+// setResizingCondition: True while the StatefulSet's claim template or the reported capacity
+// of any bound claim is smaller than spec.storage.size. Claims not bound yet have no capacity
+// and are being provisioned, not resized.
+func setResizingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster,
+	sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim,
+) {
+	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
+	if err != nil {
+		return // Degraded already says why.
+	}
+	bound, grown := 0, 0
+	for _, claim := range claims {
+		capacity, ok := claim.Status.Capacity[corev1.ResourceStorage]
+		if !ok {
+			continue
+		}
+		bound++
+		if capacity.Cmp(size) >= 0 {
+			grown++
+		}
+	}
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionResizing,
+		Status:             metav1.ConditionFalse,
+		Reason:             databasev1alpha1.ReasonStorageAsRequested,
+		Message:            fmt.Sprintf("%d/%d bound claims have %s", grown, bound, size.String()),
+		ObservedGeneration: dc.Generation,
+	}
+	templateSmall := false
+	if sts != nil {
+		template := templateSize(sts)
+		templateSmall = template.Cmp(size) < 0
+	}
+	if grown < bound || templateSmall {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonStorageExpanding
 	}
 	meta.SetStatusCondition(conditions, cond)
 }

@@ -22,7 +22,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -37,6 +39,15 @@ func stsWithStatus(replicas, ready, updated int32, current, update string) *apps
 		CurrentRevision: current, UpdateRevision: update,
 	}
 	return sts
+}
+
+// claim is a data claim with the given reported capacity ("" for a claim not bound yet).
+func claim(capacity string) corev1.PersistentVolumeClaim {
+	c := corev1.PersistentVolumeClaim{}
+	if capacity != "" {
+		c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(capacity)}
+	}
+	return c
 }
 
 // conditionOf returns type, status, reason and message of one condition, for exact comparison.
@@ -106,6 +117,28 @@ var _ = Describe("Conditions", Label("unit"), func() {
 			[]string{"Paused", "True", "PausedByUser", "spec.paused is true: no child is changed until it is false"}),
 	)
 
+	DescribeTable("Resizing",
+		func(sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim, want []string) {
+			var conditions []metav1.Condition
+			setResizingCondition(&conditions, newCluster("db", withSize("2Gi")), sts, claims)
+			Expect(conditionOf(conditions, "Resizing")).To(Equal(want))
+		},
+		Entry("no claims yet", nil, nil,
+			[]string{"Resizing", "False", "StorageAsRequested", "0/0 bound claims have 2Gi"}),
+		Entry("claims not bound yet are not resizing", nil, []corev1.PersistentVolumeClaim{claim(""), claim("")},
+			[]string{"Resizing", "False", "StorageAsRequested", "0/0 bound claims have 2Gi"}),
+		Entry("one claim still small", nil, []corev1.PersistentVolumeClaim{claim("2Gi"), claim("1Gi")},
+			[]string{"Resizing", "True", "StorageExpanding", "1/2 bound claims have 2Gi"}),
+		Entry("claims grown, StatefulSet template still small", stsWithStatus(3, 3, 3, "r1", "r1"),
+			[]corev1.PersistentVolumeClaim{claim("2Gi"), claim("4Gi")},
+			[]string{"Resizing", "True", "StorageExpanding", "2/2 bound claims have 2Gi"}),
+		Entry("done", func() *appsv1.StatefulSet {
+			sts, _ := BuildStatefulSet(newCluster("db", withSize("2Gi")))
+			return sts
+		}(), []corev1.PersistentVolumeClaim{claim("2Gi"), claim("2Gi")},
+			[]string{"Resizing", "False", "StorageAsRequested", "2/2 bound claims have 2Gi"}),
+	)
+
 	It("computes the status from the StatefulSet and keeps transition times of unchanged conditions", func() {
 		dc := newCluster("db")
 		dc.Generation = 4
@@ -115,7 +148,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		Expect(first.ReadyReplicas).To(Equal(int32(2)))
 		Expect(first.UpdatedReplicas).To(Equal(int32(3)))
 		Expect(first.CurrentImage).To(Equal("registry.example/db:1.0"))
-		Expect(first.Conditions).To(HaveLen(4))
+		Expect(first.Conditions).To(HaveLen(5))
 		for _, c := range first.Conditions {
 			Expect(c.ObservedGeneration).To(Equal(int64(4)))
 		}

@@ -27,6 +27,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -162,6 +163,64 @@ var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
 		}).Should(Succeed())
 	})
 
+	podUIDs := func(g Gomega, ctx SpecContext) []string {
+		var uids []string
+		for _, pod := range readyPods(g, ctx) {
+			uids = append(uids, pod.Name+"/"+string(pod.UID))
+		}
+		return uids
+	}
+
+	It("grows every claim and replaces the StatefulSet while its pods keep running", func(ctx SpecContext) {
+		before := podUIDs(Default, ctx)
+		Expect(before).To(HaveLen(3))
+		sts := &appsv1.StatefulSet{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+		oldUID := sts.UID
+
+		began := time.Now()
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Storage.Size = "2Gi"
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+			g.Expect(sts.UID).NotTo(Equal(oldUID), "the StatefulSet was replaced")
+			g.Expect(sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]).
+				To(Equal(resource.MustParse("2Gi")))
+			var claims corev1.PersistentVolumeClaimList
+			g.Expect(k8s.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
+			g.Expect(claims.Items).To(HaveLen(5))
+			for _, claim := range claims.Items {
+				g.Expect(claim.Status.Capacity[corev1.ResourceStorage]).To(Equal(resource.MustParse("2Gi")), claim.Name)
+			}
+			g.Expect(available(g, ctx).Status).To(Equal(metav1.ConditionTrue))
+			resizing := meta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionResizing)
+			g.Expect(resizing).NotTo(BeNil())
+			g.Expect([]string{string(resizing.Status), resizing.Reason, resizing.Message}).
+				To(Equal([]string{"False", "StorageAsRequested", "5/5 bound claims have 2Gi"}))
+		}).Should(Succeed())
+		AddReportEntry("storage growth 1Gi → 2Gi of 5 claims (3 in use)", time.Since(began).Round(time.Millisecond).String())
+		Expect(podUIDs(Default, ctx)).To(Equal(before), "no pod was restarted")
+		Expect(eventReasons(ctx)).To(ContainElements("Expanding", "Replacing", "Resized"))
+	})
+
+	It("restarts every pod once for a new restartedAt annotation", func(ctx SpecContext) {
+		before := podUIDs(Default, ctx)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Annotations = map[string]string{databasev1alpha1.RestartedAtAnnotation: "2026-11-22T03:00:00Z"}
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			after := podUIDs(g, ctx)
+			g.Expect(after).To(HaveLen(3))
+			for _, uid := range after {
+				g.Expect(before).NotTo(ContainElement(uid))
+			}
+			g.Expect(available(g, ctx).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
 	It("puts back a StatefulSet deleted by hand, without losing the claims", func(ctx SpecContext) {
 		sts := &appsv1.StatefulSet{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
@@ -187,6 +246,19 @@ var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
 		Expect(claimNames(Default, ctx)).To(HaveLen(5), "whenDeleted Retain keeps every claim")
 	})
 })
+
+// eventReasons lists the reasons of the events about the sample cluster.
+func eventReasons(ctx SpecContext) []string {
+	var list eventsv1.EventList
+	Expect(k8s.List(ctx, &list, client.InNamespace("e2e-lifecycle"))).To(Succeed())
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "DatabaseCluster" {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}
 
 func tail(b []byte, n int) []byte {
 	if len(b) <= n {
