@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -33,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -508,6 +510,59 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 				"spec.storage.size: Invalid value: \"ten gigs\": spec.storage.size in body should match"),
 			Entry("port 0 is defaulted, port 70000 is not", newCluster("badport", withPort(70000)),
 				"spec.port: Invalid value: 70000: spec.port in body should be less than or equal to 65535"),
+		)
+
+		// raw is a valid DatabaseCluster as a plain map, so that entries can remove required
+		// fields, misspell them or give them values of the wrong type.
+		raw := func(edit func(spec map[string]any)) *unstructured.Unstructured {
+			spec := map[string]any{
+				"replicas":  int64(3),
+				"image":     "registry.example/db:1.0",
+				"resources": map[string]any{"requests": map[string]any{"cpu": "100m"}},
+				"storage":   map[string]any{"storageClassName": "standard", "size": "1Gi"},
+			}
+			edit(spec)
+			u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+			u.SetGroupVersionKind(databasev1alpha1.GroupVersion.WithKind("DatabaseCluster"))
+			u.SetGenerateName("bad-")
+			return u
+		}
+		set := func(path string, value any) func(map[string]any) {
+			return func(spec map[string]any) {
+				Expect(unstructured.SetNestedField(spec, value, strings.Split(path, ".")...)).To(Succeed())
+			}
+		}
+		remove := func(path string) func(map[string]any) {
+			return func(spec map[string]any) { unstructured.RemoveNestedField(spec, strings.Split(path, ".")...) }
+		}
+
+		DescribeTable("rejects a malformed cluster at admission, strictly decoded",
+			func(ctx SpecContext, edit func(map[string]any), message string) {
+				u := raw(edit)
+				u.SetNamespace(ns)
+				err := k8s.Create(ctx, u, client.FieldValidation("Strict"))
+				Expect(err).To(HaveOccurred())
+				Expect(apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)).To(BeTrue(), "got %v", err)
+				Expect(err.Error()).To(ContainSubstring(message))
+			},
+			Entry("replicas missing", remove("replicas"), "spec.replicas: Required value"),
+			Entry("replicas negative", set("replicas", int64(-1)), "spec.replicas in body should be greater than or equal to 1"),
+			Entry("replicas not a number", set("replicas", "three"), `spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer`),
+			Entry("image missing", remove("image"), "spec.image: Required value"),
+			Entry("resources missing", remove("resources"), "spec.resources: Required value"),
+			Entry("resources with a bad quantity", set("resources.requests.cpu", "lots"), "spec.resources.requests.cpu"),
+			Entry("storage missing", remove("storage"), "spec.storage: Required value"),
+			Entry("storageClassName empty", set("storage.storageClassName", ""),
+				"spec.storage.storageClassName in body should be at least 1 chars long"),
+			Entry("size negative", set("storage.size", "-1Gi"), "spec.storage.size in body should match"),
+			Entry("size with a unit that is not one", set("storage.size", "10GB"), "spec.storage.size in body should match"),
+			Entry("port negative", set("port", int64(-5)), "spec.port in body should be greater than or equal to 1"),
+			Entry("whenDeleted not Retain or Delete", set("pvcRetentionPolicy.whenDeleted", "Forever"),
+				`spec.pvcRetentionPolicy.whenDeleted: Unsupported value: "Forever": supported values: "Retain", "Delete"`),
+			Entry("whenScaled not Retain or Delete", set("pvcRetentionPolicy.whenScaled", "Sometimes"),
+				`spec.pvcRetentionPolicy.whenScaled: Unsupported value: "Sometimes": supported values: "Retain", "Delete"`),
+			Entry("misspelled field", set("replica", int64(3)), `strict decoding error: unknown field "spec.replica"`),
+			Entry("paused not a boolean", set("paused", "yes"), `spec.paused: Invalid value: "string": spec.paused in body must be of type boolean`),
 		)
 
 		update := func(ctx SpecContext, name string, change func(*databasev1alpha1.DatabaseCluster)) error {
