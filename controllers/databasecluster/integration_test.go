@@ -360,6 +360,25 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 			g.Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
 		}).Should(Succeed())
 
+		By("a hand-edited PodDisruptionBudget and client Service are put back")
+		pdb := &policyv1.PodDisruptionBudget{}
+		Expect(k8s.Get(ctx, key(dc, "db"), pdb)).To(Succeed())
+		patch = client.MergeFrom(pdb.DeepCopy())
+		pdb.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(3))
+		Expect(k8s.Patch(ctx, pdb, patch)).To(Succeed())
+		clientSvc := &corev1.Service{}
+		Expect(k8s.Get(ctx, key(dc, "db"), clientSvc)).To(Succeed())
+		patch = client.MergeFrom(clientSvc.DeepCopy())
+		clientSvc.Spec.Ports[0].Port = 1234
+		Expect(k8s.Patch(ctx, clientSvc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, key(dc, "db"), pdb)).To(Succeed())
+			g.Expect(*pdb.Spec.MaxUnavailable).To(Equal(intstr.FromInt32(1)))
+			g.Expect(k8s.Get(ctx, key(dc, "db"), clientSvc)).To(Succeed())
+			g.Expect(clientSvc.Spec.Ports[0].Port).To(Equal(int32(9000)))
+		}).Should(Succeed())
+		Eventually(eventReasons(ctx, dc)).Should(ContainElement("Repaired"))
+
 		By("a child whose managed-by label was removed is found and labelled again")
 		svc := &corev1.Service{}
 		Expect(k8s.Get(ctx, key(dc, "db"), svc)).To(Succeed())

@@ -266,3 +266,76 @@ func tail(b []byte, n int) []byte {
 	}
 	return b[len(b)-n:]
 }
+
+var _ = Describe("DatabaseCluster data retention", func() {
+	newCluster := func(ns, name string, replicas int32, policy databasev1alpha1.PVCRetentionPolicyType) *databasev1alpha1.DatabaseCluster {
+		return &databasev1alpha1.DatabaseCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: databasev1alpha1.DatabaseClusterSpec{
+				Replicas:  ptr.To(replicas),
+				Image:     "registry.example/db:1",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
+				Storage:   databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
+				PVCRetentionPolicy: &databasev1alpha1.PVCRetentionPolicy{WhenDeleted: policy, WhenScaled: policy},
+			},
+		}
+	}
+	claimsOf := func(g Gomega, ctx SpecContext, ns string) []string {
+		var claims corev1.PersistentVolumeClaimList
+		g.Expect(k8s.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
+		var names []string
+		for _, claim := range claims.Items {
+			if claim.DeletionTimestamp == nil {
+				names = append(names, claim.Name)
+			}
+		}
+		return names
+	}
+	availableWith := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, message string) {
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			c := meta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Message).To(Equal(message))
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	}
+
+	It("deletes claims on scale-down and on delete when the policy says Delete", func(ctx SpecContext) {
+		const ns = "e2e-delete-policy"
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		dc := newCluster(ns, "scratch", 2, databasev1alpha1.DeletePVC)
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		availableWith(ctx, dc, "2/2 replicas are ready")
+		Eventually(func(g Gomega) []string { return claimsOf(g, ctx, ns) }).
+			Should(ConsistOf("data-scratch-0", "data-scratch-1"))
+
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Replicas = ptr.To[int32](1)
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		availableWith(ctx, dc, "1/1 replicas are ready")
+		Eventually(func(g Gomega) []string { return claimsOf(g, ctx, ns) }).Should(ConsistOf("data-scratch-0"))
+
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) []string { return claimsOf(g, ctx, ns) }).Should(BeEmpty())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc))
+		}).Should(BeTrue())
+	})
+
+	It("does not hold up the deletion of its namespace", func(ctx SpecContext) {
+		const ns = "e2e-namespace-deletion"
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		Expect(k8s.Create(ctx, namespace)).To(Succeed())
+		dc := newCluster(ns, "doomed", 3, databasev1alpha1.RetainPVC)
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		availableWith(ctx, dc, "3/3 replicas are ready")
+
+		began := time.Now()
+		Expect(k8s.Delete(ctx, namespace)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(namespace), namespace))
+		}).Should(BeTrue(), "the namespace is gone: the finalizer of the DatabaseCluster did not block it")
+		AddReportEntry("namespace with a 3-replica cluster deleted", time.Since(began).Round(time.Millisecond).String())
+	})
+})
