@@ -1,9 +1,9 @@
 # database-operator Makefile. Target names follow kubebuilder / Operator SDK projects.
 
+# Version of the operator (bundle, image tags): the version bundle/ holds. 0.2.0 replaces 0.1.0.
+VERSION ?= 0.2.0
 # Image of the operator.
-IMG ?= database-operator:0.1.0
-# Version of the operator (bundle, image tags).
-VERSION ?= 0.1.0
+IMG ?= database-operator:$(VERSION)
 
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
@@ -158,5 +158,5 @@ define go-install-tool
 @set -e; tmp=$$(mktemp -d); \
 echo "Installing $(2)@$(3)"; \
 GOBIN=$$tmp GOWORK=off go install $(2)@$(3); \
-mv $$tmp/$$(basename $(2)) $(1); rmdir $$tmp
+mv $$tmp/* $(1); rmdir $$tmp
 endef

@@ -196,8 +196,8 @@ var _ = Describe("Builders", Label("unit"), func() {
 	})
 
 	Describe("templateInSync", func() {
-		desired := func(opts ...clusterOption) corev1.PodTemplateSpec {
-			sts, err := BuildStatefulSet(newCluster("db", opts...))
+		desired := func() corev1.PodTemplateSpec {
+			sts, err := BuildStatefulSet(newCluster("db"))
 			Expect(err).NotTo(HaveOccurred())
 			return sts.Spec.Template
 		}

@@ -31,6 +31,9 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
+// actionUpdate is the action of the events about children brought to the spec.
+const actionUpdate = "Update"
+
 // changes collects what one reconcile did to the children, so that each kind of change is told
 // in one event: a series of events with the same reason would be merged by the event recorder.
 type changes struct {
@@ -76,11 +79,11 @@ func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child
 func (c *changes) record(r recorder.EventRecorder, dc *databasev1alpha1.DatabaseCluster) {
 	for _, e := range []struct{ reason, action, note string }{
 		{EventCreated, "Create", joinNote("Created ", c.created)},
-		{EventRepaired, "Update", joinNote("Put back to the spec: ", c.repaired)},
+		{EventRepaired, actionUpdate, joinNote("Put back to the spec: ", c.repaired)},
 		{EventRemoved, "Delete", joinNote("Deleted ", c.removed)},
 		{EventScaled, "Scale", c.scaled},
-		{EventUpdating, "Update", c.updating},
-		{EventExpanding, "Update", joinNote("Expanding claims to spec.storage.size: ", c.expanded)},
+		{EventUpdating, actionUpdate, c.updating},
+		{EventExpanding, actionUpdate, joinNote("Expanding claims to spec.storage.size: ", c.expanded)},
 		{EventReplacing, "Delete", c.replaced},
 	} {
 		if e.note != "" {

@@ -26,9 +26,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 )
 
 // statefulSetChanged lets an update of an owned StatefulSet through only when it changed what

@@ -272,10 +272,10 @@ var _ = Describe("DatabaseCluster data retention", func() {
 		return &databasev1alpha1.DatabaseCluster{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			Spec: databasev1alpha1.DatabaseClusterSpec{
-				Replicas:  ptr.To(replicas),
-				Image:     "registry.example/db:1",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
-				Storage:   databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
+				Replicas:           ptr.To(replicas),
+				Image:              "registry.example/db:1",
+				Resources:          corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
+				Storage:            databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
 				PVCRetentionPolicy: &databasev1alpha1.PVCRetentionPolicy{WhenDeleted: policy, WhenScaled: policy},
 			},
 		}

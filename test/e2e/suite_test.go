@@ -101,7 +101,7 @@ func startManager(ctx context.Context) *exec.Cmd {
 	Eventually(func(g Gomega) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
 		g.Expect(err).NotTo(HaveOccurred())
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "the manager did not become ready; see %s", logFile.Name())
 	return cmd
@@ -127,6 +127,6 @@ func stopManager() {
 func freePort() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
 }

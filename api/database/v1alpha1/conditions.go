@@ -61,5 +61,5 @@ const (
 // Finalizer guards the cleanup of a DatabaseCluster's claims.
 const Finalizer = "database.seed1b407122.io/finalizer"
 
-// RestartedAtAnnotation, set on a DatabaseCluster, rolls its pods once per new value.
+// RestartedAtAnnotation on a DatabaseCluster rolls its pods once per new value.
 const RestartedAtAnnotation = "database.seed1b407122.io/restartedAt"

@@ -212,5 +212,5 @@ type DatabaseClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&DatabaseCluster{}, &DatabaseClusterList{})
+	register(&DatabaseCluster{}, &DatabaseClusterList{})
 }

@@ -20,8 +20,9 @@ limitations under the License.
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -29,8 +30,20 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "database.seed1b407122.io", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the types of this package with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this package to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// knownTypes are the types of this package, registered by the init of each type's file.
+var knownTypes []runtime.Object
+
+// register adds types to those AddToScheme registers.
+func register(objects ...runtime.Object) { knownTypes = append(knownTypes, objects...) }
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion, knownTypes...)
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
+}

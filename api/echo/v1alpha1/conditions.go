@@ -37,4 +37,12 @@ const (
 	ReasonInvalidSchedule = "InvalidSchedule"
 	ReasonSuspended       = "SuspendedByUser"
 	ReasonActive          = "Active"
+	// ReasonJobPending: the Job does not exist yet or has no pod yet.
+	ReasonJobPending = "JobPending"
+	// ReasonJobRejected: the API server refused the Job (e.g. an Echo name too long for a Job).
+	ReasonJobRejected = "JobRejected"
+	// ReasonCronJobRejected: the API server refused the CronJob for a reason other than the schedule.
+	ReasonCronJobRejected = "CronJobRejected"
+	// ReasonSyncFailed: the child could not be written for a reason that may pass (retried).
+	ReasonSyncFailed = "SyncFailed"
 )

@@ -101,5 +101,5 @@ type EchoList struct {
 func (e *Echo) JobName() string { return e.Name + "-echo" }
 
 func init() {
-	SchemeBuilder.Register(&Echo{}, &EchoList{})
+	register(&Echo{}, &EchoList{})
 }

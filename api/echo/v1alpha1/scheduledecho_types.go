@@ -92,5 +92,5 @@ type ScheduledEchoList struct {
 func (s *ScheduledEcho) CronJobName() string { return s.Name + "-echo" }
 
 func init() {
-	SchemeBuilder.Register(&ScheduledEcho{}, &ScheduledEchoList{})
+	register(&ScheduledEcho{}, &ScheduledEchoList{})
 }

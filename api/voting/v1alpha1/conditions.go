@@ -30,6 +30,8 @@ const (
 	ReasonDeploymentFound    = "DeploymentFound"
 	ReasonDeploymentNotFound = "DeploymentNotFound"
 	ReasonNoTarget           = "NoTargetDeployment"
+	// ReasonSyncFailed: the ConfigMap could not be written for a reason that may pass (retried).
+	ReasonSyncFailed = "SyncFailed"
 )
 
 // Finalizer guards the cleanup of a VoteConfig's ConfigMap and target annotation.

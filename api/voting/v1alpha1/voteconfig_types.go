@@ -108,5 +108,5 @@ type VoteConfigList struct {
 func (v *VoteConfig) ConfigMapName() string { return v.Name + "-config" }
 
 func init() {
-	SchemeBuilder.Register(&VoteConfig{}, &VoteConfigList{})
+	register(&VoteConfig{}, &VoteConfigList{})
 }

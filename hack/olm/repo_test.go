@@ -1,0 +1,257 @@
+// Tests of the repository's OLM artifacts: the bundle generator is deterministic, bundle/,
+// bundle.Dockerfile and catalog/ are what "make bundle" and "make catalog" produce from config/,
+// and the catalog is valid for opm and holds the upgrade edge 0.1.0 -> 0.2.0.
+//
+// They need the kustomize and opm binaries in $KUSTOMIZE and $OPM; "make olm-test" provides them.
+package olm_test
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/api/pkg/manifests"
+	"sigs.k8s.io/yaml"
+
+	"github.com/seed1b407122/database-operator/hack/olm/bundlegen"
+	"github.com/seed1b407122/database-operator/hack/olm/catalog"
+)
+
+const (
+	repoRoot = "../.."
+	pkg      = "database-operator"
+	channel  = "stable"
+	// previous is the older bundle "make catalog" regenerates (CATALOG_PREVIOUS_VERSION) with
+	// the operator image IMAGE_TAG_BASE:previous (mk/olm.mk defaults).
+	previous      = "0.1.0"
+	previousImage = "database-operator:0.1.0"
+)
+
+// tool returns the path of the binary named by env var name, or skips the test.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	p := os.Getenv(name)
+	if p == "" {
+		t.Skipf("$%s is not set; run \"make olm-test\"", name)
+	}
+	return p
+}
+
+// kustomizeManifests returns "kustomize build config/manifests".
+func kustomizeManifests(t *testing.T) []byte {
+	t.Helper()
+	cmd := exec.Command(tool(t, "KUSTOMIZE"), "build", filepath.Join(repoRoot, "config", "manifests"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kustomize build config/manifests: %v", err)
+	}
+	return out
+}
+
+// committedOptions are the options that produced bundle/, read back from its CSV.
+func committedOptions(t *testing.T) bundlegen.Options {
+	t.Helper()
+	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bundlegen.Options{
+		Package:        pkg,
+		Version:        b.CSV.Spec.Version.String(),
+		Channels:       b.Channels,
+		DefaultChannel: b.DefaultChannel,
+		OperatorImage:  b.CSV.Annotations["containerImage"],
+	}
+	if r := b.CSV.Spec.Replaces; r != "" {
+		o.PreviousVersion = strings.TrimPrefix(r, pkg+".v")
+	}
+	return o
+}
+
+// readTree returns the files under dir, keyed by relative path.
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files[rel], err = os.ReadFile(path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// sameTree fails the test if the trees differ; fix says how to bring want up to date.
+func sameTree(t *testing.T, got, want map[string][]byte, fix string) {
+	t.Helper()
+	for name, g := range got {
+		w, ok := want[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: missing from the committed files (%s)", name, fix)
+		case !bytes.Equal(g, w):
+			t.Errorf("%s differs from a fresh generation (%s)", name, fix)
+		}
+	}
+	for name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("%s: not generated any more (%s)", name, fix)
+		}
+	}
+}
+
+// generate writes a bundle (and bundle.Dockerfile next to it) into a new temporary directory.
+func generate(t *testing.T, in []byte, o bundlegen.Options) string {
+	t.Helper()
+	dir := t.TempDir()
+	o.OutputDir = filepath.Join(dir, "bundle")
+	o.Dockerfile = filepath.Join(dir, "bundle.Dockerfile")
+	if err := bundlegen.Generate(bytes.NewReader(in), o); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestBundleGenerationIsDeterministic(t *testing.T) {
+	in := kustomizeManifests(t)
+	o := committedOptions(t)
+	a, b := generate(t, in, o), generate(t, in, o)
+	sameTree(t, readTree(t, a), readTree(t, b), "the generator is not deterministic")
+}
+
+func TestCommittedBundleIsCurrent(t *testing.T) {
+	dir := generate(t, kustomizeManifests(t), committedOptions(t))
+	got := readTree(t, filepath.Join(dir, "bundle"))
+	sameTree(t, got, readTree(t, filepath.Join(repoRoot, "bundle")), "run make bundle VERSION=... PREVIOUS_VERSION=...")
+	df, err := os.ReadFile(filepath.Join(repoRoot, "bundle.Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh, _ := os.ReadFile(filepath.Join(dir, "bundle.Dockerfile")); !bytes.Equal(fresh, df) {
+		t.Error("bundle.Dockerfile differs from a fresh generation (run make bundle)")
+	}
+}
+
+func TestDockerfileLabelsMatchAnnotations(t *testing.T) {
+	df, err := os.ReadFile(filepath.Join(repoRoot, "bundle.Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^LABEL (\S+)=(\S+)$`).FindAllStringSubmatch(string(df), -1) {
+		labels[m[1]] = m[2]
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "bundle", "metadata", "annotations.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ann struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := yaml.Unmarshal(raw, &ann); err != nil {
+		t.Fatal(err)
+	}
+	if len(labels) != len(ann.Annotations) {
+		t.Errorf("bundle.Dockerfile has %d labels, annotations.yaml %d annotations", len(labels), len(ann.Annotations))
+	}
+	for k, v := range ann.Annotations {
+		if labels[k] != v {
+			t.Errorf("label %s = %q, annotation = %q", k, labels[k], v)
+		}
+	}
+}
+
+// fbcBlob is the part of an FBC blob the tests read.
+type fbcBlob struct {
+	Schema         string `json:"schema"`
+	Name           string `json:"name"`
+	Package        string `json:"package"`
+	Image          *string
+	DefaultChannel string `json:"defaultChannel"`
+	Entries        []struct {
+		Name      string `json:"name"`
+		Replaces  string `json:"replaces"`
+		SkipRange string `json:"skipRange"`
+	} `json:"entries"`
+	Properties []struct {
+		Type string `json:"type"`
+	} `json:"properties"`
+}
+
+func TestCatalog(t *testing.T) {
+	opm := tool(t, "OPM")
+	if out, err := exec.Command(opm, "validate", filepath.Join(repoRoot, "catalog")).CombinedOutput(); err != nil {
+		t.Fatalf("opm validate catalog: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "catalog", pkg, "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bundles []string
+	var channels []fbcBlob
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var b fbcBlob
+		if err := yaml.Unmarshal([]byte(strings.TrimPrefix(doc, "---\n")), &b); err != nil {
+			t.Fatal(err)
+		}
+		switch b.Schema {
+		case "olm.package":
+			if b.Name != pkg || b.DefaultChannel != channel {
+				t.Errorf("package %q with default channel %q, want %q and %q", b.Name, b.DefaultChannel, pkg, channel)
+			}
+		case "olm.channel":
+			channels = append(channels, b)
+		case "olm.bundle":
+			bundles = append(bundles, b.Name)
+			objects := 0
+			for _, p := range b.Properties {
+				if p.Type == "olm.bundle.object" {
+					objects++
+				}
+			}
+			if b.Image == nil || *b.Image != "" || objects == 0 {
+				t.Errorf("bundle %s is not inline (image %v, %d olm.bundle.object properties)", b.Name, b.Image, objects)
+			}
+		}
+	}
+	want := []string{pkg + ".v0.1.0", pkg + ".v0.2.0"}
+	if strings.Join(bundles, ",") != strings.Join(want, ",") {
+		t.Errorf("bundles %q, want %q", bundles, want)
+	}
+	if len(channels) != 1 || channels[0].Name != channel || len(channels[0].Entries) != 2 {
+		t.Fatalf("want one channel %q with 2 entries, got %+v", channel, channels)
+	}
+	e := channels[0].Entries
+	if e[0].Name != want[0] || e[0].Replaces != "" || e[1].Name != want[1] || e[1].Replaces != want[0] || e[1].SkipRange != "<0.2.0" {
+		t.Errorf("channel entries %+v, want %s and %s replacing it with skipRange <0.2.0", e, want[0], want[1])
+	}
+}
+
+func TestCommittedCatalogIsCurrent(t *testing.T) {
+	opm := tool(t, "OPM")
+	old := generate(t, kustomizeManifests(t), bundlegen.Options{
+		Package: pkg, Version: previous, Channels: []string{channel}, DefaultChannel: channel,
+		OperatorImage: previousImage,
+	})
+	fbc, err := catalog.Render(opm, pkg, channel, []string{filepath.Join(old, "bundle"), filepath.Join(repoRoot, "bundle")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(filepath.Join(repoRoot, "catalog", pkg, "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(fbc, committed) {
+		t.Error("catalog/ differs from a fresh render (run make catalog)")
+	}
+}
