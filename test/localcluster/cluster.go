@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +51,8 @@ type Options struct {
 	BinDir string
 	// WorkDir receives kubeconfigs, logs (<component>.log), configuration and etcd's data.
 	// Default: a new temporary directory, removed by Stop. A given WorkDir is kept, but what
-	// a previous cluster left in it is replaced, so every cluster starts empty.
+	// a previous cluster left in it is replaced, so every cluster starts empty; a lock file
+	// keeps a second cluster out of it while one runs.
 	WorkDir string
 	// Nodes is the number of simulated nodes (default 3).
 	Nodes int
@@ -76,6 +78,7 @@ type Cluster struct {
 	client        client.Client
 	log           *logger
 	removeDir     bool
+	lock          *os.File // the lock on WorkDir, see lockWorkDir
 	stopCSI       context.CancelFunc
 	csiStopped    <-chan struct{}
 	stopOnce      sync.Once
@@ -83,13 +86,14 @@ type Cluster struct {
 }
 
 // Start starts a cluster and returns once its nodes are Ready, the controllers and the
-// scheduler run and the CRDs are installed. ctx bounds the start only; the cluster lives until
+// scheduler run and the CRDs are installed. ctx bounds the start only (envtest's start of
+// kube-apiserver and etcd, a few seconds, cannot be interrupted); the cluster lives until
 // Stop. On failure everything started is stopped again and the error quotes the failing
 // component's log.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	c := &Cluster{log: &logger{w: opts.Log}}
 	if err := c.prepare(&opts); err != nil {
-		return nil, err
+		return nil, errors.Join(err, c.Stop())
 	}
 	began := time.Now()
 	if err := c.start(ctx, opts); err != nil {
@@ -127,15 +131,34 @@ func (c *Cluster) prepare(opts *Options) error {
 		return fmt.Errorf("resolving %s: %w", opts.WorkDir, err)
 	}
 	c.WorkDir = dir
-	return resetWorkDir(dir)
-}
-
-// resetWorkDir creates dir and removes the state of a previous cluster from it. Only what
-// this package writes is removed: the directory may hold other files.
-func resetWorkDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
+	if c.lock, err = lockWorkDir(dir); err != nil {
+		return err
+	}
+	return resetWorkDir(dir)
+}
+
+// lockWorkDir takes an exclusive lock on dir/.lock, held until the returned file is closed
+// or the process ends, so that a second cluster cannot wipe the state of a running one.
+func lockWorkDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, ".lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("work directory %s is in use by another local cluster (reach that one through %s): %w",
+			dir, filepath.Join(dir, "kubeconfig"), err)
+	}
+	return f, nil
+}
+
+// resetWorkDir removes the state of a previous cluster from dir. Only what this package
+// writes is removed: the directory may hold other files.
+func resetWorkDir(dir string) error {
 	for _, name := range []string{"etcd", "apiserver", "shim", "kwok.yaml", "kubeconfig"} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("cleaning %s: %w", dir, err)
@@ -185,10 +208,15 @@ func (c *Cluster) startControlPlane(opts Options) error {
 	if err != nil {
 		return err
 	}
+	// envtest writes the certificates into a given CertDir but does not create it.
+	certDir := filepath.Join(c.WorkDir, "apiserver")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", certDir, err)
+	}
 	c.env = &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
 			APIServer: &envtest.APIServer{
-				Path: apiServerPath, CertDir: filepath.Join(c.WorkDir, "apiserver"), Out: apiLog, Err: apiLog,
+				Path: apiServerPath, CertDir: certDir, Out: apiLog, Err: apiLog,
 			},
 			Etcd: &envtest.Etcd{Path: etcdPath, DataDir: filepath.Join(c.WorkDir, "etcd"), Out: etcdLog, Err: etcdLog},
 		},
@@ -248,19 +276,18 @@ func (c *Cluster) startComponents() error {
 	if err != nil {
 		return err
 	}
-	saKey := filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key")
-	builders := []func(kubeconfig string) component{
-		func(k string) component { return controllerManager(k, saKey) },
-		func(k string) component { return scheduler(k, schedulerPort) },
-		func(k string) component { return kwok(k, kwokConfig, c.WorkDir, kwokPort) },
-	}
-	for _, build := range builders {
-		name := build("").name
-		kubeconfig, err := writeUserKubeconfig(c.env, c.WorkDir, name)
-		if err != nil {
+	kubeconfigs := map[string]string{}
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+		if kubeconfigs[name], err = writeUserKubeconfig(c.env, c.WorkDir, name); err != nil {
 			return err
 		}
-		comp := build(kubeconfig)
+	}
+	saKey := filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key")
+	for _, comp := range []component{
+		controllerManager(kubeconfigs["kube-controller-manager"], saKey),
+		scheduler(kubeconfigs["kube-scheduler"], schedulerPort),
+		kwok(kubeconfigs["kwok"], kwokConfig, c.WorkDir, kwokPort),
+	} {
 		p, err := startProcess(comp.name, filepath.Join(c.env.BinaryAssetsDirectory, comp.name), comp.args, c.WorkDir, comp.env)
 		if err != nil {
 			return err
@@ -371,7 +398,12 @@ func (c *Cluster) stop() error {
 	if c.removeDir {
 		errs = append(errs, os.RemoveAll(c.WorkDir))
 	}
-	c.log.printf("Cluster stopped in %s", time.Since(began).Round(time.Millisecond))
+	if c.lock != nil {
+		_ = c.lock.Close()
+	}
+	if c.env != nil {
+		c.log.printf("Cluster stopped in %s", time.Since(began).Round(time.Millisecond))
+	}
 	return errors.Join(errs...)
 }
 

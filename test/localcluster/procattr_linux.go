@@ -17,9 +17,10 @@ const shimMarker = ".localcluster-bin-dir"
 // shimmedBinaries are the control-plane binaries that envtest starts itself.
 var shimmedBinaries = []string{"kube-apiserver", "etcd"}
 
-// childSysProcAttr puts a child in its own process group and has the kernel kill it when the
-// thread that started it dies, so no child outlives a crashed or killed parent.
-func childSysProcAttr() *syscall.SysProcAttr {
+// ChildSysProcAttr puts a child in its own process group and has the kernel kill it when the
+// thread that started it dies, so no child outlives a crashed or killed parent. The cluster's
+// children get it; it is exported for programs that run more children beside the cluster.
+func ChildSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 

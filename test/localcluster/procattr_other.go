@@ -7,9 +7,9 @@ import (
 	"syscall"
 )
 
-// childSysProcAttr puts a child in its own process group. Only Linux has a parent-death
+// ChildSysProcAttr puts a child in its own process group. Only Linux has a parent-death
 // signal: elsewhere a killed parent can leave children behind.
-func childSysProcAttr() *syscall.SysProcAttr {
+func ChildSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 

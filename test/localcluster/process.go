@@ -43,7 +43,7 @@ func startProcess(name, bin string, args []string, workDir string, env []string)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = childSysProcAttr()
+	cmd.SysProcAttr = ChildSysProcAttr()
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)

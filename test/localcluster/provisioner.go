@@ -19,9 +19,10 @@ import (
 )
 
 const (
-	// ProvisionerName is the provisioner of the "standard" StorageClass. The simulated CSI
-	// driver serves every StorageClass that names it.
-	ProvisionerName = "localcluster.test/simulated-csi"
+	// ProvisionerName is the provisioner of the "standard" StorageClass and the name of the
+	// simulated CSI driver, which serves every StorageClass that names it. As with real CSI
+	// drivers both names are one, so it must be a DNS subdomain (a CSIDriver's name).
+	ProvisionerName = "simulated-csi.localcluster.test"
 	// StorageClassName is the cluster's default StorageClass.
 	StorageClassName = "standard"
 
