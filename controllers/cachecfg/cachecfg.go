@@ -20,6 +20,7 @@ package cachecfg
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,6 +43,10 @@ func Options(namespaces []string) cache.Options {
 			&corev1.Service{}:               owned,
 			&policyv1.PodDisruptionBudget{}: owned,
 			&corev1.PersistentVolumeClaim{}: owned,
+			&corev1.Pod{}:                   owned,
+			&batchv1.Job{}:                  owned,
+			&batchv1.CronJob{}:              owned,
+			&corev1.ConfigMap{}:             owned,
 		},
 	}
 	if len(namespaces) > 0 {

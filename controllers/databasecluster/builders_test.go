@@ -70,7 +70,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 			Expect(claim.Spec.Resources.Requests[corev1.ResourceStorage]).To(Equal(resource.MustParse("1Gi")))
 
 			pod := sts.Spec.Template
-			Expect(pod.Labels).To(Equal(selector))
+			Expect(pod.Labels).To(Equal(labels), "managed-by lets the cache see the pods")
 			Expect(pod.Annotations).To(BeEmpty())
 			Expect(*pod.Spec.EnableServiceLinks).To(BeFalse())
 			Expect(pod.Spec.SecurityContext).To(Equal(&corev1.PodSecurityContext{
@@ -129,6 +129,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 			})), func(sts *appsv1.StatefulSet) {
 				Expect(sts.Spec.Template.Labels).To(Equal(map[string]string{
 					"team": "a", "app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db",
+					"app.kubernetes.io/managed-by": "database-operator",
 				}))
 			}),
 			Entry("user affinity replaces the default", newCluster("db", withAffinity(&corev1.Affinity{

@@ -22,11 +22,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,7 +56,6 @@ const (
 	EventPaused      = "Paused"
 	EventResumed     = "Resumed"
 	EventDeleting    = "Deleting"
-	EventFailed      = "ReconcileFailed"
 )
 
 // Reconciler keeps the children of DatabaseClusters in place and reports their state.
@@ -65,6 +66,18 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 	// MaxConcurrentReconciles is how many clusters are reconciled at once.
 	MaxConcurrentReconciles int
+	// PodReadyTimeout is how long a pod may stay not Ready before the cluster is Degraded
+	// (default DefaultPodReadyTimeout).
+	PodReadyTimeout time.Duration
+	// Clock tells the time; nil means the real clock. Tests set a fake one.
+	Clock clock.PassiveClock
+}
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters,verbs=get;list;watch;patch
@@ -74,6 +87,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings the children of one DatabaseCluster to the state its spec asks for and writes
@@ -91,10 +105,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	original := dc.DeepCopy()
 	obs := r.reconcileChildren(ctx, dc)
+	r.observePods(ctx, dc, &obs)
 	defer func() {
 		err = errors.Join(err, r.patchStatus(ctx, original, computeStatus(dc, obs)))
 	}()
-	return ctrl.Result{}, obs.err
+	// A pod that is not Ready yet is looked at again when it reaches the bound; its becoming
+	// Ready earlier triggers a reconcile through the pod watch.
+	return ctrl.Result{RequeueAfter: obs.recheckAfter}, obs.err
 }
 
 // reconcileChildren runs the phases in order and returns what they observed. While the cluster
@@ -170,8 +187,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(clusterOfClaim),
+		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),
 			builder.WithPredicates(claimSizeChanged())).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),
+			builder.WithPredicates(podReadinessChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("databasecluster").
 		Complete(r)

@@ -110,7 +110,8 @@ var transitions = []struct {
 	{databasev1alpha1.ConditionAvailable, metav1.ConditionFalse, EventUnavailable, corev1.EventTypeWarning},
 	{databasev1alpha1.ConditionPaused, metav1.ConditionTrue, EventPaused, corev1.EventTypeNormal},
 	{databasev1alpha1.ConditionPaused, metav1.ConditionFalse, EventResumed, corev1.EventTypeNormal},
-	{databasev1alpha1.ConditionDegraded, metav1.ConditionTrue, EventFailed, corev1.EventTypeWarning},
+	// Degraded is told with the condition's own reason: ReconcileFailed or PodNotReady.
+	{databasev1alpha1.ConditionDegraded, metav1.ConditionTrue, "", corev1.EventTypeWarning},
 	{databasev1alpha1.ConditionResizing, metav1.ConditionFalse, EventResized, corev1.EventTypeNormal},
 }
 
@@ -127,6 +128,10 @@ func (r *Reconciler) recordTransitions(before, after *databasev1alpha1.DatabaseC
 		if (was == nil && t.status != metav1.ConditionTrue) || (was != nil && was.Status == now.Status) {
 			continue
 		}
-		r.Recorder.Eventf(after, nil, t.eventType, t.reason, "Reconcile", "%s", now.Message)
+		reason := t.reason
+		if reason == "" {
+			reason = now.Reason
+		}
+		r.Recorder.Eventf(after, nil, t.eventType, reason, "Reconcile", "%s", now.Message)
 	}
 }

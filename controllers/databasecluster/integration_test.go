@@ -52,6 +52,9 @@ import (
 // The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
 // envtest runs no other controller: nothing creates pods, and the specs play the StatefulSet
 // controller by writing the StatefulSet's status themselves.
+// podReadyTimeout is short in the envtest specs so that a stuck pod is seen within seconds.
+const podReadyTimeout = 2 * time.Second
+
 var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), func() {
 	var (
 		testEnv *envtest.Environment
@@ -90,6 +93,7 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 			APIReader:               mgr.GetAPIReader(),
 			Recorder:                mgr.GetEventRecorder("database-operator"),
 			MaxConcurrentReconciles: 2,
+			PodReadyTimeout:         podReadyTimeout,
 		}).SetupWithManager(mgr)).To(Succeed())
 		var ctx context.Context
 		ctx, cancel = context.WithCancel(context.Background())
@@ -506,6 +510,39 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		sts := &appsv1.StatefulSet{}
 		Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
 		Expect(sts.DeletionTimestamp).To(BeNil(), "the StatefulSet is not replaced while its claims cannot grow")
+	})
+
+	It("turns Degraded when a pod stays not Ready past the bound, and back when it gets Ready", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)), withReplicas(1))
+		create(ctx, dc)
+		// envtest has no StatefulSet controller and no kubelet: the spec makes the pod and
+		// reports what a kubelet would for an image that cannot be pulled.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: dc.Namespace, Labels: dc.Labels()},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "database", Image: "registry.example/missing:1"}}},
+		}
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		setReady := func(ready corev1.ConditionStatus, waiting *corev1.ContainerStateWaiting) {
+			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: metav1.Now()}}
+			pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "database", Image: pod.Spec.Containers[0].Image,
+				State: corev1.ContainerState{Waiting: waiting}, Ready: ready == corev1.ConditionTrue}}
+			if waiting == nil {
+				pod.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.Now()}
+			}
+			Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+		}
+		setReady(corev1.ConditionFalse, &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"})
+
+		// Nothing else happens: only the requeue at the bound can notice the pod is stuck.
+		Eventually(func(g Gomega) {
+			got := condition(ctx, dc, "Degraded")(g)
+			g.Expect(got[:2]).To(Equal([]string{"True", "PodNotReady"}))
+			g.Expect(got[2]).To(MatchRegexp(`^pod db-0 has not been Ready for \d+s \(ImagePullBackOff: Back-off pulling image\)$`))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(eventReasons(ctx, dc)).Should(ContainElement("PodNotReady"))
+
+		setReady(corev1.ConditionTrue, nil)
+		Eventually(condition(ctx, dc, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
 	})
 
 	Describe("admission", func() {

@@ -60,10 +60,11 @@ func statusCountsChanged(before, after appsv1.StatefulSetStatus) bool {
 		before.UpdateRevision != after.UpdateRevision
 }
 
-// clusterOfClaim maps a data claim to the DatabaseCluster it belongs to, by the labels the
-// StatefulSet copied from the claim template. Claims are not owned by the cluster (the data
-// outlives it unless the user asks otherwise), so they are not watched through owner references.
-func clusterOfClaim(_ context.Context, obj client.Object) []reconcile.Request {
+// clusterOfChild maps a data claim or a pod to the DatabaseCluster it belongs to, by the labels
+// the StatefulSet copied from its templates. Neither is owned by the cluster itself (claims
+// outlive it unless the user asks otherwise, pods belong to the StatefulSet), so they are not
+// watched through owner references.
+func clusterOfChild(_ context.Context, obj client.Object) []reconcile.Request {
 	labels := obj.GetLabels()
 	if labels[databasev1alpha1.LabelName] != "database" || labels[databasev1alpha1.LabelInstance] == "" {
 		return nil
@@ -84,5 +85,20 @@ func claimSizeChanged() predicate.Predicate {
 		return before.Status.Phase != after.Status.Phase ||
 			!equality.Semantic.DeepEqual(before.Status.Capacity, after.Status.Capacity) ||
 			!equality.Semantic.DeepEqual(before.Spec.Resources.Requests, after.Spec.Resources.Requests)
+	}}
+}
+
+// podReadinessChanged lets a pod update through only when its Ready condition changed or it
+// started terminating; pods are created and deleted through the StatefulSet anyway.
+func podReadinessChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*corev1.Pod)
+		after, okAfter := e.ObjectNew.(*corev1.Pod)
+		if !okBefore || !okAfter {
+			return true
+		}
+		sinceBefore, notReadyBefore := notReadySince(before)
+		sinceAfter, notReadyAfter := notReadySince(after)
+		return notReadyBefore != notReadyAfter || !sinceBefore.Equal(sinceAfter)
 	}}
 }

@@ -102,8 +102,9 @@ func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSp
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	// The selector labels are applied last so that podLabels can never break the selector.
-	maps.Copy(labels, dc.SelectorLabels())
+	// The operator's labels are applied last so that podLabels can never break the selector;
+	// managed-by lets the manager's label-selected cache see the pods.
+	maps.Copy(labels, dc.Labels())
 	annotations := maps.Clone(dc.Spec.PodAnnotations)
 	if restartedAt, ok := dc.Annotations[databasev1alpha1.RestartedAtAnnotation]; ok {
 		if annotations == nil {

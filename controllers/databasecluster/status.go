@@ -19,6 +19,7 @@ package databasecluster
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,10 @@ type observation struct {
 	claims []corev1.PersistentVolumeClaim
 	// err is the error that stopped the reconcile of the children, if any.
 	err error
+	// stuck is a pod that has not been Ready for longer than the bound, if any.
+	stuck *stuckPod
+	// recheckAfter is when a pod that is not Ready yet reaches the bound (0: none is waiting).
+	recheckAfter time.Duration
 }
 
 // computeStatus returns the status of dc as observed. It starts from the current status only
@@ -54,7 +59,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	}
 	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
 	setProgressingCondition(&status.Conditions, dc, obs.statefulSet)
-	setDegradedCondition(&status.Conditions, dc, obs.err)
+	setDegradedCondition(&status.Conditions, dc, obs.err, obs.stuck)
 	setPausedCondition(&status.Conditions, dc)
 	setResizingCondition(&status.Conditions, dc, obs.statefulSet, obs.claims)
 	return status
@@ -121,8 +126,9 @@ func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha
 	meta.SetStatusCondition(conditions, cond)
 }
 
-// setDegradedCondition: True when the children could not be brought to the desired state.
-func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, err error) {
+// setDegradedCondition: True when the children could not be brought to the desired state, or
+// a pod has not been Ready for longer than the bound (e.g. an image that never starts).
+func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, err error, stuck *stuckPod) {
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionDegraded,
 		Status:             metav1.ConditionFalse,
@@ -136,6 +142,10 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 		// The API server may append a diff of the object on further lines; the first line
 		// says what was refused and why.
 		cond.Message, _, _ = strings.Cut(err.Error(), "\n")
+	} else if stuck != nil {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonPodNotReady
+		cond.Message = stuck.message()
 	}
 	meta.SetStatusCondition(conditions, cond)
 }

@@ -18,6 +18,7 @@ package databasecluster
 
 import (
 	"errors"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 )
@@ -96,14 +98,20 @@ var _ = Describe("Conditions", Label("unit"), func() {
 	)
 
 	DescribeTable("Degraded",
-		func(err error, want []string) {
+		func(err error, stuck *stuckPod, want []string) {
 			var conditions []metav1.Condition
-			setDegradedCondition(&conditions, newCluster("db"), err)
+			setDegradedCondition(&conditions, newCluster("db"), err, stuck)
 			Expect(conditionOf(conditions, "Degraded")).To(Equal(want))
 		},
-		Entry("no error", nil, []string{"Degraded", "False", "AsExpected", "every child is as specified"}),
-		Entry("write failed", errors.New("creating StatefulSet default/db: forbidden"),
+		Entry("no error", nil, nil, []string{"Degraded", "False", "AsExpected", "every child is as specified"}),
+		Entry("write failed", errors.New("creating StatefulSet default/db: forbidden"), nil,
 			[]string{"Degraded", "True", "ReconcileFailed", "creating StatefulSet default/db: forbidden"}),
+		Entry("only the first line of a long API error", errors.New("patching claim: invalid\n@@ diff"), nil,
+			[]string{"Degraded", "True", "ReconcileFailed", "patching claim: invalid"}),
+		Entry("a pod stuck", nil, &stuckPod{name: "db-2", notReadyFor: 6 * time.Minute, detail: "ImagePullBackOff: no such image"},
+			[]string{"Degraded", "True", "PodNotReady", "pod db-2 has not been Ready for 6m0s (ImagePullBackOff: no such image)"}),
+		Entry("a write error wins over a stuck pod", errors.New("boom"), &stuckPod{name: "db-2", notReadyFor: time.Hour},
+			[]string{"Degraded", "True", "ReconcileFailed", "boom"}),
 	)
 
 	DescribeTable("Paused",
@@ -162,4 +170,60 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		Expect(meta.FindStatusCondition(second.Conditions, "Available").LastTransitionTime).NotTo(Equal(past))
 		Expect(meta.FindStatusCondition(second.Conditions, "Paused").LastTransitionTime).To(Equal(past))
 	})
+})
+
+// podWith is a pod of the cluster created at created, with a Ready condition that changed at
+// since (no condition when since is zero).
+func podWith(name string, created, since time.Time, ready bool, waiting *corev1.ContainerStateWaiting) corev1.Pod {
+	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)}}
+	if !since.IsZero() {
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.NewTime(since)}}
+	}
+	if waiting != nil {
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "database", State: corev1.ContainerState{Waiting: waiting}}}
+	}
+	return pod
+}
+
+var _ = Describe("findStuckPod", Label("unit"), func() {
+	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	timeout := 5 * time.Minute
+
+	DescribeTable("finds the pod not Ready for longer than the bound",
+		func(pods []corev1.Pod, wantMessage string, wantWait time.Duration) {
+			stuck, wait := findStuckPod(pods, now, timeout)
+			if wantMessage == "" {
+				Expect(stuck).To(BeNil())
+			} else {
+				Expect(stuck).NotTo(BeNil())
+				Expect(stuck.message()).To(Equal(wantMessage))
+			}
+			Expect(wait).To(Equal(wantWait))
+		},
+		Entry("no pods", nil, "", time.Duration(0)),
+		Entry("all Ready for long", []corev1.Pod{podWith("db-0", ago(time.Hour), ago(time.Hour), true, nil)}, "", time.Duration(0)),
+		Entry("one not Ready for 2 minutes: look again in 3",
+			[]corev1.Pod{podWith("db-0", ago(time.Hour), ago(2*time.Minute), false, nil)}, "", 3*time.Minute),
+		Entry("a new pod without conditions counts from its creation",
+			[]corev1.Pod{podWith("db-0", ago(time.Minute), time.Time{}, false, nil)}, "", 4*time.Minute),
+		Entry("the nearest deadline wins", []corev1.Pod{
+			podWith("db-0", ago(time.Hour), ago(time.Minute), false, nil),
+			podWith("db-1", ago(time.Hour), ago(4*time.Minute), false, nil),
+		}, "", time.Minute),
+		Entry("not Ready for 6 minutes, with the kubelet's reason", []corev1.Pod{
+			podWith("db-0", ago(time.Hour), ago(time.Hour), true, nil),
+			podWith("db-1", ago(time.Hour), ago(6*time.Minute), false,
+				&corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}),
+		}, "pod db-1 has not been Ready for 6m0s (ImagePullBackOff: Back-off pulling image)", time.Duration(0)),
+		Entry("a pod being deleted is not stuck", []corev1.Pod{func() corev1.Pod {
+			pod := podWith("db-0", ago(time.Hour), ago(time.Hour), false, nil)
+			pod.DeletionTimestamp = ptr.To(metav1.NewTime(now))
+			return pod
+		}()}, "", time.Duration(0)),
+	)
 })

@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/localcluster"
 )
 
 // The DatabaseCluster lifecycle with real pods: the StatefulSet controller creates them, the
@@ -337,5 +338,48 @@ var _ = Describe("DatabaseCluster data retention", func() {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(namespace), namespace))
 		}).Should(BeTrue(), "the namespace is gone: the finalizer of the DatabaseCluster did not block it")
 		AddReportEntry("namespace with a 3-replica cluster deleted", time.Since(began).Round(time.Millisecond).String())
+	})
+})
+
+var _ = Describe("DatabaseCluster with an image that never gets Ready", func() {
+	It("reports Degraded without crash-looping, and recovers when the image is fixed", func(ctx SpecContext) {
+		const ns = "e2e-broken-image"
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		dc := &databasev1alpha1.DatabaseCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: ns},
+			Spec: databasev1alpha1.DatabaseClusterSpec{
+				Replicas:  ptr.To[int32](2),
+				Image:     localcluster.NeverReadyImage,
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
+				Storage:   databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
+			},
+		}
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		conditionOf := func(g Gomega, conditionType string) []string {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			c := meta.FindStatusCondition(dc.Status.Conditions, conditionType)
+			g.Expect(c).NotTo(BeNil())
+			return []string{string(c.Status), c.Reason, c.Message}
+		}
+		Eventually(func(g Gomega) {
+			degraded := conditionOf(g, databasev1alpha1.ConditionDegraded)
+			g.Expect(degraded[:2]).To(Equal([]string{"True", "PodNotReady"}))
+			g.Expect(degraded[2]).To(MatchRegexp(`^pod broken-0 has not been Ready for \d+s \(ImagePullBackOff: Back-off pulling image "localcluster.test/never-ready:v1"\)$`))
+			g.Expect(conditionOf(g, databasev1alpha1.ConditionAvailable)).
+				To(Equal([]string{"False", "ReplicasNotReady", "0/2 replicas are ready"}))
+		}).Should(Succeed())
+		Expect(manager.ProcessState).To(BeNil(), "the manager is still running")
+
+		began := time.Now()
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Image = "registry.example/db:2"
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(conditionOf(g, databasev1alpha1.ConditionAvailable)).
+				To(Equal([]string{"True", "AllReplicasReady", "2/2 replicas are ready"}))
+			g.Expect(conditionOf(g, databasev1alpha1.ConditionDegraded)).
+				To(Equal([]string{"False", "AsExpected", "every child is as specified"}))
+		}).Should(Succeed())
+		AddReportEntry("broken image fixed → Available", time.Since(began).Round(time.Millisecond).String())
 	})
 })

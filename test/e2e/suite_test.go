@@ -42,6 +42,9 @@ import (
 	"github.com/seed1b407122/database-operator/test/localcluster"
 )
 
+// podReadyTimeout is the manager's bound for a pod to get Ready, short to keep the suite fast.
+const podReadyTimeout = 3 * time.Second
+
 var (
 	cluster *localcluster.Cluster
 	k8s     client.Client
@@ -93,7 +96,8 @@ func startManager(ctx context.Context) *exec.Cmd {
 	logFile, err := os.Create(filepath.Join(cluster.WorkDir, "manager.log"))
 	Expect(err).NotTo(HaveOccurred())
 	cmd := exec.Command(bin, "--leader-elect=false", "--metrics-bind-address=0",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe), "--zap-log-level=info")
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe), "--zap-log-level=info",
+		"--pod-ready-timeout="+podReadyTimeout.String())
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = localcluster.ChildSysProcAttr()

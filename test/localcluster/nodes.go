@@ -18,6 +18,10 @@ const (
 	NodeTypeLabel = "type"
 )
 
+// NeverReadyImage is an image whose pods are scheduled and Running but never Ready, their
+// container waiting in ImagePullBackOff (stages/pod-never-ready.yaml): a broken image.
+const NeverReadyImage = "localcluster.test/never-ready:v1"
+
 // NodeName returns the name of the i-th simulated node (0-based).
 func NodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 

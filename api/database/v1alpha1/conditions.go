@@ -46,6 +46,8 @@ const (
 	ReasonScaling = "Scaling"
 	// ReasonAsExpected: nothing is wrong.
 	ReasonAsExpected = "AsExpected"
+	// ReasonPodNotReady: a pod has not been Ready for longer than the bound.
+	ReasonPodNotReady = "PodNotReady"
 	// ReasonReconcileFailed: a child could not be written.
 	ReasonReconcileFailed = "ReconcileFailed"
 	// ReasonStorageExpanding: claims are being expanded to the new size.
