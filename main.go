@@ -41,14 +41,24 @@ import (
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
+	"github.com/seed1b407122/database-operator/controllers/echo"
+	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
+	"github.com/seed1b407122/database-operator/controllers/voteconfig"
 )
 
 // watchNamespaceEnv names the namespaces to watch, comma separated; empty means all. OLM sets it
 // to the OperatorGroup's target namespaces.
 const watchNamespaceEnv = "WATCH_NAMESPACE"
 
+// echoImageEnv names the image of the Jobs of Echos and ScheduledEchos; defaultEchoImage is
+// used when it is empty. The image needs /bin/sh and printf.
+const (
+	echoImageEnv     = "ECHO_IMAGE"
+	defaultEchoImage = "busybox"
+)
+
 // controllerNames are the controllers --controllers can select.
-var controllerNames = []string{"databasecluster"}
+var controllerNames = []string{"databasecluster", "echo", "scheduledecho", "voteconfig"}
 
 // options are the command-line settings of the manager.
 type options struct {
@@ -63,6 +73,7 @@ type options struct {
 	retryPeriod             time.Duration
 	releaseOnCancel         bool
 	maxConcurrentReconciles int
+	podReadyTimeout         time.Duration
 	controllers             string
 	qps                     float64
 	burst                   int
@@ -89,6 +100,8 @@ func parseFlags() (options, zap.Options) {
 		"How often candidates try to acquire or renew the Lease.")
 	flag.BoolVar(&o.releaseOnCancel, "leader-election-release-on-cancel", true,
 		"Release the Lease on a graceful stop, so that another replica takes over at once.")
+	flag.DurationVar(&o.podReadyTimeout, "pod-ready-timeout", databasecluster.DefaultPodReadyTimeout,
+		"How long a database pod may stay not Ready before its cluster is reported Degraded.")
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4,
 		"How many objects of one kind are reconciled at the same time.")
 	flag.StringVar(&o.controllers, "controllers", strings.Join(controllerNames, ","),
@@ -172,12 +185,56 @@ func setupControllers(mgr ctrl.Manager, o options, enabled []string) error {
 			APIReader:               mgr.GetAPIReader(),
 			Recorder:                mgr.GetEventRecorder("database-operator"),
 			MaxConcurrentReconciles: o.maxConcurrentReconciles,
+			PodReadyTimeout:         o.podReadyTimeout,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the databasecluster controller: %w", err)
 		}
 	}
+	if slices.Contains(enabled, "echo") {
+		r := &echo.Reconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("database-operator"),
+			Image:                   echoImage(),
+			MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the echo controller: %w", err)
+		}
+	}
+	if slices.Contains(enabled, "scheduledecho") {
+		r := &scheduledecho.Reconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("database-operator"),
+			Image:                   echoImage(),
+			MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the scheduledecho controller: %w", err)
+		}
+	}
+	if slices.Contains(enabled, "voteconfig") {
+		r := &voteconfig.Reconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("database-operator"),
+			MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the voteconfig controller: %w", err)
+		}
+	}
 	return nil
+}
+
+// echoImage is the image of the Echo Jobs: ECHO_IMAGE, or busybox when it is not set.
+func echoImage() string {
+	if image := strings.TrimSpace(os.Getenv(echoImageEnv)); image != "" {
+		return image
+	}
+	return defaultEchoImage
 }
 
 func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {

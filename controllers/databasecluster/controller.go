@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -39,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 )
 
 // Reasons of the events a DatabaseCluster gets.
@@ -57,6 +59,16 @@ const (
 	EventResumed     = "Resumed"
 	EventDeleting    = "Deleting"
 )
+
+// kind names DatabaseClusters in the operator's metrics.
+const kind = "DatabaseCluster"
+
+// recordMetrics publishes the observed status in the operator's metrics.
+func recordMetrics(dc *databasev1alpha1.DatabaseCluster, status databasev1alpha1.DatabaseClusterStatus) {
+	opmetrics.RecordConditions(kind, dc.Namespace, dc.Name, status.Conditions)
+	opmetrics.Replicas.WithLabelValues(dc.Namespace, dc.Name).Set(float64(*dc.Spec.Replicas))
+	opmetrics.ReadyReplicas.WithLabelValues(dc.Namespace, dc.Name).Set(float64(status.ReadyReplicas))
+}
 
 // Reconciler keeps the children of DatabaseClusters in place and reports their state.
 type Reconciler struct {
@@ -95,9 +107,13 @@ func (r *Reconciler) clock() clock.PassiveClock {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	dc := &databasev1alpha1.DatabaseCluster{}
 	if err := r.Get(ctx, req.NamespacedName, dc); err != nil {
+		if apierrors.IsNotFound(err) {
+			opmetrics.Forget(kind, req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !dc.DeletionTimestamp.IsZero() {
+		opmetrics.Forget(kind, req.Namespace, req.Name)
 		return ctrl.Result{}, r.reconcileDelete(ctx, dc)
 	}
 	if err := r.ensureFinalizer(ctx, dc); err != nil {
@@ -107,7 +123,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
 	defer func() {
-		err = errors.Join(err, r.patchStatus(ctx, original, computeStatus(dc, obs)))
+		status := computeStatus(dc, obs)
+		recordMetrics(dc, status)
+		err = errors.Join(err, r.patchStatus(ctx, original, status))
 	}()
 	// A pod that is not Ready yet is looked at again when it reaches the bound; its becoming
 	// Ready earlier triggers a reconcile through the pod watch.

@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package echo reconciles Echos: each Echo prints its message once, from a Job in its own
+// namespace, and reports how the Job went.
+package echo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+)
+
+// Reconciler creates the Job of each Echo and reports its phase.
+type Reconciler struct {
+	client.Client
+	// APIReader reads from the API server directly, for what the cache may not hold yet.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	// Image runs the Jobs; it needs /bin/sh and printf (busybox has both).
+	Image string
+	// MaxConcurrentReconciles is how many Echos are reconciled at once.
+	MaxConcurrentReconciles int
+}
+
+// The finalizers verb lets the operator set blockOwnerDeletion on the Jobs it owns, where the
+// OwnerReferencesPermissionEnforcement admission plugin is on.
+// +kubebuilder:rbac:groups=echo.seed1b407122.io,resources=echoes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=echo.seed1b407122.io,resources=echoes/status,verbs=patch
+// +kubebuilder:rbac:groups=echo.seed1b407122.io,resources=echoes/finalizers,verbs=update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile makes sure the Job of one Echo runs once and writes the status it observed:
+// get → Job (unless finished) → status (once, only if changed).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	e := &echov1alpha1.Echo{}
+	if err := r.Get(ctx, req.NamespacedName, e); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	original := e.DeepCopy()
+	obs := r.reconcileJob(ctx, e)
+	defer func() {
+		err = errors.Join(err, r.patchStatus(ctx, original, computeStatus(e, obs)))
+	}()
+	if apierrors.IsInvalid(obs.err) {
+		// The API server will never take this Job; the Failed condition says why.
+		return ctrl.Result{}, reconcile.TerminalError(obs.err)
+	}
+	return ctrl.Result{}, obs.err
+}
+
+// patchStatus writes status, and only when it changed. It also emits the events of the phase
+// transitions, so that each is told exactly once.
+func (r *Reconciler) patchStatus(ctx context.Context, original *echov1alpha1.Echo, status echov1alpha1.EchoStatus) error {
+	if equality.Semantic.DeepEqual(original.Status, status) {
+		return nil
+	}
+	updated := original.DeepCopy()
+	updated.Status = status
+	if err := r.Status().Patch(ctx, updated, client.MergeFrom(original)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
+	}
+	r.recordTransitions(original, updated)
+	logf.FromContext(ctx).V(1).Info("Patched the status", "phase", status.Phase, "job", status.JobName)
+	return nil
+}
+
+// SetupWithManager registers the controller and its watches. The spec of an Echo is immutable,
+// so only its creation (and a generation change, should one happen) triggers a reconcile, plus
+// the changes of its Job that the status is computed from.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&echov1alpha1.Echo{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&batchv1.Job{}, builder.WithPredicates(jobChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Named("echo").
+		Complete(r)
+}

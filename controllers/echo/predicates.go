@@ -1,0 +1,42 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package echo
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// jobChanged lets an update of an owned Job through only when it changed what the operator
+// reads: its spec (generation, so hand edits are repaired), its labels (the cache selects by
+// them), or the state the Echo's status is computed from. The Job controller's other status
+// writes (ready and terminating counts, uncounted pods) cause no reconcile.
+func jobChanged() predicate.Predicate {
+	return predicate.Or(
+		predicate.GenerationChangedPredicate{},
+		predicate.LabelChangedPredicate{},
+		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			before, okBefore := e.ObjectOld.(*batchv1.Job)
+			after, okAfter := e.ObjectNew.(*batchv1.Job)
+			if !okBefore || !okAfter {
+				return true
+			}
+			return !stateOf(before.Name, before, nil).sameAs(stateOf(after.Name, after, nil))
+		}},
+	)
+}

@@ -1,0 +1,57 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scheduledecho
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+)
+
+// Reasons of the events a ScheduledEcho gets.
+const (
+	EventCreated         = "Created"
+	EventUpdated         = "Updated"
+	EventInvalidSchedule = "InvalidSchedule"
+	EventRejected        = "Rejected"
+)
+
+// rejections are the reasons of the Ready condition that are told as warnings when they appear.
+var rejections = map[string]string{
+	echov1alpha1.ReasonInvalidSchedule: EventInvalidSchedule,
+	echov1alpha1.ReasonCronJobRejected: EventRejected,
+}
+
+// recordTransitions emits a warning when the Ready condition turns to a reason that needs the
+// user to change the spec. A retried write (SyncFailed) is not told: it is expected to pass.
+func (r *Reconciler) recordTransitions(before, after *echov1alpha1.ScheduledEcho) {
+	now := meta.FindStatusCondition(after.Status.Conditions, echov1alpha1.ConditionReady)
+	if now == nil || now.Status != metav1.ConditionFalse {
+		return
+	}
+	reason, ok := rejections[now.Reason]
+	if !ok {
+		return
+	}
+	if was := meta.FindStatusCondition(before.Status.Conditions, echov1alpha1.ConditionReady); was != nil &&
+		was.Reason == now.Reason && was.Message == now.Message {
+		return
+	}
+	r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", now.Message)
+}

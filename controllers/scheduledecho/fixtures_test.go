@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scheduledecho
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+)
+
+// scheduledOption changes a test ScheduledEcho.
+type scheduledOption func(*echov1alpha1.ScheduledEcho)
+
+// newScheduledEcho returns a valid ScheduledEcho that prints "hello" every five minutes,
+// changed by the options.
+func newScheduledEcho(name string, opts ...scheduledOption) *echov1alpha1.ScheduledEcho {
+	s := &echov1alpha1.ScheduledEcho{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-1234", Generation: 1},
+		Spec:       echov1alpha1.ScheduledEchoSpec{Message: "hello", Schedule: "*/5 * * * *"},
+	}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s
+}
+
+func withNamespace(ns string) scheduledOption {
+	return func(s *echov1alpha1.ScheduledEcho) { s.Namespace = ns }
+}
+
+func withMessage(message string) scheduledOption {
+	return func(s *echov1alpha1.ScheduledEcho) { s.Spec.Message = message }
+}
+
+func withSchedule(schedule string) scheduledOption {
+	return func(s *echov1alpha1.ScheduledEcho) { s.Spec.Schedule = schedule }
+}
+
+func withSuspend(suspend bool) scheduledOption {
+	return func(s *echov1alpha1.ScheduledEcho) { s.Spec.Suspend = suspend }
+}
+
+// newCronJob returns the CronJob of newScheduledEcho("se"), changed by change.
+func newCronJob(change func(*batchv1.CronJob)) *batchv1.CronJob {
+	cj := BuildCronJob(newScheduledEcho("se"), "busybox")
+	change(cj)
+	return cj
+}
+
+// lastSchedule is a schedule time as the API server stores it, in whole seconds.
+var lastSchedule = metav1.NewTime(time.Date(2026, 1, 2, 3, 5, 0, 0, time.UTC))
+
+// invalid is the error the API server answers for a CronJob with an error in field.
+func invalid(path *field.Path, value, detail string) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "CronJob"}, "se-echo",
+		field.ErrorList{field.Invalid(path, value, detail)})
+}

@@ -1,0 +1,81 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scheduledecho
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/robfig/cron/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// scheduleField is the field of a CronJob the API server names when it rejects a schedule.
+const scheduleField = "spec.schedule"
+
+// scheduleError says that a schedule is not one the CronJob API takes.
+type scheduleError struct {
+	schedule string
+	err      error
+}
+
+func (e *scheduleError) Error() string {
+	return fmt.Sprintf("invalid schedule %q: %s", e.schedule, e.err)
+}
+
+func (e *scheduleError) Unwrap() error { return e.err }
+
+// checkSchedule parses schedule with the parser the API server validates CronJobs with
+// (robfig/cron's standard parser), so that a schedule the CRD's rule lets through but the CronJob
+// API would reject (e.g. "99 * * * *") is reported before anything is written. The parser can
+// panic on some malformed input; that is an invalid schedule, never a crash.
+func checkSchedule(schedule string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &scheduleError{schedule: schedule, err: fmt.Errorf("the cron parser failed: %v", p)}
+		}
+	}()
+	if _, err := cron.ParseStandard(schedule); err != nil {
+		return &scheduleError{schedule: schedule, err: err}
+	}
+	return nil
+}
+
+// isScheduleError reports whether err rejects the schedule: the parser's verdict, or the API
+// server's when it names spec.schedule (it checks more than the parser, e.g. no CRON_TZ).
+func isScheduleError(err error) bool {
+	var se *scheduleError
+	if errors.As(err, &se) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Field == scheduleField {
+			return true
+		}
+	}
+	return false
+}
+
+// isTerminal reports whether err can never pass without a change of the spec: the schedule, or
+// anything else the API server finds invalid in the CronJob (e.g. a name too long for one).
+func isTerminal(err error) bool {
+	return isScheduleError(err) || apierrors.IsInvalid(err)
+}

@@ -1,0 +1,101 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scheduledecho
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+)
+
+// observation is what one reconcile saw of a ScheduledEcho's CronJob.
+type observation struct {
+	// cronJob is the CronJob as the server holds it, nil when it does not exist.
+	cronJob *batchv1.CronJob
+	// err is the error that kept the CronJob from matching the spec, if any.
+	err error
+}
+
+// computeStatus returns the status of s as observed. It starts from the current status only to
+// keep what a missing CronJob cannot tell (its name and last schedule) and the
+// lastTransitionTime of conditions that did not change.
+func computeStatus(s *echov1alpha1.ScheduledEcho, obs observation) echov1alpha1.ScheduledEchoStatus {
+	status := echov1alpha1.ScheduledEchoStatus{
+		CronJobName:        s.Status.CronJobName,
+		LastScheduleTime:   s.Status.LastScheduleTime,
+		ObservedGeneration: s.Generation,
+		Conditions:         append([]metav1.Condition(nil), s.Status.Conditions...),
+	}
+	if cj := obs.cronJob; cj != nil {
+		status.CronJobName = cj.Name
+		status.LastScheduleTime = cj.Status.LastScheduleTime
+	}
+	setReadyCondition(&status.Conditions, s, obs.err)
+	setSuspendedCondition(&status.Conditions, s, obs.cronJob)
+	return status
+}
+
+// setReadyCondition: True when the CronJob matches the spec; otherwise the reason tells whether
+// the spec must change (InvalidSchedule, CronJobRejected) or the write is retried (SyncFailed).
+func setReadyCondition(conditions *[]metav1.Condition, s *echov1alpha1.ScheduledEcho, err error) {
+	cond := metav1.Condition{
+		Type:               echov1alpha1.ConditionReady,
+		Status:             metav1.ConditionFalse,
+		ObservedGeneration: s.Generation,
+	}
+	switch {
+	case err == nil:
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = echov1alpha1.ReasonCronJobSynced
+		cond.Message = fmt.Sprintf("CronJob %s runs on schedule %q", s.CronJobName(), s.Spec.Schedule)
+	case isScheduleError(err):
+		cond.Reason, cond.Message = echov1alpha1.ReasonInvalidSchedule, err.Error()
+	case apierrors.IsInvalid(err):
+		cond.Reason, cond.Message = echov1alpha1.ReasonCronJobRejected, err.Error()
+	default:
+		cond.Reason, cond.Message = echov1alpha1.ReasonSyncFailed, err.Error()
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
+
+// setSuspendedCondition: True while no new run starts. It follows the CronJob, which keeps its
+// last accepted state while the spec is invalid; without a CronJob nothing runs, as the spec says.
+func setSuspendedCondition(conditions *[]metav1.Condition, s *echov1alpha1.ScheduledEcho, cj *batchv1.CronJob) {
+	suspended := s.Spec.Suspend
+	if cj != nil {
+		suspended = ptr.Deref(cj.Spec.Suspend, false)
+	}
+	cond := metav1.Condition{
+		Type:               echov1alpha1.ConditionSuspended,
+		Status:             metav1.ConditionFalse,
+		Reason:             echov1alpha1.ReasonActive,
+		Message:            "new runs start on schedule",
+		ObservedGeneration: s.Generation,
+	}
+	if suspended {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = echov1alpha1.ReasonSuspended
+		cond.Message = "spec.suspend is true: no new run starts"
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
