@@ -75,6 +75,7 @@ type EchoStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ec
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 58",message="name must be at most 58 characters: the Job is named NAME-echo and Job names are limited to 63"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobName`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -65,6 +65,7 @@ type ScheduledEchoStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sec
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 47",message="name must be at most 47 characters: the CronJob is named NAME-echo and CronJob names are limited to 52"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
