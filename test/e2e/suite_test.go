@@ -49,6 +49,8 @@ var (
 	cluster *localcluster.Cluster
 	k8s     client.Client
 	manager *exec.Cmd
+	// metricsPort is the manager's secure (HTTPS, token-checked) metrics port.
+	metricsPort int
 )
 
 func TestE2E(t *testing.T) {
@@ -93,9 +95,10 @@ func startManager(ctx context.Context) *exec.Cmd {
 		bin = filepath.Join("..", "..", "bin", "manager")
 	}
 	probe := freePort()
+	metricsPort = freePort()
 	logFile, err := os.Create(filepath.Join(cluster.WorkDir, "manager.log"))
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(bin, "--leader-elect=false", "--metrics-bind-address=0",
+	cmd := exec.Command(bin, "--leader-elect=false", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe), "--zap-log-level=info",
 		"--pod-ready-timeout="+podReadyTimeout.String())
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath)
