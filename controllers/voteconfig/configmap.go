@@ -93,7 +93,7 @@ func optionsJSON(vc *votingv1alpha1.VoteConfig) (string, error) {
 func ConfigHash(data map[string]string) string {
 	h := sha256.New()
 	for _, k := range slices.Sorted(maps.Keys(data)) {
-		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(data[k]), data[k])
+		_, _ = fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(data[k]), data[k]) // a hash never fails to write
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

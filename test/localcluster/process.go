@@ -72,7 +72,7 @@ func (p *process) pid() int { return p.cmd.Process.Pid }
 
 // exitError describes an unexpected exit, with the tail of the log.
 func (p *process) exitError() error {
-	return fmt.Errorf("%s exited early (%v); tail of %s:\n%s", p.name, p.waitErr, p.logPath, tailFile(p.logPath))
+	return fmt.Errorf("%s exited early (%w); tail of %s:\n%s", p.name, p.waitErr, p.logPath, tailFile(p.logPath))
 }
 
 // stop sends SIGTERM to the process group, then SIGKILL after stopTimeout, and waits for the

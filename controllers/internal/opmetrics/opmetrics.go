@@ -27,25 +27,32 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
+// Label names of the metrics.
+const (
+	labelKind      = "kind"
+	labelNamespace = "namespace"
+	labelName      = "name"
+)
+
 var (
 	// Condition is 1 for the current status of each condition of each resource, in the style
 	// of kube-state-metrics: sum by (kind, type, status) counts resources by condition.
 	Condition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "database_operator_resource_condition",
 		Help: "Condition of a resource managed by the operator (1 for the current status).",
-	}, []string{"kind", "namespace", "name", "type", "status"})
+	}, []string{labelKind, labelNamespace, labelName, "type", "status"})
 
 	// Replicas is spec.replicas of each DatabaseCluster.
 	Replicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "database_operator_databasecluster_replicas",
 		Help: "Replicas a DatabaseCluster asks for.",
-	}, []string{"namespace", "name"})
+	}, []string{labelNamespace, labelName})
 
 	// ReadyReplicas is status.readyReplicas of each DatabaseCluster.
 	ReadyReplicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "database_operator_databasecluster_ready_replicas",
 		Help: "Ready replicas of a DatabaseCluster.",
-	}, []string{"namespace", "name"})
+	}, []string{labelNamespace, labelName})
 )
 
 func init() {
@@ -71,9 +78,9 @@ func RecordConditions(kind, namespace, name string, conditions []metav1.Conditio
 
 // Forget removes every series of a resource that is gone.
 func Forget(kind, namespace, name string) {
-	Condition.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": namespace, "name": name})
+	Condition.DeletePartialMatch(prometheus.Labels{labelKind: kind, labelNamespace: namespace, labelName: name})
 	if kind == "DatabaseCluster" {
-		Replicas.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
-		ReadyReplicas.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "name": name})
+		Replicas.DeletePartialMatch(prometheus.Labels{labelNamespace: namespace, labelName: name})
+		ReadyReplicas.DeletePartialMatch(prometheus.Labels{labelNamespace: namespace, labelName: name})
 	}
 }
