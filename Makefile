@@ -84,9 +84,9 @@ test-integration: test-env $(GINKGO) ## envtest specs (label "integration") agai
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=integration ./controllers/...
 
 .PHONY: test-e2e
-test-e2e: build test-env $(GINKGO) ## e2e specs: the manager binary on the local control plane (simulated nodes).
+test-e2e: build test-env $(GINKGO) $(KUSTOMIZE) ## e2e specs: the manager binary on the local control plane (simulated nodes).
 	go test -tags e2e ./test/localcluster/ -count=1 -v -timeout 10m
-	MANAGER_BIN=$(LOCALBIN)/manager $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/e2e
+	MANAGER_BIN=$(LOCALBIN)/manager KUSTOMIZE=$(KUSTOMIZE) $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/e2e
 
 .PHONY: test-env
 test-env: $(TEST_ENV_DIR)/.stamp ## Build the local control plane binaries once per machine.
