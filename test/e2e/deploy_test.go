@@ -59,7 +59,7 @@ var _ = Describe("make deploy (kustomize config/default)", func() {
 				continue
 			}
 			// Server-side apply, as "kubectl apply --server-side" does.
-			Expect(k8s.Patch(ctx, obj, client.Apply, client.FieldOwner("e2e-make-deploy"), client.ForceOwnership)).
+			Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("e2e-make-deploy"), client.ForceOwnership)).
 				To(Succeed(), "applying %s %s", obj.GetKind(), obj.GetName())
 			kinds = append(kinds, obj.GetKind()+"/"+obj.GetName())
 		}
