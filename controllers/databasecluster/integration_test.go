@@ -17,10 +17,7 @@ limitations under the License.
 package databasecluster
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -35,18 +32,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
@@ -57,57 +50,29 @@ const podReadyTimeout = 2 * time.Second
 
 var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), func() {
 	var (
-		testEnv *envtest.Environment
-		k8s     client.Client
-		cancel  context.CancelFunc
-		done    chan error
+		env *testenv.Env
+		k8s client.Client
 	)
 
 	BeforeAll(func() {
-		Expect(os.Getenv("KUBEBUILDER_ASSETS")).NotTo(BeEmpty(),
-			"KUBEBUILDER_ASSETS must name the directory of kube-apiserver and etcd: run the suite with 'make test'")
 		ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-		testEnv = &envtest.Environment{
-			CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-			ErrorIfCRDPathMissing: true,
-		}
-		started := time.Now()
-		cfg, err := testEnv.Start()
-		Expect(err).NotTo(HaveOccurred())
-		GinkgoWriter.Printf("Started kube-apiserver and etcd in %s\n", time.Since(started).Round(time.Millisecond))
-
-		scheme := runtime.NewScheme()
-		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-		Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
-		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-
-		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-			Scheme:  scheme,
-			Metrics: metricsserver.Options{BindAddress: "0"},
-			Cache:   cachecfg.Options(nil),
+		var err error
+		env, err = testenv.Start(GinkgoWriter, func(mgr ctrl.Manager) error {
+			return (&Reconciler{
+				Client:                  mgr.GetClient(),
+				APIReader:               mgr.GetAPIReader(),
+				Recorder:                mgr.GetEventRecorder("database-operator"),
+				MaxConcurrentReconciles: 2,
+				PodReadyTimeout:         podReadyTimeout,
+			}).SetupWithManager(mgr)
 		})
 		Expect(err).NotTo(HaveOccurred())
-		Expect((&Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			MaxConcurrentReconciles: 2,
-			PodReadyTimeout:         podReadyTimeout,
-		}).SetupWithManager(mgr)).To(Succeed())
-		var ctx context.Context
-		ctx, cancel = context.WithCancel(context.Background())
-		done = make(chan error, 1)
-		go func() { done <- mgr.Start(ctx) }()
+		k8s = env.Client
 	})
 
 	AfterAll(func() {
-		if cancel != nil {
-			cancel()
-			Eventually(done, 30*time.Second).Should(Receive(BeNil()))
-		}
-		if testEnv != nil {
-			Expect(testEnv.Stop()).To(Succeed())
+		if env != nil {
+			Expect(env.Stop()).To(Succeed())
 		}
 	})
 

@@ -17,9 +17,6 @@ limitations under the License.
 package echo
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,17 +28,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // testImage is the image the operator under test is configured with.
@@ -52,57 +45,29 @@ const testImage = "registry.example/tools/busybox:1.36"
 // writing the Job's status themselves.
 var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	var (
-		testEnv *envtest.Environment
-		k8s     client.Client
-		cancel  context.CancelFunc
-		done    chan error
+		env *testenv.Env
+		k8s client.Client
 	)
 
 	BeforeAll(func() {
-		Expect(os.Getenv("KUBEBUILDER_ASSETS")).NotTo(BeEmpty(),
-			"KUBEBUILDER_ASSETS must name the directory of kube-apiserver and etcd: run the suite with 'make test'")
 		ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-		testEnv = &envtest.Environment{
-			CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-			ErrorIfCRDPathMissing: true,
-		}
-		started := time.Now()
-		cfg, err := testEnv.Start()
-		Expect(err).NotTo(HaveOccurred())
-		GinkgoWriter.Printf("Started kube-apiserver and etcd in %s\n", time.Since(started).Round(time.Millisecond))
-
-		scheme := runtime.NewScheme()
-		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-		Expect(echov1alpha1.AddToScheme(scheme)).To(Succeed())
-		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-
-		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-			Scheme:  scheme,
-			Metrics: metricsserver.Options{BindAddress: "0"},
-			Cache:   cachecfg.Options(nil),
+		var err error
+		env, err = testenv.Start(GinkgoWriter, func(mgr ctrl.Manager) error {
+			return (&Reconciler{
+				Client:                  mgr.GetClient(),
+				APIReader:               mgr.GetAPIReader(),
+				Recorder:                mgr.GetEventRecorder("database-operator"),
+				Image:                   testImage,
+				MaxConcurrentReconciles: 2,
+			}).SetupWithManager(mgr)
 		})
 		Expect(err).NotTo(HaveOccurred())
-		Expect((&Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			Image:                   testImage,
-			MaxConcurrentReconciles: 2,
-		}).SetupWithManager(mgr)).To(Succeed())
-		var ctx context.Context
-		ctx, cancel = context.WithCancel(context.Background())
-		done = make(chan error, 1)
-		go func() { done <- mgr.Start(ctx) }()
+		k8s = env.Client
 	})
 
 	AfterAll(func() {
-		if cancel != nil {
-			cancel()
-			Eventually(done, 30*time.Second).Should(Receive(BeNil()))
-		}
-		if testEnv != nil {
-			Expect(testEnv.Stop()).To(Succeed())
+		if env != nil {
+			Expect(env.Stop()).To(Succeed())
 		}
 	})
 

@@ -1,0 +1,138 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package testenv starts what the envtest specs of every controller need: a real kube-apiserver
+// and etcd (envtest, binaries from KUBEBUILDER_ASSETS) with the operator's CRDs, and a manager
+// with the production cache settings running the controller under test.
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+)
+
+// stopTimeout bounds how long the manager may take to stop.
+const stopTimeout = 30 * time.Second
+
+// Env is a running API server with a manager.
+type Env struct {
+	// Client talks to the API server directly (no cache), as a user would.
+	Client client.Client
+
+	env    *envtest.Environment
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Start starts the API server, installs the CRDs, creates a manager, lets setup register the
+// controller under test with it, and starts it. Progress lines go to log.
+func Start(log io.Writer, setup func(ctrl.Manager) error) (*Env, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, errors.New("KUBEBUILDER_ASSETS must name the directory of kube-apiserver and etcd: run the suite with 'make test'")
+	}
+	e := &Env{env: &envtest.Environment{
+		CRDDirectoryPaths:     []string{crdDirectory()},
+		ErrorIfCRDPathMissing: true,
+	}}
+	started := time.Now()
+	cfg, err := e.env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	_, _ = fmt.Fprintf(log, "Started kube-apiserver and etcd in %s\n", time.Since(started).Round(time.Millisecond))
+	if err := e.startManager(cfg, setup); err != nil {
+		return nil, errors.Join(err, e.env.Stop())
+	}
+	return e, nil
+}
+
+func (e *Env) startManager(cfg *rest.Config, setup func(ctrl.Manager) error) error {
+	scheme := Scheme()
+	var err error
+	if e.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("creating the client: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cachecfg.Options(nil),
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := setup(mgr); err != nil {
+		return fmt.Errorf("setting up the controller: %w", err)
+	}
+	var ctx context.Context
+	ctx, e.cancel = context.WithCancel(context.Background())
+	e.done = make(chan error, 1)
+	go func() { e.done <- mgr.Start(ctx) }()
+	return nil
+}
+
+// Stop stops the manager, then the API server and etcd.
+func (e *Env) Stop() error {
+	var errs []error
+	if e.cancel != nil {
+		e.cancel()
+		select {
+		case err := <-e.done:
+			errs = append(errs, err)
+		case <-time.After(stopTimeout):
+			errs = append(errs, fmt.Errorf("the manager did not stop within %s", stopTimeout))
+		}
+	}
+	return errors.Join(append(errs, e.env.Stop())...)
+}
+
+// Scheme knows the built-in kinds and every kind of the operator.
+func Scheme() *k8sruntime.Scheme {
+	scheme := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{
+		clientgoscheme.AddToScheme, databasev1alpha1.AddToScheme, echov1alpha1.AddToScheme, votingv1alpha1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			panic(err) // Only a programming error can make registering these types fail.
+		}
+	}
+	return scheme
+}
+
+// crdDirectory is config/crd/bases of this repository, found from this file's location so that
+// suites in any package use it.
+func crdDirectory() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "crd", "bases")
+}
