@@ -1,0 +1,257 @@
+package helm
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/test/localcluster"
+)
+
+const fieldOwner = "helm-test"
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestInstall applies every object the chart renders (default values, and the HA values as a
+// second release) to a local control plane with server-side apply, CRDs first, in namespaces
+// that enforce the "restricted" Pod Security Standard, and waits until every replica of each
+// Deployment is available on kwok's simulated nodes.
+func TestInstall(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is unset: no local control plane binaries; run through \"make helm-test\" (or set it to the directory of \"make test-env\")")
+	}
+	ctx := t.Context()
+	began := time.Now()
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Nodes: 3, Log: testLog{t}})
+	if err != nil {
+		t.Fatalf("starting the local control plane: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stopping the local control plane: %v", err)
+		}
+	})
+	t.Logf("local control plane up in %s", time.Since(began).Round(time.Millisecond))
+	c := cluster.Client()
+
+	var releaseObjects []*unstructured.Unstructured
+	releases := []struct {
+		name, namespace string
+		values          map[string]any
+		replicas        int32
+	}{
+		{"database-operator", defaultNS, nil, 2},
+		{"ha", "database-operator-ha", readValues(t, haValues), 3},
+	}
+	for _, rel := range releases {
+		t.Run(rel.name, func(t *testing.T) {
+			r := render(t, rel.name, rel.namespace, rel.values)
+			t.Logf("release %s in %s renders:\n  %s", rel.name, rel.namespace, strings.Join(keys(r.objects), "\n  "))
+			began := time.Now()
+			createNamespace(ctx, t, c, rel.namespace)
+			apply(ctx, t, c, r.objects)
+			d := deploymentOf(t, r.objects)
+			if *d.Spec.Replicas != rel.replicas {
+				t.Fatalf("the Deployment has %d replicas, want %d", *d.Spec.Replicas, rel.replicas)
+			}
+			waitAvailable(ctx, t, c, d)
+			t.Logf("release %s: %d objects applied, %d/%d replicas available in %s", rel.name, len(r.objects),
+				rel.replicas, rel.replicas, time.Since(began).Round(time.Millisecond))
+			logPlacement(ctx, t, c, d)
+			checkNotesExample(ctx, t, c, r.notes)
+			if rel.name == "database-operator" {
+				releaseObjects = r.objects
+			}
+		})
+	}
+	// kwok's pods run no container: run the manager itself as the chart's ServiceAccount.
+	t.Run("manager as the chart's ServiceAccount", func(t *testing.T) {
+		if releaseObjects == nil {
+			t.Skip("the default release was not installed")
+		}
+		runManager(ctx, t, cluster, deploymentOf(t, releaseObjects))
+	})
+}
+
+// createNamespace creates the release namespace with the restricted Pod Security Standard
+// enforced, so the API server rejects the manager's pods unless the chart's security
+// contexts meet it.
+func createNamespace(ctx context.Context, t *testing.T, c client.Client, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted",
+		"pod-security.kubernetes.io/warn":    "restricted",
+	}}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
+
+// apply applies the objects with server-side apply: the CRDs first (waiting until they are
+// Established), then the rest in Helm's install order. A ServiceMonitor is skipped when the
+// cluster has no ServiceMonitor CRD (no Prometheus Operator).
+func apply(ctx context.Context, t *testing.T, c client.Client, objs []*unstructured.Unstructured) {
+	t.Helper()
+	var crds, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	for _, o := range crds {
+		applyOne(ctx, t, c, o)
+	}
+	for _, o := range crds {
+		waitEstablished(ctx, t, c, o.GetName())
+	}
+	for _, o := range rest {
+		gvk := o.GroupVersionKind()
+		if _, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
+			t.Logf("skipping %s: the cluster has no %s CRD (install the Prometheus Operator to use metrics.serviceMonitor)", key(o), gvk.GroupVersion().WithKind(gvk.Kind))
+			continue
+		}
+		if o.GetKind() == "Deployment" {
+			dryRunPod(ctx, t, c, o)
+		}
+		applyOne(ctx, t, c, o)
+	}
+}
+
+func applyOne(ctx context.Context, t *testing.T, c client.Client, o *unstructured.Unstructured) {
+	t.Helper()
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+		t.Fatalf("applying %s: %v", key(o), err)
+	}
+	t.Logf("applied %s", key(o))
+}
+
+// dryRunPod creates a pod of the Deployment's template with dryRun=All, so that admission
+// (Pod Security, priority class) reports a rejection directly rather than as a ReplicaSet
+// event.
+func dryRunPod(ctx context.Context, t *testing.T, c client.Client, o *unstructured.Unstructured) {
+	t.Helper()
+	var d appsv1.Deployment
+	mustConvert(t, o, &d)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: d.Name + "-dry-run-", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
+		Spec:       d.Spec.Template.Spec,
+	}
+	if err := c.Create(ctx, pod, client.DryRunAll); err != nil {
+		t.Fatalf("the API server refuses the manager's pod: %v", err)
+	}
+}
+
+func waitEstablished(ctx context.Context, t *testing.T, c client.Client, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		crd := &unstructured.Unstructured{}
+		crd.SetAPIVersion("apiextensions.k8s.io/v1")
+		crd.SetKind("CustomResourceDefinition")
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			return false, err
+		}
+		conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+		for _, cond := range conds {
+			m, _ := cond.(map[string]any)
+			if m["type"] == "Established" && m["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("CRD %s not Established: %v", name, err)
+	}
+}
+
+func deploymentOf(t *testing.T, objs []*unstructured.Unstructured) *appsv1.Deployment {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			var d appsv1.Deployment
+			mustConvert(t, o, &d)
+			return &d
+		}
+	}
+	t.Fatal("no Deployment rendered")
+	return nil
+}
+
+// waitAvailable waits until the Deployment's status shows every replica available and
+// up to date; on timeout it reports the Deployment's conditions and the pods.
+func waitAvailable(ctx context.Context, t *testing.T, c client.Client, want *appsv1.Deployment) {
+	t.Helper()
+	var d appsv1.Deployment
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(want), &d); err != nil {
+			return false, err
+		}
+		s := d.Status
+		return s.ObservedGeneration == d.Generation && s.AvailableReplicas == *want.Spec.Replicas &&
+			s.UpdatedReplicas == *want.Spec.Replicas && s.ReadyReplicas == *want.Spec.Replicas, nil
+	})
+	if err != nil {
+		t.Errorf("Deployment %s/%s: %d/%d available: %v\nstatus: %+v", d.Namespace, d.Name,
+			d.Status.AvailableReplicas, *want.Spec.Replicas, err, d.Status)
+		logPlacement(ctx, t, c, want)
+		t.FailNow()
+	}
+}
+
+// logPlacement prints the manager pods: node, phase, readiness.
+func logPlacement(ctx context.Context, t *testing.T, c client.Client, d *appsv1.Deployment) {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(d.Namespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {
+		t.Logf("listing pods: %v", err)
+		return
+	}
+	nodes := map[string]bool{}
+	for _, p := range pods.Items {
+		ready := false
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady {
+				ready = cond.Status == corev1.ConditionTrue
+			}
+		}
+		nodes[p.Spec.NodeName] = true
+		t.Logf("pod %s: node %q, phase %s, ready %v", p.Name, p.Spec.NodeName, p.Status.Phase, ready)
+	}
+	t.Logf("%d pods on %d distinct nodes", len(pods.Items), len(nodes))
+}
+
+// checkNotesExample has the API server validate (dry run) the DatabaseCluster that NOTES.txt
+// tells users to create.
+func checkNotesExample(ctx context.Context, t *testing.T, c client.Client, notes string) {
+	t.Helper()
+	_, after, ok := strings.Cut(notes, "<<YAML\n")
+	example, _, ok2 := strings.Cut(after, "\n  YAML")
+	if !ok || !ok2 {
+		t.Fatalf("NOTES.txt has no <<YAML example:\n%s", notes)
+	}
+	objs, err := decode(example)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("NOTES.txt example: %d objects, %v", len(objs), err)
+	}
+	objs[0].SetNamespace("default")
+	if err := c.Create(ctx, objs[0], client.DryRunAll); err != nil {
+		t.Errorf("the API server refuses the NOTES.txt example: %v", err)
+	}
+}
