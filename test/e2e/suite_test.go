@@ -39,6 +39,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/test/localcluster"
 )
 
@@ -74,6 +76,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	scheme := runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
+	Expect(echov1alpha1.AddToScheme(scheme)).To(Succeed())
+	Expect(votingv1alpha1.AddToScheme(scheme)).To(Succeed())
 	k8s, err = client.New(cluster.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 
