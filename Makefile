@@ -55,8 +55,9 @@ fmt: ## Run gofmt on the project.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet (also on the files behind the e2e build tag).
+vet: ## Run go vet (also on the files behind the e2e and olm build tags).
 	go vet -tags e2e ./...
+	go vet -tags olm ./test/olme2e/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.
@@ -73,7 +74,7 @@ verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) o
 ##@ Test
 
 .PHONY: test
-test: verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test ## Everything CI runs.
+test: verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test olm-e2e ## Everything CI runs.
 
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server.

@@ -1,0 +1,201 @@
+//go:build olm
+
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package olme2e
+
+import (
+	"strconv"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// Each case installs the package, checks it, and uninstalls it again in AfterAll (CRDs are
+// cluster-scoped: two installs of the same package whose OperatorGroups overlap would fight
+// over them), so the cases run in either order.
+
+var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, func() {
+	const (
+		namespace     = "dbo-own"
+		operatorGroup = "dbo-own"
+	)
+	var (
+		subscribed time.Time
+		saName     string
+		kubeconfig string
+		manager    *child
+		dc         *databasev1alpha1.DatabaseCluster
+	)
+
+	BeforeAll(NodeTimeout(time.Minute), func(ctx SpecContext) {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(namespace)})).To(Succeed())
+		createOperatorGroup(ctx, namespace, operatorGroup, namespace)
+		// Manual approval: the test decides when the upgrade to 0.2.0 happens.
+		subscribed = time.Now()
+		createSubscription(ctx, namespace, csvV010, "Manual")
+	})
+
+	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
+		if manager != nil && !manager.exited() {
+			if dc != nil {
+				deleteAndWait(dc)
+			}
+			_ = manager.stop(syscall.SIGINT)
+		}
+		uninstall(namespace, operatorGroup)
+	})
+
+	It("installs 0.1.0 with the Deployment, ServiceAccount and RBAC of the CSV", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+		approveInstallPlan(ctx, namespace, csvV010)
+		csv := waitCSVSucceeded(ctx, namespace, csvV010)
+		AddReportEntry("install 0.1.0 (Subscription -> CSV Succeeded, Manual approval)", since(subscribed))
+		expectInstalledObjects(ctx, csv, namespace)
+		saName, _ = operatorNames(csv)
+	})
+
+	It("runs the manager as OLM's ServiceAccount: a DatabaseCluster becomes Available", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+		kubeconfig = impersonatingKubeconfig(namespace, saName)
+		expectImpersonationEnforced(ctx, kubeconfig)
+		manager = startManager(ctx, "manager-own-0.1.0", kubeconfig, namespace)
+
+		began := time.Now()
+		dc = newSample(namespace)
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		waitAvailable(ctx, dc, manager)
+		AddReportEntry("DatabaseCluster Available with the 0.1.0 RBAC", since(began))
+		Expect(*dc.Spec.Replicas).To(BeEquivalentTo(3))
+		expectNoForbidden(manager.logPath)
+	})
+
+	It("upgrades to 0.2.0 and leaves the DatabaseCluster's StatefulSet alone", NodeTimeout(8*time.Minute), func(ctx SpecContext) {
+		before := statefulSetOf(ctx, dc)
+		// The operator's pod of 0.1.0 goes away during the upgrade: so does its manager.
+		stopManager(manager)
+
+		began := time.Now()
+		approveInstallPlan(ctx, namespace, csvV020)
+		csv := waitCSVSucceeded(ctx, namespace, csvV020)
+		replaces, _, _ := unstructured.NestedString(csv.Object, "spec", "replaces")
+		Expect(replaces).To(Equal(csvV010))
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKeyFromObject(newCSV(namespace, csvV010)), newCSV(namespace, csvV010))
+		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), "the replaced CSV %s was not removed", csvV010)
+		AddReportEntry("upgrade 0.1.0 -> 0.2.0 (approval -> 0.2.0 Succeeded, 0.1.0 gone)", since(began))
+
+		sub := newSubscription(namespace)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
+		installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
+		Expect(installed).To(Equal(csvV020))
+		expectInstalledObjects(ctx, csv, namespace)
+		newSA, _ := operatorNames(csv)
+		Expect(newSA).To(Equal(saName))
+		// The RBAC of 0.1.0 goes with its CSV: from here on only 0.2.0's grants count.
+		Eventually(func(g Gomega) {
+			roles := &rbacv1.ClusterRoleList{}
+			g.Expect(k8s.List(ctx, roles, client.MatchingLabels{"olm.owner": csvV010})).To(Succeed())
+			g.Expect(roles.Items).To(BeEmpty())
+		}).WithContext(ctx).Should(Succeed(), "ClusterRoles of %s left after the upgrade", csvV010)
+
+		// The operator's pod of 0.2.0 starts: the manager runs again, with 0.2.0's RBAC only.
+		manager = startManager(ctx, "manager-own-0.2.0", kubeconfig, namespace)
+		waitAvailable(ctx, dc, manager)
+		Consistently(func(g Gomega) {
+			after := &appsv1.StatefulSet{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(before), after)).To(Succeed())
+			g.Expect(after.UID).To(Equal(before.UID))
+			g.Expect(after.Generation).To(Equal(before.Generation), "the StatefulSet's spec changed")
+			g.Expect(after.Spec.Template).To(Equal(before.Spec.Template), "the pod template changed")
+			g.Expect(after.Status.UpdateRevision).To(Equal(before.Status.UpdateRevision))
+			g.Expect(after.Status.CurrentRevision).To(Equal(before.Status.UpdateRevision))
+		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
+		AddReportEntry("StatefulSet across the upgrade", "generation "+itoa(before.Generation)+", revision "+before.Status.UpdateRevision+": unchanged")
+		expectNoForbidden(manager.logPath)
+	})
+
+	It("deletes the DatabaseCluster with 0.2.0's RBAC", NodeTimeout(3*time.Minute), func(_ SpecContext) {
+		deleteAndWait(dc)
+		dc = nil
+		stopManager(manager)
+	})
+})
+
+var _ = Describe("AllNamespaces install", Ordered, func() {
+	const (
+		namespace     = "operators"
+		operatorGroup = "global-operators"
+		dbNamespace   = "dbo-all"
+	)
+	var (
+		subscribed time.Time
+		csv        *unstructured.Unstructured
+		manager    *child
+		dc         *databasev1alpha1.DatabaseCluster
+	)
+
+	BeforeAll(NodeTimeout(time.Minute), func(ctx SpecContext) {
+		createOperatorGroup(ctx, namespace, operatorGroup)
+		// Automatic approval, no startingCSV: the head of the channel, 0.2.0.
+		subscribed = time.Now()
+		createSubscription(ctx, namespace, "", "Automatic")
+	})
+
+	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
+		if manager != nil && !manager.exited() {
+			if dc != nil {
+				deleteAndWait(dc)
+			}
+			_ = manager.stop(syscall.SIGINT)
+		}
+		uninstall(namespace, operatorGroup)
+	})
+
+	It("installs 0.2.0 watching every namespace", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+		csv = waitCSVSucceeded(ctx, namespace, csvV020)
+		AddReportEntry("install 0.2.0 AllNamespaces (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
+		expectInstalledObjects(ctx, csv, "")
+	})
+
+	It("runs the manager as OLM's ServiceAccount: a DatabaseCluster in another namespace becomes Available", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+		saName, _ := operatorNames(csv)
+		kubeconfig := impersonatingKubeconfig(namespace, saName)
+		expectImpersonationEnforced(ctx, kubeconfig)
+		manager = startManager(ctx, "manager-all-0.2.0", kubeconfig, "")
+
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(dbNamespace)})).To(Succeed())
+		began := time.Now()
+		dc = newSample(dbNamespace)
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		waitAvailable(ctx, dc, manager)
+		AddReportEntry("DatabaseCluster Available with the AllNamespaces RBAC", since(began))
+		deleteAndWait(dc)
+		dc = nil
+		stopManager(manager)
+	})
+})
+
+func itoa(i int64) string { return strconv.FormatInt(i, 10) }
