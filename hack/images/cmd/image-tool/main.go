@@ -1,0 +1,147 @@
+// Command image-tool builds the operator, bundle and catalog images without a Docker engine
+// (see package images) and pushes them. Used by mk/images.mk.
+//
+//	image-tool operator --binary bin/images/manager-linux-amd64 --dockerfile Dockerfile --arch amd64 \
+//	    --tag database-operator:0.2.0 --layout bin/images/database-operator --tarball bin/images/database-operator.tar
+//	image-tool bundle --dir bundle --tag database-operator-bundle:0.2.0 --layout bin/images/database-operator-bundle
+//	image-tool catalog --dir catalog --dockerfile catalog.Dockerfile [--base REF] --tag ... --layout ...
+//	image-tool push --layout bin/images/database-operator --ref 127.0.0.1:5000/database-operator:0.2.0
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/seed1b407122/database-operator/hack/images"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	if err := run(os.Args[1], os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "image-tool %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|push [flags] (-h for the flags)")
+	os.Exit(2)
+}
+
+func run(cmd string, args []string) error {
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	out := outputs{
+		tag:      fs.String("tag", "", "image name:tag recorded in the layout and tarball"),
+		layout:   fs.String("layout", "", "write an OCI image layout to this directory (replaced)"),
+		tarball:  fs.String("tarball", "", "also write a docker-archive tarball (ctr images import, docker load)"),
+		push:     fs.String("push", "", "also push to this reference, e.g. 127.0.0.1:5000/name:tag"),
+		insecure: fs.Bool("insecure", false, "plain HTTP for a non-loopback registry"),
+	}
+	ctx := context.Background()
+	build := builder(ctx, cmd, fs, out.insecure)
+	if build == nil {
+		usage()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	img, err := build()
+	if err != nil {
+		return err
+	}
+	return out.write(ctx, img)
+}
+
+// builder registers the flags of cmd and returns the function that makes its image.
+func builder(ctx context.Context, cmd string, fs *flag.FlagSet, insecure *bool) func() (v1.Image, error) {
+	switch cmd {
+	case "operator":
+		binary := fs.String("binary", "", "static manager binary (CGO_ENABLED=0)")
+		dockerfile := fs.String("dockerfile", "Dockerfile", "Dockerfile whose final stage gives labels, USER, WORKDIR, ENTRYPOINT")
+		arch := fs.String("arch", "amd64", "GOARCH of the binary")
+		return func() (v1.Image, error) {
+			created, err := images.Created()
+			if err != nil {
+				return nil, err
+			}
+			return images.OperatorImage(*binary, *dockerfile, *arch, created)
+		}
+	case "bundle":
+		dir := fs.String("dir", "bundle", "bundle directory (manifests/, metadata/annotations.yaml)")
+		return func() (v1.Image, error) {
+			created, err := images.Created()
+			if err != nil {
+				return nil, err
+			}
+			return images.BundleImage(*dir, created)
+		}
+	case "catalog":
+		dir := fs.String("dir", "catalog", "file-based catalog directory")
+		dockerfile := fs.String("dockerfile", "catalog.Dockerfile", "catalog Dockerfile (labels, ENTRYPOINT, CMD)")
+		base := fs.String("base", "", "base image in a registry (an opm image); empty: configs layer only")
+		return func() (v1.Image, error) {
+			created, err := images.Created()
+			if err != nil {
+				return nil, err
+			}
+			var b v1.Image
+			if *base != "" {
+				if b, err = images.Pull(ctx, *base, *insecure); err != nil {
+					return nil, fmt.Errorf("base %s: %w", *base, err)
+				}
+			}
+			return images.CatalogImage(*dir, *dockerfile, b, created)
+		}
+	case "push":
+		from := fs.String("from", "", "OCI layout directory to push (written by this tool)")
+		return func() (v1.Image, error) {
+			if *from == "" {
+				return nil, fmt.Errorf("--from is required")
+			}
+			return images.ReadLayout(*from)
+		}
+	}
+	return nil
+}
+
+// outputs are where an image goes: an OCI layout, a docker-archive tarball, a registry.
+type outputs struct {
+	tag, layout, tarball, push *string
+	insecure                   *bool
+}
+
+func (o outputs) write(ctx context.Context, img v1.Image) error {
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	if (*o.layout != "" || *o.tarball != "") && *o.tag == "" {
+		return fmt.Errorf("--layout and --tarball need --tag")
+	}
+	if *o.layout != "" {
+		if err := images.WriteLayout(*o.layout, img, *o.tag); err != nil {
+			return err
+		}
+		fmt.Printf("%s %s -> %s (OCI layout)\n", *o.tag, digest, *o.layout)
+	}
+	if *o.tarball != "" {
+		if err := images.WriteTarball(*o.tarball, img, *o.tag); err != nil {
+			return err
+		}
+		fmt.Printf("%s %s -> %s (docker-archive)\n", *o.tag, digest, *o.tarball)
+	}
+	if *o.push != "" {
+		ref, err := images.Push(ctx, img, *o.push, *o.insecure)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("pushed %s@%s\n", ref, digest)
+	}
+	return nil
+}

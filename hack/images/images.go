@@ -1,0 +1,515 @@
+// Package images builds the project's three OCI images without a Docker engine, with
+// go-containerregistry as a library:
+//
+//   - the operator image: the static manager binary as /manager on an empty base, with the
+//     labels, USER, WORKDIR and ENTRYPOINT of ../../Dockerfile's final stage;
+//   - the bundle image: bundle/ (manifests/, metadata/, tests/scorecard/) at the image root,
+//     labelled with every annotation of bundle/metadata/annotations.yaml (bundle.Dockerfile);
+//   - the catalog image: catalog/ at /configs, labelled like catalog.Dockerfile. Its real base is
+//     the opm image, which is unreachable here: without a base the image carries only the
+//     configs layer (enough for registry-side tests and "opm render"); see CatalogImage.
+//
+// Images are reproducible: every timestamp is Created (SOURCE_DATE_EPOCH or the epoch), files are
+// written in lexical order with uid/gid 0, so the same inputs give the same digests.
+package images
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"go.yaml.in/yaml/v3"
+)
+
+const (
+	// NonRootUser is distroless' "nonroot" user, numeric so that no /etc/passwd is needed.
+	NonRootUser = "65532:65532"
+	// CatalogConfigsLabel names the directory of the file-based catalog inside a catalog image.
+	CatalogConfigsLabel = "operators.operatorframework.io.index.configs.v1"
+)
+
+// Created returns the time stamped into images: SOURCE_DATE_EPOCH when set, else the epoch.
+func Created() (time.Time, error) {
+	s := os.Getenv("SOURCE_DATE_EPOCH")
+	if s == "" {
+		return time.Unix(0, 0).UTC(), nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: %w", s, err)
+	}
+	return time.Unix(n, 0).UTC(), nil
+}
+
+// Stage is what the final stage of a Dockerfile sets on the image config.
+type Stage struct {
+	From       string
+	Labels     map[string]string
+	User       string
+	WorkingDir string
+	Entrypoint []string
+	Cmd        []string
+	// Copies are the COPY/ADD instructions' [sources..., destination], flags dropped.
+	Copies [][]string
+}
+
+// ParseDockerfile reads the final stage of a Dockerfile: FROM, LABEL (key=value, quoted or not),
+// USER, WORKDIR, ENTRYPOINT and CMD (exec form), COPY and ADD. It is not a full Dockerfile parser,
+// only enough for this project's three Dockerfiles; unknown instructions are ignored.
+func ParseDockerfile(file string) (*Stage, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var st *Stage
+	for _, l := range logicalLines(data) {
+		instr, rest, _ := strings.Cut(l, " ")
+		instr, rest = strings.ToUpper(instr), strings.TrimSpace(rest)
+		if instr == "FROM" {
+			st = &Stage{Labels: map[string]string{}}
+			if from := strings.Fields(rest); len(from) > 0 {
+				st.From = from[0]
+			}
+			continue
+		}
+		if st == nil {
+			return nil, fmt.Errorf("%s: %s before FROM", file, instr)
+		}
+		if err := st.apply(instr, rest); err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", file, l, err)
+		}
+	}
+	if st == nil {
+		return nil, fmt.Errorf("%s: no FROM", file)
+	}
+	return st, nil
+}
+
+// logicalLines joins backslash continuations and drops comments and blank lines.
+func logicalLines(data []byte) []string {
+	var lines []string
+	var cur strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(l, "#") || (l == "" && cur.Len() == 0) {
+			continue
+		}
+		if strings.HasSuffix(l, "\\") {
+			cur.WriteString(strings.TrimSuffix(l, "\\"))
+			cur.WriteString(" ")
+			continue
+		}
+		cur.WriteString(l)
+		lines = append(lines, cur.String())
+		cur.Reset()
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
+// apply records one instruction (upper case) of the stage.
+func (st *Stage) apply(instr, rest string) error {
+	switch instr {
+	case "LABEL":
+		words, err := splitWords(rest)
+		if err != nil {
+			return err
+		}
+		for _, w := range words {
+			k, v, ok := strings.Cut(w, "=")
+			if !ok {
+				return fmt.Errorf("LABEL %q: only key=value is supported", w)
+			}
+			st.Labels[k] = v
+		}
+	case "USER":
+		st.User = rest
+	case "WORKDIR":
+		st.WorkingDir = rest
+	case "ENTRYPOINT", "CMD":
+		var argv []string
+		if err := json.Unmarshal([]byte(rest), &argv); err != nil {
+			return fmt.Errorf("%s must use the exec (JSON) form: %w", instr, err)
+		}
+		if instr == "ENTRYPOINT" {
+			st.Entrypoint = argv
+		} else {
+			st.Cmd = argv
+		}
+	case "COPY", "ADD":
+		var args []string
+		for _, f := range strings.Fields(rest) {
+			if !strings.HasPrefix(f, "--") {
+				args = append(args, f)
+			}
+		}
+		st.Copies = append(st.Copies, args)
+	}
+	return nil
+}
+
+// splitWords splits on blanks, honouring double quotes and backslash escapes inside them.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord, quoted := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quoted && c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+		case c == '"':
+			quoted = !quoted
+			inWord = true
+		case !quoted && (c == ' ' || c == '\t'):
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("unterminated quote")
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}
+
+// ReadAnnotations returns the annotations of a bundle's metadata/annotations.yaml.
+func ReadAnnotations(file string) (map[string]string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Annotations map[string]string `yaml:"annotations"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(doc.Annotations) == 0 {
+		return nil, fmt.Errorf("%s: no annotations", file)
+	}
+	return doc.Annotations, nil
+}
+
+// entry is one file or directory of a layer.
+type entry struct {
+	name string // relative, slash separated, no leading slash; directories end in "/"
+	mode int64
+	data []byte
+}
+
+// layer builds a gzip'd OCI layer from entries, adding missing parent directories.
+func layer(entries []entry, created time.Time) (v1.Layer, error) {
+	seen := map[string]bool{}
+	var all []entry
+	for _, e := range entries {
+		dir := strings.TrimSuffix(e.name, "/")
+		var parents []entry
+		for d := path.Dir(dir); d != "." && d != "/" && !seen[d+"/"]; d = path.Dir(d) {
+			seen[d+"/"] = true
+			parents = append([]entry{{name: d + "/", mode: 0o755}}, parents...)
+		}
+		all = append(all, parents...)
+		if strings.HasSuffix(e.name, "/") {
+			if seen[e.name] {
+				continue
+			}
+			seen[e.name] = true
+		}
+		all = append(all, e)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range all {
+		hdr := &tar.Header{
+			Name:     e.name,
+			Mode:     e.mode,
+			ModTime:  created,
+			Typeflag: tar.TypeReg,
+			Size:     int64(len(e.data)),
+			Format:   tar.FormatPAX,
+		}
+		if strings.HasSuffix(e.name, "/") {
+			hdr.Typeflag, hdr.Size = tar.TypeDir, 0
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(e.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}, tarball.WithMediaType(types.OCILayer))
+}
+
+// dirEntries returns the files under dir, named prefix + their path relative to dir. Only
+// regular files and directories are allowed; executables keep mode 0755, others get 0644.
+func dirEntries(dir, prefix string) ([]entry, error) {
+	var out []entry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := path.Join(prefix, filepath.ToSlash(rel))
+		if d.IsDir() {
+			if name != "." && name != "" {
+				out = append(out, entry{name: name + "/", mode: 0o755})
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", p)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		mode := int64(0o644)
+		if info.Mode()&0o111 != 0 {
+			mode = 0o755
+		}
+		out = append(out, entry{name: name, mode: mode, data: data})
+		return nil
+	})
+	return out, err
+}
+
+// Config is what an image built here sets on its config.
+type Config struct {
+	Labels     map[string]string
+	User       string
+	WorkingDir string
+	Entrypoint []string
+	Cmd        []string
+	Env        []string
+	// Platform; OS defaults to linux, Architecture to amd64.
+	OS, Architecture string
+	// History comment of the layer.
+	CreatedBy string
+}
+
+// assemble appends l to base (an empty OCI image when nil) and sets cfg and created.
+func assemble(base v1.Image, l v1.Layer, cfg Config, created time.Time) (v1.Image, error) {
+	if base == nil {
+		base = mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	}
+	img, err := mutate.Append(base, mutate.Addendum{
+		Layer:     l,
+		MediaType: types.OCILayer,
+		History:   v1.History{Created: v1.Time{Time: created}, CreatedBy: cfg.CreatedBy},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = cfg.OS, cfg.Architecture
+	if cf.OS == "" {
+		cf.OS = "linux"
+	}
+	if cf.Architecture == "" {
+		cf.Architecture = "amd64"
+	}
+	if cf.Config.Labels == nil {
+		cf.Config.Labels = map[string]string{}
+	}
+	for k, v := range cfg.Labels {
+		cf.Config.Labels[k] = v
+	}
+	if cfg.User != "" {
+		cf.Config.User = cfg.User
+	}
+	if cfg.WorkingDir != "" {
+		cf.Config.WorkingDir = cfg.WorkingDir
+	}
+	if cfg.Entrypoint != nil {
+		cf.Config.Entrypoint = cfg.Entrypoint
+		cf.Config.Cmd = nil // as in Docker: a new ENTRYPOINT resets the base's CMD
+	}
+	if cfg.Cmd != nil {
+		cf.Config.Cmd = cfg.Cmd
+	}
+	if cfg.Env != nil {
+		cf.Config.Env = cfg.Env
+	}
+	cf.Created = v1.Time{Time: created}
+	return mutate.ConfigFile(img, cf)
+}
+
+// OperatorImage builds the operator image from the static manager binary and the final stage of
+// the operator's Dockerfile (labels, USER, WORKDIR, ENTRYPOINT). The base is empty: the binary is
+// static and the user numeric, so neither a shell nor /etc/passwd is needed; the layer adds /tmp
+// (1777) like distroless does. arch is the binary's GOARCH.
+func OperatorImage(binary, dockerfile, arch string, created time.Time) (v1.Image, error) {
+	st, err := ParseDockerfile(dockerfile)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		return nil, err
+	}
+	entrypoint := st.Entrypoint
+	if len(entrypoint) == 0 {
+		return nil, fmt.Errorf("%s: no ENTRYPOINT", dockerfile)
+	}
+	bin := strings.TrimPrefix(entrypoint[0], "/")
+	l, err := layer([]entry{
+		{name: bin, mode: 0o755, data: data},
+		{name: "tmp/", mode: 0o1777},
+	}, created)
+	if err != nil {
+		return nil, err
+	}
+	user := st.User
+	if user == "" {
+		user = NonRootUser
+	}
+	return assemble(nil, l, Config{
+		Labels:       st.Labels,
+		User:         user,
+		WorkingDir:   st.WorkingDir,
+		Entrypoint:   entrypoint,
+		Env:          []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Architecture: arch,
+		CreatedBy:    "hack/images: COPY manager /" + bin,
+	}, created)
+}
+
+// BundleImage builds the bundle image: every file of dir (a bundle: manifests/, metadata/,
+// tests/scorecard/) at the image root, labelled with all of metadata/annotations.yaml.
+func BundleImage(dir string, created time.Time) (v1.Image, error) {
+	labels, err := ReadAnnotations(filepath.Join(dir, "metadata", "annotations.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := dirEntries(dir, "")
+	if err != nil {
+		return nil, err
+	}
+	l, err := layer(entries, created)
+	if err != nil {
+		return nil, err
+	}
+	return assemble(nil, l, Config{Labels: labels, CreatedBy: "hack/images: COPY bundle/ /"}, created)
+}
+
+// CatalogImage builds the catalog image: dir (the file-based catalog) at the directory the
+// catalog Dockerfile's CatalogConfigsLabel names (/configs), with that Dockerfile's labels.
+//
+// The real image is built on the opm image (catalog.Dockerfile, "make catalog-build" with Docker),
+// which also pre-populates /tmp/cache. That base is unreachable here: with base == nil the image
+// carries only the configs layer and the labels (no ENTRYPOINT: there is no opm to run) — enough
+// for registry-side tests and "opm render". With a base (e.g. an opm image pushed to a local
+// registry), the layer goes on top of it and the Dockerfile's ENTRYPOINT and CMD are set.
+func CatalogImage(dir, dockerfile string, base v1.Image, created time.Time) (v1.Image, error) {
+	st, err := ParseDockerfile(dockerfile)
+	if err != nil {
+		return nil, err
+	}
+	configs := st.Labels[CatalogConfigsLabel]
+	if configs == "" {
+		return nil, fmt.Errorf("%s: no %s label", dockerfile, CatalogConfigsLabel)
+	}
+	entries, err := dirEntries(dir, strings.Trim(configs, "/"))
+	if err != nil {
+		return nil, err
+	}
+	l, err := layer(entries, created)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Config{Labels: st.Labels, CreatedBy: "hack/images: ADD catalog " + configs}
+	if base != nil {
+		cfg.Entrypoint, cfg.Cmd = st.Entrypoint, st.Cmd
+		cf, err := base.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		cfg.OS, cfg.Architecture = cf.OS, cf.Architecture
+	}
+	return assemble(base, l, cfg, created)
+}
+
+// Files returns the regular files of an image's flattened filesystem, by path without a
+// leading slash, and the modes of all entries (files and directories).
+func Files(img v1.Image) (map[string][]byte, map[string]int64, error) {
+	rc := mutate.Extract(img)
+	defer func() { _ = rc.Close() }()
+	files := map[string][]byte{}
+	modes := map[string]int64{}
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return files, modes, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		name := strings.TrimPrefix(path.Clean("/"+hdr.Name), "/")
+		modes[name] = hdr.Mode
+		if hdr.Typeflag == tar.TypeReg {
+			data, err := io.ReadAll(tr)
+			if err != nil {
+				return nil, nil, err
+			}
+			files[name] = data
+		}
+	}
+}
+
+// SortedKeys returns m's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
