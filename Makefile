@@ -59,9 +59,13 @@ vet: ## Run go vet (also on the files behind the e2e and olm build tags).
 	go vet -tags e2e ./...
 	go vet -tags olm ./test/olme2e/
 
+# Tools modules with their own go.mod, linted with the same configuration.
+LINT_MODULES ?= hack/olm hack/helm hack/images
+
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools modules.
 	$(GOLANGCI_LINT) run ./...
+	for m in $(LINT_MODULES); do (cd $$m && GOWORK=off $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
 verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) or formatting drift.

@@ -57,12 +57,26 @@ type Options struct {
 	Dockerfile string
 }
 
+// Kinds that the generator treats specially.
+const (
+	kindClusterServiceVersion    = "ClusterServiceVersion"
+	kindCustomResourceDefinition = "CustomResourceDefinition"
+	kindDeployment               = "Deployment"
+	kindConfiguration            = "Configuration" // the scorecard configuration
+	kindNamespace                = "Namespace"
+	kindServiceAccount           = "ServiceAccount"
+	kindRole                     = "Role"
+	kindClusterRole              = "ClusterRole"
+	kindRoleBinding              = "RoleBinding"
+	kindClusterRoleBinding       = "ClusterRoleBinding"
+)
+
 // supportedKinds are the kinds, besides CSVs and CRDs, that OLM installs from a bundle.
 var supportedKinds = map[string]bool{
-	"ClusterRole": true, "ClusterRoleBinding": true, "ConfigMap": true, "ConsoleCLIDownload": true,
+	kindClusterRole: true, kindClusterRoleBinding: true, "ConfigMap": true, "ConsoleCLIDownload": true,
 	"ConsoleLink": true, "ConsoleQuickStart": true, "ConsoleYAMLSample": true, "NetworkPolicy": true,
-	"PodDisruptionBudget": true, "PriorityClass": true, "PrometheusRule": true, "Role": true,
-	"RoleBinding": true, "Secret": true, "Service": true, "ServiceAccount": true,
+	"PodDisruptionBudget": true, "PriorityClass": true, "PrometheusRule": true, kindRole: true,
+	kindRoleBinding: true, "Secret": true, "Service": true, kindServiceAccount: true,
 	"ServiceMonitor": true, "VerticalPodAutoscaler": true,
 }
 
@@ -141,112 +155,162 @@ func build(objs []*unstructured.Unstructured, o Options) (map[string][]byte, err
 	if err != nil {
 		return nil, fmt.Errorf("version %q: %w", o.Version, err)
 	}
-	var (
-		csv         *v1alpha1.ClusterServiceVersion
-		deployments []appsv1.Deployment
-		crds        []*unstructured.Unstructured
-		others      []*unstructured.Unstructured
-		scorecard   *unstructured.Unstructured
-	)
+	in, err := sortInputs(objs)
+	if err != nil {
+		return nil, err
+	}
+	ann, err := csvMetadata(in.csv, o, ver)
+	if err != nil {
+		return nil, err
+	}
+	examples, err := almExamples(in.samples)
+	if err != nil {
+		return nil, err
+	}
+	ann["alm-examples"] = examples
+
+	strategy, bundled, err := installStrategy(in.deployments, in.rest, o.OperatorImage)
+	if err != nil {
+		return nil, err
+	}
+	in.csv.Spec.InstallStrategy = v1alpha1.NamedInstallStrategy{
+		StrategyName: v1alpha1.InstallStrategyNameDeployment,
+		StrategySpec: strategy,
+	}
+	in.csv.Spec.RelatedImages = relatedImages(in.deployments)
+	if len(in.csv.Spec.RelatedImages) > 0 {
+		ann["containerImage"] = in.csv.Spec.RelatedImages[0].Image
+	}
+	in.csv.SetAnnotations(ann)
+
+	return bundleFiles(in, bundled, o)
+}
+
+// inputs are the objects of the kustomize output, sorted by the role they play in the bundle.
+type inputs struct {
+	// csv is the ClusterServiceVersion base.
+	csv *v1alpha1.ClusterServiceVersion
+	// deployments become the CSV's install strategy.
+	deployments []appsv1.Deployment
+	// crds become files of their own.
+	crds []*unstructured.Unstructured
+	// samples are custom resources of the bundle's own CRDs; they become alm-examples.
+	samples []*unstructured.Unstructured
+	// rest are the other objects: RBAC folded into the CSV, or separate bundle files.
+	rest []*unstructured.Unstructured
+	// scorecard is the scorecard Configuration, if any.
+	scorecard *unstructured.Unstructured
+}
+
+// sortInputs classifies objs: the CSV base, Deployments, CRDs, the scorecard configuration,
+// the samples (custom resources of the bundle's own CRDs) and the remaining objects. Namespaces
+// are dropped. It fails unless there is exactly one CSV base and at least one Deployment.
+func sortInputs(objs []*unstructured.Unstructured) (inputs, error) {
+	var in inputs
+	var others []*unstructured.Unstructured
 	crdKinds := map[string]bool{} // "group/Kind" of every CRD in the input
 	for _, u := range objs {
 		switch u.GetKind() {
-		case "ClusterServiceVersion":
-			if csv != nil {
-				return nil, errors.New("more than one ClusterServiceVersion base")
+		case kindClusterServiceVersion:
+			if in.csv != nil {
+				return in, errors.New("more than one ClusterServiceVersion base")
 			}
-			csv = &v1alpha1.ClusterServiceVersion{}
-			if err := fromUnstructured(u, csv); err != nil {
-				return nil, err
+			in.csv = &v1alpha1.ClusterServiceVersion{}
+			if err := fromUnstructured(u, in.csv); err != nil {
+				return in, err
 			}
-		case "CustomResourceDefinition":
-			crds = append(crds, u)
+		case kindCustomResourceDefinition:
+			in.crds = append(in.crds, u)
 			group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
 			kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
 			crdKinds[group+"/"+kind] = true
-		case "Deployment":
+		case kindDeployment:
 			var d appsv1.Deployment
 			if err := fromUnstructured(u, &d); err != nil {
-				return nil, err
+				return in, err
 			}
-			deployments = append(deployments, d)
-		case "Configuration":
-			scorecard = u
-		case "Namespace":
+			in.deployments = append(in.deployments, d)
+		case kindConfiguration:
+			in.scorecard = u
+		case kindNamespace:
 			// OLM installs into the namespace of the OperatorGroup.
 		default:
 			others = append(others, u)
 		}
 	}
-	if csv == nil {
-		return nil, errors.New("no ClusterServiceVersion base in the input")
+	if in.csv == nil {
+		return in, errors.New("no ClusterServiceVersion base in the input")
 	}
-	if len(deployments) == 0 {
-		return nil, errors.New("no Deployment in the input")
+	if len(in.deployments) == 0 {
+		return in, errors.New("no Deployment in the input")
 	}
+	in.samples, in.rest = splitSamples(others, crdKinds)
+	return in, nil
+}
 
-	// Custom resources of the bundle's own CRDs are the samples; the rest are bundle objects.
-	var samples, rest []*unstructured.Unstructured
-	for _, u := range others {
+// splitSamples separates the custom resources of the bundle's own CRDs (crdKinds holds their
+// "group/Kind") from the other objects, keeping the input order in both.
+func splitSamples(objs []*unstructured.Unstructured, crdKinds map[string]bool) (samples, rest []*unstructured.Unstructured) {
+	for _, u := range objs {
 		if crdKinds[u.GroupVersionKind().Group+"/"+u.GetKind()] {
 			samples = append(samples, u)
 		} else {
 			rest = append(rest, u)
 		}
 	}
+	return samples, rest
+}
 
-	name := fmt.Sprintf("%s.v%s", o.Package, ver)
-	csv.Name = name
+// csvMetadata sets the CSV's name, version and upgrade edge, and returns its annotations with
+// the createdAt, builder and project layout annotations set; the caller stores them back.
+func csvMetadata(csv *v1alpha1.ClusterServiceVersion, o Options, ver semver.Version) (map[string]string, error) {
+	csv.Name = fmt.Sprintf("%s.v%s", o.Package, ver)
 	csv.Namespace = ""
 	csv.Spec.Version = version.OperatorVersion{Version: ver}
-	csv.Spec.Replaces = ""
 	ann := csv.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	delete(ann, v1alpha1.SkipRangeAnnotationKey)
-	if o.PreviousVersion != "" {
-		prev, err := semver.Parse(o.PreviousVersion)
-		if err != nil {
-			return nil, fmt.Errorf("previous version %q: %w", o.PreviousVersion, err)
-		}
-		if !prev.LT(ver) {
-			return nil, fmt.Errorf("previous version %s is not lower than %s", prev, ver)
-		}
-		csv.Spec.Replaces = fmt.Sprintf("%s.v%s", o.Package, prev)
-		ann[v1alpha1.SkipRangeAnnotationKey] = "<" + ver.String()
+	if err := upgradeEdge(csv, ann, o, ver); err != nil {
+		return nil, err
 	}
 	if o.CreatedAt != "" {
 		ann["createdAt"] = o.CreatedAt
 	}
 	ann["operators.operatorframework.io/builder"] = Builder
 	ann["operators.operatorframework.io/project_layout"] = "go.kubebuilder.io/v4"
+	return ann, nil
+}
 
-	examples, err := almExamples(samples)
+// upgradeEdge sets the CSV's replaces field and the olm.skipRange annotation in ann from
+// o.PreviousVersion, or clears both when there is no previous version.
+func upgradeEdge(csv *v1alpha1.ClusterServiceVersion, ann map[string]string, o Options, ver semver.Version) error {
+	csv.Spec.Replaces = ""
+	delete(ann, v1alpha1.SkipRangeAnnotationKey)
+	if o.PreviousVersion == "" {
+		return nil
+	}
+	prev, err := semver.Parse(o.PreviousVersion)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("previous version %q: %w", o.PreviousVersion, err)
 	}
-	ann["alm-examples"] = examples
+	if !prev.LT(ver) {
+		return fmt.Errorf("previous version %s is not lower than %s", prev, ver)
+	}
+	csv.Spec.Replaces = fmt.Sprintf("%s.v%s", o.Package, prev)
+	ann[v1alpha1.SkipRangeAnnotationKey] = "<" + ver.String()
+	return nil
+}
 
-	strategy, bundled, err := installStrategy(deployments, rest, o.OperatorImage)
-	if err != nil {
-		return nil, err
-	}
-	csv.Spec.InstallStrategy = v1alpha1.NamedInstallStrategy{
-		StrategyName: v1alpha1.InstallStrategyNameDeployment,
-		StrategySpec: strategy,
-	}
-	csv.Spec.RelatedImages = relatedImages(deployments)
-	if len(csv.Spec.RelatedImages) > 0 {
-		ann["containerImage"] = csv.Spec.RelatedImages[0].Image
-	}
-	csv.SetAnnotations(ann)
-
+// bundleFiles renders the completed CSV, the CRDs, the bundled objects, the scorecard
+// configuration and metadata/annotations.yaml, keyed by path relative to the bundle directory.
+func bundleFiles(in inputs, bundled []*unstructured.Unstructured, o Options) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	if files[filepath.Join("manifests", o.Package+".clusterserviceversion.yaml")], err = marshal(csv, true); err != nil {
+	var err error
+	if files[filepath.Join("manifests", o.Package+".clusterserviceversion.yaml")], err = marshal(in.csv, true); err != nil {
 		return nil, err
 	}
-	for _, u := range crds {
+	for _, u := range in.crds {
 		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
 		plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
 		if files[filepath.Join("manifests", group+"_"+plural+".yaml")], err = marshal(u.Object, false); err != nil {
@@ -254,19 +318,12 @@ func build(objs []*unstructured.Unstructured, o Options) (map[string][]byte, err
 		}
 	}
 	for _, u := range bundled {
-		if !supportedKinds[u.GetKind()] {
-			return nil, fmt.Errorf("%s %s: kind not supported in an OLM bundle", u.GetKind(), u.GetName())
-		}
-		u.SetNamespace("") // OLM installs namespaced objects into the operator's namespace.
-		gvk := u.GroupVersionKind()
-		gv := strings.ReplaceAll(strings.Trim(gvk.Group+"_"+gvk.Version, "_"), "/", "_")
-		fname := strings.ToLower(fmt.Sprintf("%s_%s_%s.yaml", u.GetName(), gv, gvk.Kind))
-		if files[filepath.Join("manifests", fname)], err = marshal(u.Object, false); err != nil {
+		if files[filepath.Join("manifests", bundledFileName(u))], err = bundledObject(u); err != nil {
 			return nil, err
 		}
 	}
-	if scorecard != nil {
-		if files[filepath.Join("tests", "scorecard", "config.yaml")], err = marshal(scorecard.Object, false); err != nil {
+	if in.scorecard != nil {
+		if files[filepath.Join("tests", "scorecard", "config.yaml")], err = marshal(in.scorecard.Object, false); err != nil {
 			return nil, err
 		}
 	}
@@ -276,11 +333,49 @@ func build(objs []*unstructured.Unstructured, o Options) (map[string][]byte, err
 	return files, nil
 }
 
+// bundledFileName names the manifests/ file of a bundled object after its name, group, version
+// and kind, in lower case.
+func bundledFileName(u *unstructured.Unstructured) string {
+	gvk := u.GroupVersionKind()
+	gv := strings.ReplaceAll(strings.Trim(gvk.Group+"_"+gvk.Version, "_"), "/", "_")
+	return strings.ToLower(fmt.Sprintf("%s_%s_%s.yaml", u.GetName(), gv, gvk.Kind))
+}
+
+// bundledObject checks that OLM supports u's kind, clears its namespace and renders it.
+func bundledObject(u *unstructured.Unstructured) ([]byte, error) {
+	if !supportedKinds[u.GetKind()] {
+		return nil, fmt.Errorf("%s %s: kind not supported in an OLM bundle", u.GetKind(), u.GetName())
+	}
+	u.SetNamespace("") // OLM installs namespaced objects into the operator's namespace.
+	return marshal(u.Object, false)
+}
+
 // installStrategy turns the Deployments and the RBAC bound to their ServiceAccounts into the CSV's
 // deployment install strategy. It returns the objects that stay separate bundle files: everything
 // except those ServiceAccounts, the Roles and ClusterRoles bound to them, and those bindings.
 func installStrategy(deployments []appsv1.Deployment, objs []*unstructured.Unstructured, image string) (v1alpha1.StrategyDetailsDeployment, []*unstructured.Unstructured, error) {
 	var s v1alpha1.StrategyDetailsDeployment
+	var serviceAccounts map[string]bool
+	s.DeploymentSpecs, serviceAccounts = deploymentSpecs(deployments, image)
+	roles, err := rolesByKey(objs)
+	if err != nil {
+		return s, nil, err
+	}
+	perms, err := permissionsFromBindings(objs, roles, serviceAccounts)
+	if err != nil {
+		return s, nil, err
+	}
+	s.Permissions = perms.namespaced.list()
+	s.ClusterPermissions = perms.cluster.list()
+	return s, remainingObjects(objs, perms.used, serviceAccounts), nil
+}
+
+// deploymentSpecs returns the install strategy's deployment specs and the names of the
+// ServiceAccounts the Deployments run as ("default" when unset). It updates the Deployments in
+// place: image, when set, replaces the first container's image of the first Deployment, and
+// WATCH_NAMESPACE follows the OperatorGroup's target namespaces.
+func deploymentSpecs(deployments []appsv1.Deployment, image string) ([]v1alpha1.StrategyDeploymentSpec, map[string]bool) {
+	var specs []v1alpha1.StrategyDeploymentSpec
 	serviceAccounts := map[string]bool{}
 	for i := range deployments {
 		d := &deployments[i]
@@ -296,73 +391,112 @@ func installStrategy(deployments []appsv1.Deployment, objs []*unstructured.Unstr
 			}
 			olmTargetNamespaces(c)
 		}
-		s.DeploymentSpecs = append(s.DeploymentSpecs, v1alpha1.StrategyDeploymentSpec{
+		specs = append(specs, v1alpha1.StrategyDeploymentSpec{
 			Name: d.Name, Spec: d.Spec, Label: d.Labels,
 		})
 	}
+	return specs, serviceAccounts
+}
 
-	roles := map[string][]rbacv1.PolicyRule{} // "Kind/name" -> rules
+// rolesByKey returns the rules of every Role and ClusterRole in objs, keyed by "Kind/name".
+func rolesByKey(objs []*unstructured.Unstructured) (map[string][]rbacv1.PolicyRule, error) {
+	roles := map[string][]rbacv1.PolicyRule{}
 	for _, u := range objs {
-		if k := u.GetKind(); k == "Role" || k == "ClusterRole" {
+		if k := u.GetKind(); k == kindRole || k == kindClusterRole {
 			var r rbacv1.ClusterRole // Role and ClusterRole share the rules field.
 			if err := fromUnstructured(u, &r); err != nil {
-				return s, nil, err
+				return nil, err
 			}
 			roles[k+"/"+u.GetName()] = r.Rules
 		}
 	}
-	used := map[string]bool{} // "Kind/name" of objects folded into the CSV
-	perms := map[string]*v1alpha1.StrategyDeploymentPermissions{}
-	clusterPerms := map[string]*v1alpha1.StrategyDeploymentPermissions{}
-	var permOrder, clusterOrder []string
+	return roles, nil
+}
+
+// permissionSet collects the rules granted to each ServiceAccount, in the order the accounts
+// are first seen.
+type permissionSet struct {
+	bySA  map[string]*v1alpha1.StrategyDeploymentPermissions
+	order []string
+}
+
+// add appends rules to the permissions of the ServiceAccount sa.
+func (ps *permissionSet) add(sa string, rules []rbacv1.PolicyRule) {
+	if ps.bySA == nil {
+		ps.bySA = map[string]*v1alpha1.StrategyDeploymentPermissions{}
+	}
+	p, ok := ps.bySA[sa]
+	if !ok {
+		p = &v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: sa}
+		ps.bySA[sa] = p
+		ps.order = append(ps.order, sa)
+	}
+	p.Rules = append(p.Rules, rules...)
+}
+
+// list returns the permissions in the order their ServiceAccounts were first seen, or nil.
+func (ps *permissionSet) list() []v1alpha1.StrategyDeploymentPermissions {
+	var out []v1alpha1.StrategyDeploymentPermissions
+	for _, sa := range ps.order {
+		out = append(out, *ps.bySA[sa])
+	}
+	return out
+}
+
+// boundPermissions are the permissions that RoleBindings and ClusterRoleBindings grant to the
+// Deployments' ServiceAccounts.
+type boundPermissions struct {
+	// namespaced come from RoleBindings, cluster from ClusterRoleBindings.
+	namespaced, cluster permissionSet
+	// used holds the "Kind/name" of the roles and bindings folded into the CSV.
+	used map[string]bool
+}
+
+// permissionsFromBindings folds the RoleBindings and ClusterRoleBindings of objs that bind a
+// known role (roles, keyed by "Kind/name") to one of serviceAccounts into permissions.
+func permissionsFromBindings(objs []*unstructured.Unstructured, roles map[string][]rbacv1.PolicyRule, serviceAccounts map[string]bool) (boundPermissions, error) {
+	bp := boundPermissions{used: map[string]bool{}}
 	for _, u := range objs {
 		kind := u.GetKind()
-		if kind != "RoleBinding" && kind != "ClusterRoleBinding" {
+		if kind != kindRoleBinding && kind != kindClusterRoleBinding {
 			continue
 		}
 		var b rbacv1.RoleBinding // RoleBinding and ClusterRoleBinding share subjects and roleRef.
 		if err := fromUnstructured(u, &b); err != nil {
-			return s, nil, err
+			return bp, err
 		}
 		roleKey := b.RoleRef.Kind + "/" + b.RoleRef.Name
 		rules, ok := roles[roleKey]
 		if !ok {
 			continue
 		}
+		target := &bp.namespaced
+		if kind == kindClusterRoleBinding {
+			target = &bp.cluster
+		}
 		for _, sub := range b.Subjects {
 			if sub.Kind != rbacv1.ServiceAccountKind || !serviceAccounts[sub.Name] {
 				continue
 			}
-			target, order := perms, &permOrder
-			if kind == "ClusterRoleBinding" {
-				target, order = clusterPerms, &clusterOrder
-			}
-			p, ok := target[sub.Name]
-			if !ok {
-				p = &v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: sub.Name}
-				target[sub.Name] = p
-				*order = append(*order, sub.Name)
-			}
-			p.Rules = append(p.Rules, rules...)
-			used[roleKey] = true
-			used[kind+"/"+u.GetName()] = true
+			target.add(sub.Name, rules)
+			bp.used[roleKey] = true
+			bp.used[kind+"/"+u.GetName()] = true
 		}
 	}
-	for _, sa := range permOrder {
-		s.Permissions = append(s.Permissions, *perms[sa])
-	}
-	for _, sa := range clusterOrder {
-		s.ClusterPermissions = append(s.ClusterPermissions, *clusterPerms[sa])
-	}
+	return bp, nil
+}
 
+// remainingObjects returns the objects of objs that stay separate bundle files: all but those
+// in used ("Kind/name") and the ServiceAccounts in serviceAccounts.
+func remainingObjects(objs []*unstructured.Unstructured, used, serviceAccounts map[string]bool) []*unstructured.Unstructured {
 	var rest []*unstructured.Unstructured
 	for _, u := range objs {
-		if used[u.GetKind()+"/"+u.GetName()] || (u.GetKind() == "ServiceAccount" && serviceAccounts[u.GetName()]) {
+		if used[u.GetKind()+"/"+u.GetName()] || (u.GetKind() == kindServiceAccount && serviceAccounts[u.GetName()]) {
 			continue
 		}
 		rest = append(rest, u)
 	}
-	return s, rest, nil
+	return rest
 }
 
 // olmTargetNamespaces makes WATCH_NAMESPACE follow the OperatorGroup's target namespaces, which
