@@ -102,7 +102,9 @@ func parseFlags() (options, zap.Options) {
 		"Release the Lease on a graceful stop, so that another replica takes over at once.")
 	flag.DurationVar(&o.podReadyTimeout, "pod-ready-timeout", databasecluster.DefaultPodReadyTimeout,
 		"How long a database pod may stay not Ready before its cluster is reported Degraded.")
-	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4,
+	// 16: at 1,000 DatabaseClusters the work queue, not the API server, limited 4 workers
+	// (docs/benchmarks.md: convergence -10%).
+	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16,
 		"How many objects of one kind are reconciled at the same time.")
 	flag.StringVar(&o.controllers, "controllers", strings.Join(controllerNames, ","),
 		"Comma-separated controllers to run; one of: "+strings.Join(controllerNames, ", ")+".")

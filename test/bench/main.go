@@ -1,0 +1,300 @@
+// Command bench measures the operator at scale on the local control plane (kube-apiserver,
+// etcd, kube-controller-manager, kube-scheduler and kwok's simulated nodes): the raw write rate
+// of the API server, the time until N DatabaseClusters are Available, the API requests the
+// operator makes per cluster (counted by a proxy between the manager and kube-apiserver), the
+// writes it makes while idle, and its memory. Each case gets a fresh cluster and manager.
+//
+//	go build -o bin/bench ./test/bench && bin/bench -n 100,1000 -concurrency 4,16 -qps 50,500 -burst 100,1000
+//
+// It prints one table and writes every figure to bench-results/<timestamp>.json. See
+// docs/benchmarks.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// podsPerNode is a simulated node's pod capacity (test/localcluster); nodes are sized for N pods
+// with a 10% margin.
+const podsPerNode = 110
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// report is the JSON file of one invocation.
+type report struct {
+	Started  time.Time         `json:"started"`
+	Machine  map[string]string `json:"machine"`
+	Settings map[string]string `json:"settings"`
+	Results  []result          `json:"results"`
+}
+
+func run() error {
+	var (
+		ns, concs, qpss, bursts string
+		nodes                   int
+		out                     string
+		managerArgs             string
+		apiServerArgs           string
+		schedulerArgs           string
+		verbose                 bool
+		failOnIdleWrites        bool
+		s                       settings
+	)
+	flag.StringVar(&ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
+	flag.StringVar(&concs, "concurrency", "4", "--max-concurrent-reconciles values of the manager, comma separated.")
+	flag.StringVar(&qpss, "qps", "50", "--kube-api-qps values of the manager, comma separated, paired with -burst.")
+	flag.StringVar(&bursts, "burst", "100", "--kube-api-burst values, comma separated, one per -qps value (or one for all).")
+	flag.IntVar(&nodes, "nodes", 0, fmt.Sprintf("Simulated nodes (default: enough for N pods at %d per node +10%%, at least 3).", podsPerNode))
+	flag.DurationVar(&s.idle, "idle", 5*time.Minute, "Idle window after convergence, in which the operator should not write.")
+	flag.DurationVar(&s.rawDuration, "raw-duration", 5*time.Second, "How long the raw write rate is measured.")
+	flag.IntVar(&s.workers, "workers", 8, "Parallel workers of the raw write measurement and of the DatabaseCluster creates.")
+	flag.DurationVar(&s.timeout, "timeout", 30*time.Minute, "Bound on the convergence of one case.")
+	flag.StringVar(&s.manager, "manager", "bin/manager", "Manager binary.")
+	flag.StringVar(&managerArgs, "manager-args", "", "Extra manager flags, space separated.")
+	flag.StringVar(&apiServerArgs, "apiserver-args", "--service-cluster-ip-range=10.96.0.0/16",
+		"Extra kube-apiserver flags, space separated (the default makes room for the ClusterIPs of more than ~250 clusters).")
+	flag.StringVar(&schedulerArgs, "scheduler-args", "--kube-api-qps=1000 --kube-api-burst=2000",
+		"Extra kube-scheduler flags, space separated (the default lifts its 50 QPS client limit, as kube-controller-manager's is).")
+	flag.StringVar(&s.crdDir, "crd-dir", "config/crd/bases", "CRD directory.")
+	flag.BoolVar(&s.proxy, "proxy", true, "Count the operator's requests by verb and resource through a local proxy.")
+	flag.StringVar(&s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
+	flag.StringVar(&out, "out", "bench-results", "Directory of the JSON results.")
+	flag.BoolVar(&failOnIdleWrites, "fail-on-idle-writes", false, "Exit 1 when the operator writes in the idle window (make bench-smoke sets it).")
+	flag.BoolVar(&verbose, "v", false, "Print the local cluster's progress lines.")
+	flag.Parse()
+	s.managerArgs = strings.Fields(managerArgs)
+	s.apiServerArgs = strings.Fields(apiServerArgs)
+	s.schedulerArgs = strings.Fields(schedulerArgs)
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard))) // envtest logs through controller-runtime; its lines add nothing here.
+	s.log = os.Stderr
+	cases, err := buildCases(ns, concs, qpss, bursts, nodes)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
+		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
+		"proxy": strconv.FormatBool(s.proxy), "managerArgs": managerArgs,
+		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
+	}}
+	var errs []error
+	for i, bc := range cases {
+		fmt.Fprintf(os.Stderr, "bench: case %d/%d: %s\n", i+1, len(cases), bc)
+		caseSettings := s
+		if !verbose {
+			caseSettings.log = filteredLog{os.Stderr}
+		}
+		res, err := runCase(ctx, bc, caseSettings)
+		if err != nil {
+			res.Error = err.Error()
+			errs = append(errs, fmt.Errorf("case %s: %w", bc, err))
+		}
+		rep.Results = append(rep.Results, res)
+		if failOnIdleWrites && err == nil && res.IdleWrites > 0 {
+			errs = append(errs, fmt.Errorf("case %s: the operator made %d writes while idle: %v", bc, res.IdleWrites, res.Idle.ByVerbResource))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	printTable(os.Stdout, rep.Results)
+	printRequests(os.Stdout, rep.Results)
+	path, err := writeReport(out, rep)
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		fmt.Printf("\nResults written to %s\n", path)
+	}
+	return errors.Join(errs...)
+}
+
+// filteredLog drops the local cluster's progress lines, keeping the benchmark's.
+type filteredLog struct{ w io.Writer }
+
+func (f filteredLog) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), "localcluster: ") {
+		return len(p), nil
+	}
+	return f.w.Write(p)
+}
+
+func buildCases(ns, concs, qpss, bursts string, nodes int) ([]benchCase, error) {
+	nList, err := ints(ns)
+	if err != nil {
+		return nil, fmt.Errorf("-n: %w", err)
+	}
+	cList, err := ints(concs)
+	if err != nil {
+		return nil, fmt.Errorf("-concurrency: %w", err)
+	}
+	bList, err := ints(bursts)
+	if err != nil {
+		return nil, fmt.Errorf("-burst: %w", err)
+	}
+	var qList []float64
+	for f := range strings.SplitSeq(qpss, ",") {
+		q, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, fmt.Errorf("-qps: %w", err)
+		}
+		qList = append(qList, q)
+	}
+	if len(bList) != 1 && len(bList) != len(qList) {
+		return nil, errors.New("-burst needs one value, or one per -qps value")
+	}
+	var cases []benchCase
+	for _, n := range nList {
+		nn := nodes
+		if nn <= 0 {
+			nn = max(3, (n*11/10+podsPerNode-1)/podsPerNode)
+		}
+		for _, c := range cList {
+			for i, q := range qList {
+				b := bList[0]
+				if len(bList) > 1 {
+					b = bList[i]
+				}
+				cases = append(cases, benchCase{N: n, Nodes: nn, Concurrency: c, QPS: q, Burst: b})
+			}
+		}
+	}
+	return cases, nil
+}
+
+func ints(list string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// machine describes where the benchmark ran: absolute figures only compare on one machine.
+func machine() map[string]string {
+	m := map[string]string{
+		"cpus": strconv.Itoa(runtime.NumCPU()), "goVersion": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		m["loadavgAtStart"] = strings.TrimSpace(string(data))
+	}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m["cpu"] = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		m["hostname"] = h
+	}
+	return m
+}
+
+func printTable(w io.Writer, results []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	_, _ = fmt.Fprintln(tw, "N\tconc\tqps/burst\traw w/s\tconverge s\tp50 s\tp99 s\top writes/DC\top reads/DC\treconciles/DC\t"+
+		"ideal s\tratio\tsys writes/DC\tidle s\tidle writes\tpeak RSS MiB\tRSS/1k DC MiB\tpeak heap MiB\terror\t")
+	for _, r := range results {
+		errText := ""
+		if r.Error != "" {
+			errText = "yes"
+		}
+		_, _ = fmt.Fprintf(tw, "%d\t%d\t%g/%d\t%.0f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.1f\t%.0f\t%d\t%.1f\t%.1f\t%.1f\t%s\t\n",
+			r.Case.N, r.Case.Concurrency, r.Case.QPS, r.Case.Burst, r.RawWritesPerSec, r.ConvergenceSec,
+			r.LatencyP50Sec, r.LatencyP99Sec, r.WritesPerCluster, r.ReadsPerCluster, r.ReconcilesPerDC,
+			r.IdealSec, r.Ratio, r.SystemWrites/float64(r.Case.N), r.IdleSec, r.IdleWrites,
+			mib(float64(r.PeakRSS)), mib(r.RSSPer1000), mib(r.PeakHeap), errText)
+	}
+	_ = tw.Flush()
+}
+
+// printRequests prints, per case, the operator's requests by verb and resource while converging
+// and while idle.
+func printRequests(w io.Writer, results []result) {
+	for _, r := range results {
+		_, _ = fmt.Fprintf(w, "\nOperator requests, %s (convergence window | idle window):\n", r.Case)
+		keys := map[string]bool{}
+		for k := range r.Converge.ByVerbResource {
+			keys[k] = true
+		}
+		for k := range r.Idle.ByVerbResource {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, k := range sorted {
+			verb, res, _ := strings.Cut(k, " ")
+			_, _ = fmt.Fprintf(tw, "  %s\t%s\t%d\t(%.2f/DC)\t| %d\n", verb, res, r.Converge.ByVerbResource[k],
+				float64(r.Converge.ByVerbResource[k])/float64(r.Case.N), r.Idle.ByVerbResource[k])
+		}
+		_ = tw.Flush()
+		if len(r.Stages) > 0 {
+			_, _ = fmt.Fprintf(w, "  create→Available by step (p50 / p99 s, 1 s resolution):")
+			steps := make([]string, 0, len(r.Stages))
+			for k := range r.Stages {
+				steps = append(steps, k)
+			}
+			sort.Strings(steps)
+			for _, k := range steps {
+				_, _ = fmt.Fprintf(w, " %s %.0f/%.0f;", k[2:], r.Stages[k][0], r.Stages[k][1])
+			}
+			_, _ = fmt.Fprintln(w)
+		}
+		_, _ = fmt.Fprintf(w, "  databasecluster controller: %.1f reconciles/DC (%.0f errors), mean reconcile %.0f ms, mean queue wait %.0f ms\n",
+			r.ReconcilesPerDC, r.ReconcileErrors, r.MeanReconcileSec*1000, r.MeanQueueWaitSec*1000)
+		if r.Error != "" {
+			_, _ = fmt.Fprintf(w, "  error: %s\n", r.Error)
+		}
+	}
+}
+
+func writeReport(dir string, rep report) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Results are local to a machine: keep them out of git.
+	ignore := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(ignore); os.IsNotExist(err) {
+		_ = os.WriteFile(ignore, []byte("*\n"), 0o644)
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, rep.Started.Format("20060102T150405Z")+".json")
+	return path, os.WriteFile(path, data, 0o644)
+}
