@@ -28,6 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -142,6 +143,50 @@ var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
 			g.Expect(dc.Status.Replicas).To(Equal(int32(3)))
 		}).Should(Succeed())
 		Expect(claimNames(Default, ctx)).To(HaveLen(5), "whenScaled Retain keeps the claims of pods 3 and 4")
+	})
+
+	It("keeps a PodDisruptionBudget of maxUnavailable 1 that counts the Ready pods", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			pdb := &policyv1.PodDisruptionBudget{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.PodDisruptionBudgetName()}, pdb)).To(Succeed())
+			g.Expect(pdb.Spec.MaxUnavailable.IntValue()).To(Equal(1))
+			g.Expect(pdb.Status.CurrentHealthy).To(Equal(int32(3)))
+			g.Expect(pdb.Status.DisruptionsAllowed).To(Equal(int32(1)))
+		}).Should(Succeed())
+	})
+
+	It("changes nothing while paused and applies the pending change on resume", func(ctx SpecContext) {
+		sts := &appsv1.StatefulSet{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+		generation := sts.Generation
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Paused = true
+		dc.Spec.Replicas = ptr.To[int32](4)
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionPaused)).To(BeTrue())
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+			g.Expect(sts.Generation).To(Equal(generation))
+			g.Expect(readyPods(g, ctx)).To(HaveLen(3))
+		}, 3*time.Second).Should(Succeed())
+
+		patch = client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Paused = false
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(readyPods(g, ctx)).To(HaveLen(4), "the replicas change made while paused is applied")
+			g.Expect(available(g, ctx).Message).To(Equal("4/4 replicas are ready"))
+			g.Expect(meta.IsStatusConditionFalse(dc.Status.Conditions, databasev1alpha1.ConditionPaused)).To(BeTrue())
+		}).Should(Succeed())
+		scaleTo(ctx, 3)
+		Eventually(func(g Gomega) {
+			g.Expect(readyPods(g, ctx)).To(HaveLen(3))
+			g.Expect(available(g, ctx).Message).To(Equal("3/3 replicas are ready"))
+		}).Should(Succeed())
 	})
 
 	It("rolls out a new image to every pod", func(ctx SpecContext) {
