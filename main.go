@@ -180,52 +180,36 @@ func selectControllers(list string) ([]string, error) {
 	return enabled, nil
 }
 
+// reconciler is what every controller package offers the manager.
+type reconciler interface {
+	SetupWithManager(ctrl.Manager) error
+}
+
+// newReconcilers returns the reconciler of each controller, by the name --controllers uses.
+func newReconcilers(mgr ctrl.Manager, o options) map[string]reconciler {
+	client, reader := mgr.GetClient(), mgr.GetAPIReader()
+	recorder := mgr.GetEventRecorder("database-operator")
+	return map[string]reconciler{
+		"databasecluster": &databasecluster.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
+			MaxConcurrentReconciles: o.maxConcurrentReconciles, PodReadyTimeout: o.podReadyTimeout},
+		"echo": &echo.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
+			Image: echoImage(), MaxConcurrentReconciles: o.maxConcurrentReconciles},
+		"scheduledecho": &scheduledecho.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
+			Image: echoImage(), MaxConcurrentReconciles: o.maxConcurrentReconciles},
+		"voteconfig": &voteconfig.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
+			MaxConcurrentReconciles: o.maxConcurrentReconciles},
+	}
+}
+
+// setupControllers registers the enabled controllers, in the order of controllerNames.
 func setupControllers(mgr ctrl.Manager, o options, enabled []string) error {
-	if slices.Contains(enabled, "databasecluster") {
-		r := &databasecluster.Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			MaxConcurrentReconciles: o.maxConcurrentReconciles,
-			PodReadyTimeout:         o.podReadyTimeout,
+	reconcilers := newReconcilers(mgr, o)
+	for _, name := range controllerNames {
+		if !slices.Contains(enabled, name) {
+			continue
 		}
-		if err := r.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up the databasecluster controller: %w", err)
-		}
-	}
-	if slices.Contains(enabled, "echo") {
-		r := &echo.Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			Image:                   echoImage(),
-			MaxConcurrentReconciles: o.maxConcurrentReconciles,
-		}
-		if err := r.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up the echo controller: %w", err)
-		}
-	}
-	if slices.Contains(enabled, "scheduledecho") {
-		r := &scheduledecho.Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			Image:                   echoImage(),
-			MaxConcurrentReconciles: o.maxConcurrentReconciles,
-		}
-		if err := r.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up the scheduledecho controller: %w", err)
-		}
-	}
-	if slices.Contains(enabled, "voteconfig") {
-		r := &voteconfig.Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			MaxConcurrentReconciles: o.maxConcurrentReconciles,
-		}
-		if err := r.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up the voteconfig controller: %w", err)
+		if err := reconcilers[name].SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", name, err)
 		}
 	}
 	return nil
