@@ -84,12 +84,8 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	if err != nil {
 		return nil, reconcile.TerminalError(err)
 	}
-	// A StatefulSet being replaced for a new claim size is left alone until it is gone.
-	current := &appsv1.StatefulSet{}
-	err = r.Get(ctx, client.ObjectKeyFromObject(desired), current)
-	if err == nil && current.DeletionTimestamp != nil {
-		return current, nil
-	}
+	// A StatefulSet being replaced for a new claim size is left alone until it is gone: Ensure
+	// never patches a child that is being deleted.
 	// The observed StatefulSet before the patch tells which change this reconcile applied.
 	before := &appsv1.StatefulSet{}
 	live, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, before, statefulSetSpec)

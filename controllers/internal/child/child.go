@@ -77,6 +77,11 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 	if err != nil {
 		return observed, "", fmt.Errorf("reading %s: %w", describe(desired), err)
 	}
+	// A child being deleted is left alone: patching it cannot keep it, and the next reconcile
+	// after it is gone creates it again.
+	if observed.GetDeletionTimestamp() != nil {
+		return observed, Unchanged, nil
+	}
 	if metaInSync(desired, observed) && spec.InSync(desired, observed) {
 		return observed, Unchanged, nil
 	}
