@@ -74,8 +74,10 @@ var _ = Describe("Builders", Label("unit"), func() {
 			Expect(pod.Annotations).To(BeEmpty())
 			Expect(*pod.Spec.EnableServiceLinks).To(BeFalse())
 			Expect(pod.Spec.SecurityContext).To(Equal(&corev1.PodSecurityContext{
-				RunAsNonRoot:   ptr.To(true),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				RunAsNonRoot:        ptr.To(true),
+				SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				FSGroup:             ptr.To(int64(65532)),
+				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
 			}))
 			Expect(pod.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(Equal(
 				[]corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{

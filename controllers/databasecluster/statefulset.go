@@ -35,6 +35,9 @@ import (
 // ContainerName is the name of the database container in every pod.
 const ContainerName = "database"
 
+// DataFSGroup is the fsGroup of the database pods: the group that owns the data volume.
+const DataFSGroup int64 = 65532
+
 // Probe timings of the database container. Liveness is more patient than readiness so that a
 // slow database is taken out of the Service long before it is restarted. Every number is set,
 // even where it equals the API server's default: the drift check compares numbers exactly.
@@ -120,6 +123,12 @@ func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSp
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot:   ptr.To(true),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				// A fresh volume's root belongs to root: without an fsGroup a non-root database
+				// cannot write its data directory. The kubelet gives the volume to this group
+				// (group-writable, setgid) and adds it to every container, whatever its user.
+				// OnRootMismatch: only a volume whose root is not already right is walked.
+				FSGroup:             ptr.To(DataFSGroup),
+				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
 			},
 			Containers:        []corev1.Container{buildContainer(dc)},
 			Affinity:          podAffinity(dc),

@@ -60,6 +60,23 @@ type Options struct {
 	CRDDirectoryPaths []string
 	// Log receives progress lines (default: discarded).
 	Log io.Writer
+
+	// The options below serve the real-node tier (test/realnode), where a real kubelet
+	// joins the cluster instead of kwok's simulated nodes.
+
+	// ConfigureAPIServer, when set, adjusts kube-apiserver before it starts: listen address,
+	// serving certificate, flags (envtest.APIServer.Configure()).
+	ConfigureAPIServer func(*envtest.APIServer) error
+	// ControllerManagerArgs are appended to kube-controller-manager's flags; the last value of
+	// a flag wins.
+	ControllerManagerArgs []string
+	// NoSimulatedNodes starts no kwok and creates no simulated nodes; Start then does not wait
+	// for nodes.
+	NoSimulatedNodes bool
+	// LocalVolumeDir, when set, makes the simulated CSI driver provision "local" volumes, a
+	// directory LocalVolumeDir/<volume name> made on the host, which a real kubelet on the same
+	// host mounts; otherwise volumes are CSI volumes nothing mounts.
+	LocalVolumeDir string
 }
 
 // Cluster is a running local control plane. Stop it when done.
@@ -118,6 +135,9 @@ func (c *Cluster) prepare(opts *Options) error {
 	}
 	if opts.Nodes <= 0 {
 		opts.Nodes = defaultNodes
+	}
+	if opts.NoSimulatedNodes {
+		opts.Nodes = 0
 	}
 	if opts.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "localcluster-")
@@ -180,13 +200,13 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	if err := c.startControlPlane(opts); err != nil {
 		return err
 	}
-	if err := c.startComponents(); err != nil {
+	if err := c.startComponents(opts); err != nil {
 		return err
 	}
 	if err := c.createFixtures(ctx, opts.Nodes); err != nil {
 		return err
 	}
-	if err := c.startCSI(); err != nil {
+	if err := c.startCSI(opts.LocalVolumeDir); err != nil {
 		return err
 	}
 	return c.waitReady(ctx, opts.Nodes)
@@ -227,6 +247,11 @@ func (c *Cluster) startControlPlane(opts Options) error {
 		ControlPlaneStartTimeout: controlPlaneTimeout,
 		ControlPlaneStopTimeout:  controlPlaneTimeout,
 	}
+	if opts.ConfigureAPIServer != nil {
+		if err := opts.ConfigureAPIServer(c.env.ControlPlane.APIServer); err != nil {
+			return fmt.Errorf("configuring kube-apiserver: %w", err)
+		}
+	}
 	cfg, err := c.env.Start()
 	if err != nil {
 		return fmt.Errorf("starting kube-apiserver and etcd: %w\ntail of %s:\n%s\ntail of %s:\n%s", err,
@@ -261,9 +286,9 @@ func (c *Cluster) createLog(name string) (*os.File, error) {
 	return f, nil
 }
 
-// startComponents starts kube-controller-manager, kube-scheduler and kwok, each with its own
-// system:masters user.
-func (c *Cluster) startComponents() error {
+// startComponents starts kube-controller-manager, kube-scheduler and (with simulated nodes)
+// kwok, each with its own system:masters user.
+func (c *Cluster) startComponents(opts Options) error {
 	schedulerPort, err := freePort()
 	if err != nil {
 		return err
@@ -283,11 +308,13 @@ func (c *Cluster) startComponents() error {
 		}
 	}
 	saKey := filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key")
-	for _, comp := range []component{
-		controllerManager(kubeconfigs["kube-controller-manager"], saKey),
-		scheduler(kubeconfigs["kube-scheduler"], schedulerPort),
-		kwok(kubeconfigs["kwok"], kwokConfig, c.WorkDir, kwokPort),
-	} {
+	kcm := controllerManager(kubeconfigs["kube-controller-manager"], saKey)
+	kcm.args = append(kcm.args, opts.ControllerManagerArgs...)
+	comps := []component{kcm, scheduler(kubeconfigs["kube-scheduler"], schedulerPort)}
+	if opts.Nodes > 0 {
+		comps = append(comps, kwok(kubeconfigs["kwok"], kwokConfig, c.WorkDir, kwokPort))
+	}
+	for _, comp := range comps {
 		p, err := startProcess(comp.name, filepath.Join(c.env.BinaryAssetsDirectory, comp.name), comp.args, c.WorkDir, comp.env)
 		if err != nil {
 			return err
@@ -309,13 +336,13 @@ func (c *Cluster) createFixtures(ctx context.Context, nodes int) error {
 }
 
 // startCSI starts the simulated CSI driver, which runs until Stop.
-func (c *Cluster) startCSI() error {
+func (c *Cluster) startCSI(localVolumeDir string) error {
 	cs, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {
 		return fmt.Errorf("creating a clientset: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done, err := startProvisioner(ctx, cs, c.log.printf)
+	done, err := startProvisioner(ctx, cs, localVolumeDir, c.log.printf)
 	if err != nil {
 		cancel()
 		return err
@@ -324,21 +351,26 @@ func (c *Cluster) startCSI() error {
 	return nil
 }
 
-// waitReady waits for the controllers, the scheduler and the nodes.
+// readyStep is one condition waitReady waits for.
+type readyStep struct {
+	what string
+	done func(context.Context) (bool, error)
+}
+
+// waitReady waits for the controllers, the scheduler and the simulated nodes.
 func (c *Cluster) waitReady(ctx context.Context, nodes int) error {
-	steps := []struct {
-		what string
-		done func(context.Context) (bool, error)
-	}{
+	steps := []readyStep{
 		// The serviceaccount-controller creates this one: proof the controllers run.
 		{"kube-controller-manager", func(ctx context.Context) (bool, error) {
 			err := c.client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
 			return err == nil, client.IgnoreNotFound(err)
 		}},
 		{"kube-scheduler", func(ctx context.Context) (bool, error) { return healthy(ctx, c.schedulerPort), nil }},
-		{fmt.Sprintf("%d Ready nodes", nodes), func(ctx context.Context) (bool, error) {
+	}
+	if nodes > 0 {
+		steps = append(steps, readyStep{fmt.Sprintf("%d Ready nodes", nodes), func(ctx context.Context) (bool, error) {
 			return nodesReady(ctx, c.client, nodes)
-		}},
+		}})
 	}
 	began := time.Now()
 	for _, step := range steps {

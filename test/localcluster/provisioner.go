@@ -3,6 +3,8 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,11 +76,13 @@ type provisioner struct {
 	classes storagelisters.StorageClassLister
 	queue   workqueue.TypedRateLimitingInterface[string]
 	logf    func(format string, args ...any)
+	// localDir, when set, holds the directories of "local" volumes (real-node tier).
+	localDir string
 }
 
 // startProvisioner watches claims and volumes until ctx ends. The returned channel is closed
 // once every goroutine it started has returned.
-func startProvisioner(ctx context.Context, cs kubernetes.Interface, logf func(string, ...any)) (<-chan struct{}, error) {
+func startProvisioner(ctx context.Context, cs kubernetes.Interface, localDir string, logf func(string, ...any)) (<-chan struct{}, error) {
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	claimInformer := factory.Core().V1().PersistentVolumeClaims()
 	volumeInformer := factory.Core().V1().PersistentVolumes()
@@ -89,7 +93,8 @@ func startProvisioner(ctx context.Context, cs kubernetes.Interface, logf func(st
 		classes: factory.Storage().V1().StorageClasses().Lister(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: simulatedQueueTag}),
-		logf: logf,
+		logf:     logf,
+		localDir: localDir,
 	}
 	if _, err := claimInformer.Informer().AddEventHandler(p.handler(claimKeyPrefix)); err != nil {
 		return nil, fmt.Errorf("watching claims: %w", err)
@@ -190,9 +195,14 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 	if waitForConsumer && node == "" {
 		return nil // The scheduler has not picked a node yet.
 	}
-	pv := buildVolume(claim, class, node)
+	pv := buildVolume(claim, class, node, p.localDir)
 	if _, err := p.volumes.Get(pv.Name); err == nil {
 		return nil // Provisioned already; the PV binder finishes the binding.
+	}
+	if pv.Spec.Local != nil {
+		if err := makeLocalVolume(pv.Spec.Local.Path); err != nil {
+			return err
+		}
 	}
 	_, err := p.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -202,9 +212,16 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 }
 
 // buildVolume returns the volume of a claim, pre-bound to it (claimRef with UID), as the
-// external-provisioner names and shapes it; node, if set, pins the volume to that node.
-func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node string) *corev1.PersistentVolume {
+// external-provisioner names and shapes it; node, if set, pins the volume to that node. With
+// localDir the volume is a "local" one, the directory localDir/<name> on the node.
+func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node, localDir string) *corev1.PersistentVolume {
 	name := "pvc-" + string(claim.UID)
+	source := corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+		Driver: ProvisionerName, VolumeHandle: name, FSType: simulatedFSType,
+	}}
+	if localDir != "" {
+		source = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: filepath.Join(localDir, name)}}
+	}
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: ProvisionerName}},
 		Spec: corev1.PersistentVolumeSpec{
@@ -218,9 +235,7 @@ func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageCl
 			StorageClassName:              class.Name,
 			MountOptions:                  class.MountOptions,
 			VolumeMode:                    claim.Spec.VolumeMode,
-			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
-				Driver: ProvisionerName, VolumeHandle: name, FSType: simulatedFSType,
-			}},
+			PersistentVolumeSource:        source,
 		},
 	}
 	if node != "" {
@@ -300,9 +315,24 @@ func (p *provisioner) syncVolume(ctx context.Context, name string) error {
 		pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
 		return nil
 	}
+	if pv.Spec.Local != nil {
+		if err := os.RemoveAll(pv.Spec.Local.Path); err != nil {
+			return fmt.Errorf("removing the directory of released volume %s: %w", name, err)
+		}
+	}
 	err = p.client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting released volume: %w", err)
+	}
+	return nil
+}
+
+// makeLocalVolume creates the directory of a local volume. Like the root of a fresh
+// filesystem it belongs to root; the kubelet hands it to the pod's fsGroup when the pod sets
+// one (local volumes support ownership management).
+func makeLocalVolume(path string) error {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return fmt.Errorf("creating local volume %s: %w", path, err)
 	}
 	return nil
 }
