@@ -90,7 +90,7 @@ type Cluster struct {
 
 	env           *envtest.Environment
 	cpLogs        []*os.File // kube-apiserver's and etcd's logs, which envtest writes to
-	procs         []*process // the other children, in start order
+	procs         []*Process // the other children, in start order
 	schedulerPort int
 	client        client.Client
 	log           *logger
@@ -315,7 +315,7 @@ func (c *Cluster) startComponents(opts Options) error {
 		comps = append(comps, kwok(kubeconfigs["kwok"], kwokConfig, c.WorkDir, kwokPort))
 	}
 	for _, comp := range comps {
-		p, err := startProcess(comp.name, filepath.Join(c.env.BinaryAssetsDirectory, comp.name), comp.args, c.WorkDir, comp.env)
+		p, err := StartProcess(comp.name, filepath.Join(c.env.BinaryAssetsDirectory, comp.name), comp.args, c.WorkDir, comp.env)
 		if err != nil {
 			return err
 		}
@@ -386,8 +386,8 @@ func (c *Cluster) waitReady(ctx context.Context, nodes int) error {
 func (c *Cluster) waitFor(ctx context.Context, what string, done func(context.Context) (bool, error)) error {
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
 		for _, p := range c.procs {
-			if p.exited() {
-				return false, p.exitError()
+			if p.Exited() {
+				return false, p.ExitError()
 			}
 		}
 		return done(ctx)
@@ -396,6 +396,15 @@ func (c *Cluster) waitFor(ctx context.Context, what string, done func(context.Co
 		return fmt.Errorf("waiting for %s: %w", what, err)
 	}
 	return nil
+}
+
+// AddUser provisions a client-certificate user of the API server with the given groups.
+func (c *Cluster) AddUser(name string, groups ...string) (*envtest.AuthenticatedUser, error) {
+	user, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("provisioning user %s: %w", name, err)
+	}
+	return user, nil
 }
 
 // Client returns an admin client whose scheme knows the built-in types and CRDs.
@@ -416,7 +425,7 @@ func (c *Cluster) stop() error {
 		<-c.csiStopped
 	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		errs = append(errs, c.procs[i].stop())
+		errs = append(errs, c.procs[i].Stop())
 	}
 	if c.env != nil {
 		// envtest stops kube-apiserver before etcd and waits for both.

@@ -19,10 +19,12 @@ const (
 	logTailBytes = 3000
 )
 
-// process is one child of the cluster (kube-controller-manager, kube-scheduler, kwok).
-type process struct {
-	name    string
-	logPath string
+// Process is one child of the cluster (kube-controller-manager, kube-scheduler, kwok), or of a
+// harness built on it (StartProcess).
+type Process struct {
+	name string
+	// LogPath is the file the child's output goes to.
+	LogPath string
 	cmd     *exec.Cmd
 	logFile *os.File
 	// done is closed once Wait has returned; waitErr holds its result.
@@ -30,9 +32,10 @@ type process struct {
 	waitErr error
 }
 
-// startProcess starts bin with args in its own process group, its output appended to
-// workDir/<name>.log. The child is not tied to any context: it lives until stop.
-func startProcess(name, bin string, args []string, workDir string, env []string) (*process, error) {
+// StartProcess starts bin with args in its own process group, its output appended to
+// workDir/<name>.log. The child is not tied to any context: it lives until Stop, or until the
+// thread that started it dies (ChildSysProcAttr).
+func StartProcess(name, bin string, args []string, workDir string, env []string) (*Process, error) {
 	logPath := filepath.Join(workDir, name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -48,7 +51,7 @@ func startProcess(name, bin string, args []string, workDir string, env []string)
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, logPath: logPath, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	p := &Process{name: name, LogPath: logPath, cmd: cmd, logFile: logFile, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		_ = logFile.Close()
@@ -57,8 +60,8 @@ func startProcess(name, bin string, args []string, workDir string, env []string)
 	return p, nil
 }
 
-// exited reports whether the process has ended.
-func (p *process) exited() bool {
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -67,29 +70,29 @@ func (p *process) exited() bool {
 	}
 }
 
-// pid returns the child's process id.
-func (p *process) pid() int { return p.cmd.Process.Pid }
+// Pid returns the child's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
-// exitError describes an unexpected exit, with the tail of the log.
-func (p *process) exitError() error {
-	return fmt.Errorf("%s exited early (%w); tail of %s:\n%s", p.name, p.waitErr, p.logPath, tailFile(p.logPath))
+// ExitError describes an unexpected exit, with the tail of the log.
+func (p *Process) ExitError() error {
+	return fmt.Errorf("%s exited early (%w); tail of %s:\n%s", p.name, p.waitErr, p.LogPath, tailFile(p.LogPath))
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after stopTimeout, and waits for the
+// Stop sends SIGTERM to the process group, then SIGKILL after stopTimeout, and waits for the
 // child in both cases. It is safe to call on a process that has already exited.
-func (p *process) stop() error {
-	if p.exited() {
+func (p *Process) Stop() error {
+	if p.Exited() {
 		return nil
 	}
 	// The child leads its own process group (Setpgid): signal the group so that anything it
 	// spawned goes too.
-	_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
+	_ = syscall.Kill(-p.Pid(), syscall.SIGTERM)
 	select {
 	case <-p.done:
 		return nil
 	case <-time.After(stopTimeout):
 	}
-	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
 	<-p.done
 	return fmt.Errorf("%s did not stop within %s after SIGTERM and was killed", p.name, stopTimeout)
 }

@@ -1,0 +1,313 @@
+//go:build linux && node
+
+package realnode_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// The operand images: one static etcd under two tags, so that an image change really rolls.
+const (
+	etcdImageV1 = "database-operator.test/etcd:v1"
+	etcdImageV2 = "database-operator.test/etcd:v2"
+	etcdMembers = 3
+	etcdKeys    = 3000
+	etcdPrefix  = "data/"
+)
+
+var _ = Describe("A 3-member etcd as the operand on a real node", Ordered, func() {
+	var (
+		dc *databasev1alpha1.DatabaseCluster
+		db *etcdClient
+	)
+
+	It("bootstraps from the stable names of the headless Service and becomes Available", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "etcd")
+		dc = newEtcdCluster(ns, "etcd")
+		began := time.Now()
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		report("etcd: create -> Available (3 members, real node)", waitAvailable(ctx, dc, began))
+		db = &etcdClient{dc: dc}
+		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
+		began = time.Now()
+		for i := range etcdKeys {
+			Expect(db.put(ctx, etcdKey(i), etcdValue(i))).To(Succeed())
+		}
+		report(fmt.Sprintf("etcd: %d keys written", etcdKeys), time.Since(began))
+		reportCount("etcd keys written", etcdKeys)
+		db.expectAll(ctx)
+	}, NodeTimeout(6*time.Minute))
+
+	It("keeps every key and its quorum through a rolling image update v1 -> v2", func(ctx SpecContext) {
+		began := time.Now()
+		rolled := db.duringChange(ctx, func() {
+			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = etcdImageV2 })
+			waitAvailable(ctx, dc, began)
+			Expect(dc.Status.CurrentImage).To(Equal(etcdImageV2))
+		})
+		report("etcd: rolling update of 3 members v1 -> v2", time.Since(began))
+		Expect(rolled).To(BeNumerically(">", 0))
+		for _, p := range podsOf(ctx, dc) {
+			Expect(p.Spec.Containers[0].Image).To(Equal(etcdImageV2))
+		}
+		db.expectAll(ctx)
+	}, NodeTimeout(8*time.Minute))
+
+	It("keeps every key through a restart on demand", func(ctx SpecContext) {
+		before := podsOf(ctx, dc)
+		began := time.Now()
+		db.duringChange(ctx, func() {
+			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
+				if dc.Annotations == nil {
+					dc.Annotations = map[string]string{}
+				}
+				dc.Annotations[databasev1alpha1.RestartedAtAnnotation] = time.Now().UTC().Format(time.RFC3339)
+			})
+			Eventually(func(g Gomega) {
+				for name, p := range podsOf(ctx, dc) {
+					g.Expect(p.UID).NotTo(Equal(before[name].UID), "pod %s was not restarted", name)
+				}
+			}).WithContext(ctx).Should(Succeed())
+			waitAvailable(ctx, dc, began)
+		})
+		report("etcd: restart annotation, 3 members rolled", time.Since(began))
+		db.expectAll(ctx)
+	}, NodeTimeout(8*time.Minute))
+
+	It("keeps every key when a member's pod is deleted", func(ctx SpecContext) {
+		began := time.Now()
+		victim := podsOf(ctx, dc)[dc.StatefulSetName()+"-1"]
+		Expect(k8s.Delete(ctx, &victim)).To(Succeed())
+		Eventually(func(g Gomega) {
+			p := podsOf(ctx, dc)[victim.Name]
+			g.Expect(p.UID).NotTo(Equal(victim.UID))
+		}).WithContext(ctx).Should(Succeed())
+		waitAvailable(ctx, dc, began)
+		report("etcd: deleted member back and Available", time.Since(began))
+		db.expectAll(ctx)
+	}, NodeTimeout(5*time.Minute))
+
+	It("keeps every key and every pod through storage growth", func(ctx SpecContext) {
+		before := podsOf(ctx, dc)
+		began := time.Now()
+		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Storage.Size = "2Gi" })
+		Eventually(func(g Gomega) {
+			var claims corev1.PersistentVolumeClaimList
+			g.Expect(k8s.List(ctx, &claims, client.InNamespace(dc.Namespace))).To(Succeed())
+			g.Expect(claims.Items).To(HaveLen(etcdMembers))
+			for _, c := range claims.Items {
+				size := c.Status.Capacity[corev1.ResourceStorage]
+				g.Expect(size.Cmp(resource.MustParse("2Gi"))).To(Equal(0), "claim %s", c.Name)
+			}
+			g.Expect(statefulSet(ctx, dc).Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String()).To(Equal("2Gi"))
+		}).WithContext(ctx).Should(Succeed())
+		waitAvailable(ctx, dc, began)
+		report("etcd: storage 1Gi -> 2Gi", time.Since(began))
+		for name, p := range podsOf(ctx, dc) {
+			Expect(p.UID).To(Equal(before[name].UID), "pod %s kept running through the resize", name)
+		}
+		db.expectAll(ctx)
+		reportCount("etcd keys read back after every change", etcdKeys)
+		reportCount("etcd keys lost", 0)
+	}, NodeTimeout(5*time.Minute))
+})
+
+// newEtcdCluster returns a 3-member etcd whose members find each other through the stable pod
+// names of the headless Service (published before they are Ready).
+func newEtcdCluster(namespace, name string) *databasev1alpha1.DatabaseCluster {
+	domain := fmt.Sprintf("%s-headless.%s.svc.cluster.local", name, namespace)
+	var initial []string
+	for i := range etcdMembers {
+		initial = append(initial, fmt.Sprintf("%[1]s-%[2]d=http://%[1]s-%[2]d.%[3]s:2380", name, i, domain))
+	}
+	return newCluster(namespace, name, withReplicas(etcdMembers), withImage(etcdImageV1), withPort(2379),
+		withEnv(
+			corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		),
+		withArgs(
+			"--name=$(POD_NAME)",
+			"--data-dir=/var/lib/database/etcd",
+			"--listen-client-urls=http://0.0.0.0:2379",
+			"--advertise-client-urls=http://$(POD_IP):2379",
+			"--listen-peer-urls=http://0.0.0.0:2380",
+			"--initial-advertise-peer-urls=http://$(POD_NAME)."+domain+":2380",
+			"--initial-cluster="+joinComma(initial),
+			"--initial-cluster-state=new",
+			"--initial-cluster-token="+namespace,
+			// A busy 2-core machine: patient elections.
+			"--heartbeat-interval=250",
+			"--election-timeout=2500",
+		))
+}
+
+func joinComma(s []string) string {
+	var b bytes.Buffer
+	for i, v := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+func etcdKey(i int) string   { return fmt.Sprintf("%s%05d", etcdPrefix, i) }
+func etcdValue(i int) string { return "value-" + strconv.Itoa(i) }
+
+// etcdClient speaks etcd's JSON gateway (/v3/kv/*) to whichever member answers, so a write
+// succeeds as long as the cluster has quorum.
+type etcdClient struct {
+	dc   *databasev1alpha1.DatabaseCluster
+	http http.Client
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// members returns the addresses of the members that have one.
+func (e *etcdClient) members(ctx context.Context) []string {
+	var addrs []string
+	for _, p := range podsOf(ctx, e.dc) {
+		if p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+			addrs = append(addrs, "http://"+p.Status.PodIP+":2379")
+		}
+	}
+	return addrs
+}
+
+func (e *etcdClient) call(ctx context.Context, path string, body, out any) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	var lastErr error = fmt.Errorf("no member has an address")
+	for _, addr := range e.members(ctx) {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+path, bytes.NewReader(data))
+		if err != nil {
+			cancel()
+			return err
+		}
+		resp, err := e.http.Do(req)
+		if err != nil {
+			cancel()
+			lastErr = err
+			continue
+		}
+		err = func() error {
+			defer func() { _ = resp.Body.Close() }()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s%s: %s", addr, path, resp.Status)
+			}
+			return json.NewDecoder(resp.Body).Decode(out)
+		}()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		lastErr = err
+	}
+	return lastErr
+}
+
+func (e *etcdClient) put(ctx context.Context, key, value string) error {
+	var out map[string]any
+	return e.call(ctx, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &out)
+}
+
+// expectAll reads every key of etcdPrefix with a linearizable read and checks each value.
+func (e *etcdClient) expectAll(ctx context.Context) {
+	GinkgoHelper()
+	var out struct {
+		Count string `json:"count"`
+		Kvs   []struct {
+			Key   string `json:"key"`
+			Value string `json:"value"`
+		} `json:"kvs"`
+	}
+	end := etcdPrefix[:len(etcdPrefix)-1] + string(etcdPrefix[len(etcdPrefix)-1]+1)
+	Eventually(func(g Gomega) {
+		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(end)}, &out)).To(Succeed())
+	}).WithContext(ctx).Should(Succeed())
+	Expect(out.Count).To(Equal(strconv.Itoa(etcdKeys)))
+	got := map[string]string{}
+	for _, kv := range out.Kvs {
+		k, _ := base64.StdEncoding.DecodeString(kv.Key)
+		v, _ := base64.StdEncoding.DecodeString(kv.Value)
+		got[string(k)] = string(v)
+	}
+	lost := 0
+	for i := range etcdKeys {
+		if got[etcdKey(i)] != etcdValue(i) {
+			lost++
+		}
+	}
+	Expect(lost).To(BeZero(), "keys lost or changed")
+	GinkgoWriter.Printf("Read back %d/%d keys\n", len(got), etcdKeys)
+}
+
+// duringChange runs change while writing a key every 200 ms and checking, on every
+// observation, that the cluster's status tells the truth. It fails if no write succeeds for
+// longer than maxWriteGap (quorum lost) and returns how many writes succeeded.
+func (e *etcdClient) duringChange(ctx context.Context, change func()) int {
+	GinkgoHelper()
+	const maxWriteGap = 10 * time.Second
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var writes int
+	var worstGap time.Duration
+	var statusErr error
+	wg.Go(func() {
+		defer GinkgoRecover()
+		last := time.Now()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if err := e.put(ctx, fmt.Sprintf("roll/%05d", i), "x"); err == nil {
+				mu.Lock()
+				writes++
+				worstGap = max(worstGap, time.Since(last))
+				mu.Unlock()
+				last = time.Now()
+			}
+			var dc databasev1alpha1.DatabaseCluster
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(e.dc), &dc); err == nil {
+				g := NewGomega(func(message string, _ ...int) {
+					mu.Lock()
+					statusErr = fmt.Errorf("%s", message)
+					mu.Unlock()
+				})
+				expectTruthfulStatus(g, &dc)
+			}
+		}
+	})
+	change()
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	Expect(statusErr).NotTo(HaveOccurred())
+	Expect(worstGap).To(BeNumerically("<", maxWriteGap), "the cluster accepted no write for %s: quorum lost", worstGap)
+	GinkgoWriter.Printf("%d writes during the change, longest gap %s\n", writes, worstGap.Round(time.Millisecond))
+	return writes
+}
