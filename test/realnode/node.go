@@ -44,10 +44,10 @@ const (
 type Options struct {
 	// BinDir holds the control plane binaries (default $KUBEBUILDER_ASSETS).
 	BinDir string
-	// NodeBinDir holds kubelet, kube-proxy (default $NODE_BIN_DIR).
+	// NodeBinDir holds kubelet and kube-proxy (default $NODE_ENV_DIR, make test-env-node).
 	NodeBinDir string
 	// ImagesFile lists the image tarballs to import ("<tarball> <ref>" per line; default
-	// $NODE_IMAGES).
+	// $NODE_IMAGES_DIR/images.txt, make node-images).
 	ImagesFile string
 	// CRDDirectoryPaths are installed before Start returns.
 	CRDDirectoryPaths []string
@@ -95,10 +95,10 @@ func defaults(opts *Options) {
 		opts.BinDir = os.Getenv("KUBEBUILDER_ASSETS")
 	}
 	if opts.NodeBinDir == "" {
-		opts.NodeBinDir = os.Getenv("NODE_BIN_DIR")
+		opts.NodeBinDir = os.Getenv("NODE_ENV_DIR")
 	}
-	if opts.ImagesFile == "" {
-		opts.ImagesFile = os.Getenv("NODE_IMAGES")
+	if opts.ImagesFile == "" && os.Getenv("NODE_IMAGES_DIR") != "" {
+		opts.ImagesFile = filepath.Join(os.Getenv("NODE_IMAGES_DIR"), "images.txt")
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
