@@ -15,13 +15,8 @@ if [[ -f "$stamp" ]]; then
   exit 0
 fi
 mkdir -p "$out"
-# Without these the binaries report v0.0.0, which breaks kwokctl's and kubectl's version checks.
-minor=${kube_version#v1.}; minor=${minor%%.*}
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X ${pkg}.gitVersion=${kube_version} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
-  ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
-done
+# Without the version flags the binaries report v0.0.0 (see hack/kube-ldflags.sh).
+ldflags="-s -w $("$here/kube-ldflags.sh" "$kube_version")"
 cd "$here/tools"
 export GOWORK=off GOFLAGS=-mod=mod
 start=$(date +%s)

@@ -7,7 +7,9 @@
 //     labelled with every annotation of bundle/metadata/annotations.yaml (bundle.Dockerfile);
 //   - the catalog image: catalog/ at /configs, labelled like catalog.Dockerfile. Its real base is
 //     the opm image, which is unreachable here: without a base the image carries only the
-//     configs layer (enough for registry-side tests and "opm render"); see CatalogImage.
+//     configs layer (enough for registry-side tests and "opm render"); see CatalogImage;
+//   - static images for the real-node tier (StaticImage): static binaries on an empty base with a
+//     given entrypoint and user (the CRI pause image, etcd, the test database, CoreDNS).
 //
 // Images are reproducible: every timestamp is Created (SOURCE_DATE_EPOCH or the epoch), files are
 // written in lexical order with uid/gid 0, so the same inputs give the same digests.
@@ -17,6 +19,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -419,6 +422,79 @@ func OperatorImage(binary, dockerfile, arch string, created time.Time) (v1.Image
 		Architecture: arch,
 		CreatedBy:    "hack/images: COPY manager /" + bin,
 	}, created)
+}
+
+// File is a host file placed into a StaticImage.
+type File struct {
+	// Source is the file on the host.
+	Source string
+	// Path is where it goes in the image, absolute (e.g. /usr/local/bin/etcd).
+	Path string
+}
+
+// StaticImage builds an image of static binaries on an empty base, like OperatorImage but with
+// the config given instead of read from a Dockerfile: the real-node tier's images (pause, etcd,
+// testdb, coredns). Every file that is an ELF executable must be static (no interpreter, no
+// shared libraries): there is no libc in the image. Files keep mode 0755; /tmp (1777) is added
+// like distroless has it. cfg.Env defaults to a PATH, cfg.User to NonRootUser, cfg.WorkingDir to
+// /, cfg.Entrypoint to the first file.
+func StaticImage(files []File, cfg Config, created time.Time) (v1.Image, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no files")
+	}
+	entries := make([]entry, 0, len(files)+1)
+	var paths []string
+	for _, f := range files {
+		if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == "/" {
+			return nil, fmt.Errorf("%s: image path %q must be absolute and clean", f.Source, f.Path)
+		}
+		data, err := os.ReadFile(f.Source)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkStatic(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Source, err)
+		}
+		entries = append(entries, entry{name: strings.TrimPrefix(f.Path, "/"), mode: 0o755, data: data})
+		paths = append(paths, f.Path)
+	}
+	entries = append(entries, entry{name: "tmp/", mode: 0o1777})
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	l, err := layer(entries, created)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.User == "" {
+		cfg.User = NonRootUser
+	}
+	if cfg.WorkingDir == "" {
+		cfg.WorkingDir = "/"
+	}
+	if cfg.Entrypoint == nil {
+		cfg.Entrypoint = []string{files[0].Path}
+	}
+	if cfg.Env == nil {
+		cfg.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	}
+	if cfg.CreatedBy == "" {
+		cfg.CreatedBy = "hack/images: COPY " + strings.Join(paths, " ")
+	}
+	return assemble(nil, l, cfg, created)
+}
+
+// checkStatic refuses an ELF file that needs a dynamic loader or shared libraries; other files
+// (scripts, data) pass.
+func checkStatic(data []byte) error {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil // not ELF
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			return fmt.Errorf("not a static executable (%s program header): build it with CGO_ENABLED=0", p.Type)
+		}
+	}
+	return nil
 }
 
 // BundleImage builds the bundle image: every file of dir (a bundle: manifests/, metadata/,

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Prints the replace block the tools module needs: k8s.io/kubernetes requires each of its staging
-# repositories as v0.0.0 and replaces them with ./staging paths, which do not exist in a module
-# download. We pin every staging repository to the matching published v0.X.Y instead. The list is
-# read from the kubernetes .mod file so that new staging repos (they appear between minors) are
-# picked up. Usage: hack/tools/gen-replaces.sh v1.37.1
+# Prints the replace block a tools module that requires k8s.io/kubernetes needs (hack/tools,
+# hack/node): k8s.io/kubernetes requires each of its staging repositories as v0.0.0 and replaces
+# them with ./staging paths, which do not exist in a module download. We pin every staging
+# repository to the matching published v0.X.Y instead. The list is read from the kubernetes .mod
+# file so that new staging repos (they appear between minors) are picked up.
+# Usage: hack/tools/gen-replaces.sh v1.37.1 >> go.mod (before "go get"; regenerate the block when
+# moving to a new Kubernetes version).
 set -euo pipefail
 kube_version=${1:?kubernetes version, e.g. v1.37.1}
 staging_version="v0.${kube_version#v1.}"

@@ -5,14 +5,18 @@
 //	    --tag database-operator:0.2.0 --layout bin/images/database-operator --tarball bin/images/database-operator.tar
 //	image-tool bundle --dir bundle --tag database-operator-bundle:0.2.0 --layout bin/images/database-operator-bundle
 //	image-tool catalog --dir catalog --dockerfile catalog.Dockerfile [--base REF] --tag ... --layout ...
+//	image-tool static --file bin/etcd:/usr/local/bin/etcd --entrypoint /usr/local/bin/etcd \
+//	    --user 65532:65532 --tag database-operator.test/etcd:v1 --tarball bin/node-images/etcd-v1.tar
 //	image-tool push --layout bin/images/database-operator --ref 127.0.0.1:5000/database-operator:0.2.0
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -30,7 +34,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|push [flags] (-h for the flags)")
+	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|push [flags] (-h for the flags)")
 	os.Exit(2)
 }
 
@@ -98,6 +102,40 @@ func builder(ctx context.Context, cmd string, fs *flag.FlagSet, insecure *bool) 
 			}
 			return images.CatalogImage(*dir, *dockerfile, b, created)
 		}
+	case "static":
+		var files, env, labels listFlag
+		fs.Var(&files, "file", "SOURCE:/PATH, a static binary (or other file) and where it goes; repeatable")
+		fs.Var(&env, "env", "KEY=VALUE of the image config; repeatable (default: a PATH)")
+		fs.Var(&labels, "label", "KEY=VALUE label; repeatable")
+		entrypoint := fs.String("entrypoint", "", `entrypoint: a path, or the exec form '["/bin", "arg"]' (default: the first --file)`)
+		user := fs.String("user", images.NonRootUser, "USER of the image config (numeric: there is no /etc/passwd)")
+		workdir := fs.String("workdir", "/", "WORKDIR of the image config")
+		arch := fs.String("arch", "amd64", "GOARCH of the binaries")
+		return func() (v1.Image, error) {
+			created, err := images.Created()
+			if err != nil {
+				return nil, err
+			}
+			cfg := images.Config{User: *user, WorkingDir: *workdir, Architecture: *arch}
+			if cfg.Entrypoint, err = parseEntrypoint(*entrypoint); err != nil {
+				return nil, err
+			}
+			if len(env) > 0 {
+				cfg.Env = env
+			}
+			if cfg.Labels, err = keyValues(labels); err != nil {
+				return nil, err
+			}
+			var fl []images.File
+			for _, f := range files {
+				src, dst, ok := strings.Cut(f, ":")
+				if !ok || src == "" || dst == "" {
+					return nil, fmt.Errorf("--file %q: want SOURCE:/PATH", f)
+				}
+				fl = append(fl, images.File{Source: src, Path: dst})
+			}
+			return images.StaticImage(fl, cfg, created)
+		}
 	case "push":
 		from := fs.String("from", "", "OCI layout directory to push (written by this tool)")
 		return func() (v1.Image, error) {
@@ -144,4 +182,42 @@ func (o outputs) write(ctx context.Context, img v1.Image) error {
 		fmt.Printf("pushed %s@%s\n", ref, digest)
 	}
 	return nil
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// parseEntrypoint reads --entrypoint: empty (the default), a JSON array, or a single path.
+func parseEntrypoint(s string) ([]string, error) {
+	switch {
+	case s == "":
+		return nil, nil
+	case strings.HasPrefix(s, "["):
+		var argv []string
+		if err := json.Unmarshal([]byte(s), &argv); err != nil || len(argv) == 0 {
+			return nil, fmt.Errorf("--entrypoint %q: want a non-empty JSON array of strings", s)
+		}
+		return argv, nil
+	}
+	return []string{s}, nil
+}
+
+// keyValues turns KEY=VALUE flags into a map.
+func keyValues(kvs []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q: want KEY=VALUE", kv)
+		}
+		m[k] = v
+	}
+	return m, nil
 }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the host binaries of the real-node tier from pinned Go modules: kubelet and kube-proxy
+# (hack/node/go.mod, k8s.io/kubernetes), etcd (hack/node/go.mod, the operand of the node tests)
+# and coredns (hack/coredns/go.mod, the cluster DNS). Nothing is downloaded from release pages;
+# everything comes from the Go module proxy.
+#
+# Usage: hack/build-node-env.sh OUTPUT_DIR
+# The output directory is per machine (NODE_ENV_DIR in mk/node.mk); a stamp file records a
+# complete build so that later runs cost nothing.
+#
+# etcd and coredns are static (CGO_ENABLED=0): they also go into images with an empty base
+# (make node-images). kubelet and kube-proxy run on the host and are built like the control plane
+# of hack/build-test-env.sh (default cgo setting), so the two builds share the Go build cache.
+set -euo pipefail
+out=${1:?output directory}
+here=$(cd "$(dirname "$0")" && pwd)
+stamp="$out/.stamp"
+if [[ -f "$stamp" ]]; then
+  exit 0
+fi
+mkdir -p "$out"
+export GOWORK=off GOFLAGS=-mod=mod
+kube_version=$(cd "$here/node" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+coredns_version=$(cd "$here/coredns" && go list -m -f '{{.Version}}' github.com/coredns/coredns)
+ldflags="-s -w $("$here/kube-ldflags.sh" "$kube_version")"
+start=$(date +%s)
+echo "Building kubelet, kube-proxy ${kube_version}, etcd, coredns ${coredns_version} into $out (cold: ~10 min on 2 cores)"
+cd "$here/node"
+go build -trimpath -ldflags "$ldflags" -o "$out/" k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
+# The etcd main package is go.etcd.io/etcd/server/v3: "go build -o DIR/" would name it "server".
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3
+cd "$here/coredns"
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/coredns" github.com/coredns/coredns
+{
+  echo "kubelet, kube-proxy ${kube_version}, etcd, coredns ${coredns_version} built in $(( $(date +%s) - start ))s"
+  for b in kubelet kube-proxy etcd coredns; do sha256sum "$out/$b"; done
+} > "$stamp.tmp"
+mv "$stamp.tmp" "$stamp"
+cat "$stamp"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the images of the real-node tier as docker-archive tarballs that
+# "ctr -n k8s.io images import FILE" accepts, and OUT_DIR/images.txt, one "<tarball> <image ref>"
+# per line (absolute tarball paths). Nothing is pulled: every image is static binaries on an
+# empty base, assembled by image-tool (hack/images); the same inputs give the same digests.
+#
+#   database-operator.test/pause:v1     the CRI sandbox image (test/realnode/images/pause), user 65535
+#   database-operator.test/etcd:v1, v2  the static etcd of NODE_ENV_DIR at /usr/local/bin/etcd, user 65532
+#   database-operator.test/testdb:v1    the test database (test/realnode/images/testdb), user 65532
+#   database-operator.test/coredns:v1   CoreDNS at /coredns, user 65532 without capabilities: it
+#                                       cannot bind port 53, so its Corefile must listen on a high
+#                                       port (e.g. 1053) behind a Service mapping 53 -> 1053
+#   database-operator:0.1.0, 0.2.0      the operator image (image-tool operator) of MANAGER_BIN with
+#                                       both tags the bundles of catalog/ name
+#
+# Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... ARCH=amd64 hack/node/build-images.sh OUT_DIR
+set -euo pipefail
+out=${1:?output directory}
+: "${IMAGE_TOOL:?}" "${NODE_ENV_DIR:?}" "${MANAGER_BIN:?}"
+arch=${ARCH:-amd64}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$out/bin"
+out=$(cd "$out" && pwd)
+
+# The programs written for the tests, static like every binary of these images.
+(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -ldflags="-s -w" -o "$out/bin/" \
+  ./test/realnode/images/pause ./test/realnode/images/testdb)
+
+list="$out/images.txt.tmp"
+: > "$list"
+# image FILE REF ARGS...: one image-tool call, recorded in images.txt.
+image() {
+  local file=$out/$1 ref=$2
+  shift 2
+  "$IMAGE_TOOL" "$@" --arch "$arch" --tag "$ref" --tarball "$file"
+  echo "$file $ref" >> "$list"
+}
+image pause-v1.tar database-operator.test/pause:v1 static \
+  --file "$out/bin/pause:/pause" --user 65535:65535
+for tag in v1 v2; do # the same binary: the tests roll v1 -> v2
+  image "etcd-$tag.tar" "database-operator.test/etcd:$tag" static \
+    --file "$NODE_ENV_DIR/etcd:/usr/local/bin/etcd" --user 65532:65532
+done
+image testdb-v1.tar database-operator.test/testdb:v1 static \
+  --file "$out/bin/testdb:/testdb" --user 65532:65532
+image coredns-v1.tar database-operator.test/coredns:v1 static \
+  --file "$NODE_ENV_DIR/coredns:/coredns" --user 65532:65532
+for version in 0.1.0 0.2.0; do
+  image "database-operator-$version.tar" "database-operator:$version" operator \
+    --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
+done
+mv "$list" "$out/images.txt"
+echo "Node images in $out (list: $out/images.txt)"
