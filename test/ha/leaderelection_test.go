@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/internal/leader"
 )
 
 // Two managers run at a time, as a Deployment with 2 replicas would; the Lease decides which
@@ -50,8 +51,9 @@ import (
 var _ = Describe("Leader election between manager replicas", Ordered, func() {
 	const ns = "ha"
 	dc := &databasev1alpha1.DatabaseCluster{}
-	var leader, follower *managerProcess
-	var leaderID string
+	// lead holds the Lease (its identity is leadID); follower waits for it.
+	var lead, follower *leader.Manager
+	var leadID string
 
 	AfterEach(func() {
 		if CurrentSpecReport().Failed() {
@@ -70,26 +72,27 @@ var _ = Describe("Leader election between manager replicas", Ordered, func() {
 		hostname, err := os.Hostname()
 		Expect(err).NotTo(HaveOccurred())
 
+		lead, leadID, err = leader.FindLeader(ctx, k8s, []*leader.Manager{a, b}, 2*time.Minute)
+		Expect(err).NotTo(HaveOccurred())
+		follower = a
+		if lead == a {
+			follower = b
+		}
 		// controller-runtime's identity is hostname_uuid; both managers share the hostname, so
-		// the holder is told apart by the one that logs the acquisition (only one can).
+		// FindLeader tells the holder apart by the one that logs the acquisition (only one can).
 		Eventually(func(g Gomega) {
-			lease := getLease(g, ctx)
-			g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
-			leaderID = *lease.Spec.HolderIdentity
-			g.Expect(leaderID).To(HavePrefix(hostname + "_"))
-			g.Expect(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)).To(Equal(int32(leaseDuration.Seconds())))
-			acquired := []bool{a.logged(msgAcquiredLease), b.logged(msgAcquiredLease)}
+			lease, err := leader.GetLease(ctx, k8s)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(lease.Spec.HolderIdentity).To(HaveValue(Equal(leadID)))
+			g.Expect(leadID).To(HavePrefix(hostname + "_"))
+			g.Expect(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)).To(Equal(int32(leader.LeaseDuration.Seconds())))
+			acquired := []bool{a.Logged(leader.MsgAcquiredLease), b.Logged(leader.MsgAcquiredLease)}
 			g.Expect(acquired).To(ConsistOf(true, false), "exactly one manager acquired the Lease")
-			if acquired[0] {
-				leader, follower = a, b
-			} else {
-				leader, follower = b, a
-			}
-			g.Expect(leader.reconciling()).To(BeTrue(), "the leader started the databasecluster workers")
-			g.Expect(follower.logged(msgAttemptingLease)).To(BeTrue(), "the follower waits for the Lease")
+			g.Expect(lead.Reconciling()).To(BeTrue(), "the leader started the databasecluster workers")
+			g.Expect(follower.Logged(leader.MsgAttemptingLease)).To(BeTrue(), "the follower waits for the Lease")
 		}).WithContext(ctx).Should(Succeed())
 		AddReportEntry("two managers started → one leads", time.Since(began).Round(time.Millisecond).String())
-		GinkgoWriter.Printf("leader: manager %s (%s); follower: manager %s\n", leader.name, leaderID, follower.name)
+		GinkgoWriter.Printf("leader: manager %s (%s); follower: manager %s\n", lead.Name, leadID, follower.Name)
 
 		sample, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "database_v1alpha1_databasecluster.yaml"))
 		Expect(err).NotTo(HaveOccurred())
@@ -102,141 +105,82 @@ var _ = Describe("Leader election between manager replicas", Ordered, func() {
 
 		// The follower never started a controller, never reconciled and never changed anything
 		// in the API server; the leader did all of it.
-		for _, msg := range []string{msgStartingCtrl, msgStartingWorkers, msgAcquiredLease} {
-			Expect(leader.logged(msg)).To(BeTrue(), "the leader logged %q", msg)
-			Expect(follower.logged(msg)).To(BeFalse(), "the follower logged %q", msg)
+		for _, msg := range []string{leader.MsgStartingCtrl, leader.MsgStartingWorkers, leader.MsgAcquiredLease} {
+			Expect(lead.Logged(msg)).To(BeTrue(), "the leader logged %q", msg)
+			Expect(follower.Logged(msg)).To(BeFalse(), "the follower logged %q", msg)
 		}
-		followerMetrics, leaderMetrics := follower.metrics(Default), leader.metrics(Default)
+		followerMetrics, leaderMetrics := metrics(Default, follower), metrics(Default, lead)
 		Expect(sumMetric(followerMetrics, "leader_election_master_status")).To(BeZero())
 		Expect(sumMetric(leaderMetrics, "leader_election_master_status")).To(Equal(1.0))
 		Expect(sumMetric(followerMetrics, "controller_runtime_reconcile_total")).To(BeZero())
 		Expect(sumMetric(leaderMetrics, "controller_runtime_reconcile_total", `controller="databasecluster"`)).To(BeNumerically(">", 0))
-		Expect(follower.successfulWrites(Default)).To(BeZero(), "the follower wrote to the API server")
-		Expect(leader.successfulWrites(Default)).To(BeNumerically(">", 0))
-		Expect(ptr.Deref(getLease(Default, ctx).Spec.HolderIdentity, "")).To(Equal(leaderID), "the leadership did not move")
+		Expect(successfulWrites(Default, follower)).To(BeZero(), "the follower wrote to the API server")
+		Expect(successfulWrites(Default, lead)).To(BeNumerically(">", 0))
+		Expect(leader.Holder(ctx, k8s)).To(Equal(leadID), "the leadership did not move")
 	}, NodeTimeout(3*time.Minute))
 
 	It("hands off at once when the leader stops gracefully (SIGTERM releases the Lease)", func(ctx SpecContext) {
-		transitions := ptr.Deref(getLease(Default, ctx).Spec.LeaseTransitions, 0)
-		h := measureFailover(ctx, leader, follower, leaderID, syscall.SIGTERM,
-			func() { scaleTo(ctx, dc, 4) }, func() bool { return statefulSetReplicas(ctx, dc) == 4 })
-		Expect(leader.waitExit(30*time.Second)).To(Succeed(), "the leader exits 0 on SIGTERM")
-		AddReportEntry("graceful hand-off (SIGTERM → new leader reconciling)", h.String())
+		transitions := ptr.Deref(getLease(ctx).Spec.LeaseTransitions, 0)
+		h := measureFailover(ctx, lead, leadID, follower, syscall.SIGTERM, leader.ScaleChange(k8s, client.ObjectKeyFromObject(dc), 4))
+		Expect(lead.WaitExit(30*time.Second)).To(Succeed(), "the leader exits 0 on SIGTERM")
+		AddReportEntry("graceful hand-off (SIGTERM → new leader applied a change)", h.String())
 
-		Expect(h.changedInGap).To(BeTrue(), "replicas 3 → 4 was patched before the new leader reconciled")
-		Expect(h.appliedEarly).To(BeFalse(), "the stopped leader applied replicas 3 → 4")
+		Expect(h.ChangedInGap).To(BeTrue(), "replicas 3 → 4 was patched before the new leader reconciled")
+		Expect(h.AppliedEarly).To(BeFalse(), "the stopped leader applied replicas 3 → 4")
 		// Without the release the follower would wait for the Lease to expire (15s).
-		Expect(h.total).To(BeNumerically("<", leaseDuration-5*time.Second), "the released Lease is taken at the next retry")
-		Expect(ptr.Deref(getLease(Default, ctx).Spec.LeaseTransitions, 0)).To(BeNumerically(">", transitions))
+		Expect(h.Total).To(BeNumerically("<", leader.LeaseDuration-5*time.Second), "the released Lease is taken at the next retry")
+		Expect(ptr.Deref(getLease(ctx).Spec.LeaseTransitions, 0)).To(BeNumerically(">", transitions))
 
 		began := time.Now()
 		expectConverged(ctx, dc, 4)
 		AddReportEntry("replicas 3 → 4 (changed during the hand-off) Available", time.Since(began).Round(time.Millisecond).String())
-		leader, leaderID = follower, h.newHolder
+		lead, leadID = follower, h.NewHolder
 	}, NodeTimeout(3*time.Minute))
 
 	It("takes over once the Lease expires when the leader is killed (SIGKILL)", func(ctx SpecContext) {
 		c := startManager(ctx, "c")
-		Eventually(func(g Gomega) {
-			g.Expect(c.logged(msgAttemptingLease)).To(BeTrue())
-		}).WithContext(ctx).Should(Succeed())
+		Expect(c.WaitLogged(ctx, 2*time.Minute, leader.MsgAttemptingLease)).To(Succeed())
 		follower = c
-		Expect(follower.reconciling()).To(BeFalse())
-		Expect(follower.successfulWrites(Default)).To(BeZero(), "the new follower wrote to the API server")
-		Expect(ptr.Deref(getLease(Default, ctx).Spec.HolderIdentity, "")).To(Equal(leaderID))
+		Expect(follower.Reconciling()).To(BeFalse())
+		Expect(successfulWrites(Default, follower)).To(BeZero(), "the new follower wrote to the API server")
+		Expect(leader.Holder(ctx, k8s)).To(Equal(leadID))
 
-		h := measureFailover(ctx, leader, follower, leaderID, syscall.SIGKILL,
-			func() { scaleTo(ctx, dc, 2) }, func() bool { return statefulSetReplicas(ctx, dc) == 2 })
-		Expect(leader.waitExit(30 * time.Second)).To(MatchError(ContainSubstring("killed")))
-		AddReportEntry("crash takeover (SIGKILL → new leader reconciling)", h.String())
+		h := measureFailover(ctx, lead, leadID, follower, syscall.SIGKILL, leader.ScaleChange(k8s, client.ObjectKeyFromObject(dc), 2))
+		Expect(lead.WaitExit(30 * time.Second)).To(MatchError(ContainSubstring("killed")))
+		AddReportEntry("crash takeover (SIGKILL → new leader applied a change)", h.String())
 
-		Expect(h.changedInGap).To(BeTrue(), "replicas 4 → 2 was patched before the new leader reconciled")
-		Expect(h.appliedEarly).To(BeFalse(), "replicas 4 → 2 was applied while no manager led")
+		Expect(h.ChangedInGap).To(BeTrue(), "replicas 4 → 2 was patched before the new leader reconciled")
+		Expect(h.AppliedEarly).To(BeFalse(), "replicas 4 → 2 was applied while no manager led")
 		// The follower waits until it has seen the Lease unrenewed for its whole duration: at
 		// least leaseDuration minus one (jittered) retry period after the kill; never two leaders.
-		Expect(h.total).To(BeNumerically(">=", leaseDuration-5*time.Second), "the follower waited for the Lease to expire")
-		Expect(h.total).To(BeNumerically("<", leaseDuration+15*time.Second))
+		Expect(h.LeaseMoved).To(BeNumerically(">=", leader.LeaseDuration-5*time.Second), "the follower waited for the Lease to expire")
+		Expect(h.Total).To(BeNumerically("<", leader.LeaseDuration+15*time.Second))
 
 		began := time.Now()
 		expectConverged(ctx, dc, 2)
 		AddReportEntry("replicas 4 → 2 (changed during the takeover) Available", time.Since(began).Round(time.Millisecond).String())
-		leader, leaderID = follower, h.newHolder
-		Expect(sumMetric(leader.metrics(Default), "leader_election_master_status")).To(Equal(1.0))
+		lead, leadID = follower, h.NewHolder
+		Expect(sumMetric(metrics(Default, lead), "leader_election_master_status")).To(Equal(1.0))
 	}, NodeTimeout(3*time.Minute))
 })
 
-// failover is what measureFailover saw.
-type failover struct {
-	total        time.Duration // signal → the new holder is in the Lease and its workers started
-	leaseMoved   time.Duration // signal → the Lease names the new holder
-	workers      time.Duration // signal → the new leader logged "Starting workers" (databasecluster)
-	changed      time.Duration // signal → the change made in the gap was accepted
-	changedInGap bool          // the change was made before the new leader reconciled
-	appliedEarly bool          // the change reached the StatefulSet before the new leader reconciled
-	newHolder    string
+// measureFailover sends sig to the leader and measures (test/internal/leader) how long until the
+// follower holds the Lease and has applied change, which is made once no manager leads any more.
+func measureFailover(ctx context.Context, lead *leader.Manager, leadID string, follower *leader.Manager,
+	sig syscall.Signal, change leader.Change) leader.Failover {
+	h, err := leader.Measure(ctx, leader.Stop{
+		Client: k8s, Leader: lead, LeaderID: leadID, Followers: []*leader.Manager{follower}, Signal: sig, Change: change,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(h.NewLeader).To(BeIdenticalTo(follower), "the new holder is the follower")
+	Expect(h.NewHolder).NotTo(Equal(leadID))
+	return h
 }
 
-func (f failover) String() string {
-	return fmt.Sprintf("%s (Lease moved after %s, workers started after %s; change made after %s)",
-		f.total.Round(time.Millisecond), f.leaseMoved.Round(time.Millisecond),
-		f.workers.Round(time.Millisecond), f.changed.Round(time.Millisecond))
-}
-
-// measureFailover sends sig to the leader and measures how long the follower takes to hold the
-// Lease and start reconciling. change runs once no manager leads any more: as soon as the old
-// leader released the Lease or exited. applied tells whether the change reached the children;
-// it must not before the new leader reconciles.
-func measureFailover(ctx context.Context, leader, follower *managerProcess, leaderID string,
-	sig syscall.Signal, change func(), applied func() bool) failover {
-	var f failover
-	began := time.Now()
-	leader.signal(sig)
-	deadline := began.Add(leaseDuration + 30*time.Second)
-	for f.leaseMoved == 0 || f.workers == 0 {
-		Expect(time.Now().Before(deadline)).To(BeTrue(), "no new leader %s after the %s", time.Since(began), sig)
-		Expect(follower.running()).To(BeTrue(), "the follower exited: %v", follower.exitErr)
-		holder := ptr.Deref(getLease(Default, ctx).Spec.HolderIdentity, "")
-		if f.changed == 0 && (holder != leaderID || !leader.running()) {
-			change()
-			f.changed = time.Since(began)
-			f.changedInGap = !follower.reconciling()
-		}
-		if f.leaseMoved == 0 && holder != "" && holder != leaderID {
-			f.leaseMoved, f.newHolder = time.Since(began), holder
-		}
-		// Read the children before the log: the workers start before anything is applied.
-		appliedNow := f.changed != 0 && applied()
-		if f.workers == 0 && follower.reconciling() {
-			f.workers = time.Since(began)
-		}
-		if appliedNow && f.workers == 0 {
-			f.appliedEarly = true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	f.total = max(f.leaseMoved, f.workers)
-	Expect(follower.logged(msgAcquiredLease)).To(BeTrue(), "the new holder is the follower")
-	return f
-}
-
-func getLease(g Gomega, ctx context.Context) *coordinationv1.Lease {
-	lease := &coordinationv1.Lease{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, lease)).To(Succeed())
+func getLease(ctx context.Context) *coordinationv1.Lease {
+	lease, err := leader.GetLease(ctx, k8s)
+	Expect(err).NotTo(HaveOccurred())
 	return lease
-}
-
-// statefulSetReplicas is spec.replicas of the cluster's StatefulSet.
-func statefulSetReplicas(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) int32 {
-	sts := &appsv1.StatefulSet{}
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)).To(Succeed())
-	return ptr.Deref(sts.Spec.Replicas, 0)
-}
-
-func scaleTo(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, replicas int32) {
-	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
-	patch := client.MergeFrom(dc.DeepCopy())
-	dc.Spec.Replicas = ptr.To(replicas)
-	Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
 }
 
 // expectConverged waits until the cluster is Available with replicas Ready pods, and checks

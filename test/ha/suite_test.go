@@ -23,21 +23,15 @@ limitations under the License.
 package ha
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,17 +44,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/internal/leader"
 	"github.com/seed1b407122/database-operator/test/localcluster"
-)
-
-const (
-	// leaseNamespace holds the leader election Lease (--leader-election-namespace).
-	leaseNamespace = "database-operator-system"
-	// leaseName is the manager's default --leader-election-id.
-	leaseName = "database-operator.seed1b407122.io"
-	// The manager's default leader election timings, which the managers run with.
-	leaseDuration = 15 * time.Second
-	retryPeriod   = 2 * time.Second
 )
 
 var (
@@ -68,7 +53,7 @@ var (
 	k8s     client.Client
 
 	managersMu sync.Mutex
-	managers   []*managerProcess
+	managers   []*leader.Manager
 )
 
 func TestHA(t *testing.T) {
@@ -94,7 +79,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
 	k8s, err = client.New(cluster.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}})).To(Succeed())
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leader.LeaseNamespace}})).To(Succeed())
 }, NodeTimeout(5*time.Minute))
 
 // AfterSuite also runs when a spec or BeforeSuite failed: no manager and no part of the
@@ -106,150 +91,29 @@ var _ = AfterSuite(func() {
 	}
 })
 
-// managerProcess is one manager binary started by the suite.
-type managerProcess struct {
-	name        string
-	cmd         *exec.Cmd
-	logPath     string
-	probePort   int
-	metricsPort int
-	exited      chan struct{} // closed when the process has exited
-	exitErr     error         // set before exited is closed
-}
-
 // startManager runs the manager binary (MANAGER_BIN, built by "make test-ha") with leader
 // election on and the default timings, and waits until its probes answer. It does not wait
-// for leadership.
-func startManager(ctx context.Context, name string) *managerProcess {
+// for leadership. AfterSuite kills it if it still runs.
+func startManager(ctx context.Context, name string) *leader.Manager {
 	bin := os.Getenv("MANAGER_BIN")
 	if bin == "" {
 		bin = filepath.Join("..", "..", "bin", "manager")
 	}
-	m := &managerProcess{
-		name:        name,
-		logPath:     filepath.Join(cluster.WorkDir, "manager-"+name+".log"),
-		probePort:   freePort(),
-		metricsPort: freePort(),
-		exited:      make(chan struct{}),
-	}
-	logFile, err := os.Create(m.logPath)
+	m, err := leader.Start(ctx, leader.Options{
+		Binary: bin, Name: name, LogDir: cluster.WorkDir, Kubeconfig: cluster.KubeconfigPath,
+	})
 	Expect(err).NotTo(HaveOccurred())
-	m.cmd = exec.Command(bin,
-		"--leader-elect",
-		"--leader-election-namespace="+leaseNamespace,
-		"--leader-election-release-on-cancel=true",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", m.probePort),
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", m.metricsPort),
-		"--metrics-secure=false",
-		"--zap-log-level=info")
-	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath)
-	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
-	m.cmd.SysProcAttr = localcluster.ChildSysProcAttr()
-	Expect(m.cmd.Start()).To(Succeed(), "starting %s: build it with 'make build'", bin)
-	_ = logFile.Close() // the child has its own descriptor
 	managersMu.Lock()
 	managers = append(managers, m)
 	managersMu.Unlock()
-	go func() {
-		m.exitErr = m.cmd.Wait()
-		close(m.exited)
-	}()
 	GinkgoWriter.Printf("manager %s: pid %d, probes :%d, metrics :%d, log %s\n",
-		name, m.cmd.Process.Pid, m.probePort, m.metricsPort, m.logPath)
-
-	Eventually(func(g Gomega) {
-		g.Expect(m.running()).To(BeTrue(), "manager %s exited: %v", name, m.exitErr)
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", m.probePort))
-		g.Expect(err).NotTo(HaveOccurred())
-		defer func() { _ = resp.Body.Close() }()
-		g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(),
-		"manager %s did not become ready; see %s", name, m.logPath)
+		name, m.Pid(), m.ProbePort, m.MetricsPort, m.LogPath)
 	return m
 }
 
-func (m *managerProcess) running() bool {
-	select {
-	case <-m.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// signal sends sig to the manager (and only to it: it runs in its own process group).
-func (m *managerProcess) signal(sig syscall.Signal) {
-	Expect(m.cmd.Process.Signal(sig)).To(Succeed())
-}
-
-// waitExit waits for the manager to exit and returns its exit error.
-func (m *managerProcess) waitExit(timeout time.Duration) error {
-	select {
-	case <-m.exited:
-		return m.exitErr
-	case <-time.After(timeout):
-		Fail(fmt.Sprintf("manager %s did not exit within %s", m.name, timeout))
-		return nil
-	}
-}
-
-// logEntries parses the manager's JSON log lines (zap's production encoding); other lines are
-// skipped.
-func (m *managerProcess) logEntries() []map[string]any {
-	data, err := os.ReadFile(m.logPath)
-	Expect(err).NotTo(HaveOccurred())
-	var entries []map[string]any
-	scanner := bufio.NewScanner(bytes.NewReader(data))
-	scanner.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for scanner.Scan() {
-		line := scanner.Bytes()
-		if len(line) == 0 || line[0] != '{' {
-			continue
-		}
-		var entry map[string]any
-		if json.Unmarshal(line, &entry) == nil {
-			entries = append(entries, entry)
-		}
-	}
-	return entries
-}
-
-// logged reports whether the manager logged a message msg with the given key/value pairs.
-func (m *managerProcess) logged(msg string, keysAndValues ...string) bool {
-	for _, e := range m.logEntries() {
-		if e["msg"] != msg {
-			continue
-		}
-		matches := true
-		for i := 0; i+1 < len(keysAndValues); i += 2 {
-			if fmt.Sprint(e[keysAndValues[i]]) != keysAndValues[i+1] {
-				matches = false
-			}
-		}
-		if matches {
-			return true
-		}
-	}
-	return false
-}
-
-// Log lines of controller-runtime and client-go that the suite relies on.
-const (
-	msgAttemptingLease = "Attempting to acquire leader lease..."
-	msgAcquiredLease   = "Successfully acquired lease"
-	msgStartingCtrl    = "Starting Controller"
-	msgStartingWorkers = "Starting workers"
-)
-
-// reconciling reports whether the manager started the workers of the databasecluster controller,
-// which controller-runtime does only once the manager leads.
-func (m *managerProcess) reconciling() bool {
-	return m.logged(msgStartingWorkers, "controller", "databasecluster")
-}
-
 // metrics returns the manager's metrics, as sample line (name{labels}) → value.
-func (m *managerProcess) metrics(g Gomega) map[string]float64 {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", m.metricsPort))
+func metrics(g Gomega, m *leader.Manager) map[string]float64 {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", m.MetricsPort))
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = resp.Body.Close() }()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
@@ -295,9 +159,9 @@ func sumMetric(samples map[string]float64, metric string, labels ...string) floa
 
 // successfulWrites counts the manager's API requests that changed something: POST, PUT,
 // PATCH and DELETE answered with a 2xx code.
-func (m *managerProcess) successfulWrites(g Gomega) float64 {
+func successfulWrites(g Gomega, m *leader.Manager) float64 {
 	var sum float64
-	for sample, v := range m.metrics(g) {
+	for sample, v := range metrics(g, m) {
 		name, labels, _ := strings.Cut(sample, "{")
 		if name != "rest_client_requests_total" || !strings.Contains(labels, `code="2`) {
 			continue
@@ -316,13 +180,9 @@ func killManagers() {
 	managersMu.Lock()
 	defer managersMu.Unlock()
 	for _, m := range managers {
-		if m.running() {
-			_ = m.cmd.Process.Kill()
-		}
-		select {
-		case <-m.exited:
-		case <-time.After(30 * time.Second):
-			GinkgoWriter.Printf("manager %s (pid %d) did not exit after SIGKILL\n", m.name, m.cmd.Process.Pid)
+		m.Kill()
+		if m.Running() {
+			GinkgoWriter.Printf("manager %s (pid %d) did not exit after SIGKILL\n", m.Name, m.Pid())
 		}
 	}
 }
@@ -332,20 +192,6 @@ func printManagerLogs() {
 	managersMu.Lock()
 	defer managersMu.Unlock()
 	for _, m := range managers {
-		data, err := os.ReadFile(m.logPath)
-		if err != nil {
-			continue
-		}
-		if len(data) > 6144 {
-			data = data[len(data)-6144:]
-		}
-		GinkgoWriter.Printf("manager %s log (last 6 KiB):\n%s\n", m.name, data)
+		GinkgoWriter.Printf("manager %s log (last 6 KiB):\n%s\n", m.Name, m.LogTail(6144))
 	}
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }
