@@ -4,6 +4,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/seed1b407122/database-operator/test/internal/leader"
 )
 
 func TestClassify(t *testing.T) {
@@ -63,5 +66,42 @@ func TestPercentile(t *testing.T) {
 	}
 	if p := percentile(v, 0.99); p != 10 {
 		t.Errorf("p99 = %v", p)
+	}
+}
+
+func TestLeaderModeAdd(t *testing.T) {
+	m := leaderMode{Signal: "SIGKILL"}
+	for _, total := range []time.Duration{16 * time.Second, 15 * time.Second, 17500 * time.Millisecond} {
+		m.add(leader.Failover{Total: total, LeaseMoved: total - time.Second, Workers: total - 500*time.Millisecond,
+			Changed: 10 * time.Millisecond, Applied: total})
+	}
+	if len(m.Runs) != 3 || m.Runs[2].TotalSec != 17.5 || m.Runs[2].AppliedSec != 17.5 {
+		t.Fatalf("runs = %+v", m.Runs)
+	}
+	if want := (leader.Summary{Runs: 3, MinSec: 15, MedianSec: 16, MaxSec: 17.5}); m.Total != want {
+		t.Errorf("total = %+v, want %+v", m.Total, want)
+	}
+	if want := (leader.Summary{Runs: 3, MinSec: 14, MedianSec: 15, MaxSec: 16.5}); m.LeaseMoved != want {
+		t.Errorf("lease moved = %+v, want %+v", m.LeaseMoved, want)
+	}
+	if m.Workers.MedianSec != 15.5 {
+		t.Errorf("workers median = %v, want 15.5", m.Workers.MedianSec)
+	}
+}
+
+func TestPrintLeader(t *testing.T) {
+	res := &leaderResult{Managers: 2, LeaseDurationSec: 15, RenewDeadlineSec: 10, RetryPeriodSec: 2, ReleaseOnCancel: true,
+		HandOff: leaderMode{Signal: "SIGTERM"}, Takeover: leaderMode{Signal: "SIGKILL"}}
+	res.HandOff.add(leader.Failover{Total: 1500 * time.Millisecond, LeaseMoved: time.Second, Workers: 1200 * time.Millisecond})
+	res.Takeover.add(leader.Failover{Total: 16 * time.Second, LeaseMoved: 15 * time.Second, Workers: 15500 * time.Millisecond})
+	var out strings.Builder
+	printLeader(&out, res)
+	// Columns: runs, min, median, max, Lease moved (median), workers started (median).
+	text := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{"Lease 15s/10s/2s", "release on cancel true",
+		"graceful hand-off SIGTERM 1 1.50 1.50 1.50 1.00 1.20", "crash takeover SIGKILL 1 16.00 16.00 16.00 15.00 15.50"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -3,8 +3,11 @@
 // of the API server, the time until N DatabaseClusters are Available, the API requests the
 // operator makes per cluster (counted by a proxy between the manager and kube-apiserver), the
 // writes it makes while idle, and its memory. Each case gets a fresh cluster and manager.
+// With -leader, a leader case runs 2 managers with leader election on a cluster of its own and
+// times the graceful hand-off (SIGTERM) and the crash takeover (SIGKILL) of the leader.
 //
 //	go build -o bin/bench ./test/bench && bin/bench -n 100,1000 -concurrency 4,16 -qps 50,500 -burst 100,1000
+//	bin/bench -leader-only -leader-repeat 5
 //
 // It prints one table and writes every figure to bench-results/<timestamp>.json. See
 // docs/benchmarks.md.
@@ -49,6 +52,7 @@ type report struct {
 	Machine  map[string]string `json:"machine"`
 	Settings map[string]string `json:"settings"`
 	Results  []result          `json:"results"`
+	Leader   *leaderResult     `json:"leader,omitempty"`
 }
 
 func run() error {
@@ -61,6 +65,8 @@ func run() error {
 		schedulerArgs           string
 		verbose                 bool
 		failOnIdleWrites        bool
+		leaderCase, leaderOnly  bool
+		leaderRepeat            int
 		s                       settings
 	)
 	flag.StringVar(&ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
@@ -84,6 +90,10 @@ func run() error {
 	flag.StringVar(&out, "out", "bench-results", "Directory of the JSON results.")
 	flag.BoolVar(&failOnIdleWrites, "fail-on-idle-writes", false, "Exit 1 when the operator writes in the idle window (make bench-smoke sets it).")
 	flag.BoolVar(&verbose, "v", false, "Print the local cluster's progress lines.")
+	flag.BoolVar(&leaderCase, "leader", false, "Also run the leader case: 2 managers with leader election (default lease timings, "+
+		"release on cancel); time the hand-off after SIGTERM and the takeover after SIGKILL of the leader.")
+	flag.IntVar(&leaderRepeat, "leader-repeat", 3, "How many times the leader case stops the leader with each signal.")
+	flag.BoolVar(&leaderOnly, "leader-only", false, "Run only the leader case (no scale case; -n and the like are ignored).")
 	flag.Parse()
 	s.managerArgs = strings.Fields(managerArgs)
 	s.apiServerArgs = strings.Fields(apiServerArgs)
@@ -94,6 +104,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if leaderRepeat < 1 {
+		return errors.New("-leader-repeat must be at least 1")
+	}
+	if leaderOnly {
+		cases, leaderCase = nil, true
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -101,6 +117,7 @@ func run() error {
 		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
 		"proxy": strconv.FormatBool(s.proxy), "managerArgs": managerArgs,
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
+		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat),
 	}}
 	var errs []error
 	for i, bc := range cases {
@@ -122,8 +139,16 @@ func run() error {
 			break
 		}
 	}
-	printTable(os.Stdout, rep.Results)
-	printRequests(os.Stdout, rep.Results)
+	if leaderCase && ctx.Err() == nil {
+		errs = append(errs, runLeader(ctx, s, leaderRepeat, verbose, &rep))
+	}
+	if len(rep.Results) > 0 {
+		printTable(os.Stdout, rep.Results)
+		printRequests(os.Stdout, rep.Results)
+	}
+	if rep.Leader != nil {
+		printLeader(os.Stdout, rep.Leader)
+	}
 	path, err := writeReport(out, rep)
 	if err != nil {
 		errs = append(errs, err)
@@ -131,6 +156,21 @@ func run() error {
 		fmt.Printf("\nResults written to %s\n", path)
 	}
 	return errors.Join(errs...)
+}
+
+// runLeader runs the leader case into rep.
+func runLeader(ctx context.Context, s settings, repeat int, verbose bool, rep *report) error {
+	fmt.Fprintf(os.Stderr, "bench: leader case: %d managers, %d runs per signal\n", leaderManagers, repeat)
+	if !verbose {
+		s.log = filteredLog{os.Stderr}
+	}
+	res, err := runLeaderCase(ctx, s, repeat)
+	if err != nil {
+		res.Error = err.Error()
+		err = fmt.Errorf("leader case: %w", err)
+	}
+	rep.Leader = &res
+	return err
 }
 
 // filteredLog drops the local cluster's progress lines, keeping the benchmark's.

@@ -148,26 +148,26 @@ type Stop struct {
 
 // Failover is what Measure saw. The durations are counted from the signal.
 type Failover struct {
-	Signal string `json:"signal"`
+	Signal string
 	// Total: another process holds the Lease and the change made in the gap is applied, i.e.
 	// the new leader really reconciles.
-	Total time.Duration `json:"total"`
+	Total time.Duration
 	// LeaseMoved: the Lease names another holder.
-	LeaseMoved time.Duration `json:"leaseMoved"`
+	LeaseMoved time.Duration
 	// Workers: the new leader logged "Starting workers" (databasecluster controller).
-	Workers time.Duration `json:"workers"`
+	Workers time.Duration
 	// Changed: the change was accepted by the API server.
-	Changed time.Duration `json:"changed"`
+	Changed time.Duration
 	// Applied: the change reached the children.
-	Applied time.Duration `json:"applied"`
+	Applied time.Duration
 	// ChangedInGap: the change was made before the new leader reconciled.
-	ChangedInGap bool `json:"changedInGap"`
+	ChangedInGap bool
 	// AppliedEarly: the change reached the children before a follower started reconciling, so
 	// something other than the new leader applied it (the measurement is then meaningless).
-	AppliedEarly bool   `json:"appliedEarly"`
-	NewHolder    string `json:"newHolder"`
+	AppliedEarly bool
+	NewHolder    string
 	// NewLeader is the follower that took over.
-	NewLeader *Manager `json:"-"`
+	NewLeader *Manager
 }
 
 func (f Failover) String() string {
