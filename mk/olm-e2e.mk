@@ -1,8 +1,10 @@
 # OLM end-to-end test: a real Operator Lifecycle Manager (cmd/olm and cmd/catalog of
 # operator-lifecycle-manager, pinned with the other OLM tools in hack/olm/go.mod) installs the
 # operator from catalog/ on the local control plane, and upgrades it 0.1.0 -> 0.2.0.
-# No container runtime: OLM runs as host processes, "opm serve catalog/" answers its gRPC
-# queries, kwok runs the pods, and the manager runs on the host as OLM's ServiceAccount.
+# No container runtime: OLM runs as host processes, catalog-serve (opm serve's registry on
+# 127.0.0.1) answers its gRPC queries, kwok runs the pods, and the manager runs on the host as
+# OLM's ServiceAccount. The suite also runs "make run-bundle" and "make cleanup-bundle".
+# OLM, the catalog server and the install steps come from package test/olm.
 #
 #   make olm-e2e     # test/olme2e (build tag "olm"); first run builds OLM (~4 min warm cache)
 #
@@ -37,6 +39,6 @@ $(OLM_RUNTIME_DIR)/.stamp:
 	rm -rf $$dir; mv $$dir.tmp $$dir; cat $$dir/.stamp
 
 .PHONY: olm-e2e
-olm-e2e: build test-env opm olm-runtime $(GINKGO) ## OLM installs catalog/ (OwnNamespace, AllNamespaces), upgrade 0.1.0 -> 0.2.0, manager as OLM's ServiceAccount.
-	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OPM=$(OPM) MANAGER_BIN=$(LOCALBIN)/manager CATALOG_DIR=$(OLM_E2E_CATALOG_DIR) \
-		$(GINKGO) $(OLM_E2E_GINKGO_FLAGS) --tags olm ./test/olme2e
+olm-e2e: build test-env opm catalog-serve olm-runtime $(GINKGO) ## OLM installs catalog/ (OwnNamespace, AllNamespaces), upgrade 0.1.0 -> 0.2.0, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
+	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OPM=$(OPM) CATALOG_SERVE=$(CATALOG_SERVE) MANAGER_BIN=$(LOCALBIN)/manager \
+		CATALOG_DIR=$(OLM_E2E_CATALOG_DIR) $(GINKGO) $(OLM_E2E_GINKGO_FLAGS) --tags olm ./test/olme2e

@@ -7,6 +7,7 @@
 #   make catalog catalog-validate                      # catalog/ (0.1.0 -> 0.2.0) + opm validate
 #   make olm-test                                      # Go tests of hack/olm (builds opm once)
 #   make bundle-build catalog-build                    # images; need a Docker engine
+#   make run-bundle NAMESPACE=x / cleanup-bundle NAMESPACE=x   # operator-sdk run bundle / cleanup
 
 ##@ OLM
 
@@ -34,6 +35,9 @@ OLM_GO = cd $(CURDIR)/hack/olm && GOWORK=off go
 OLM_TOOLS_HASH := $(shell sha256sum hack/olm/go.sum 2>/dev/null | cut -c1-12)
 OLM_TOOLS_DIR ?= $(HOME)/.cache/database-operator/olm-tools-$(OLM_TOOLS_HASH)
 OPM ?= $(OLM_TOOLS_DIR)/opm
+# opm serve's registry on 127.0.0.1 only (hack/olm/cmd/catalog-serve): opm serve binds every
+# interface. Built next to opm; rebuilt when its source changes.
+CATALOG_SERVE ?= $(OLM_TOOLS_DIR)/catalog-serve
 
 .PHONY: bundle
 bundle: manifests $(KUSTOMIZE) ## Generate bundle/ and bundle.Dockerfile (VERSION, PREVIOUS_VERSION, CHANNELS, DEFAULT_CHANNEL), then validate.
@@ -63,6 +67,14 @@ $(OPM):
 	$(OLM_GO) build -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(OPM).tmp \
 		github.com/operator-framework/operator-registry/cmd/opm
 	mv $(OPM).tmp $(OPM)
+
+.PHONY: catalog-serve
+catalog-serve: $(CATALOG_SERVE) ## Build catalog-serve (opm serve's registry, on 127.0.0.1 only) next to opm.
+
+$(CATALOG_SERVE): hack/olm/cmd/catalog-serve/main.go hack/olm/go.sum
+	mkdir -p $(OLM_TOOLS_DIR)
+	$(OLM_GO) build -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(CATALOG_SERVE).tmp ./cmd/catalog-serve
+	mv $(CATALOG_SERVE).tmp $(CATALOG_SERVE)
 
 .PHONY: catalog
 catalog: $(OPM) $(KUSTOMIZE) ## Render catalog/ from bundle CATALOG_PREVIOUS_VERSION (regenerated from config/) and bundle/.
@@ -96,5 +108,39 @@ catalog-push: ## Push the catalog image CATALOG_IMG (needs a Docker engine).
 .PHONY: olm-test
 olm-test: export OPM := $(OPM)
 olm-test: export KUSTOMIZE := $(KUSTOMIZE)
-olm-test: $(OPM) $(KUSTOMIZE) ## Go tests of hack/olm: validators, bundle determinism and freshness, catalog.
+olm-test: $(OPM) $(KUSTOMIZE) ## Go tests of hack/olm (validators, bundle determinism and freshness, catalog) and of test/olm (run-bundle).
 	$(OLM_GO) test -count=1 ./...
+	go test -count=1 ./test/olm/...
+
+##@ OLM: run the bundle
+
+# make run-bundle NAMESPACE=<ns>: install bundle/ through the OLM of the cluster in KUBECONFIG,
+# as "operator-sdk run bundle" does; make cleanup-bundle NAMESPACE=<ns> removes it again.
+NAMESPACE ?=
+# OwnNamespace, AllNamespaces, SingleNamespace=<ns> or MultiNamespace=<ns1>,<ns2>.
+INSTALL_MODE ?= OwnNamespace
+# host: the catalog is served from this machine on 127.0.0.1, for OLM running on this machine
+# (the OLM e2e's host processes). cluster: from a Deployment of OPM_IMAGE in NAMESPACE, for OLM
+# running in the cluster.
+CATALOG_MODE ?= host
+RUN_BUNDLE_TIMEOUT ?= 5m
+# Per namespace: the rendered catalog, the host catalog server's log and pidfile, the state.
+RUN_BUNDLE_STATE_DIR ?= $(CURDIR)/.run-bundle
+RUN_BUNDLE_BUNDLE_DIR ?= $(CURDIR)/bundle
+RUN_BUNDLE_PORT ?= 0
+RUN_BUNDLE_FLAGS = --namespace "$(NAMESPACE)" --bundle-dir $(RUN_BUNDLE_BUNDLE_DIR) \
+	--state-dir $(RUN_BUNDLE_STATE_DIR) --timeout $(RUN_BUNDLE_TIMEOUT)
+
+.PHONY: run-bundle
+run-bundle: $(OPM) $(if $(filter host,$(CATALOG_MODE)),$(CATALOG_SERVE)) | $(LOCALBIN) ## Install bundle/ through OLM into NAMESPACE (INSTALL_MODE, CATALOG_MODE=host|cluster) and wait for the CSV.
+	@test -n "$(NAMESPACE)" || { echo "Set NAMESPACE, e.g. make run-bundle NAMESPACE=database-operator"; exit 2; }
+	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle
+	$(LOCALBIN)/run-bundle install $(RUN_BUNDLE_FLAGS) --install-mode $(INSTALL_MODE) \
+		--catalog-mode $(CATALOG_MODE) --opm $(OPM) --catalog-serve $(CATALOG_SERVE) \
+		--port $(RUN_BUNDLE_PORT) --opm-image $(OPM_IMAGE)
+
+.PHONY: cleanup-bundle
+cleanup-bundle: | $(LOCALBIN) ## Remove what run-bundle installed in NAMESPACE (Subscription, CSV, CatalogSource, OperatorGroup) and stop its catalog server.
+	@test -n "$(NAMESPACE)" || { echo "Set NAMESPACE, e.g. make cleanup-bundle NAMESPACE=database-operator"; exit 2; }
+	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle
+	$(LOCALBIN)/run-bundle cleanup $(RUN_BUNDLE_FLAGS)

@@ -23,9 +23,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -44,172 +42,82 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/olm"
 )
 
-// child is a process the suite runs beside the cluster: OLM, opm serve, the manager. It gets
-// its own process group and dies with the test process (localcluster.ChildSysProcAttr); its
-// output goes to WorkDir/<name>.log.
-type child struct {
-	name    string
-	logPath string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error
-}
-
-func startChild(name, bin string, args, env []string) *child {
-	logPath := filepath.Join(cluster.WorkDir, name+".log")
-	logFile, err := os.Create(logPath)
+// startChild runs a program beside the cluster (the manager), output in WorkDir/<name>.log.
+// It gets its own process group and dies with the test process.
+func startChild(name, bin string, args, env []string) *olm.Process {
+	p, err := olm.StartProcess(name, bin, args, filepath.Join(cluster.WorkDir, name+".log"), olm.ProcessOptions{Env: env})
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = cluster.WorkDir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = localcluster.ChildSysProcAttr()
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		Fail(fmt.Sprintf("starting %s (%s): %v", name, bin, err))
-	}
-	c := &child{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		c.waitErr = cmd.Wait()
-		_ = logFile.Close()
-		close(c.done)
-	}()
-	GinkgoWriter.Printf("Started %s (pid %d), log %s\n", name, cmd.Process.Pid, logPath)
-	return c
-}
-
-func (c *child) exited() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends sig (SIGTERM when none) to the child's process group, SIGKILL after 15 s, and
-// waits for it. It returns the exit error of a child that stopped on the signal, nil when it
-// exited 0.
-func (c *child) stop(sig ...syscall.Signal) error {
-	if c == nil || c.exited() {
-		return nil
-	}
-	s := syscall.SIGTERM
-	if len(sig) > 0 {
-		s = sig[0]
-	}
-	_ = syscall.Kill(-c.cmd.Process.Pid, s)
-	select {
-	case <-c.done:
-		return c.waitErr
-	case <-time.After(15 * time.Second):
-	}
-	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-	<-c.done
-	return fmt.Errorf("%s did not stop within 15s of %v and was killed", c.name, s)
+	GinkgoWriter.Printf("Started %s (pid %d), log %s\n", name, p.PID(), p.LogPath)
+	return p
 }
 
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
 
-// newObject is an unstructured OLM object: the operator's module does not import OLM's API.
-func newObject(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(apiVersion)
-	u.SetKind(kind)
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	return u
-}
+// olmWaitTimeout bounds each wait on OLM below, within the specs' longer NodeTimeouts.
+const olmWaitTimeout = 2 * time.Minute
 
-func newCSV(namespace, name string) *unstructured.Unstructured {
-	return newObject("operators.coreos.com/v1alpha1", "ClusterServiceVersion", namespace, name)
-}
-
-func newSubscription(namespace string) *unstructured.Unstructured {
-	return newObject("operators.coreos.com/v1alpha1", "Subscription", namespace, packageName)
+// guard bounds a wait on OLM: olmWaitTimeout, and an end as soon as OLM or the catalog
+// server exits.
+func guard(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, olmWaitTimeout, fmt.Errorf("timed out after %s", olmWaitTimeout))
+	ctx, cancelGuard := whileOLMRuns(ctx)
+	return ctx, func() { cancelGuard(); cancelTimeout() }
 }
 
 // createOperatorGroup creates an OperatorGroup; no target namespaces means AllNamespaces.
 func createOperatorGroup(ctx context.Context, namespace, name string, targets ...string) {
-	og := newObject("operators.coreos.com/v1", "OperatorGroup", namespace, name)
-	spec := map[string]any{}
-	if len(targets) > 0 {
-		spec["targetNamespaces"] = toAny(targets)
-	}
-	og.Object["spec"] = spec
-	Expect(k8s.Create(ctx, og)).To(Succeed())
+	got, created, err := olm.EnsureOperatorGroup(ctx, k8s, namespace, name, targets, nil)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(created).To(BeTrue(), "namespace %s already had an OperatorGroup", namespace)
+	Expect(got).To(Equal(name))
 }
 
-// createSubscription subscribes namespace to the package on the stable channel.
-func createSubscription(ctx context.Context, namespace, startingCSV, approval string) {
-	sub := newSubscription(namespace)
-	spec := map[string]any{
-		"channel":             channel,
-		"name":                packageName,
-		"source":              catalogSourceName,
-		"sourceNamespace":     olmNamespace,
-		"installPlanApproval": approval,
-	}
-	if startingCSV != "" {
-		spec["startingCSV"] = startingCSV
-	}
-	sub.Object["spec"] = spec
-	Expect(k8s.Create(ctx, sub)).To(Succeed())
+// createSubscription subscribes namespace to the package on the stable channel of the
+// suite's catalog.
+func createSubscription(ctx context.Context, namespace, startingCSV string, approval olm.Approval) {
+	_, err := olm.Subscribe(ctx, k8s, olm.SubscriptionOptions{
+		Namespace: namespace, Package: packageName, Channel: channel,
+		CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
+		StartingCSV: startingCSV, Approval: approval,
+	})
+	Expect(err).NotTo(HaveOccurred())
 }
 
 // approveInstallPlan waits for the InstallPlan that installs csvName, approves it and waits
-// until it is Complete.
+// until it is Complete (olm.ApproveInstallPlan: a Failed plan fails at once with OLM's
+// explanation).
 func approveInstallPlan(ctx context.Context, namespace, csvName string) {
 	began := time.Now()
-	var plan *unstructured.Unstructured
-	Eventually(func(g Gomega) {
-		expectRunning()
-		plans := &unstructured.UnstructuredList{}
-		plans.SetAPIVersion("operators.coreos.com/v1alpha1")
-		plans.SetKind("InstallPlanList")
-		g.Expect(k8s.List(ctx, plans, client.InNamespace(namespace))).To(Succeed())
-		plan = nil
-		for i := range plans.Items {
-			names, _, _ := unstructured.NestedStringSlice(plans.Items[i].Object, "spec", "clusterServiceVersionNames")
-			if slices.Contains(names, csvName) {
-				plan = &plans.Items[i]
-			}
-		}
-		g.Expect(plan).NotTo(BeNil(), "no InstallPlan for %s yet", csvName)
-		phase, _, _ := unstructured.NestedString(plan.Object, "status", "phase")
-		g.Expect(phase).To(Equal("RequiresApproval"))
-	}).WithContext(ctx).Should(Succeed(), "no InstallPlan awaiting approval for %s", csvName)
-	GinkgoWriter.Printf("Approving InstallPlan %s (%s), awaited for %s\n", plan.GetName(), csvName, since(began))
-	approved := time.Now()
-	patch := client.MergeFrom(plan.DeepCopy())
-	Expect(unstructured.SetNestedField(plan.Object, true, "spec", "approved")).To(Succeed())
-	Expect(k8s.Patch(ctx, plan, patch)).To(Succeed())
-	Eventually(func(g Gomega) {
-		expectRunning()
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(plan), plan)).To(Succeed())
-		phase, _, _ := unstructured.NestedString(plan.Object, "status", "phase")
-		g.Expect(phase).NotTo(Equal("Failed"), "InstallPlan %s failed: %v", plan.GetName(), plan.Object["status"])
-		g.Expect(phase).To(Equal("Complete"))
-	}).WithContext(ctx).Should(Succeed(), "InstallPlan %s did not complete", plan.GetName())
-	GinkgoWriter.Printf("InstallPlan %s Complete %s after approval\n", plan.GetName(), since(approved))
+	ctx, cancel := guard(ctx)
+	defer cancel()
+	plan, err := olm.ApproveInstallPlan(ctx, k8s, namespace, csvName)
+	Expect(err).NotTo(HaveOccurred())
+	phase, _, _ := unstructured.NestedString(plan.Object, "status", "phase")
+	Expect(phase).To(Equal("Complete"))
+	approved, _, _ := unstructured.NestedBool(plan.Object, "spec", "approved")
+	Expect(approved).To(BeTrue())
+	GinkgoWriter.Printf("InstallPlan %s (%s) approved and Complete after %s\n", plan.GetName(), csvName, since(began))
 }
 
-// waitCSVSucceeded waits for the CSV's phase Succeeded and returns the CSV.
+// waitCSVSucceeded waits for the CSV's phase Succeeded (olm.WaitForCSV: a Failed CSV fails
+// at once with its reason and message) and returns the CSV.
 func waitCSVSucceeded(ctx context.Context, namespace, name string) *unstructured.Unstructured {
 	began := time.Now()
-	csv := newCSV(namespace, name)
-	Eventually(func(g Gomega) {
-		expectRunning()
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(csv), csv)).To(Succeed())
-		phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
-		g.Expect(phase).NotTo(Equal("Failed"), "CSV %s failed: %v", name, csv.Object["status"])
-		g.Expect(phase).To(Equal("Succeeded"), "CSV %s: %v", name, csv.Object["status"])
-	}).WithContext(ctx).Should(Succeed())
+	ctx, cancel := guard(ctx)
+	defer cancel()
+	csv, err := olm.WaitForCSV(ctx, k8s, namespace, name)
+	Expect(err).NotTo(HaveOccurred())
+	expectPhase(csv, "Succeeded")
 	GinkgoWriter.Printf("CSV %s/%s Succeeded after %s more\n", namespace, name, since(began))
 	return csv
+}
+
+func expectPhase(obj *unstructured.Unstructured, want string) {
+	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	ExpectWithOffset(1, phase).To(Equal(want), "%s %s/%s: %v", obj.GetKind(), obj.GetNamespace(), obj.GetName(), obj.Object["status"])
 }
 
 // operatorNames reads the ServiceAccount and Deployment names from the CSV's install strategy.
@@ -268,25 +176,36 @@ func bindsServiceAccount(namespace, name string) OmegaMatcher {
 	}, ContainElement(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}))
 }
 
-// uninstall removes the Subscription, the CSVs and the OperatorGroup of namespace (the
-// DatabaseClusters must be gone already: their finalizer needs the manager) and waits until
-// OLM's Deployment is gone. The CRDs stay, as OLM leaves them.
+// uninstall removes the Subscription, the CSVs and the OperatorGroup of namespace with
+// olm.Uninstall (the DatabaseClusters must be gone already: their finalizer needs the
+// manager), then checks that no CSV and no Deployment is left there (OLM's Deployment goes
+// with its CSV, through the garbage collector). The CRDs stay, as OLM leaves them.
 func uninstall(namespace, operatorGroup string) {
 	ctx, cancel := withTimeout(3 * time.Minute)
 	defer cancel()
-	Expect(client.IgnoreNotFound(k8s.Delete(ctx, newSubscription(namespace)))).To(Succeed())
-	csvs := &unstructured.UnstructuredList{}
-	csvs.SetAPIVersion("operators.coreos.com/v1alpha1")
-	csvs.SetKind("ClusterServiceVersionList")
-	Expect(k8s.DeleteAllOf(ctx, newCSV(namespace, ""), client.InNamespace(namespace))).To(Succeed())
+	Expect(olm.Uninstall(ctx, k8s, olm.UninstallOptions{
+		Namespace: namespace, Package: packageName, OperatorGroups: []string{operatorGroup},
+	})).To(Succeed())
+	expectNoOperator(ctx, namespace)
+}
+
+// expectNoOperator checks that namespace has no CSV, Subscription, OperatorGroup or
+// Deployment left.
+func expectNoOperator(ctx context.Context, namespace string) {
 	Eventually(func(g Gomega) {
-		g.Expect(k8s.List(ctx, csvs, client.InNamespace(namespace))).To(Succeed())
-		g.Expect(csvs.Items).To(BeEmpty())
+		for _, kind := range []struct{ apiVersion, kind string }{
+			{olm.APIVersionV1alpha1, olm.KindClusterServiceVersion},
+			{olm.APIVersionV1alpha1, olm.KindSubscription},
+			{olm.APIVersionV1, olm.KindOperatorGroup},
+		} {
+			list := olm.NewList(kind.apiVersion, kind.kind)
+			g.Expect(k8s.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
+			g.Expect(list.Items).To(BeEmpty(), "%s left in %s", kind.kind, namespace)
+		}
 		deps := &appsv1.DeploymentList{}
 		g.Expect(k8s.List(ctx, deps, client.InNamespace(namespace))).To(Succeed())
 		g.Expect(deps.Items).To(BeEmpty())
 	}).WithContext(ctx).Should(Succeed(), "the operator in %s was not removed", namespace)
-	Expect(client.IgnoreNotFound(k8s.Delete(ctx, newObject("operators.coreos.com/v1", "OperatorGroup", namespace, operatorGroup)))).To(Succeed())
 }
 
 // impersonatingKubeconfig writes a kubeconfig with the admin's credentials that has the API
@@ -322,30 +241,30 @@ var probeClient = &http.Client{Timeout: 2 * time.Second}
 
 // startManager runs the manager binary on the host with the kubeconfig (impersonating the
 // ServiceAccount) and WATCH_NAMESPACE, as OLM's Deployment would, and waits until it is ready.
-func startManager(ctx context.Context, name, kubeconfig, watchNamespace string) *child {
+func startManager(ctx context.Context, name, kubeconfig, watchNamespace string) *olm.Process {
 	bin := requireEnv("MANAGER_BIN")
 	probe := freePort()
 	m := startChild(name, bin, []string{"--leader-elect=false", "--metrics-bind-address=0",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe), "--zap-log-level=info"},
 		[]string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + watchNamespace})
 	Eventually(func(g Gomega) {
-		g.Expect(m.exited()).To(BeFalse(), "the manager exited: %v\n%s", m.waitErr, tail(m.logPath))
+		g.Expect(m.Exited()).To(BeFalse(), "the manager: %v", m.ExitError())
 		resp, err := probeClient.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
 		g.Expect(err).NotTo(HaveOccurred())
 		defer func() { _ = resp.Body.Close() }()
 		g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "the manager did not become ready; see %s", m.logPath)
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "the manager did not become ready; see %s", m.LogPath)
 	return m
 }
 
 // stopManager stops the manager with SIGINT, expects a clean exit, and fails when its log has
 // a line with "forbidden": the RBAC OLM wired was not enough for something it did.
-func stopManager(m *child) {
+func stopManager(m *olm.Process) {
 	if m == nil {
 		return
 	}
-	Expect(m.stop(syscall.SIGINT)).To(Succeed(), "the manager exits 0 on SIGINT; see %s", m.logPath)
-	expectNoForbidden(m.logPath)
+	Expect(m.Stop(syscall.SIGINT)).To(Succeed(), "the manager exits 0 on SIGINT; see %s", m.LogPath)
+	expectNoForbidden(m.LogPath)
 }
 
 func expectNoForbidden(logPath string) {
@@ -381,13 +300,13 @@ func newSample(namespace string) *databasev1alpha1.DatabaseCluster {
 
 // waitAvailable waits until the DatabaseCluster is Available with every replica ready. It
 // stops at once when the manager exits or is refused by RBAC.
-func waitAvailable(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, m *child) {
+func waitAvailable(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, m *olm.Process) {
 	Eventually(func(g Gomega) {
-		if m.exited() {
-			StopTrying(fmt.Sprintf("the manager exited: %v\n%s", m.waitErr, tail(m.logPath))).Now()
+		if m.Exited() {
+			StopTrying(fmt.Sprintf("the manager: %v", m.ExitError())).Now()
 		}
-		if forbidden := forbiddenLines(m.logPath); len(forbidden) > 0 {
-			StopTrying(fmt.Sprintf("the manager was refused by RBAC (%s):\n%s", m.logPath, strings.Join(forbidden, "\n"))).Now()
+		if forbidden := forbiddenLines(m.LogPath); len(forbidden) > 0 {
+			StopTrying(fmt.Sprintf("the manager was refused by RBAC (%s):\n%s", m.LogPath, strings.Join(forbidden, "\n"))).Now()
 		}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
 		g.Expect(apimeta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue(),
@@ -419,12 +338,4 @@ func deleteAndWait(dc *databasev1alpha1.DatabaseCluster) {
 	Eventually(func() error {
 		return k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{})
 	}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), "DatabaseCluster %s/%s was not deleted", dc.Namespace, dc.Name)
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }

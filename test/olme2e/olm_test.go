@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/olm"
 )
 
 // Each case installs the package, checks it, and uninstalls it again in AfterAll (CRDs are
@@ -48,7 +49,7 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		subscribed time.Time
 		saName     string
 		kubeconfig string
-		manager    *child
+		manager    *olm.Process
 		dc         *databasev1alpha1.DatabaseCluster
 	)
 
@@ -57,15 +58,15 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		createOperatorGroup(ctx, namespace, operatorGroup, namespace)
 		// Manual approval: the test decides when the upgrade to 0.2.0 happens.
 		subscribed = time.Now()
-		createSubscription(ctx, namespace, csvV010, "Manual")
+		createSubscription(ctx, namespace, csvV010, olm.ApprovalManual)
 	})
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
-		if manager != nil && !manager.exited() {
+		if manager != nil && !manager.Exited() {
 			if dc != nil {
 				deleteAndWait(dc)
 			}
-			_ = manager.stop(syscall.SIGINT)
+			_ = manager.Stop(syscall.SIGINT)
 		}
 		uninstall(namespace, operatorGroup)
 	})
@@ -89,7 +90,7 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		waitAvailable(ctx, dc, manager)
 		AddReportEntry("DatabaseCluster Available with the 0.1.0 RBAC", since(began))
 		Expect(*dc.Spec.Replicas).To(BeEquivalentTo(3))
-		expectNoForbidden(manager.logPath)
+		expectNoForbidden(manager.LogPath)
 	})
 
 	It("upgrades to 0.2.0 and leaves the DatabaseCluster's StatefulSet alone", NodeTimeout(8*time.Minute), func(ctx SpecContext) {
@@ -103,11 +104,11 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		replaces, _, _ := unstructured.NestedString(csv.Object, "spec", "replaces")
 		Expect(replaces).To(Equal(csvV010))
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKeyFromObject(newCSV(namespace, csvV010)), newCSV(namespace, csvV010))
+			return k8s.Get(ctx, client.ObjectKeyFromObject(olm.NewCSV(namespace, csvV010)), olm.NewCSV(namespace, csvV010))
 		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), "the replaced CSV %s was not removed", csvV010)
 		AddReportEntry("upgrade 0.1.0 -> 0.2.0 (approval -> 0.2.0 Succeeded, 0.1.0 gone)", since(began))
 
-		sub := newSubscription(namespace)
+		sub := olm.NewSubscription(namespace, packageName)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
 		installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
 		Expect(installed).To(Equal(csvV020))
@@ -134,7 +135,7 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 			g.Expect(after.Status.CurrentRevision).To(Equal(before.Status.UpdateRevision))
 		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
 		AddReportEntry("StatefulSet across the upgrade", "generation "+itoa(before.Generation)+", revision "+before.Status.UpdateRevision+": unchanged")
-		expectNoForbidden(manager.logPath)
+		expectNoForbidden(manager.LogPath)
 	})
 
 	It("deletes the DatabaseCluster with 0.2.0's RBAC", NodeTimeout(3*time.Minute), func(_ SpecContext) {
@@ -151,32 +152,42 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 		dbNamespace   = "dbo-all"
 	)
 	var (
-		subscribed time.Time
-		csv        *unstructured.Unstructured
-		manager    *child
-		dc         *databasev1alpha1.DatabaseCluster
+		csv     *unstructured.Unstructured
+		manager *olm.Process
+		dc      *databasev1alpha1.DatabaseCluster
 	)
 
-	BeforeAll(NodeTimeout(time.Minute), func(ctx SpecContext) {
-		createOperatorGroup(ctx, namespace, operatorGroup)
-		// Automatic approval, no startingCSV: the head of the channel, 0.2.0.
-		subscribed = time.Now()
-		createSubscription(ctx, namespace, "", "Automatic")
-	})
-
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
-		if manager != nil && !manager.exited() {
+		if manager != nil && !manager.Exited() {
 			if dc != nil {
 				deleteAndWait(dc)
 			}
-			_ = manager.stop(syscall.SIGINT)
+			_ = manager.Stop(syscall.SIGINT)
 		}
 		uninstall(namespace, operatorGroup)
 	})
 
 	It("installs 0.2.0 watching every namespace", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
-		csv = waitCSVSucceeded(ctx, namespace, csvV020)
+		// olm.Install, as run-bundle uses it: an OperatorGroup without targets, a Subscription
+		// with Automatic approval and no startingCSV (the head of the channel, 0.2.0), the wait.
+		subscribed := time.Now()
+		guarded, cancel := guard(ctx)
+		defer cancel()
+		inst, err := olm.Install(guarded, k8s, olm.InstallOptions{
+			Namespace: namespace, Package: packageName, Channel: channel,
+			CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
+			InstallMode: olm.InstallMode{Type: olm.InstallModeAllNamespaces}, OperatorGroup: operatorGroup,
+		})
+		Expect(err).NotTo(HaveOccurred())
 		AddReportEntry("install 0.2.0 AllNamespaces (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
+		Expect(inst.OperatorGroup).To(Equal(operatorGroup))
+		Expect(inst.CreatedOperatorGroup).To(BeTrue())
+		csv = inst.CSV
+		Expect(csv.GetName()).To(Equal(csvV020))
+		expectPhase(csv, "Succeeded")
+		og := olm.NewOperatorGroup(namespace, operatorGroup)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(og), og)).To(Succeed())
+		Expect(og.Object["spec"]).To(BeEmpty(), "an AllNamespaces OperatorGroup has no targets")
 		expectInstalledObjects(ctx, csv, "")
 	})
 

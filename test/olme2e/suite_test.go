@@ -22,33 +22,36 @@ limitations under the License.
 //
 // Nothing here needs a container runtime:
 //   - OLM's two controllers, cmd/olm and cmd/catalog (hack/olm/go.mod, built by
-//     "make olm-e2e"), run as host processes with the admin kubeconfig.
+//     "make olm-e2e"), run as host processes with the admin kubeconfig (olm.StartOLM).
 //   - catalog/ is a file-based catalog rendered from bundle directories: it carries every
 //     manifest inline, so OLM installs from the gRPC answer and never runs an unpack Job.
-//     "opm serve catalog/" runs on the host and a CatalogSource points at its address.
+//     catalog-serve (opm serve's registry on 127.0.0.1) serves it from the host and a
+//     CatalogSource points at its address (olm.ServeCatalog).
 //   - kwok makes the operator's Deployment pods Ready (no code runs in them), so the CSV
 //     reaches Succeeded. To prove that the RBAC OLM created is enough, the manager binary
 //     runs on the host with the API server impersonating the ServiceAccount OLM created.
 //
+// The install steps (CatalogSource, OperatorGroup, Subscription, InstallPlan approval, the
+// waits, the uninstall) are package test/olm's, the code behind "make run-bundle", which a
+// spec here runs as a user would.
+//
 // Environment: KUBEBUILDER_ASSETS (local control plane), OLM_BIN_DIR (olm, catalog and
-// crds/), OPM, MANAGER_BIN, CATALOG_DIR (default ../../catalog), OLM_E2E_KEEP_WORKDIR=1 to
-// keep the work directory (logs) after a green run; it is always kept after a failure.
+// crds/), OPM, CATALOG_SERVE, MANAGER_BIN, CATALOG_DIR (default ../../catalog),
+// OLM_E2E_KEEP_WORKDIR=1 to keep the work directory (logs) after a green run; it is always
+// kept after a failure.
 package olme2e
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,6 +59,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/olm"
 )
 
 const (
@@ -70,11 +74,13 @@ const (
 var (
 	cluster *localcluster.Cluster
 	k8s     client.Client
-	olmBins string
+	// olmBins, opm and catalogServe are the binaries "make olm-e2e" built.
+	olmBins, opm, catalogServe string
 	// setupDone and failed decide whether the work directory (logs) is kept.
 	setupDone, failed bool
-	// olmProcs are OLM's controllers and opm serve; each spec checks they still run.
-	olmProcs []*child
+	// olmProcs are OLM's controllers and the catalog server; the waits stop as soon as one
+	// of them exits.
+	olmProcs []*olm.Process
 )
 
 func TestOLM(t *testing.T) {
@@ -89,7 +95,8 @@ func TestOLM(t *testing.T) {
 var _ = BeforeSuite(func(ctx SpecContext) {
 	logf.SetLogger(GinkgoLogr)
 	olmBins = requireEnv("OLM_BIN_DIR")
-	opm := requireEnv("OPM")
+	opm = requireEnv("OPM")
+	catalogServe = requireEnv("CATALOG_SERVE")
 	catalogDir := os.Getenv("CATALOG_DIR")
 	if catalogDir == "" {
 		catalogDir = filepath.Join("..", "..", "catalog")
@@ -108,80 +115,46 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		Expect(os.RemoveAll(workDir)).To(Succeed())
 	})
 
-	// The OLM CRDs (OLMConfig included) come from the OLM module's deploy/chart/crds, copied
-	// next to the binaries by "make olm-e2e". The operator's CRDs are not installed: OLM
-	// installs them from the bundle.
+	// The operator's CRDs are not installed: OLM installs them from the bundle.
 	began := time.Now()
-	cluster, err = localcluster.Start(ctx, localcluster.Options{
-		WorkDir:           workDir,
-		Nodes:             3,
-		CRDDirectoryPaths: []string{filepath.Join(olmBins, "crds")},
-		Log:               GinkgoWriter,
-	})
+	cluster, err = localcluster.Start(ctx, localcluster.Options{WorkDir: workDir, Nodes: 3, Log: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
-	AddReportEntry("local control plane start (with OLM CRDs)", since(began))
+	AddReportEntry("local control plane start", since(began))
 
 	scheme := runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
 	k8s, err = client.New(cluster.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName("operators")})).To(Succeed())
 
-	for _, ns := range []string{olmNamespace, "operators"} {
-		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
-	}
-	// OLMConfig/cluster, as OLM's own manifests create it. Copied CSVs are off: the two cases
-	// below install the same package one after the other, and copies of the first in every
-	// namespace would only slow its removal.
-	olmConfig := newObject("operators.coreos.com/v1", "OLMConfig", "", "cluster")
-	Expect(unstructured.SetNestedField(olmConfig.Object, true, "spec", "features", "disableCopiedCSVs")).To(Succeed())
-	Expect(k8s.Create(ctx, olmConfig)).To(Succeed())
+	// OLM's CRDs (OLMConfig included) come from the OLM module's deploy/chart/crds, copied
+	// next to the binaries by "make olm-runtime". Copied CSVs are off: the cases below install
+	// the same package one after the other, and copies of the first in every namespace would
+	// only slow its removal.
+	began = time.Now()
+	olmRuntime, err := olm.StartOLM(ctx, k8s, olm.RuntimeOptions{
+		BinDir: olmBins, Kubeconfig: cluster.KubeconfigPath, Namespace: olmNamespace,
+		LogDir: workDir, DisableCopiedCSVs: true,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(olmRuntime.Stop)
+	olmProcs = append(olmProcs, olmRuntime.Processes()...)
+	AddReportEntry("OLM CRDs applied and OLM started", since(began))
 
-	// Both controllers bind :8080 for health and metrics (hard-coded in OLM); the second one
-	// logs the clash and runs on. They use the admin kubeconfig, as OLM's own ServiceAccount
-	// is cluster-admin.
-	env := []string{"KUBECONFIG=" + cluster.KubeconfigPath, "OPERATOR_NAMESPACE=" + olmNamespace, "OPERATOR_NAME=olm-operator"}
-	olmProcs = append(olmProcs,
-		startChild("olm", filepath.Join(olmBins, "olm"), []string{"--namespace", olmNamespace}, env),
-		startChild("catalog", filepath.Join(olmBins, "catalog"),
-			[]string{"--namespace", olmNamespace, "--set-workload-user-id=false"}, env))
-	for _, p := range olmProcs {
-		DeferCleanup(p.stop)
-	}
-
-	// opm serve listens on every interface (no flag changes that): a free port found on
-	// loopback, and the server lives only as long as the suite.
-	port := freePort()
-	opmServe := startChild("opm-serve", opm, []string{"serve", catalogDir,
-		"-p", fmt.Sprint(port), "--pprof-addr", "127.0.0.1:0",
-		"-t", filepath.Join(workDir, "opm-termination.log"),
-		"--cache-dir", filepath.Join(workDir, "opm-cache"), "--cache-enforce-integrity=false"}, nil)
-	olmProcs = append(olmProcs, opmServe)
-	DeferCleanup(opmServe.stop)
-	address := fmt.Sprintf("127.0.0.1:%d", port)
-	Eventually(func(g Gomega) {
-		expectRunning()
-		conn, err := net.DialTimeout("tcp", address, time.Second)
-		g.Expect(err).NotTo(HaveOccurred())
-		_ = conn.Close()
-	}).WithContext(ctx).Should(Succeed(), "opm serve did not listen on %s", address)
+	// catalog-serve, not "opm serve": opm listens on every interface.
+	server, err := olm.ServeCatalog(ctx, olm.ServeOptions{Server: catalogServe, Dir: catalogDir, WorkDir: workDir})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(server.Stop)
+	olmProcs = append(olmProcs, server.Process)
+	expectLoopbackOnly(server.Address)
 
 	began = time.Now()
-	catalogSource := newObject("operators.coreos.com/v1alpha1", "CatalogSource", olmNamespace, catalogSourceName)
-	catalogSource.Object["spec"] = map[string]any{
-		"sourceType":  "grpc",
-		"address":     address,
-		"displayName": "database-operator (catalog/)",
-		"publisher":   "olm e2e",
-	}
-	Expect(k8s.Create(ctx, catalogSource)).To(Succeed())
-	Eventually(func(g Gomega) {
-		expectRunning()
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(catalogSource), catalogSource)).To(Succeed())
-		state, _, _ := unstructured.NestedString(catalogSource.Object, "status", "connectionState", "lastObservedState")
-		g.Expect(state).To(Equal("READY"))
-	}).WithContext(ctx).Should(Succeed(), "CatalogSource %s did not become READY", catalogSourceName)
+	guarded, cancel := whileOLMRuns(ctx)
+	defer cancel()
+	Expect(olm.CreateCatalogSource(guarded, k8s, olm.BuildCatalogSource(olmNamespace, catalogSourceName, server.Address,
+		"database-operator (catalog/)", nil))).To(Succeed())
 	AddReportEntry("catalog source READY", since(began))
 	setupDone = true
 }, NodeTimeout(5*time.Minute))
@@ -193,13 +166,34 @@ var _ = ReportAfterEach(func(report SpecReport) {
 	}
 })
 
-// expectRunning stops an Eventually at once when OLM or opm serve has exited, quoting its log.
-func expectRunning() {
-	for _, p := range olmProcs {
-		if p.exited() {
-			StopTrying(fmt.Sprintf("%s exited: %v\ntail of %s:\n%s", p.name, p.waitErr, p.logPath, tail(p.logPath))).Now()
+// whileOLMRuns returns a context that ends as soon as OLM or the catalog server exits: the
+// package's waits then fail at once with that process's log instead of timing out.
+func whileOLMRuns(ctx context.Context) (context.Context, context.CancelFunc) {
+	return olm.WhileRunning(ctx, olmProcs...)
+}
+
+// expectLoopbackOnly checks that a server at 127.0.0.1:PORT cannot be reached through any
+// other address of this machine: nothing the suite runs may listen beyond loopback.
+func expectLoopbackOnly(address string) {
+	host, port, err := net.SplitHostPort(address)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(host).To(Equal("127.0.0.1"))
+	addrs, err := net.InterfaceAddrs()
+	Expect(err).NotTo(HaveOccurred())
+	checked := 0
+	for _, a := range addrs {
+		ip, ok := a.(*net.IPNet)
+		if !ok || ip.IP.IsLoopback() || ip.IP.IsLinkLocalUnicast() {
+			continue
 		}
+		conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip.IP.String(), port), time.Second)
+		if err == nil {
+			_ = conn.Close()
+		}
+		Expect(err).To(HaveOccurred(), "the server of %s also answers on %s", address, ip.IP)
+		checked++
 	}
+	GinkgoWriter.Printf("%s: not reachable on the %d other address(es) of this machine\n", address, checked)
 }
 
 func requireEnv(name string) string {
@@ -215,19 +209,6 @@ func freePort() int {
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// tail returns the last lines of a log, for failure messages.
-func tail(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > 30 {
-		lines = lines[len(lines)-30:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // withTimeout is a context for cleanup steps, which must not hang the suite.
