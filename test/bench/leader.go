@@ -248,7 +248,10 @@ func waitApplied(ctx context.Context, change leader.Change, timeout time.Duratio
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not applied within %s (last error: %v)", timeout, err)
+			if err != nil {
+				return fmt.Errorf("not applied within %s: %w", timeout, err)
+			}
+			return fmt.Errorf("not applied within %s", timeout)
 		}
 		select {
 		case <-ctx.Done():

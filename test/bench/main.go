@@ -142,13 +142,7 @@ func run() error {
 	if leaderCase && ctx.Err() == nil {
 		errs = append(errs, runLeader(ctx, s, leaderRepeat, verbose, &rep))
 	}
-	if len(rep.Results) > 0 {
-		printTable(os.Stdout, rep.Results)
-		printRequests(os.Stdout, rep.Results)
-	}
-	if rep.Leader != nil {
-		printLeader(os.Stdout, rep.Leader)
-	}
+	printReport(os.Stdout, rep)
 	path, err := writeReport(out, rep)
 	if err != nil {
 		errs = append(errs, err)
@@ -258,6 +252,17 @@ func machine() map[string]string {
 		m["hostname"] = h
 	}
 	return m
+}
+
+// printReport prints the tables of the cases that ran.
+func printReport(w io.Writer, rep report) {
+	if len(rep.Results) > 0 {
+		printTable(w, rep.Results)
+		printRequests(w, rep.Results)
+	}
+	if rep.Leader != nil {
+		printLeader(w, rep.Leader)
+	}
 }
 
 func printTable(w io.Writer, results []result) {

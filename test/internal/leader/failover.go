@@ -225,12 +225,8 @@ func (m *measurement) poll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if m.f.Changed == 0 && (holder != m.LeaderID || !m.Leader.Running()) {
-		if err := m.Change.Make(ctx); err != nil {
-			return fmt.Errorf("making the change: %w", err)
-		}
-		m.f.Changed = time.Since(m.began)
-		m.f.ChangedInGap = reconciling(m.Followers) == nil
+	if err := m.changeOnceNobodyLeads(ctx, holder); err != nil {
+		return err
 	}
 	if m.f.LeaseMoved == 0 && holder != "" && holder != m.LeaderID {
 		m.f.LeaseMoved, m.f.NewHolder = time.Since(m.began), holder
@@ -252,6 +248,20 @@ func (m *measurement) poll(ctx context.Context) error {
 		m.f.Applied = time.Since(m.began)
 		m.f.AppliedEarly = m.f.Workers == 0
 	}
+	return nil
+}
+
+// changeOnceNobodyLeads makes the change, once, as soon as the leader released the Lease or
+// exited.
+func (m *measurement) changeOnceNobodyLeads(ctx context.Context, holder string) error {
+	if m.f.Changed != 0 || (holder == m.LeaderID && m.Leader.Running()) {
+		return nil
+	}
+	if err := m.Change.Make(ctx); err != nil {
+		return fmt.Errorf("making the change: %w", err)
+	}
+	m.f.Changed = time.Since(m.began)
+	m.f.ChangedInGap = reconciling(m.Followers) == nil
 	return nil
 }
 
