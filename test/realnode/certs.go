@@ -61,7 +61,7 @@ func writeServingCerts(s *envtest.APIServer) error {
 			return fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
-	s.SecureServing.CA = caPEM
+	s.CA = caPEM
 	return nil
 }
 

@@ -18,6 +18,8 @@ const CoreDNSImage = "database-operator.test/coredns:v1"
 const (
 	dnsName      = "coredns"
 	dnsNamespace = "kube-system"
+	dnsAppLabel  = "kube-dns"
+	dnsRoleName  = "system:coredns"
 	// dnsPort is where CoreDNS listens in its pod: above 1024, so it needs no capability.
 	dnsPort   = 1053
 	readyPort = 8181
@@ -43,26 +45,26 @@ const corefile = `.:1053 {
 // Corefile, the Deployment (restricted security context) and the kube-dns Service at
 // DNSServiceIP.
 func dnsObjects() []client.Object {
-	labels := map[string]string{"k8s-app": "kube-dns"}
+	labels := map[string]string{"k8s-app": dnsAppLabel}
 	meta := metav1.ObjectMeta{Name: dnsName, Namespace: dnsNamespace, Labels: labels}
 	return []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: meta},
 		&rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: "system:coredns"},
+			ObjectMeta: metav1.ObjectMeta{Name: dnsRoleName},
 			Rules: []rbacv1.PolicyRule{
 				{APIGroups: []string{""}, Resources: []string{"endpoints", "services", "pods", "namespaces"}, Verbs: []string{"list", "watch"}},
 				{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
 			},
 		},
 		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "system:coredns"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:coredns"},
+			ObjectMeta: metav1.ObjectMeta{Name: dnsRoleName},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: dnsRoleName},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: dnsName, Namespace: dnsNamespace}},
 		},
 		&corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"Corefile": corefile}},
 		dnsDeployment(meta, labels),
 		&corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Namespace: dnsNamespace, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: dnsAppLabel, Namespace: dnsNamespace, Labels: labels},
 			Spec: corev1.ServiceSpec{
 				ClusterIP: DNSServiceIP,
 				Selector:  labels,

@@ -196,7 +196,7 @@ func (e *etcdClient) call(ctx context.Context, path string, body, out any) error
 	if err != nil {
 		return err
 	}
-	var lastErr error = fmt.Errorf("no member has an address")
+	lastErr := fmt.Errorf("no member has an address")
 	for _, addr := range e.members(ctx) {
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+path, bytes.NewReader(data))

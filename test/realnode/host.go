@@ -69,7 +69,7 @@ type hostState struct {
 // prepareHost removes what a crashed earlier run may have left (our bridge, KUBE-/CNI- chains),
 // records the host's state and creates the bridge.
 func prepareHost() (*hostState, error) {
-	_ = run("ip", "link", "delete", BridgeName)
+	_ = ip("link", "delete", BridgeName)
 	if err := removeChains(); err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func prepareHost() (*hostState, error) {
 		{"addr", "add", bridgeCIDR, "dev", BridgeName},
 		{"link", "set", BridgeName, "up"},
 	} {
-		if err := run("ip", args...); err != nil {
+		if err := ip(args...); err != nil {
 			return st, err
 		}
 	}
@@ -100,12 +100,12 @@ func (st *hostState) restore(workDir string) error {
 	errs = append(errs, unmountUnder(workDir))
 	for _, ns := range listNetns() {
 		if !slices.Contains(st.netnsBefore, ns) && strings.HasPrefix(ns, "cni-") {
-			errs = append(errs, run("ip", "netns", "delete", ns))
+			errs = append(errs, ip("netns", "delete", ns))
 		}
 	}
 	errs = append(errs, removeChains())
-	if err := run("ip", "link", "show", BridgeName); err == nil {
-		errs = append(errs, run("ip", "link", "delete", BridgeName))
+	if err := ip("link", "show", BridgeName); err == nil {
+		errs = append(errs, ip("link", "delete", BridgeName))
 	}
 	if st.ipForward != "" {
 		if err := os.WriteFile(ipForwardPath, []byte(st.ipForward), 0o644); err != nil {
@@ -264,11 +264,11 @@ func removeCgroups(before map[string]bool) error {
 	return errors.Join(errs...)
 }
 
-// run runs a command and returns its output in the error.
-func run(name string, args ...string) error {
-	out, err := exec.Command(name, args...).CombinedOutput()
+// ip runs iproute2's ip and returns its output in the error.
+func ip(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(out))
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
 	}
 	return nil
 }

@@ -142,8 +142,8 @@ func (n *Node) startControlPlane(ctx context.Context, opts Options) error {
 		NoSimulatedNodes:  true,
 		LocalVolumeDir:    filepath.Join(n.dir, "volumes"),
 		ConfigureAPIServer: func(s *envtest.APIServer) error {
-			s.SecureServing.ListenAddr.Address = NodeIP
-			s.SecureServing.ListenAddr.Port = itoa(port)
+			s.Address = NodeIP
+			s.Port = itoa(port)
 			if err := writeServingCerts(s); err != nil {
 				return err
 			}
@@ -259,7 +259,7 @@ func (n *Node) startDNS(ctx context.Context) error {
 	}
 	return n.waitFor(ctx, "CoreDNS Ready", func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
-		if err := n.Client().List(ctx, &pods, client.InNamespace(dnsNamespace), client.MatchingLabels{"k8s-app": "kube-dns"}); err != nil {
+		if err := n.Client().List(ctx, &pods, client.InNamespace(dnsNamespace), client.MatchingLabels{"k8s-app": dnsAppLabel}); err != nil {
 			return false, err
 		}
 		for _, p := range pods.Items {
@@ -323,7 +323,7 @@ func (n *Node) stop() error {
 	for i := len(n.procs) - 1; i >= 0; i-- {
 		errs = append(errs, n.procs[i].Stop())
 	}
-	errs = append(errs, killShims(filepath.Join(n.dir, "containerd")))
+	killShims(filepath.Join(n.dir, "containerd"))
 	if n.Cluster != nil {
 		errs = append(errs, n.Cluster.Stop())
 	}
@@ -347,50 +347,55 @@ func (n *Node) kubeletRunning() bool {
 	return n.kubelet != nil && !n.kubelet.Exited()
 }
 
-// drain deletes every pod of the cluster at once and waits until the kubelet has removed them
-// (volumes unmounted, sandboxes and their network namespaces gone).
+// drain cordons the node, deletes every pod on it and waits until the kubelet has removed them
+// (volumes unmounted, sandboxes and their network namespaces gone). Pods their controllers
+// create again stay Pending on the cordoned node.
 func (n *Node) drain() error {
 	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
-	c := n.Client()
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods); err != nil {
-		return fmt.Errorf("listing pods to drain: %w", err)
+	var node corev1.Node
+	if err := n.Client().Get(ctx, client.ObjectKey{Name: NodeName}, &node); err != nil {
+		return fmt.Errorf("reading node %s: %w", NodeName, err)
 	}
-	for i := range pods.Items {
-		// Controllers would recreate the pods: scale them to nothing by deleting their owners'
-		// pods repeatedly is racy, so the namespaces' workloads are deleted too.
-		if err := c.Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(1)); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting pod %s/%s: %w", pods.Items[i].Namespace, pods.Items[i].Name, err)
-		}
+	patch := client.MergeFrom(node.DeepCopy())
+	node.Spec.Unschedulable = true
+	if err := n.Client().Patch(ctx, &node, patch); err != nil {
+		return fmt.Errorf("cordoning node %s: %w", NodeName, err)
 	}
-	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		out, err := ctr(ctx, filepath.Join(n.dir, "containerd"), "containers", "list", "--quiet")
-		return err == nil && len(out) == 0 && n.podsGone(ctx), nil
+		return n.deletePodsOnNode(ctx) && err == nil && len(out) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the kubelet to remove every container: %w", err)
+		return fmt.Errorf("waiting for the kubelet to remove every pod and container: %w", err)
 	}
 	return nil
 }
 
-// podsGone reports whether no pod is bound to the node, deleting any that a controller created
-// again in the meantime.
-func (n *Node) podsGone(ctx context.Context) bool {
+// deletePodsOnNode deletes the pods bound to the node and reports whether none is left.
+func (n *Node) deletePodsOnNode(ctx context.Context) bool {
 	var pods corev1.PodList
 	if err := n.Client().List(ctx, &pods); err != nil {
 		return false
 	}
+	left := 0
 	for i := range pods.Items {
-		if pods.Items[i].DeletionTimestamp == nil {
-			_ = n.Client().Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(1))
+		p := &pods.Items[i]
+		if p.Spec.NodeName != NodeName {
+			continue
+		}
+		left++
+		if p.DeletionTimestamp == nil {
+			if err := n.Client().Delete(ctx, p, client.GracePeriodSeconds(1)); err != nil && !apierrors.IsNotFound(err) {
+				n.printf("Deleting pod %s/%s: %v", p.Namespace, p.Name, err)
+			}
 		}
 	}
-	return len(pods.Items) == 0
+	return left == 0
 }
 
 // killShims kills containerd-shim processes of this node's containerd that survived it.
-func killShims(containerdDir string) error {
+func killShims(containerdDir string) {
 	socket := containerdSocket(containerdDir)
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, path := range procs {
@@ -403,7 +408,6 @@ func killShims(containerdDir string) error {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	return nil
 }
 
 func containsArg(cmdline []byte, arg string) bool {

@@ -29,42 +29,78 @@ var nodeProcesses = []string{"containerd", "containerd-shim-runc-v2", "kubelet",
 // Snapshot reads the host's state.
 func Snapshot() HostSnapshot {
 	data, _ := os.ReadFile(ipForwardPath)
-	s := HostSnapshot{IPForward: strings.TrimSpace(string(data)), Netns: listNetns()}
-	if out, err := exec.Command("ip", "-o", "link", "show").Output(); err == nil {
-		for line := range strings.SplitSeq(string(out), "\n") {
-			if fields := strings.Fields(line); len(fields) > 1 {
-				s.Links = append(s.Links, strings.TrimSuffix(fields[1], ":"))
-			}
-		}
-	}
-	for _, family := range []string{"iptables-save", "ip6tables-save"} {
-		out, _ := exec.Command(family).Output()
-		for line := range strings.SplitSeq(string(out), "\n") {
-			if strings.HasPrefix(line, ":") && hasChainPrefix(strings.TrimPrefix(strings.Fields(line)[0], ":")) {
-				s.Chains = append(s.Chains, family+" "+strings.Fields(line)[0])
-			}
-		}
+	s := HostSnapshot{
+		IPForward: strings.TrimSpace(string(data)),
+		Links:     links(),
+		Chains:    ourChains(),
+		Netns:     listNetns(),
+		Mounts:    nodeMounts(),
+		Processes: nodeProcessList(),
 	}
 	for dir := range kubepodsCgroups() {
 		s.Cgroups = append(s.Cgroups, dir)
 	}
 	slices.Sort(s.Cgroups)
-	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		for line := range strings.SplitSeq(string(mounts), "\n") {
+	return s
+}
+
+// links lists the network interfaces.
+func links() []string {
+	out, err := exec.Command("ip", "-o", "link", "show").Output()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if fields := strings.Fields(line); len(fields) > 1 {
+			names = append(names, strings.TrimSuffix(fields[1], ":"))
+		}
+	}
+	return names
+}
+
+// ourChains lists the KUBE-*/CNI-* chains of iptables and ip6tables.
+func ourChains() []string {
+	var chains []string
+	for _, family := range []string{"iptables-save", "ip6tables-save"} {
+		out, _ := exec.Command(family).Output()
+		for line := range strings.SplitSeq(string(out), "\n") {
 			fields := strings.Fields(line)
-			if len(fields) > 4 && (strings.Contains(fields[4], "/realnode-") || strings.HasPrefix(fields[4], "/run/containerd")) {
-				s.Mounts = append(s.Mounts, fields[4])
+			if len(fields) > 0 && strings.HasPrefix(fields[0], ":") && hasChainPrefix(strings.TrimPrefix(fields[0], ":")) {
+				chains = append(chains, family+" "+fields[0])
 			}
 		}
 	}
+	return chains
+}
+
+// nodeMounts lists the mount points of a node's work directory or of containerd.
+func nodeMounts() []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var points []string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 4 && (strings.Contains(fields[4], "/realnode-") || strings.HasPrefix(fields[4], "/run/containerd")) {
+			points = append(points, fields[4])
+		}
+	}
+	return points
+}
+
+// nodeProcessList lists the running processes named like a node's programs.
+func nodeProcessList() []string {
+	var procs []string
 	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
 	for _, path := range comms {
 		comm, err := os.ReadFile(path)
 		if err == nil && slices.Contains(nodeProcesses, strings.TrimSpace(string(comm))) {
-			s.Processes = append(s.Processes, fmt.Sprintf("%s (pid %s)", strings.TrimSpace(string(comm)), filepath.Base(filepath.Dir(path))))
+			procs = append(procs, fmt.Sprintf("%s (pid %s)", strings.TrimSpace(string(comm)), filepath.Base(filepath.Dir(path))))
 		}
 	}
-	return s
+	return procs
 }
 
 // String summarises a snapshot.

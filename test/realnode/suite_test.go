@@ -104,8 +104,11 @@ func stopManager() {
 		return
 	}
 	_ = manager.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- manager.Wait() }()
+	done := make(chan struct{})
+	go func() {
+		_ = manager.Wait() // The exit status does not matter here: the node goes next.
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
