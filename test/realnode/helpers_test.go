@@ -62,7 +62,8 @@ func newCluster(namespace, name string, opts ...clusterOption) *databasev1alpha1
 }
 
 // waitAvailable waits until the cluster's status reports every replica Ready on the current
-// generation, with Available=True, and returns how long that took from began.
+// generation, with Available=True and the rollout complete, and returns how long that took
+// from began.
 func waitAvailable(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, began time.Time) time.Duration {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
@@ -74,6 +75,12 @@ func waitAvailable(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, be
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue), "Available: %s", cond.Message)
 		g.Expect(cond.ObservedGeneration).To(Equal(dc.Generation))
+		// The StatefulSet's status lags behind a change of its template: only Progressing=False
+		// says that every pod runs the current revision.
+		progressing := apimeta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionProgressing)
+		g.Expect(progressing).NotTo(BeNil())
+		g.Expect(progressing.Status).To(Equal(metav1.ConditionFalse), "Progressing: %s", progressing.Message)
+		g.Expect(dc.Status.CurrentImage).To(Equal(dc.Spec.Image))
 	}).WithContext(ctx).Should(Succeed(), "DatabaseCluster %s/%s did not become Available", dc.Namespace, dc.Name)
 	return time.Since(began)
 }

@@ -63,7 +63,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	manager = startManager(ctx)
 }, NodeTimeout(10*time.Minute))
 
-var _ = AfterSuite(func() {
+var _ = AfterSuite(func(_ SpecContext) {
 	stopManager()
 	if node == nil {
 		return
