@@ -117,7 +117,7 @@ func run() error {
 		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
 		"proxy": strconv.FormatBool(s.proxy), "managerArgs": managerArgs,
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
-		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat),
+		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
 	}}
 	var errs []error
 	for i, bc := range cases {
