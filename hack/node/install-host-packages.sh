@@ -7,6 +7,7 @@ set -euo pipefail
 missing=()
 command -v containerd >/dev/null || missing+=(containerd)
 command -v runc >/dev/null || missing+=(runc)
+command -v iptables-restore >/dev/null || missing+=(iptables)
 [[ -x /usr/lib/cni/bridge ]] || missing+=(containernetworking-plugins)
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "Host packages present: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni"
@@ -16,8 +17,8 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "Real-node tier skipped: ${missing[*]} missing and installing them needs root (running as $(id -un))."
   exit 0
 fi
-echo "Installing ${missing[*]} with apt-get (containerd runc containernetworking-plugins)"
+echo "Installing ${missing[*]} with apt-get"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends containerd runc containernetworking-plugins >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "Installed: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni"
