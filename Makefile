@@ -55,9 +55,10 @@ fmt: ## Run gofmt on the project.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet (also on the files behind the e2e and olm build tags).
+vet: ## Run go vet (also on the files behind the e2e, olm and node build tags).
 	go vet -tags e2e ./...
 	go vet -tags olm ./test/olme2e/
+	go vet -tags node ./test/realnode/
 
 # Tools modules with their own go.mod, linted with the same configuration.
 LINT_MODULES ?= hack/olm hack/helm hack/images
@@ -65,6 +66,7 @@ LINT_MODULES ?= hack/olm hack/helm hack/images
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools modules.
 	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags node ./test/realnode/...
 	for m in $(LINT_MODULES); do (cd $$m && GOWORK=off $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
