@@ -107,6 +107,11 @@ func applyCRDs(ctx context.Context, c client.Client, dir string) error {
 	if err != nil {
 		return err
 	}
+	for _, obj := range crds {
+		if obj.GetKind() != "CustomResourceDefinition" {
+			return fmt.Errorf("%s holds a %s (%s): want only CRDs", dir, obj.GetKind(), obj.GetName())
+		}
+	}
 	if len(crds) == 0 {
 		return fmt.Errorf("no CRDs in %s", dir)
 	}

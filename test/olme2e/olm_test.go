@@ -187,7 +187,9 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 		expectPhase(csv, "Succeeded")
 		og := olm.NewOperatorGroup(namespace, operatorGroup)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(og), og)).To(Succeed())
-		Expect(og.Object["spec"]).To(BeEmpty(), "an AllNamespaces OperatorGroup has no targets")
+		// AllNamespaces: neither target namespaces nor a selector (OLM adds upgradeStrategy).
+		Expect(og.Object["spec"]).NotTo(HaveKey("targetNamespaces"))
+		Expect(og.Object["spec"]).NotTo(HaveKey("selector"))
 		expectInstalledObjects(ctx, csv, "")
 	})
 

@@ -150,7 +150,6 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 
 		out, err = runMake(ctx, stateDir, "cleanup-bundle", "NAMESPACE="+namespace)
 		Expect(err).NotTo(HaveOccurred(), "a second cleanup-bundle must succeed:\n%s", out)
-		AddReportEntry("make run-bundle + cleanup-bundle, in all", since(began))
 	})
 })
 
