@@ -6,6 +6,7 @@
 #
 #   database-operator.test/pause:v1     the CRI sandbox image (test/realnode/images/pause), user 65535
 #   database-operator.test/etcd:v1, v2  the static etcd of NODE_ENV_DIR at /usr/local/bin/etcd, user 65532
+#                                       (same binary, label org.opencontainers.image.version=v1/v2)
 #   database-operator.test/testdb:v1    the test database (test/realnode/images/testdb), user 65532
 #   database-operator.test/coredns:v1   CoreDNS at /coredns, user 65532 without capabilities: it
 #                                       cannot bind port 53, so its Corefile must listen on a high
@@ -37,9 +38,12 @@ image() {
 }
 image pause-v1.tar database-operator.test/pause:v1 static \
   --file "$out/bin/pause:/pause" --user 65535:65535
-for tag in v1 v2; do # the same binary: the tests roll v1 -> v2
+# The same binary under two tags for the v1 -> v2 roll; the version label gives each tag its own
+# digest, so the kubelet reports a different imageID after the roll, as with a real new release.
+for tag in v1 v2; do
   image "etcd-$tag.tar" "database-operator.test/etcd:$tag" static \
-    --file "$NODE_ENV_DIR/etcd:/usr/local/bin/etcd" --user 65532:65532
+    --file "$NODE_ENV_DIR/etcd:/usr/local/bin/etcd" --user 65532:65532 \
+    --label "org.opencontainers.image.version=$tag"
 done
 image testdb-v1.tar database-operator.test/testdb:v1 static \
   --file "$out/bin/testdb:/testdb" --user 65532:65532

@@ -119,6 +119,11 @@ task_pid() {
   "${ctr[@]}" task ls | awk -v id="$1" '$1 == id && $3 == "RUNNING" {print $2}'
 }
 
+# running ID: whether the container's task is running.
+running() {
+  [[ -n $(task_pid "$1") ]]
+}
+
 # wait_for COMMAND...: retries for 10 s.
 wait_for() {
   for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
@@ -137,7 +142,7 @@ stop() {
 "${ctr[@]}" run --rm "${ref_of[database-operator.test/pause:v1]}" pause-check >"$tmp/pause.log" 2>&1 &
 ctr_pid=$!
 background+=("$ctr_pid")
-wait_for test -n "$(task_pid pause-check)" || fail "pause did not start: $(cat "$tmp/pause.log")"
+wait_for running pause-check || fail "pause did not start: $(cat "$tmp/pause.log")"
 uid=$(awk '/^Uid:/{print $2}' "/proc/$(task_pid pause-check)/status")
 [[ $uid == 65535 ]] || fail "pause runs as uid $uid, want 65535"
 stop pause-check "$ctr_pid"
@@ -187,7 +192,7 @@ grep -q "CoreDNS-1.15" <<<"$out" || fail "coredns -version: $out"
 echo "coredns:v1: $(head -1 <<<"$out")"
 for version in 0.1.0 0.2.0; do
   out=$(run_out "operator-${version//./-}" "database-operator:$version" /manager --help) || fail "operator $version: $out"
-  grep -q -- "--leader-elect" <<<"$out" || fail "database-operator:$version --help: $out"
+  grep -q -- "-leader-elect" <<<"$out" || fail "database-operator:$version --help: $out"
 done
 echo "database-operator:0.1.0, 0.2.0: /manager --help runs"
 echo "node images: $n imported and run"
