@@ -66,86 +66,111 @@ func run(cmd string, args []string) error {
 func builder(ctx context.Context, cmd string, fs *flag.FlagSet, insecure *bool) func() (v1.Image, error) {
 	switch cmd {
 	case "operator":
-		binary := fs.String("binary", "", "static manager binary (CGO_ENABLED=0)")
-		dockerfile := fs.String("dockerfile", "Dockerfile", "Dockerfile whose final stage gives labels, USER, WORKDIR, ENTRYPOINT")
-		arch := fs.String("arch", "amd64", "GOARCH of the binary")
-		return func() (v1.Image, error) {
-			created, err := images.Created()
-			if err != nil {
-				return nil, err
-			}
-			return images.OperatorImage(*binary, *dockerfile, *arch, created)
-		}
+		return operatorBuilder(fs)
 	case "bundle":
-		dir := fs.String("dir", "bundle", "bundle directory (manifests/, metadata/annotations.yaml)")
-		return func() (v1.Image, error) {
-			created, err := images.Created()
-			if err != nil {
-				return nil, err
-			}
-			return images.BundleImage(*dir, created)
-		}
+		return bundleBuilder(fs)
 	case "catalog":
-		dir := fs.String("dir", "catalog", "file-based catalog directory")
-		dockerfile := fs.String("dockerfile", "catalog.Dockerfile", "catalog Dockerfile (labels, ENTRYPOINT, CMD)")
-		base := fs.String("base", "", "base image in a registry (an opm image); empty: configs layer only")
-		return func() (v1.Image, error) {
-			created, err := images.Created()
-			if err != nil {
-				return nil, err
-			}
-			var b v1.Image
-			if *base != "" {
-				if b, err = images.Pull(ctx, *base, *insecure); err != nil {
-					return nil, fmt.Errorf("base %s: %w", *base, err)
-				}
-			}
-			return images.CatalogImage(*dir, *dockerfile, b, created)
-		}
+		return catalogBuilder(ctx, fs, insecure)
 	case "static":
-		var files, env, labels listFlag
-		fs.Var(&files, "file", "SOURCE:/PATH, a static binary (or other file) and where it goes; repeatable")
-		fs.Var(&env, "env", "KEY=VALUE of the image config; repeatable (default: a PATH)")
-		fs.Var(&labels, "label", "KEY=VALUE label; repeatable")
-		entrypoint := fs.String("entrypoint", "", `entrypoint: a path, or the exec form '["/bin", "arg"]' (default: the first --file)`)
-		user := fs.String("user", images.NonRootUser, "USER of the image config (numeric: there is no /etc/passwd)")
-		workdir := fs.String("workdir", "/", "WORKDIR of the image config")
-		arch := fs.String("arch", "amd64", "GOARCH of the binaries")
-		return func() (v1.Image, error) {
-			created, err := images.Created()
-			if err != nil {
-				return nil, err
-			}
-			cfg := images.Config{User: *user, WorkingDir: *workdir, Architecture: *arch}
-			if cfg.Entrypoint, err = parseEntrypoint(*entrypoint); err != nil {
-				return nil, err
-			}
-			if len(env) > 0 {
-				cfg.Env = env
-			}
-			if cfg.Labels, err = keyValues(labels); err != nil {
-				return nil, err
-			}
-			var fl []images.File
-			for _, f := range files {
-				src, dst, ok := strings.Cut(f, ":")
-				if !ok || src == "" || dst == "" {
-					return nil, fmt.Errorf("--file %q: want SOURCE:/PATH", f)
-				}
-				fl = append(fl, images.File{Source: src, Path: dst})
-			}
-			return images.StaticImage(fl, cfg, created)
-		}
+		return staticBuilder(fs)
 	case "push":
-		from := fs.String("from", "", "OCI layout directory to push (written by this tool)")
-		return func() (v1.Image, error) {
-			if *from == "" {
-				return nil, fmt.Errorf("--from is required")
-			}
-			return images.ReadLayout(*from)
-		}
+		return pushBuilder(fs)
 	}
 	return nil
+}
+
+// operatorBuilder registers the flags of "operator" and returns the function that makes its image.
+func operatorBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
+	binary := fs.String("binary", "", "static manager binary (CGO_ENABLED=0)")
+	dockerfile := fs.String("dockerfile", "Dockerfile", "Dockerfile whose final stage gives labels, USER, WORKDIR, ENTRYPOINT")
+	arch := fs.String("arch", "amd64", "GOARCH of the binary")
+	return func() (v1.Image, error) {
+		created, err := images.Created()
+		if err != nil {
+			return nil, err
+		}
+		return images.OperatorImage(*binary, *dockerfile, *arch, created)
+	}
+}
+
+// bundleBuilder registers the flags of "bundle" and returns the function that makes its image.
+func bundleBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
+	dir := fs.String("dir", "bundle", "bundle directory (manifests/, metadata/annotations.yaml)")
+	return func() (v1.Image, error) {
+		created, err := images.Created()
+		if err != nil {
+			return nil, err
+		}
+		return images.BundleImage(*dir, created)
+	}
+}
+
+// catalogBuilder registers the flags of "catalog" and returns the function that makes its image.
+func catalogBuilder(ctx context.Context, fs *flag.FlagSet, insecure *bool) func() (v1.Image, error) {
+	dir := fs.String("dir", "catalog", "file-based catalog directory")
+	dockerfile := fs.String("dockerfile", "catalog.Dockerfile", "catalog Dockerfile (labels, ENTRYPOINT, CMD)")
+	base := fs.String("base", "", "base image in a registry (an opm image); empty: configs layer only")
+	return func() (v1.Image, error) {
+		created, err := images.Created()
+		if err != nil {
+			return nil, err
+		}
+		var b v1.Image
+		if *base != "" {
+			if b, err = images.Pull(ctx, *base, *insecure); err != nil {
+				return nil, fmt.Errorf("base %s: %w", *base, err)
+			}
+		}
+		return images.CatalogImage(*dir, *dockerfile, b, created)
+	}
+}
+
+// staticBuilder registers the flags of "static" and returns the function that makes its image.
+func staticBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
+	var files, env, labels listFlag
+	fs.Var(&files, "file", "SOURCE:/PATH, a static binary (or other file) and where it goes; repeatable")
+	fs.Var(&env, "env", "KEY=VALUE of the image config; repeatable (default: a PATH)")
+	fs.Var(&labels, "label", "KEY=VALUE label; repeatable")
+	entrypoint := fs.String("entrypoint", "", `entrypoint: a path, or the exec form '["/bin", "arg"]' (default: the first --file)`)
+	user := fs.String("user", images.NonRootUser, "USER of the image config (numeric: there is no /etc/passwd)")
+	workdir := fs.String("workdir", "/", "WORKDIR of the image config")
+	arch := fs.String("arch", "amd64", "GOARCH of the binaries")
+	return func() (v1.Image, error) {
+		created, err := images.Created()
+		if err != nil {
+			return nil, err
+		}
+		cfg := images.Config{User: *user, WorkingDir: *workdir, Architecture: *arch}
+		if cfg.Entrypoint, err = parseEntrypoint(*entrypoint); err != nil {
+			return nil, err
+		}
+		if len(env) > 0 {
+			cfg.Env = env
+		}
+		if cfg.Labels, err = keyValues(labels); err != nil {
+			return nil, err
+		}
+		var fl []images.File
+		for _, f := range files {
+			src, dst, ok := strings.Cut(f, ":")
+			if !ok || src == "" || dst == "" {
+				return nil, fmt.Errorf("--file %q: want SOURCE:/PATH", f)
+			}
+			fl = append(fl, images.File{Source: src, Path: dst})
+		}
+		return images.StaticImage(fl, cfg, created)
+	}
+}
+
+// pushBuilder registers the flags of "push" and returns the function that makes its image.
+func pushBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
+	from := fs.String("from", "", "OCI layout directory to push (written by this tool)")
+	return func() (v1.Image, error) {
+		if *from == "" {
+			return nil, fmt.Errorf("--from is required")
+		}
+		return images.ReadLayout(*from)
+	}
 }
 
 // outputs are where an image goes: an OCI layout, a docker-archive tarball, a registry.
