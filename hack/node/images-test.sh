@@ -28,6 +28,12 @@ done
 tmp=$(mktemp -d /tmp/node-images-test.XXXXXX)
 sock="$tmp/containerd.sock"
 ctr=(ctr --address "$sock" -n k8s.io)
+# ctr's stdio FIFOs and the shim's runc state default to /run/containerd/{fifo,runc}: keep them
+# here too. (The shims' sockets go to /run/containerd/s whatever the config: containerd 1.6
+# hard-codes that directory; they are removed when the shims exit.)
+run_flags=(--fifo-dir "$tmp/fifo" --runc-root "$tmp/runc")
+made_run_dir=""
+[[ -e /run/containerd ]] || made_run_dir=1
 containerd_pid=""
 background=()
 
@@ -47,6 +53,7 @@ cleanup() {
   # Deepest first: snapshots and rootfs mounts under our root/state, if any survived.
   awk -v p="$tmp" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m"; done
   rm -rf "$tmp"
+  [[ -z $made_run_dir ]] || rmdir /run/containerd/s /run/containerd 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -111,7 +118,7 @@ done
 run_out() {
   local id=$1 image=$2
   shift 2
-  "${ctr[@]}" run --rm "${ref_of[$image]}" "$id" "$@" 2>&1
+  "${ctr[@]}" run "${run_flags[@]}" --rm "${ref_of[$image]}" "$id" "$@" 2>&1
 }
 
 # task_pid ID: the host PID of a running container's init process.
@@ -139,7 +146,7 @@ stop() {
 }
 
 # pause: the entrypoint runs as 65535 and exits 0 on SIGTERM (PID 1 needs its own handler).
-"${ctr[@]}" run --rm "${ref_of[database-operator.test/pause:v1]}" pause-check >"$tmp/pause.log" 2>&1 &
+"${ctr[@]}" run "${run_flags[@]}" --rm "${ref_of[database-operator.test/pause:v1]}" pause-check >"$tmp/pause.log" 2>&1 &
 ctr_pid=$!
 background+=("$ctr_pid")
 wait_for running pause-check || fail "pause did not start: $(cat "$tmp/pause.log")"
@@ -152,7 +159,7 @@ echo "pause:v1 ran as uid 65535 and exited 0 on SIGTERM"
 data="$tmp/testdb-data"
 mkdir -p "$data" && chown 65532:65532 "$data"
 testdb_run() { # testdb_run N: starts the container, sets port and ctr_pid
-  "${ctr[@]}" run --rm --net-host \
+  "${ctr[@]}" run "${run_flags[@]}" --rm --net-host \
     --mount "type=bind,src=$data,dst=/var/lib/database,options=rbind:rw" \
     "${ref_of[database-operator.test/testdb:v1]}" "testdb-check-$1" /testdb --listen 127.0.0.1:0 \
     >"$tmp/testdb-$1.log" 2>&1 &
