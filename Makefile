@@ -80,7 +80,7 @@ verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) o
 ##@ Test
 
 .PHONY: test
-test: verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test images-test olm-e2e test-node bench-smoke ## Everything CI runs.
+test: verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test images-test olm-e2e node-images-test test-node bench-smoke ## Everything CI runs.
 
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server.
