@@ -14,7 +14,7 @@
 #
 # NODE_ENV_DIR and NODE_IMAGES_DIR are exported to every recipe, so the node tests get them.
 
-##@ Real node tier
+##@ Real node tier: build
 
 NODE_HASH := $(shell cat hack/node/go.sum hack/coredns/go.sum 2>/dev/null | sha256sum | cut -c1-12)
 NODE_ENV_DIR ?= $(HOME)/.cache/database-operator/node-env-$(KUBE_VERSION)-$(NODE_HASH)
