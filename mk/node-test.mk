@@ -11,6 +11,6 @@
 NODE_GINKGO_FLAGS ?= -v --no-color --timeout=40m
 
 .PHONY: test-node
-test-node: build test-env test-env-node $(GINKGO) ## Real node: a retained single-member store scaled 1-3-1-3, a 3-member etcd rolled, restarted, resized; host restored.
+test-node: test-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across an operator upgrade and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
-	MANAGER_BIN=$(LOCALBIN)/manager $(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/realnode
+	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) CATALOG_SERVE=$(CATALOG_SERVE) $(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/realnode

@@ -46,5 +46,5 @@ node-images: node-env manager-static $(IMAGE_TOOL) ## Build the node images (pau
 
 .PHONY: node-images-test
 node-images-test: node-images ## Unit tests of the test programs; import every node image into a throwaway containerd and run them (root).
-	go test -count=1 ./test/realnode/images/... ./test/realnode/testdb/...
+	go test -count=1 ./test/realnode/ ./test/realnode/images/... ./test/realnode/testdb/...
 	hack/node/images-test.sh $(NODE_IMAGES_DIR)

@@ -41,7 +41,8 @@ import (
 )
 
 const (
-	// NonRootUser is distroless' "nonroot" user, numeric so that no /etc/passwd is needed.
+	// NonRootUser is distroless' "nonroot" user, numeric: runAsNonRoot can check it without
+	// reading /etc/passwd.
 	NonRootUser = "65532:65532"
 	// CatalogConfigsLabel names the directory of the file-based catalog inside a catalog image.
 	CatalogConfigsLabel = "operators.operatorframework.io.index.configs.v1"
@@ -386,8 +387,8 @@ func assemble(base v1.Image, l v1.Layer, cfg Config, created time.Time) (v1.Imag
 
 // OperatorImage builds the operator image from the static manager binary and the final stage of
 // the operator's Dockerfile (labels, USER, WORKDIR, ENTRYPOINT). The base is empty: the binary is
-// static and the user numeric, so neither a shell nor /etc/passwd is needed; the layer adds /tmp
-// (1777) like distroless does. arch is the binary's GOARCH.
+// static, so no shell or libc is needed; the layer adds /tmp (1777) and distroless' /etc/passwd
+// and /etc/group (see accounts). arch is the binary's GOARCH.
 func OperatorImage(binary, dockerfile, arch string, created time.Time) (v1.Image, error) {
 	st, err := ParseDockerfile(dockerfile)
 	if err != nil {
@@ -402,10 +403,9 @@ func OperatorImage(binary, dockerfile, arch string, created time.Time) (v1.Image
 		return nil, fmt.Errorf("%s: no ENTRYPOINT", dockerfile)
 	}
 	bin := strings.TrimPrefix(entrypoint[0], "/")
-	l, err := layer([]entry{
-		{name: bin, mode: 0o755, data: data},
-		{name: "tmp/", mode: 0o1777},
-	}, created)
+	entries := append(accounts(), entry{name: bin, mode: 0o755, data: data}, entry{name: "tmp/", mode: 0o1777})
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	l, err := layer(entries, created)
 	if err != nil {
 		return nil, err
 	}
@@ -424,6 +424,19 @@ func OperatorImage(binary, dockerfile, arch string, created time.Time) (v1.Image
 	}, created)
 }
 
+// accounts are distroless' /etc/passwd and /etc/group. A numeric USER is not enough on a real
+// node: the kubelet passes only the image's uid to the runtime (runAsUser), and containerd takes
+// the primary group from the image's /etc/passwd, or 0 without one. With these files a
+// USER 65532:65532 process runs with gid 65532, as on distroless, not with gid 0.
+func accounts() []entry {
+	return []entry{
+		{name: "etc/group", mode: 0o644, data: []byte("root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n")},
+		{name: "etc/passwd", mode: 0o644, data: []byte("root:x:0:0:root:/root:/sbin/nologin\n" +
+			"nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n" +
+			"nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
+	}
+}
+
 // File is a host file placed into a StaticImage.
 type File struct {
 	// Source is the file on the host.
@@ -435,9 +448,10 @@ type File struct {
 // StaticImage builds an image of static binaries on an empty base, like OperatorImage but with
 // the config given instead of read from a Dockerfile: the real-node tier's images (pause, etcd,
 // testdb, coredns). Every file that is an ELF executable must be static (no interpreter, no
-// shared libraries): there is no libc in the image. Files keep mode 0755; /tmp (1777) is added
-// like distroless has it. cfg.Env defaults to a PATH, cfg.User to NonRootUser, cfg.WorkingDir to
-// /, cfg.Entrypoint to the first file.
+// shared libraries): there is no libc in the image. Files keep mode 0755; /tmp (1777),
+// /etc/passwd and /etc/group are added like distroless has them (see accounts). cfg.Env
+// defaults to a PATH, cfg.User to NonRootUser, cfg.WorkingDir to /, cfg.Entrypoint to the
+// first file.
 func StaticImage(files []File, cfg Config, created time.Time) (v1.Image, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no files")
@@ -459,6 +473,7 @@ func StaticImage(files []File, cfg Config, created time.Time) (v1.Image, error) 
 		paths = append(paths, f.Path)
 	}
 	entries = append(entries, entry{name: "tmp/", mode: 0o1777})
+	entries = append(entries, accounts()...)
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	l, err := layer(entries, created)
 	if err != nil {

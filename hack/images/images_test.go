@@ -156,11 +156,24 @@ func testOperator(t *testing.T, e *env) {
 	if modes["manager"] != 0o755 || modes["tmp"] != 0o1777 {
 		t.Errorf("modes /manager %o /tmp %o, want 755 and 1777", modes["manager"], modes["tmp"])
 	}
-	// No base: no shell, no passwd; only the binary and /tmp.
-	if got := images.SortedKeys(modes); !reflect.DeepEqual(got, []string{"manager", "tmp"}) {
-		t.Errorf("image entries %q, want [manager tmp]", got)
+	// No base: no shell; only the binary, /tmp and distroless' accounts.
+	if got := images.SortedKeys(modes); !reflect.DeepEqual(got, []string{"etc", "etc/group", "etc/passwd", "manager", "tmp"}) {
+		t.Errorf("image entries %q, want [etc etc/group etc/passwd manager tmp]", got)
 	}
+	checkAccounts(t, files)
 	checkStatic(t, files["manager"])
+}
+
+// checkAccounts fails unless the image's /etc/passwd makes 65532 the user nonroot with primary
+// group 65532, which /etc/group names: containerd takes the gid of a numeric USER from there.
+func checkAccounts(t *testing.T, files map[string][]byte) {
+	t.Helper()
+	if !strings.Contains(string(files["etc/passwd"]), "\nnonroot:x:65532:65532:") {
+		t.Errorf("/etc/passwd has no nonroot 65532:65532:\n%s", files["etc/passwd"])
+	}
+	if !strings.Contains(string(files["etc/group"]), "\nnonroot:x:65532:") {
+		t.Errorf("/etc/group has no nonroot 65532:\n%s", files["etc/group"])
+	}
 }
 
 // checkStatic fails unless bin is a static ELF executable: it runs on an empty base.

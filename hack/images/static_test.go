@@ -54,10 +54,14 @@ func TestStaticImage(t *testing.T) {
 	if !bytes.Equal(got["usr/local/bin/etcd"], want) {
 		t.Error("/usr/local/bin/etcd differs from the binary")
 	}
-	wantModes := map[string]int64{"tmp": 0o1777, "usr": 0o755, "usr/local": 0o755, "usr/local/bin": 0o755, "usr/local/bin/etcd": 0o755}
+	wantModes := map[string]int64{
+		"etc": 0o755, "etc/group": 0o644, "etc/passwd": 0o644,
+		"tmp": 0o1777, "usr": 0o755, "usr/local": 0o755, "usr/local/bin": 0o755, "usr/local/bin/etcd": 0o755,
+	}
 	if !reflect.DeepEqual(modes, wantModes) {
 		t.Errorf("entries %v, want %v", modes, wantModes)
 	}
+	checkAccounts(t, got)
 
 	again, err := images.StaticImage(files, images.Config{User: "65532:65532"}, created)
 	must(t, err)

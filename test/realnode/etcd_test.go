@@ -8,9 +8,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,11 +34,58 @@ const (
 	etcdPrefix  = "data/"
 )
 
-var _ = Describe("A 3-member etcd as the operand on a real node", Ordered, func() {
+// One ordered story: the operator OLM installed runs in pods on the node, then reconciles a
+// 3-member etcd through every change, its own upgrade and the loss of its leader included.
+var _ = Describe("The operator installed by OLM, with a 3-member etcd as its operand, on a real node", Ordered, func() {
 	var (
 		dc *databasev1alpha1.DatabaseCluster
 		db *etcdClient
 	)
+
+	It("runs the operator in pods: restricted Pod Security enforced, non-root, probes passing, one leader", func(ctx SpecContext) {
+		expectRestrictedEnforced(ctx, operatorNamespace)
+		pods := waitOperatorPods(ctx, operatorImageV010)
+		for i := range pods {
+			status := managerStatus(&pods[i])
+			Expect(status.Ready).To(BeTrue())
+			Expect(status.RestartCount).To(BeZero(), "pod %s restarted", pods[i].Name)
+			expectHardenedProcess(ctx, &pods[i])
+		}
+		expectProbesPass(ctx, pods)
+		leader := waitLeaderAmong(ctx, pods)
+		GinkgoWriter.Printf("Operator pods %s and %s Ready; %s holds Lease %s\n", pods[0].Name, pods[1].Name, leader, leaseName)
+	}, NodeTimeout(3*time.Minute))
+
+	It("serves metrics over HTTPS to a token allowed to read them, and refuses any other", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "metrics")
+		reader := serviceAccountToken(ctx, ns, "prometheus")
+		bindMetricsReader(ctx, ns, "prometheus")
+		stranger := serviceAccountToken(ctx, ns, "stranger")
+		pods := waitOperatorPods(ctx, operatorImageV010)
+		leader := waitLeaderAmong(ctx, pods)
+		for _, p := range pods {
+			addr := net.JoinHostPort(p.Status.PodIP, "8443")
+			code, body := scrape(ctx, addr, "")
+			Expect(code).To(Equal(http.StatusUnauthorized), "%s without a token: %s", p.Name, body)
+			code, body = scrape(ctx, addr, stranger)
+			Expect(code).To(Equal(http.StatusForbidden), "%s with a token not allowed /metrics: %s", p.Name, body)
+			code, body = scrape(ctx, addr, reader)
+			Expect(code).To(Equal(http.StatusOK), "%s with the metrics-reader token: %s", p.Name, body)
+			Expect(body).To(ContainSubstring("controller_runtime_reconcile_total{"))
+			if p.Name == leader {
+				Expect(body).To(ContainSubstring(leaderMetric), "the leader %s", p.Name)
+			} else {
+				Expect(body).NotTo(ContainSubstring(leaderMetric), "the standby %s", p.Name)
+			}
+		}
+		// Through the bundle's Service, as Prometheus finds it.
+		svc := &corev1.Service{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: metricsService}, svc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			code, body := scrape(ctx, net.JoinHostPort(svc.Spec.ClusterIP, "8443"), reader)
+			g.Expect(code).To(Equal(http.StatusOK), body)
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	}, NodeTimeout(2*time.Minute))
 
 	It("bootstraps from the stable names of the headless Service and becomes Available", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "etcd")
@@ -123,9 +173,78 @@ var _ = Describe("A 3-member etcd as the operand on a real node", Ordered, func(
 			Expect(p.UID).To(Equal(before[name].UID), "pod %s kept running through the resize", name)
 		}
 		db.expectAll(ctx)
+	}, NodeTimeout(5*time.Minute))
+
+	It("keeps every key through the operator's upgrade 0.1.0 -> 0.2.0 through OLM, without rolling the database", func(ctx SpecContext) {
+		before := statefulSet(ctx, dc)
+		members := podsOf(ctx, dc)
+		old := waitOperatorPods(ctx, operatorImageV010)
+		began := time.Now()
+		db.duringChange(ctx, func() {
+			approveAndWait(ctx, csvV020)
+			expectCSVGone(ctx, csvV010)
+			pods := waitOperatorPods(ctx, operatorImageV020)
+			for _, p := range pods {
+				Expect(slices.ContainsFunc(old, func(o corev1.Pod) bool { return o.UID == p.UID })).To(BeFalse(), "pod %s of 0.1.0 kept", p.Name)
+			}
+			waitLeaderAmong(ctx, pods)
+		})
+		report("operator upgrade 0.1.0 -> 0.2.0 through OLM (approval -> 0.2.0 pods Ready and leading)", time.Since(began))
+		after := statefulSet(ctx, dc)
+		Expect(after.UID).To(Equal(before.UID))
+		Expect(after.Generation).To(Equal(before.Generation), "the upgrade changed the StatefulSet's spec")
+		Expect(after.Spec.Template).To(Equal(before.Spec.Template))
+		for name, p := range podsOf(ctx, dc) {
+			Expect(p.UID).To(Equal(members[name].UID), "member %s was restarted by the upgrade", name)
+		}
+		waitAvailable(ctx, dc, began)
+		db.expectAll(ctx)
+	}, NodeTimeout(8*time.Minute))
+
+	It("keeps every key and its quorum when the operator's leader is killed mid-rollout", func(ctx SpecContext) {
+		began := time.Now()
+		var killed corev1.Pod
+		var oldIdentity string
+		db.duringChange(ctx, func() {
+			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = etcdImageV1 })
+			// The roll has begun: the StatefulSet carries v1 and not every member runs it yet.
+			Eventually(func(g Gomega) {
+				sts := statefulSet(ctx, dc)
+				g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal(etcdImageV1))
+				g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
+				g.Expect(sts.Status.UpdatedReplicas).To(BeNumerically("<", etcdMembers))
+			}).WithContext(ctx).WithPolling(50 * time.Millisecond).Should(Succeed())
+			var leader string
+			oldIdentity, leader = leaseHolder(ctx)
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leader}, &killed)).To(Succeed())
+			Expect(syscall.Kill(managerPID(ctx, &killed), syscall.SIGKILL)).To(Succeed())
+			killedAt := time.Now()
+			GinkgoWriter.Printf("Killed the leader %s (SIGKILL) with %d/%d members updated\n", leader, statefulSet(ctx, dc).Status.UpdatedReplicas, etcdMembers)
+			Eventually(func(g Gomega) {
+				identity, _ := leaseHolder(ctx)
+				g.Expect(identity).NotTo(BeEmpty())
+				g.Expect(identity).NotTo(Equal(oldIdentity))
+			}).WithContext(ctx).Should(Succeed(), "no new leader after the kill")
+			report("operator leader killed -> a new leader holds the Lease", time.Since(killedAt))
+			waitAvailable(ctx, dc, began)
+		})
+		report("etcd: rolling update v2 -> v1 with the operator's leader killed", time.Since(began))
+		for _, p := range podsOf(ctx, dc) {
+			Expect(p.Spec.Containers[0].Image).To(Equal(etcdImageV1))
+		}
+		// The kubelet restarted the killed manager, and its probes pass again.
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&killed), &killed)).To(Succeed())
+			status := managerStatus(&killed)
+			g.Expect(status.RestartCount).To(BeEquivalentTo(1))
+			g.Expect(status.LastTerminationState.Terminated).NotTo(BeNil())
+			g.Expect(status.LastTerminationState.Terminated.ExitCode).To(BeEquivalentTo(137))
+			g.Expect(status.Ready).To(BeTrue())
+		}).WithContext(ctx).Should(Succeed())
+		db.expectAll(ctx)
 		reportCount("etcd keys read back after every change", etcdKeys)
 		reportCount("etcd keys lost", 0)
-	}, NodeTimeout(5*time.Minute))
+	}, NodeTimeout(8*time.Minute))
 })
 
 // newEtcdCluster returns a 3-member etcd whose members find each other through the stable pod

@@ -1,0 +1,200 @@
+//go:build linux && node
+
+package realnode_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/test/realnode"
+)
+
+// expectRestrictedEnforced checks that namespace enforces the restricted Pod Security profile:
+// the API server refuses a privileged pod there (server-side dry run: nothing is created).
+func expectRestrictedEnforced(ctx context.Context, namespace string) {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "privileged"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "c", Image: "database-operator.test/pause:v1",
+			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+		}}},
+	}
+	err := k8s.Create(ctx, pod, client.DryRunAll)
+	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a privileged pod in %s: %v", namespace, err)
+	Expect(err.Error()).To(ContainSubstring(`violates PodSecurity "restricted:latest"`))
+}
+
+// expectHardenedProcess checks the manager process of pod p as the kernel sees it: the
+// image's non-root user, no effective capabilities, no_new_privs, a seccomp filter, and a
+// read-only root filesystem.
+func expectHardenedProcess(ctx context.Context, p *corev1.Pod) {
+	GinkgoHelper()
+	pid := managerPID(ctx, p)
+	status, err := realnode.ProcessStatus(pid)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(status["Uid"]).To(Equal(operatorUser), "pod %s: real, effective, saved, fs uid", p.Name)
+	Expect(status["Gid"]).To(Equal(operatorUser), "pod %s: gids", p.Name)
+	Expect(status["CapEff"]).To(Equal("0000000000000000"), "pod %s: effective capabilities", p.Name)
+	Expect(status["NoNewPrivs"]).To(Equal("1"), "pod %s: allowPrivilegeEscalation false", p.Name)
+	Expect(status["Seccomp"]).To(Equal("2"), "pod %s: seccomp RuntimeDefault is a filter", p.Name)
+	Expect(rootMountOptions(pid)).To(HavePrefix("ro"), "pod %s: the root filesystem", p.Name)
+}
+
+// rootMountOptions returns the mount options of "/" in the mount namespace of pid.
+func rootMountOptions(pid int) string {
+	GinkgoHelper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	Expect(err).NotTo(HaveOccurred())
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 5 && fields[4] == "/" {
+			return fields[5]
+		}
+	}
+	Fail(fmt.Sprintf("no mount of / in /proc/%d/mountinfo", pid))
+	return ""
+}
+
+// kubeletMetrics reads the kubelet's /metrics with the admin client certificate (the kubelet
+// trusts the cluster's client CA; its own serving certificate is self-signed).
+func kubeletMetrics(ctx context.Context) string {
+	GinkgoHelper()
+	n := &corev1.Node{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: realnode.NodeName}, n)).To(Succeed())
+	cfg := rest.CopyConfig(node.Config)
+	cfg.Host = "https://" + net.JoinHostPort(realnode.NodeIP, strconv.Itoa(int(n.Status.DaemonEndpoints.KubeletEndpoint.Port)))
+	cfg.CAData, cfg.CAFile, cfg.Insecure = nil, "", true
+	httpClient, err := rest.HTTPClientFor(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/metrics", nil)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := httpClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), "kubelet /metrics: %s", body)
+	return string(body)
+}
+
+// probeCount sums the kubelet's prober_probe_total samples of the manager container in pod
+// for one probe type ("Liveness", "Readiness") and result ("successful", "failed", "unknown").
+func probeCount(metrics, pod, probeType, result string) int {
+	want := []string{
+		`container="` + managerContainer + `"`, `namespace="` + operatorNamespace + `"`, `pod="` + pod + `"`,
+		`probe_type="` + probeType + `"`, `result="` + result + `"`,
+	}
+	total := 0
+	for _, line := range strings.Split(metrics, "\n") {
+		if !strings.HasPrefix(line, "prober_probe_total{") || !containsAll(line, want) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err == nil {
+			total += int(v)
+		}
+	}
+	return total
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// expectProbesPass waits until the kubelet has run the liveness and readiness probes of every
+// pod's manager successfully and checks that none failed.
+func expectProbesPass(ctx context.Context, pods []corev1.Pod) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		metrics := kubeletMetrics(ctx)
+		for _, p := range pods {
+			for _, probe := range []string{"Liveness", "Readiness"} {
+				g.Expect(probeCount(metrics, p.Name, probe, "successful")).To(BeNumerically(">", 0), "%s probes of %s that passed", probe, p.Name)
+				g.Expect(probeCount(metrics, p.Name, probe, "failed")).To(BeZero(), "%s probes of %s that failed", probe, p.Name)
+			}
+		}
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+}
+
+// metricsClient talks HTTPS to the manager's metrics endpoint, whose certificate is
+// self-signed (controller-runtime's default without a certificate directory).
+var metricsClient = &http.Client{
+	Timeout:   10 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // self-signed, see above
+}
+
+// scrape GETs https://addr/metrics with token (none if "") and returns the status and body.
+func scrape(ctx context.Context, addr, token string) (int, string) {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
+	Expect(err).NotTo(HaveOccurred())
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := metricsClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return resp.StatusCode, string(body)
+}
+
+// serviceAccountToken creates a ServiceAccount in namespace and returns a token for it.
+func serviceAccountToken(ctx context.Context, namespace, name string) string {
+	GinkgoHelper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	Expect(k8s.Create(ctx, sa)).To(Succeed())
+	tr, err := clientset.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return tr.Status.Token
+}
+
+// bindMetricsReader binds the bundle's metrics-reader ClusterRole to a ServiceAccount, as a
+// Prometheus installation would; the binding is removed when the spec ends.
+func bindMetricsReader(ctx context.Context, namespace, serviceAccount string) {
+	GinkgoHelper()
+	role := &rbacv1.ClusterRole{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: metricsReaderRole}, role)).To(Succeed(), "OLM creates the bundle's ClusterRole %s", metricsReaderRole)
+	Expect(role.Rules).To(ContainElement(rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}))
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "realnode-" + serviceAccount},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReaderRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: serviceAccount}},
+	}
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) { Expect(k8s.Delete(ctx, binding)).To(Succeed()) })
+}
+
+// leaderMetric is the sample a manager reports while it leads.
+const leaderMetric = `leader_election_master_status{name="` + leaseName + `"} 1`
