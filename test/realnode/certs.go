@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,6 +29,11 @@ const (
 	// CAFile is the CA of the serving certificate, written next to it for the kubelet, the
 	// controller-manager (--root-ca-file, so pods trust the API server) and clients.
 	CAFile = "serving-ca.crt"
+	// The kubelet trusts kubeletClientCAFile for clients; the API server presents the
+	// certificate it signed (--kubelet-client-certificate) for logs, exec and the node proxy.
+	kubeletClientCAFile   = "kubelet-client-ca.crt"
+	kubeletClientCertFile = "kubelet-client.crt"
+	kubeletClientKeyFile  = "kubelet-client.key"
 )
 
 // writeServingCerts gives the API server a serving certificate that pods can verify: envtest's
@@ -79,4 +86,44 @@ func serviceAccountKeys() (private, public []byte, err error) {
 	private = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	public = pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
 	return private, public, nil
+}
+
+// writeKubeletClientCerts writes a CA for the kubelet's client authentication and the client
+// certificate the API server uses towards the kubelet, both into dir. Without them the API
+// server cannot reach the kubelet's API: no pod logs, no exec, no node proxy.
+func writeKubeletClientCerts(dir string) error {
+	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return fmt.Errorf("generating the kubelet client CA key: %w", err)
+	}
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "kubelet-client-ca"}, caKey)
+	if err != nil {
+		return fmt.Errorf("generating the kubelet client CA: %w", err)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return fmt.Errorf("generating the kubelet client key: %w", err)
+	}
+	template := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		NotBefore:    ca.NotBefore,
+		NotAfter:     ca.NotAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return fmt.Errorf("signing the kubelet client certificate: %w", err)
+	}
+	for name, data := range map[string][]byte{
+		kubeletClientCAFile:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}),
+		kubeletClientCertFile: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		kubeletClientKeyFile:  pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -23,7 +22,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -79,25 +77,13 @@ func rootMountOptions(pid int) string {
 	return ""
 }
 
-// kubeletMetrics reads the kubelet's /metrics with the admin client certificate (the kubelet
-// trusts the cluster's client CA; its own serving certificate is self-signed).
-func kubeletMetrics(ctx context.Context) string {
+// proberMetrics reads the kubelet's /metrics/probes (prober_probe_total) through the API
+// server's node proxy (the API server authenticates to the kubelet with its kubelet client
+// certificate).
+func proberMetrics(ctx context.Context) string {
 	GinkgoHelper()
-	n := &corev1.Node{}
-	Expect(k8s.Get(ctx, client.ObjectKey{Name: realnode.NodeName}, n)).To(Succeed())
-	cfg := rest.CopyConfig(node.Config)
-	cfg.Host = "https://" + net.JoinHostPort(realnode.NodeIP, strconv.Itoa(int(n.Status.DaemonEndpoints.KubeletEndpoint.Port)))
-	cfg.CAData, cfg.CAFile, cfg.Insecure = nil, "", true
-	httpClient, err := rest.HTTPClientFor(cfg)
-	Expect(err).NotTo(HaveOccurred())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/metrics", nil)
-	Expect(err).NotTo(HaveOccurred())
-	resp, err := httpClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(resp.StatusCode).To(Equal(http.StatusOK), "kubelet /metrics: %s", body)
+	body, err := clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", realnode.NodeName, "proxy", "metrics", "probes").DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred(), "kubelet /metrics/probes through the node proxy: %s", body)
 	return string(body)
 }
 
@@ -136,7 +122,7 @@ func containsAll(s string, parts []string) bool {
 func expectProbesPass(ctx context.Context, pods []corev1.Pod) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		metrics := kubeletMetrics(ctx)
+		metrics := proberMetrics(ctx)
 		for _, p := range pods {
 			for _, probe := range []string{"Liveness", "Readiness"} {
 				g.Expect(probeCount(metrics, p.Name, probe, "successful")).To(BeNumerically(">", 0), "%s probes of %s that passed", probe, p.Name)
@@ -198,3 +184,13 @@ func bindMetricsReader(ctx context.Context, namespace, serviceAccount string) {
 
 // leaderMetric is the sample a manager reports while it leads.
 const leaderMetric = `leader_election_master_status{name="` + leaseName + `"} 1`
+
+// hasSample reports whether a metrics body has a line starting with prefix.
+func hasSample(body, prefix string) bool {
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -19,6 +19,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,12 +72,12 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 			Expect(code).To(Equal(http.StatusForbidden), "%s with a token not allowed /metrics: %s", p.Name, body)
 			code, body = scrape(ctx, addr, reader)
 			Expect(code).To(Equal(http.StatusOK), "%s with the metrics-reader token: %s", p.Name, body)
-			Expect(body).To(ContainSubstring("controller_runtime_reconcile_total{"))
-			if p.Name == leader {
-				Expect(body).To(ContainSubstring(leaderMetric), "the leader %s", p.Name)
-			} else {
-				Expect(body).NotTo(ContainSubstring(leaderMetric), "the standby %s", p.Name)
-			}
+			Expect(hasSample(body, "go_goroutines ")).To(BeTrue(), "%s: no go_goroutines", p.Name)
+			// Only the leader runs the controllers and says it leads.
+			leads := p.Name == leader
+			Expect(hasSample(body, leaderMetric)).To(Equal(leads), "%s (leader: %v): %s", p.Name, leads, leaderMetric)
+			Expect(hasSample(body, `controller_runtime_reconcile_total{controller="databasecluster"`)).To(Equal(leads),
+				"%s (leader: %v): the DatabaseCluster controller's reconcile counter", p.Name, leads)
 		}
 		// Through the bundle's Service, as Prometheus finds it.
 		svc := &corev1.Service{}
@@ -93,6 +94,7 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		began := time.Now()
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
 		report("etcd: create -> Available (3 members, real node)", waitAvailable(ctx, dc, began))
+		expectQuorumBudget(ctx, dc)
 		db = &etcdClient{dc: dc}
 		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
 		began = time.Now()
@@ -212,7 +214,7 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 				sts := statefulSet(ctx, dc)
 				g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal(etcdImageV1))
 				g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
-				g.Expect(sts.Status.UpdatedReplicas).To(BeNumerically("<", etcdMembers))
+				g.Expect(sts.Status.UpdatedReplicas).To(And(BeNumerically(">=", 1), BeNumerically("<", etcdMembers)))
 			}).WithContext(ctx).WithPolling(50 * time.Millisecond).Should(Succeed())
 			var leader string
 			oldIdentity, leader = leaseHolder(ctx)
@@ -246,6 +248,21 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		reportCount("etcd keys lost", 0)
 	}, NodeTimeout(8*time.Minute))
 })
+
+// expectQuorumBudget checks that the cluster's PodDisruptionBudget, as the disruption
+// controller computes it, lets one member of three go and keeps two: etcd's quorum.
+func expectQuorumBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		var pdb policyv1.PodDisruptionBudget
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodDisruptionBudgetName()}, &pdb)).To(Succeed())
+		g.Expect(pdb.Status.ObservedGeneration).To(Equal(pdb.Generation))
+		g.Expect(pdb.Status.ExpectedPods).To(BeEquivalentTo(etcdMembers))
+		g.Expect(pdb.Status.CurrentHealthy).To(BeEquivalentTo(etcdMembers))
+		g.Expect(pdb.Status.DesiredHealthy).To(BeEquivalentTo(etcdMembers/2 + 1))
+		g.Expect(pdb.Status.DisruptionsAllowed).To(BeEquivalentTo(etcdMembers - (etcdMembers/2 + 1)))
+	}).WithContext(ctx).Should(Succeed(), "PodDisruptionBudget of %s", dc.Name)
+}
 
 // newEtcdCluster returns a 3-member etcd whose members find each other through the stable pod
 // names of the headless Service (published before they are Ready).

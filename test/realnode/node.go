@@ -147,7 +147,12 @@ func (n *Node) startControlPlane(ctx context.Context, opts Options) error {
 			if err := writeServingCerts(s); err != nil {
 				return err
 			}
+			if err := writeKubeletClientCerts(s.CertDir); err != nil {
+				return err
+			}
 			args := s.Configure()
+			args.Set("kubelet-client-certificate", filepath.Join(s.CertDir, kubeletClientCertFile))
+			args.Set("kubelet-client-key", filepath.Join(s.CertDir, kubeletClientKeyFile))
 			args.Set("advertise-address", NodeIP)
 			args.Set("endpoint-reconciler-type", "lease")
 			args.Set("authorization-mode", "Node,RBAC")
@@ -206,7 +211,7 @@ func (n *Node) startKubelet(ctx context.Context, binDir string) error {
 	if err != nil {
 		return err
 	}
-	ca := filepath.Join(n.WorkDir, "apiserver", CAFile)
+	ca := filepath.Join(n.WorkDir, "apiserver", kubeletClientCAFile)
 	config, err := writeKubeletFiles(dir, ca, containerdSocket(filepath.Join(n.dir, "containerd")), port, healthz)
 	if err != nil {
 		return err
