@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -54,6 +55,13 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		}
 		expectProbesPass(ctx, pods)
 		leader := waitLeaderAmong(ctx, pods)
+		// Pod logs work (the API server reaches the kubelet), and the leader's says how it got there.
+		Eventually(func(g Gomega) {
+			log, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(leader, &corev1.PodLogOptions{Container: managerContainer}).DoRaw(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(strings.Contains(string(log), `"msg":"Successfully acquired lease","lock":"`+operatorNamespace+"/"+leaseName+`"`)).To(BeTrue(),
+				"the leader's log says nothing of acquiring the Lease:\n%s", log)
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 		GinkgoWriter.Printf("Operator pods %s and %s Ready; %s holds Lease %s\n", pods[0].Name, pods[1].Name, leader, leaseName)
 	}, NodeTimeout(3*time.Minute))
 

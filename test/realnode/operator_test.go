@@ -14,7 +14,9 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/test/olm"
@@ -219,3 +221,20 @@ func waitLeaderAmong(ctx context.Context, pods []corev1.Pod) string {
 	}).WithContext(ctx).Should(Succeed())
 	return holder
 }
+
+// After a failed spec, the operator's own account: the last lines of each manager's log, read
+// through the API server from the kubelet as "kubectl logs" does.
+var _ = ReportAfterEach(func(ctx SpecContext, report SpecReport) {
+	if !report.Failed() || clientset == nil {
+		return
+	}
+	pods, err := clientset.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=manager"})
+	if err != nil {
+		GinkgoWriter.Printf("listing the operator's pods: %v\n", err)
+		return
+	}
+	for _, p := range pods.Items {
+		log, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: managerContainer, TailLines: ptr.To[int64](40)}).DoRaw(ctx)
+		GinkgoWriter.Printf("--- log of %s/%s (%v):\n%s\n", operatorNamespace, p.Name, err, log)
+	}
+}, NodeTimeout(30*time.Second))
