@@ -191,7 +191,9 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		old := waitOperatorPods(ctx, operatorImageV010)
 		began := time.Now()
 		db.duringChange(ctx, func() {
-			approveAndWait(ctx, csvV020)
+			csv := approveAndWait(ctx, csvV020)
+			// What this spec proves is what the CSV claims.
+			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Seamless Upgrades"))
 			expectCSVGone(ctx, csvV010)
 			pods := waitOperatorPods(ctx, operatorImageV020)
 			for _, p := range pods {
