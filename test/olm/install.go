@@ -16,6 +16,13 @@ import (
 // pollInterval is how often the waits read the objects OLM updates.
 const pollInterval = 250 * time.Millisecond
 
+// csvFailedGrace is how long a CSV may stay Failed before a wait gives up. OLM re-evaluates a
+// Failed CSV and moves it back to Pending once its requirements are met again: during an
+// upgrade a Succeeded CSV can turn Failed ("requirements no longer met") for a moment, while
+// the RBAC it shares with the CSV it replaces is deleted and created again. An InstallPlan that
+// failed stays failed: the waits stop at once.
+var csvFailedGrace = 30 * time.Second
+
 // Install mode types of a CSV (spec.installModes[].type).
 const (
 	InstallModeOwnNamespace    = "OwnNamespace"
@@ -238,12 +245,21 @@ func waitInstalled(ctx context.Context, c client.Client, sub *unstructured.Unstr
 	if csvName == "" {
 		what = "the ClusterServiceVersion of Subscription " + key(sub) + " to succeed"
 	}
+	var failedSince time.Time
 	err := poll(ctx, what, func(ctx context.Context) (bool, string, error) {
 		s = readInstallState(ctx, c, sub, namespace, csvName)
-		if s.failure() != "" {
+		switch {
+		case phase(s.plan) == planFailed:
 			return false, "", fmt.Errorf("the install failed: %s", s)
+		case phase(s.csv) != csvFailed:
+			failedSince = time.Time{}
+			return s.succeeded(), s.String(), nil
+		case failedSince.IsZero():
+			failedSince = time.Now()
+		case time.Since(failedSince) >= csvFailedGrace:
+			return false, "", fmt.Errorf("the install failed (the CSV stayed Failed for %s): %s", csvFailedGrace, s)
 		}
-		return s.succeeded(), s.String(), nil
+		return false, s.String(), nil
 	})
 	if err != nil {
 		return nil, err

@@ -131,9 +131,40 @@ var _ = Describe("Install status", Label("unit"), func() {
 			"Subscription ns/pkg: state UpgradePending (ResolutionFailed=True (ConstraintsNotSatisfiable: no operators found in channel stable)); ClusterServiceVersion pkg.v1: not created yet"),
 	)
 
-	It("stops waiting as soon as the CSV fails, quoting it", func() {
+	It("gives up on a CSV that stays Failed for csvFailedGrace, quoting it", func() {
+		DeferCleanup(func(old time.Duration) { csvFailedGrace = old }, csvFailedGrace)
+		csvFailedGrace = 500 * time.Millisecond
+		began := time.Now()
 		_, err := WaitForCSV(timeoutCtx(time.Minute), fakeClient(failedCSV.DeepCopy()), "ns", "pkg.v1")
-		Expect(err).To(MatchError("the install failed: ClusterServiceVersion ns/pkg.v1: phase Failed (InstallComponentFailed: install strategy failed: deployment not ready)"))
+		Expect(err).To(MatchError("the install failed (the CSV stayed Failed for 500ms): ClusterServiceVersion ns/pkg.v1: phase Failed (InstallComponentFailed: install strategy failed: deployment not ready)"))
+		Expect(time.Since(began)).To(BeNumerically(">=", 500*time.Millisecond))
+	})
+
+	It("waits through a CSV that is Failed for a moment, as OLM re-evaluates it", func() {
+		csv := withStatus(NewCSV("ns", "pkg.v1"), map[string]any{
+			"phase": "Failed", "reason": "RequirementsNotMet", "message": "requirements no longer met",
+		})
+		c := fakeClient(csv)
+		go func() {
+			defer GinkgoRecover()
+			time.Sleep(time.Second)
+			recovered := withStatus(NewCSV("ns", "pkg.v1"), map[string]any{"phase": "Succeeded"})
+			Expect(c.Get(context.Background(), client.ObjectKeyFromObject(csv), csv)).To(Succeed())
+			recovered.SetResourceVersion(csv.GetResourceVersion())
+			Expect(c.Update(context.Background(), recovered)).To(Succeed())
+		}()
+		got, err := WaitForCSV(timeoutCtx(time.Minute), c, "ns", "pkg.v1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(phase(got)).To(Equal("Succeeded"))
+	})
+
+	It("stops waiting as soon as the InstallPlan fails, quoting it", func() {
+		sub := withStatus(NewSubscription("ns", "pkg"), map[string]any{
+			"installPlanRef": map[string]any{"namespace": "ns", "name": "install-abc"},
+		})
+		_, err := waitInstalled(timeoutCtx(time.Minute), fakeClient(sub, failedPlan.DeepCopy()), sub, "ns", "pkg.v1")
+		Expect(err).To(MatchError(ContainSubstring("the install failed: ")))
+		Expect(err).To(MatchError(ContainSubstring("InstallPlan ns/install-abc: phase Failed (Installed=False (InstallComponentFailed: error creating csv pkg.v1: forbidden))")))
 	})
 
 	It("times out with the last state of the Subscription, the InstallPlan and the CSV", func() {
