@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -29,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	proc "github.com/seed1b407122/database-operator/test/internal/manager"
 	"github.com/seed1b407122/database-operator/test/localcluster"
 )
 
@@ -242,7 +239,7 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 	}
 	defer func() { err = errors.Join(err, m.stop()) }()
 	res.ManagerStartSec = m.startup.Seconds()
-	logf("manager ready in %s (pid %d, log %s)", m.startup.Round(time.Millisecond), m.cmd.Process.Pid, m.logPath)
+	logf("manager ready in %s (pid %d, log %s)", m.startup.Round(time.Millisecond), m.Pid(), m.LogPath)
 	return res, measure(ctx, c, cluster.Config, m, bc, s, &res, logf)
 }
 
@@ -313,7 +310,7 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *man
 	res.PeakHeap = max(peakHeap, idle.heap, conv.heap)
 	res.EndHeap = idle.heap
 	res.EndRSS = idle.rss
-	if _, hwm, err := procMemory(m.cmd.Process.Pid); err == nil {
+	if _, hwm, err := procMemory(m.Pid()); err == nil {
 		res.PeakRSS = hwm
 	}
 	if bc.N > 0 {
@@ -619,28 +616,20 @@ func percentile(sorted []float64, q float64) float64 {
 
 // manager is the running manager binary.
 type manager struct {
-	cmd        *exec.Cmd
+	*proc.Process
 	metricsURL string
-	logPath    string
-	logFile    *os.File
 	startup    time.Duration
 	proxy      *countingProxy
-	exited     chan struct{}
-	waitErr    error
 }
 
 // startManager runs the manager against the cluster (through the counting proxy unless
 // disabled) and waits until /readyz answers.
 func startManager(ctx context.Context, cluster *localcluster.Cluster, bc benchCase, s settings) (*manager, error) {
-	metricsPort, err := freePort()
+	metricsPort, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	probePort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	m := &manager{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort), exited: make(chan struct{})}
+	m := &manager{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)}
 	kubeconfig := cluster.KubeconfigPath
 	if s.proxy {
 		if m.proxy, err = startProxy(cluster.Config); err != nil {
@@ -651,77 +640,35 @@ func startManager(ctx context.Context, cluster *localcluster.Cluster, bc benchCa
 			return nil, err
 		}
 	}
-	m.logPath = filepath.Join(cluster.WorkDir, "manager.log")
-	if m.logFile, err = os.Create(m.logPath); err != nil {
-		return nil, err
-	}
-	args := append([]string{
-		"--leader-elect=false", "--metrics-secure=false",
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probePort),
-		fmt.Sprintf("--max-concurrent-reconciles=%d", bc.Concurrency),
-		fmt.Sprintf("--kube-api-qps=%g", bc.QPS),
-		fmt.Sprintf("--kube-api-burst=%d", bc.Burst),
-	}, s.managerArgs...)
-	m.cmd = exec.Command(s.manager, args...)
-	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	m.cmd.Stdout, m.cmd.Stderr = m.logFile, m.logFile
-	m.cmd.SysProcAttr = localcluster.ChildSysProcAttr()
 	began := time.Now()
-	if err := m.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s (build it with 'make build'): %w", s.manager, err)
-	}
-	go func() { m.waitErr = m.cmd.Wait(); close(m.exited) }()
-	if err := m.waitReady(ctx, probePort); err != nil {
-		return nil, errors.Join(err, m.stop())
+	m.Process, err = proc.Start(ctx, proc.Options{
+		Binary:     s.manager,
+		Kubeconfig: kubeconfig,
+		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
+		Args: append([]string{
+			"--leader-elect=false", "--metrics-secure=false",
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
+			fmt.Sprintf("--max-concurrent-reconciles=%d", bc.Concurrency),
+			fmt.Sprintf("--kube-api-qps=%g", bc.QPS),
+			fmt.Sprintf("--kube-api-burst=%d", bc.Burst),
+		}, s.managerArgs...),
+	})
+	if err != nil {
+		if m.proxy != nil {
+			m.proxy.stop()
+		}
+		return nil, err
 	}
 	m.startup = time.Since(began)
 	return m, nil
 }
 
-func (m *manager) waitReady(ctx context.Context, probePort int) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		select {
-		case <-m.exited:
-			return fmt.Errorf("the manager exited (%w); see %s", m.waitErr, m.logPath)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		resp, err := http.Get(url)
-		if err != nil {
-			continue
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-	}
-	return fmt.Errorf("the manager was not ready within a minute; see %s", m.logPath)
-}
-
 // stop stops the manager with SIGINT (SIGKILL after 30 s) and the proxy.
 func (m *manager) stop() error {
-	defer func() {
-		if m.proxy != nil {
-			m.proxy.stop()
-		}
-		_ = m.logFile.Close()
-	}()
-	_ = m.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-m.exited:
-		if m.waitErr != nil {
-			return fmt.Errorf("the manager exited with %w; see %s", m.waitErr, m.logPath)
-		}
-		return nil
-	case <-time.After(30 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.exited
-		return fmt.Errorf("the manager did not stop within 30s of SIGINT; killed")
+	if m.proxy != nil {
+		defer m.proxy.stop()
 	}
+	return m.Stop(30 * time.Second)
 }
 
 // snapshot is the state of the counters at one moment.
@@ -740,7 +687,7 @@ func (m *manager) snapshot(ctx context.Context, admin *rest.Config) snapshot {
 	}
 	s.manager, _ = scrapeHTTP(ctx, m.metricsURL)
 	s.heap = sum(s.manager, "go_memstats_heap_alloc_bytes", nil)
-	s.rss, _, _ = procMemory(m.cmd.Process.Pid)
+	s.rss, _, _ = procMemory(m.Pid())
 	s.apiserver, _ = scrapeAPIServer(ctx, admin)
 	return s
 }
@@ -794,15 +741,6 @@ func (s *sampler) stop() float64 {
 	s.cancel()
 	<-s.done
 	return s.peak
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func mib(b float64) float64 { return b / (1 << 20) }

@@ -413,7 +413,7 @@ var _ = Describe("DatabaseCluster with an image that never gets Ready", func() {
 			g.Expect(conditionOf(g, databasev1alpha1.ConditionAvailable)).
 				To(Equal([]string{"False", "ReplicasNotReady", "0/2 replicas are ready"}))
 		}).Should(Succeed())
-		Expect(manager.ProcessState).To(BeNil(), "the manager is still running")
+		Expect(manager.Running()).To(BeTrue(), "the manager is still running")
 
 		began := time.Now()
 		patch := client.MergeFrom(dc.DeepCopy())

@@ -24,10 +24,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -41,6 +38,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	proc "github.com/seed1b407122/database-operator/test/internal/manager"
 	"github.com/seed1b407122/database-operator/test/localcluster"
 )
 
@@ -50,7 +48,7 @@ const podReadyTimeout = 3 * time.Second
 var (
 	cluster *localcluster.Cluster
 	k8s     client.Client
-	manager *exec.Cmd
+	manager *proc.Process
 	// metricsPort is the manager's secure (HTTPS, token-checked) metrics port.
 	metricsPort int
 )
@@ -93,51 +91,29 @@ var _ = AfterSuite(func() {
 
 // startManager runs the manager binary (MANAGER_BIN, built by "make test-e2e") against the
 // cluster, as a user would with "make run", and waits until it reports ready.
-func startManager(ctx context.Context) *exec.Cmd {
+func startManager(ctx context.Context) *proc.Process {
 	bin := os.Getenv("MANAGER_BIN")
 	if bin == "" {
 		bin = filepath.Join("..", "..", "bin", "manager")
 	}
-	probe := freePort()
-	metricsPort = freePort()
-	logFile, err := os.Create(filepath.Join(cluster.WorkDir, "manager.log"))
+	var err error
+	metricsPort, err = proc.FreePort()
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(bin, "--leader-elect=false", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe), "--zap-log-level=info",
-		"--pod-ready-timeout="+podReadyTimeout.String())
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.KubeconfigPath)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = localcluster.ChildSysProcAttr()
-	Expect(cmd.Start()).To(Succeed(), "starting %s: build it with 'make build'", bin)
-	Eventually(func(g Gomega) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-		g.Expect(err).NotTo(HaveOccurred())
-		defer func() { _ = resp.Body.Close() }()
-		g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "the manager did not become ready; see %s", logFile.Name())
-	return cmd
+	m, err := proc.Start(ctx, proc.Options{
+		Binary:     bin,
+		Kubeconfig: cluster.KubeconfigPath,
+		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
+		Args: []string{"--leader-elect=false", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
+			"--zap-log-level=info", "--pod-ready-timeout=" + podReadyTimeout.String()},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return m
 }
 
 // stopManager stops the manager gracefully and checks that it exits cleanly.
 func stopManager() {
-	if manager == nil || manager.Process == nil {
+	if manager == nil {
 		return
 	}
-	Expect(manager.Process.Signal(os.Interrupt)).To(Succeed())
-	done := make(chan error, 1)
-	go func() { done <- manager.Wait() }()
-	select {
-	case err := <-done:
-		Expect(err).NotTo(HaveOccurred(), "the manager exits 0 on SIGINT")
-	case <-time.After(30 * time.Second):
-		_ = manager.Process.Kill()
-		Fail("the manager did not stop within 30s of SIGINT")
-	}
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
+	Expect(manager.Stop(30*time.Second)).To(Succeed(), "the manager exits 0 on SIGINT")
 }

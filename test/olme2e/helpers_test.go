@@ -339,3 +339,13 @@ func deleteAndWait(dc *databasev1alpha1.DatabaseCluster) {
 		return k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{})
 	}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), "DatabaseCluster %s/%s was not deleted", dc.Namespace, dc.Name)
 }
+
+// expectInstalledCSV waits until the Subscription's status names csvName as installed.
+func expectInstalledCSV(ctx context.Context, sub *unstructured.Unstructured, csvName string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
+		installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
+		g.Expect(installed).To(Equal(csvName))
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "status.installedCSV of Subscription %s/%s", sub.GetNamespace(), sub.GetName())
+}

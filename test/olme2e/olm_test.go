@@ -108,10 +108,7 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), "the replaced CSV %s was not removed", csvV010)
 		AddReportEntry("upgrade 0.1.0 -> 0.2.0 (approval -> 0.2.0 Succeeded, 0.1.0 gone)", since(began))
 
-		sub := olm.NewSubscription(namespace, packageName)
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
-		installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
-		Expect(installed).To(Equal(csvV020))
+		expectInstalledCSV(ctx, olm.NewSubscription(namespace, packageName), csvV020)
 		expectInstalledObjects(ctx, csv, namespace)
 		newSA, _ := operatorNames(csv)
 		Expect(newSA).To(Equal(saName))

@@ -106,8 +106,9 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 			"installPlanApproval": "Automatic",
 			"startingCSV":         bundle.CSVName,
 		}))
-		installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
-		Expect(installed).To(Equal(bundle.CSVName))
+		// The catalog operator records the installed CSV in the Subscription's status on its
+		// own schedule, after the CSV has Succeeded.
+		expectInstalledCSV(ctx, sub, bundle.CSVName)
 
 		csv := olm.NewCSV(namespace, bundle.CSVName)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(csv), csv)).To(Succeed())

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/internal/manager"
 )
 
 const workersLine = `{"msg":"Starting workers","controller":"databasecluster"}` + "\n"
@@ -52,11 +53,12 @@ func newFakeClient(t *testing.T, objs ...client.Object) client.Client {
 // fakeManager is a Manager without a process: running until exit is called, its log a file.
 func fakeManager(t *testing.T, name string) (*Manager, func()) {
 	t.Helper()
-	m := &Manager{Name: name, LogPath: filepath.Join(t.TempDir(), "manager-"+name+".log"), exited: make(chan struct{})}
+	p, exit := manager.Fake(filepath.Join(t.TempDir(), "manager-"+name+".log"))
+	m := &Manager{Process: p, Name: name}
 	if err := os.WriteFile(m.LogPath, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return m, func() { close(m.exited) }
+	return m, exit
 }
 
 func appendLog(t *testing.T, m *Manager, line string) {

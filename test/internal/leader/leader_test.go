@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed1b407122/database-operator/test/internal/manager"
 )
 
 func TestSummarize(t *testing.T) {
@@ -58,7 +60,8 @@ func TestLogged(t *testing.T) {
 {"level":"info","ts":3,"msg":"Starting workers","controller":"databasecluster","worker count":16}
 {"level":"info","ts":4, broken json
 `
-	m := &Manager{Name: "t", LogPath: filepath.Join(t.TempDir(), "manager-t.log"), exited: make(chan struct{})}
+	p, _ := manager.Fake(filepath.Join(t.TempDir(), "manager-t.log"))
+	m := &Manager{Process: p, Name: "t"}
 	if m.Logged(MsgAttemptingLease) {
 		t.Error("a missing log counts as logged")
 	}

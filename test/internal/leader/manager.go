@@ -25,17 +25,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/internal/manager"
 )
 
 // The manager's defaults that the managers run with: the Lease (--leader-election-id, in the
@@ -61,9 +56,6 @@ const (
 	MsgStartingWorkers = "Starting workers"
 )
 
-// readyTimeout bounds the wait for a new manager's /readyz.
-const readyTimeout = time.Minute
-
 // Options describe one manager process.
 type Options struct {
 	// Binary is the manager binary (bin/manager).
@@ -79,136 +71,39 @@ type Options struct {
 
 // Manager is one running manager process with leader election on and the default timings.
 type Manager struct {
+	*manager.Process
 	Name        string
-	LogPath     string
-	ProbePort   int
 	MetricsPort int
-
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the process has exited
-	exitErr error         // set before exited is closed
 }
+
+// ErrStillRunning is returned by WaitExit when the process did not exit in time.
+var ErrStillRunning = manager.ErrStillRunning
 
 // Start runs the manager binary with leader election on (release on cancel, default timings)
 // and waits until its probes answer. It does not wait for leadership. The process gets a
 // parent-death signal, so it does not outlive the caller.
 func Start(ctx context.Context, opts Options) (*Manager, error) {
-	probePort, err := FreePort()
+	metricsPort, err := manager.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	metricsPort, err := FreePort()
+	p, err := manager.Start(ctx, manager.Options{
+		Binary:     opts.Binary,
+		Kubeconfig: opts.Kubeconfig,
+		LogPath:    filepath.Join(opts.LogDir, "manager-"+opts.Name+".log"),
+		Args: append([]string{
+			"--leader-elect",
+			"--leader-election-namespace=" + LeaseNamespace,
+			"--leader-election-release-on-cancel=true",
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
+			"--metrics-secure=false",
+			"--zap-log-level=info",
+		}, opts.Args...),
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("manager %s: %w", opts.Name, err)
 	}
-	m := &Manager{
-		Name:        opts.Name,
-		LogPath:     filepath.Join(opts.LogDir, "manager-"+opts.Name+".log"),
-		ProbePort:   probePort,
-		MetricsPort: metricsPort,
-		exited:      make(chan struct{}),
-	}
-	logFile, err := os.Create(m.LogPath)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = logFile.Close() }() // the child has its own descriptor
-	args := append([]string{
-		"--leader-elect",
-		"--leader-election-namespace=" + LeaseNamespace,
-		"--leader-election-release-on-cancel=true",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probePort),
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-		"--metrics-secure=false",
-		"--zap-log-level=info",
-	}, opts.Args...)
-	m.cmd = exec.Command(opts.Binary, args...)
-	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+opts.Kubeconfig)
-	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
-	m.cmd.SysProcAttr = localcluster.ChildSysProcAttr()
-	if err := m.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s (build it with 'make build'): %w", opts.Binary, err)
-	}
-	go func() {
-		m.exitErr = m.cmd.Wait()
-		close(m.exited)
-	}()
-	if err := m.waitReady(ctx); err != nil {
-		m.Kill()
-		return nil, err
-	}
-	return m, nil
-}
-
-func (m *Manager) waitReady(ctx context.Context) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", m.ProbePort)
-	deadline := time.Now().Add(readyTimeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-m.exited:
-			return fmt.Errorf("manager %s exited (%w); see %s", m.Name, m.exitErr, m.LogPath)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		resp, err := http.Get(url)
-		if err != nil {
-			continue
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-	}
-	return fmt.Errorf("manager %s was not ready within %s; see %s", m.Name, readyTimeout, m.LogPath)
-}
-
-// Pid is the manager's process id.
-func (m *Manager) Pid() int { return m.cmd.Process.Pid }
-
-// Running reports whether the process has not exited yet.
-func (m *Manager) Running() bool {
-	select {
-	case <-m.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// ExitErr is the process's exit error (nil for exit code 0), once it has exited.
-func (m *Manager) ExitErr() error {
-	if m.Running() {
-		return nil
-	}
-	return m.exitErr
-}
-
-// Signal sends sig to the manager (and only to it: it runs in its own process group).
-func (m *Manager) Signal(sig syscall.Signal) error {
-	return m.cmd.Process.Signal(sig)
-}
-
-// ErrStillRunning is returned by WaitExit when the process did not exit in time.
-var ErrStillRunning = errors.New("the manager is still running")
-
-// WaitExit waits up to timeout for the manager to exit. It returns ErrStillRunning when it did
-// not, otherwise nil and the process's exit error.
-func (m *Manager) WaitExit(timeout time.Duration) (exitErr, err error) {
-	select {
-	case <-m.exited:
-		return m.exitErr, nil
-	case <-time.After(timeout):
-		return nil, fmt.Errorf("manager %s (pid %d) did not exit within %s: %w", m.Name, m.Pid(), timeout, ErrStillRunning)
-	}
-}
-
-// Kill kills the manager if it still runs and waits (up to 30 s) until it is gone.
-func (m *Manager) Kill() {
-	if m.Running() {
-		_ = m.cmd.Process.Kill()
-	}
-	_, _ = m.WaitExit(30 * time.Second)
+	return &Manager{Process: p, Name: opts.Name, MetricsPort: metricsPort}, nil
 }
 
 // LogEntries parses the manager's JSON log lines (zap's production encoding); other lines are
@@ -274,7 +169,7 @@ func (m *Manager) WaitLogged(ctx context.Context, timeout time.Duration, msg str
 	deadline := time.Now().Add(timeout)
 	for !m.Logged(msg, keysAndValues...) {
 		if !m.Running() {
-			return fmt.Errorf("manager %s exited (%w) before logging %q; see %s", m.Name, m.exitErr, msg, m.LogPath)
+			return fmt.Errorf("manager %s exited (%w) before logging %q; see %s", m.Name, m.ExitErr(), msg, m.LogPath)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("manager %s did not log %q within %s; see %s", m.Name, msg, timeout, m.LogPath)
@@ -298,14 +193,4 @@ func (m *Manager) LogTail(n int) string {
 		data = data[len(data)-n:]
 	}
 	return string(data)
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
