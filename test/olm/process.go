@@ -93,6 +93,14 @@ func (p *Process) Exited() bool {
 	}
 }
 
+// Err is Wait's result: nil while the process runs or after exit status 0.
+func (p *Process) Err() error {
+	if !p.Exited() {
+		return nil
+	}
+	return p.waitErr
+}
+
 // ExitError describes how the process ended, with the tail of its log; nil while it runs.
 func (p *Process) ExitError() error {
 	if !p.Exited() {

@@ -16,8 +16,9 @@ limitations under the License.
 
 // Package manager runs the operator's manager binary as a host process beside a local control
 // plane, for the suites that need the real binary (test/e2e, test/ha, test/bench): a free
-// loopback port for its probes, its output in a log file, a parent-death signal so that it
-// never outlives the test, and a wait until /readyz answers.
+// loopback port for its probes and a wait until /readyz answers, on top of test/olm's Process
+// (its output in a log file, its own process group, a parent-death signal so that it never
+// outlives the test).
 package manager
 
 import (
@@ -26,12 +27,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"syscall"
 	"time"
 
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/olm"
 )
 
 // defaultReadyTimeout bounds the wait for /readyz when Options.ReadyTimeout is 0.
@@ -62,9 +61,15 @@ type Process struct {
 	LogPath   string
 	ProbePort int
 
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the process has exited
-	exitErr error         // set before exited is closed
+	proc process
+}
+
+// process is what Process needs of a running program: an *olm.Process, or fakeProcess.
+type process interface {
+	PID() int
+	Done() <-chan struct{}
+	Exited() bool
+	Err() error
 }
 
 // Start runs the manager and waits until /readyz answers 200. A manager that exits or does not
@@ -74,24 +79,13 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{LogPath: o.LogPath, ProbePort: probePort, exited: make(chan struct{})}
-	logFile, err := os.Create(o.LogPath)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = logFile.Close() }() // the child has its own descriptor
 	args := append([]string{fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probePort)}, o.Args...)
-	p.cmd = exec.Command(o.Binary, args...)
-	p.cmd.Env = append(append(os.Environ(), "KUBECONFIG="+o.Kubeconfig), o.Env...)
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.SysProcAttr = localcluster.ChildSysProcAttr()
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s (build it with 'make build'): %w", o.Binary, err)
+	env := append([]string{"KUBECONFIG=" + o.Kubeconfig}, o.Env...)
+	proc, err := olm.StartProcess("manager", o.Binary, args, o.LogPath, olm.ProcessOptions{Env: env})
+	if err != nil {
+		return nil, fmt.Errorf("%w (build it with 'make build')", err)
 	}
-	go func() {
-		p.exitErr = p.cmd.Wait()
-		close(p.exited)
-	}()
+	p := &Process{LogPath: o.LogPath, ProbePort: probePort, proc: proc}
 	timeout := o.ReadyTimeout
 	if timeout == 0 {
 		timeout = defaultReadyTimeout
@@ -109,8 +103,8 @@ func (p *Process) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
-		case <-p.exited:
-			return fmt.Errorf("the manager exited (%w); see %s", p.exitErr, p.LogPath)
+		case <-p.proc.Done():
+			return fmt.Errorf("the manager exited (%w); see %s", p.proc.Err(), p.LogPath)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -128,37 +122,25 @@ func (p *Process) waitReady(ctx context.Context, timeout time.Duration) error {
 }
 
 // Pid is the manager's process id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.proc.PID() }
 
 // Running reports whether the process has not exited yet.
-func (p *Process) Running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (p *Process) Running() bool { return !p.proc.Exited() }
 
 // ExitErr is the process's exit error (nil for exit code 0), once it has exited.
-func (p *Process) ExitErr() error {
-	if p.Running() {
-		return nil
-	}
-	return p.exitErr
-}
+func (p *Process) ExitErr() error { return p.proc.Err() }
 
 // Signal sends sig to the manager (and only to it: it runs in its own process group).
 func (p *Process) Signal(sig syscall.Signal) error {
-	return p.cmd.Process.Signal(sig)
+	return syscall.Kill(p.Pid(), sig)
 }
 
 // WaitExit waits up to timeout for the manager to exit. It returns ErrStillRunning when it did
 // not, otherwise nil and the process's exit error.
 func (p *Process) WaitExit(timeout time.Duration) (exitErr, err error) {
 	select {
-	case <-p.exited:
-		return p.exitErr, nil
+	case <-p.proc.Done():
+		return p.proc.Err(), nil
 	case <-time.After(timeout):
 		return nil, fmt.Errorf("the manager (pid %d) did not exit within %s: %w", p.Pid(), timeout, ErrStillRunning)
 	}
@@ -168,7 +150,7 @@ func (p *Process) WaitExit(timeout time.Duration) (exitErr, err error) {
 // killed. The error is the exit error, or says that it had to be killed.
 func (p *Process) Stop(timeout time.Duration) error {
 	if !p.Running() {
-		return p.exitErr
+		return p.ExitErr()
 	}
 	_ = p.Signal(syscall.SIGINT)
 	exitErr, err := p.WaitExit(timeout)
@@ -185,7 +167,7 @@ func (p *Process) Stop(timeout time.Duration) error {
 // Kill kills the manager if it still runs and waits (up to 30 s) until it is gone.
 func (p *Process) Kill() {
 	if p.Running() {
-		_ = p.cmd.Process.Kill()
+		_ = p.Signal(syscall.SIGKILL)
 	}
 	_, _ = p.WaitExit(30 * time.Second)
 }
@@ -203,6 +185,22 @@ func FreePort() (int, error) {
 // Fake returns a Process that runs nothing, for unit tests of code that watches managers: it
 // counts as running until exit is called, and its log is logPath.
 func Fake(logPath string) (p *Process, exit func()) {
-	p = &Process{LogPath: logPath, exited: make(chan struct{})}
-	return p, func() { close(p.exited) }
+	f := &fakeProcess{done: make(chan struct{})}
+	return &Process{LogPath: logPath, proc: f}, func() { close(f.done) }
+}
+
+// fakeProcess is a process without a program; it exits with status 0 when done is closed.
+type fakeProcess struct{ done chan struct{} }
+
+func (f *fakeProcess) PID() int              { return 0 }
+func (f *fakeProcess) Done() <-chan struct{} { return f.done }
+func (f *fakeProcess) Err() error            { return nil }
+
+func (f *fakeProcess) Exited() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
+	}
 }
