@@ -24,7 +24,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -384,18 +383,7 @@ func (c *Cluster) waitReady(ctx context.Context, nodes int) error {
 
 // waitFor polls done until it reports true, failing early when a child exits.
 func (c *Cluster) waitFor(ctx context.Context, what string, done func(context.Context) (bool, error)) error {
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
-		for _, p := range c.procs {
-			if p.Exited() {
-				return false, p.ExitError()
-			}
-		}
-		return done(ctx)
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s: %w", what, err)
-	}
-	return nil
+	return WaitWhileRunning(ctx, what, c.procs, pollInterval, readyTimeout, done)
 }
 
 // AddUser provisions a client-certificate user of the API server with the given groups.

@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 const (
@@ -119,4 +122,23 @@ func tailFile(path string) string {
 		}
 	}
 	return string(buf)
+}
+
+// WaitWhileRunning polls done every interval, for at most timeout, until it reports true. It
+// fails at once, with that process's exit error, as soon as one of procs has exited.
+func WaitWhileRunning(ctx context.Context, what string, procs []*Process, interval, timeout time.Duration,
+	done func(context.Context) (bool, error),
+) error {
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		for _, p := range procs {
+			if p.Exited() {
+				return false, p.ExitError()
+			}
+		}
+		return done(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return nil
 }

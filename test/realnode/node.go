@@ -297,16 +297,8 @@ func (n *Node) userKubeconfig(name string, groups ...string) (string, error) {
 // waitFor polls done until it reports true, failing early when a node process exits.
 func (n *Node) waitFor(ctx context.Context, what string, done func(context.Context) (bool, error)) error {
 	began := time.Now()
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
-		for _, p := range n.procs {
-			if p.Exited() {
-				return false, p.ExitError()
-			}
-		}
-		return done(ctx)
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s: %w", what, err)
+	if err := localcluster.WaitWhileRunning(ctx, what, n.procs, pollInterval, readyTimeout, done); err != nil {
+		return err
 	}
 	n.printf("%s after %s", what, time.Since(began).Round(time.Millisecond))
 	return nil
