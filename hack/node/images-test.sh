@@ -104,7 +104,10 @@ n=0
 while read -r tarball ref; do
   [[ -n $tarball ]] || continue
   "${ctr[@]}" images import "$tarball" >/dev/null || fail "import $tarball"
-  "${ctr[@]}" images ls -q | grep -qxF "$(normalize "$ref")" || fail "$ref not listed after importing $tarball"
+  # Listed into a variable first: "ctr images ls -q | grep -q" fails now and then under pipefail,
+  # since grep -q exits at the first match and ctr dies of SIGPIPE writing the next line.
+  listed=$("${ctr[@]}" images ls -q) || fail "ctr images ls"
+  grep -qxF "$(normalize "$ref")" <<<"$listed" || fail "$ref not listed after importing $tarball: $listed"
   ref_of[$ref]=$(normalize "$ref")
   n=$((n + 1))
 done <"$list"
