@@ -21,11 +21,9 @@ package olme2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -42,17 +40,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/internal/manager"
 	"github.com/seed1b407122/database-operator/test/olm"
 )
-
-// startChild runs a program beside the cluster (the manager), output in WorkDir/<name>.log.
-// It gets its own process group and dies with the test process.
-func startChild(name, bin string, args, env []string) *olm.Process {
-	p, err := olm.StartProcess(name, bin, args, filepath.Join(cluster.WorkDir, name+".log"), olm.ProcessOptions{Env: env})
-	Expect(err).NotTo(HaveOccurred())
-	GinkgoWriter.Printf("Started %s (pid %d), log %s\n", name, p.PID(), p.LogPath)
-	return p
-}
 
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
 
@@ -237,33 +227,31 @@ func expectImpersonationEnforced(ctx context.Context, kubeconfig string) {
 	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing Secrets as the operator's ServiceAccount: want Forbidden, got %v", err)
 }
 
-var probeClient = &http.Client{Timeout: 2 * time.Second}
+// managerStopTimeout bounds a manager's clean exit on SIGINT before it is killed.
+const managerStopTimeout = 15 * time.Second
 
 // startManager runs the manager binary on the host with the kubeconfig (impersonating the
 // ServiceAccount) and WATCH_NAMESPACE, as OLM's Deployment would, and waits until it is ready.
-func startManager(ctx context.Context, name, kubeconfig, watchNamespace string) *olm.Process {
-	bin := requireEnv("MANAGER_BIN")
-	probe := freePort()
-	m := startChild(name, bin, []string{"--leader-elect=false", "--metrics-bind-address=0",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe), "--zap-log-level=info"},
-		[]string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + watchNamespace})
-	Eventually(func(g Gomega) {
-		g.Expect(m.Exited()).To(BeFalse(), "the manager: %v", m.ExitError())
-		resp, err := probeClient.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-		g.Expect(err).NotTo(HaveOccurred())
-		defer func() { _ = resp.Body.Close() }()
-		g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "the manager did not become ready; see %s", m.LogPath)
+func startManager(ctx context.Context, name, kubeconfig, watchNamespace string) *manager.Process {
+	m, err := manager.Start(ctx, manager.Options{
+		Binary:     requireEnv("MANAGER_BIN"),
+		Kubeconfig: kubeconfig,
+		LogPath:    filepath.Join(cluster.WorkDir, name+".log"),
+		Args:       []string{"--leader-elect=false", "--metrics-bind-address=0", "--zap-log-level=info"},
+		Env:        []string{"WATCH_NAMESPACE=" + watchNamespace},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("Started %s (pid %d), log %s\n", name, m.Pid(), m.LogPath)
 	return m
 }
 
 // stopManager stops the manager with SIGINT, expects a clean exit, and fails when its log has
 // a line with "forbidden": the RBAC OLM wired was not enough for something it did.
-func stopManager(m *olm.Process) {
+func stopManager(m *manager.Process) {
 	if m == nil {
 		return
 	}
-	Expect(m.Stop(syscall.SIGINT)).To(Succeed(), "the manager exits 0 on SIGINT; see %s", m.LogPath)
+	Expect(m.Stop(managerStopTimeout)).To(Succeed())
 	expectNoForbidden(m.LogPath)
 }
 
@@ -300,10 +288,10 @@ func newSample(namespace string) *databasev1alpha1.DatabaseCluster {
 
 // waitAvailable waits until the DatabaseCluster is Available with every replica ready. It
 // stops at once when the manager exits or is refused by RBAC.
-func waitAvailable(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, m *olm.Process) {
+func waitAvailable(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, m *manager.Process) {
 	Eventually(func(g Gomega) {
-		if m.Exited() {
-			StopTrying(fmt.Sprintf("the manager: %v", m.ExitError())).Now()
+		if !m.Running() {
+			StopTrying(fmt.Sprintf("the manager exited (%v); tail of %s:\n%s", m.ExitErr(), m.LogPath, olm.Tail(m.LogPath))).Now()
 		}
 		if forbidden := forbiddenLines(m.LogPath); len(forbidden) > 0 {
 			StopTrying(fmt.Sprintf("the manager was refused by RBAC (%s):\n%s", m.LogPath, strings.Join(forbidden, "\n"))).Now()

@@ -20,7 +20,6 @@ package olme2e
 
 import (
 	"strconv"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -33,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/internal/manager"
 	"github.com/seed1b407122/database-operator/test/olm"
 )
 
@@ -49,7 +49,7 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		subscribed time.Time
 		saName     string
 		kubeconfig string
-		manager    *olm.Process
+		mgr        *manager.Process
 		dc         *databasev1alpha1.DatabaseCluster
 	)
 
@@ -62,11 +62,11 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 	})
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
-		if manager != nil && !manager.Exited() {
+		if mgr != nil && mgr.Running() {
 			if dc != nil {
 				deleteAndWait(dc)
 			}
-			_ = manager.Stop(syscall.SIGINT)
+			_ = mgr.Stop(managerStopTimeout)
 		}
 		uninstall(namespace, operatorGroup)
 	})
@@ -82,21 +82,21 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 	It("runs the manager as OLM's ServiceAccount: a DatabaseCluster becomes Available", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		kubeconfig = impersonatingKubeconfig(namespace, saName)
 		expectImpersonationEnforced(ctx, kubeconfig)
-		manager = startManager(ctx, "manager-own-0.1.0", kubeconfig, namespace)
+		mgr = startManager(ctx, "manager-own-0.1.0", kubeconfig, namespace)
 
 		began := time.Now()
 		dc = newSample(namespace)
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
-		waitAvailable(ctx, dc, manager)
+		waitAvailable(ctx, dc, mgr)
 		AddReportEntry("DatabaseCluster Available with the 0.1.0 RBAC", since(began))
 		Expect(*dc.Spec.Replicas).To(BeEquivalentTo(3))
-		expectNoForbidden(manager.LogPath)
+		expectNoForbidden(mgr.LogPath)
 	})
 
 	It("upgrades to 0.2.0 and leaves the DatabaseCluster's StatefulSet alone", NodeTimeout(8*time.Minute), func(ctx SpecContext) {
 		before := statefulSetOf(ctx, dc)
 		// The operator's pod of 0.1.0 goes away during the upgrade: so does its manager.
-		stopManager(manager)
+		stopManager(mgr)
 
 		began := time.Now()
 		approveInstallPlan(ctx, namespace, csvV020)
@@ -120,8 +120,8 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		}).WithContext(ctx).Should(Succeed(), "ClusterRoles of %s left after the upgrade", csvV010)
 
 		// The operator's pod of 0.2.0 starts: the manager runs again, with 0.2.0's RBAC only.
-		manager = startManager(ctx, "manager-own-0.2.0", kubeconfig, namespace)
-		waitAvailable(ctx, dc, manager)
+		mgr = startManager(ctx, "manager-own-0.2.0", kubeconfig, namespace)
+		waitAvailable(ctx, dc, mgr)
 		Consistently(func(g Gomega) {
 			after := &appsv1.StatefulSet{}
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(before), after)).To(Succeed())
@@ -132,13 +132,13 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 			g.Expect(after.Status.CurrentRevision).To(Equal(before.Status.UpdateRevision))
 		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())
 		AddReportEntry("StatefulSet across the upgrade", "generation "+itoa(before.Generation)+", revision "+before.Status.UpdateRevision+": unchanged")
-		expectNoForbidden(manager.LogPath)
+		expectNoForbidden(mgr.LogPath)
 	})
 
 	It("deletes the DatabaseCluster with 0.2.0's RBAC", NodeTimeout(3*time.Minute), func(_ SpecContext) {
 		deleteAndWait(dc)
 		dc = nil
-		stopManager(manager)
+		stopManager(mgr)
 	})
 })
 
@@ -149,17 +149,17 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 		dbNamespace   = "dbo-all"
 	)
 	var (
-		csv     *unstructured.Unstructured
-		manager *olm.Process
-		dc      *databasev1alpha1.DatabaseCluster
+		csv *unstructured.Unstructured
+		mgr *manager.Process
+		dc  *databasev1alpha1.DatabaseCluster
 	)
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
-		if manager != nil && !manager.Exited() {
+		if mgr != nil && mgr.Running() {
 			if dc != nil {
 				deleteAndWait(dc)
 			}
-			_ = manager.Stop(syscall.SIGINT)
+			_ = mgr.Stop(managerStopTimeout)
 		}
 		uninstall(namespace, operatorGroup)
 	})
@@ -194,17 +194,17 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 		saName, _ := operatorNames(csv)
 		kubeconfig := impersonatingKubeconfig(namespace, saName)
 		expectImpersonationEnforced(ctx, kubeconfig)
-		manager = startManager(ctx, "manager-all-0.2.0", kubeconfig, "")
+		mgr = startManager(ctx, "manager-all-0.2.0", kubeconfig, "")
 
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(dbNamespace)})).To(Succeed())
 		began := time.Now()
 		dc = newSample(dbNamespace)
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
-		waitAvailable(ctx, dc, manager)
+		waitAvailable(ctx, dc, mgr)
 		AddReportEntry("DatabaseCluster Available with the AllNamespaces RBAC", since(began))
 		deleteAndWait(dc)
 		dc = nil
-		stopManager(manager)
+		stopManager(mgr)
 	})
 })
 

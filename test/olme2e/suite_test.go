@@ -204,13 +204,6 @@ func requireEnv(name string) string {
 
 func since(t time.Time) string { return time.Since(t).Round(time.Millisecond).String() }
 
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // withTimeout is a context for cleanup steps, which must not hang the suite.
 func withTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
