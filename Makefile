@@ -83,8 +83,9 @@ verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) o
 test: verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test images-test olm-e2e node-images-test test-node bench-smoke ## Everything CI runs.
 
 .PHONY: test-unit
-test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server.
+test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
+	go test -count=1 ./test/child/
 
 .PHONY: test-integration
 test-integration: test-env $(GINKGO) ## envtest specs (label "integration") against a real kube-apiserver and etcd.

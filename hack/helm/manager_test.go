@@ -31,6 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed1b407122/database-operator/test/child"
 	"github.com/seed1b407122/database-operator/test/localcluster"
 )
 
@@ -127,7 +128,7 @@ func startManager(ctx context.Context, t *testing.T, cluster *localcluster.Clust
 	m.cmd = exec.Command(bin, m.args...)
 	m.cmd.Env = env
 	m.cmd.Stdout, m.cmd.Stderr = m.logs, m.logs
-	m.cmd.SysProcAttr = localcluster.ChildSysProcAttr()
+	m.cmd.SysProcAttr = child.SysProcAttr()
 	if err := m.cmd.Start(); err != nil {
 		t.Fatalf("starting the manager: %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/child"
 )
 
 const (
@@ -47,7 +47,7 @@ func startManager(bin string, args []string, kubeconfig string) (*exec.Cmd, erro
 	// Its own process group keeps a terminal's Ctrl-C from reaching the manager directly: this
 	// command forwards exactly one signal (controller-runtime exits at once on a second one).
 	// It also dies with this command.
-	cmd.SysProcAttr = localcluster.ChildSysProcAttr()
+	cmd.SysProcAttr = child.SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the manager %s: %w", bin, err)
 	}

@@ -30,6 +30,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/seed1b407122/database-operator/test/child"
 )
 
 const (
@@ -88,8 +90,8 @@ type Cluster struct {
 	WorkDir string
 
 	env           *envtest.Environment
-	cpLogs        []*os.File // kube-apiserver's and etcd's logs, which envtest writes to
-	procs         []*Process // the other children, in start order
+	cpLogs        []*os.File       // kube-apiserver's and etcd's logs, which envtest writes to
+	procs         []*child.Process // the other children, in start order
 	schedulerPort int
 	client        client.Client
 	log           *logger
@@ -254,7 +256,7 @@ func (c *Cluster) startControlPlane(opts Options) error {
 	cfg, err := c.env.Start()
 	if err != nil {
 		return fmt.Errorf("starting kube-apiserver and etcd: %w\ntail of %s:\n%s\ntail of %s:\n%s", err,
-			apiLog.Name(), tailFile(apiLog.Name()), etcdLog.Name(), tailFile(etcdLog.Name()))
+			apiLog.Name(), child.Tail(apiLog.Name()), etcdLog.Name(), child.Tail(etcdLog.Name()))
 	}
 	c.Config = cfg
 	c.KubeconfigPath = filepath.Join(c.WorkDir, "kubeconfig")
@@ -314,7 +316,7 @@ func (c *Cluster) startComponents(opts Options) error {
 		comps = append(comps, kwok(kubeconfigs["kwok"], kwokConfig, c.WorkDir, kwokPort))
 	}
 	for _, comp := range comps {
-		p, err := StartProcess(comp.name, filepath.Join(c.env.BinaryAssetsDirectory, comp.name), comp.args, c.WorkDir, comp.env)
+		p, err := startChild(comp.name, filepath.Join(c.env.BinaryAssetsDirectory, comp.name), comp.args, c.WorkDir, comp.env)
 		if err != nil {
 			return err
 		}
@@ -412,9 +414,7 @@ func (c *Cluster) stop() error {
 		c.stopCSI()
 		<-c.csiStopped
 	}
-	for i := len(c.procs) - 1; i >= 0; i-- {
-		errs = append(errs, c.procs[i].Stop())
-	}
+	errs = append(errs, StopChildren(c.procs))
 	if c.env != nil {
 		// envtest stops kube-apiserver before etcd and waits for both.
 		if err := c.env.Stop(); err != nil {

@@ -17,13 +17,6 @@ const shimMarker = ".localcluster-bin-dir"
 // shimmedBinaries are the control-plane binaries that envtest starts itself.
 var shimmedBinaries = []string{"kube-apiserver", "etcd"}
 
-// ChildSysProcAttr puts a child in its own process group and has the kernel kill it when the
-// thread that started it dies, so no child outlives a crashed or killed parent. The cluster's
-// children get it; it is exported for programs that run more children beside the cluster.
-func ChildSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
 // envtest starts kube-apiserver and etcd itself, with Setpgid but without a parent-death
 // signal, and offers no hook to change that. So envtest is pointed at links to the current
 // executable; when the executable starts under one of those names, init below sets the

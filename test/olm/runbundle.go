@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/test/child"
 )
 
 // CatalogMode says where RunBundle serves the catalog from.
@@ -338,7 +341,7 @@ func stopServer(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("resolving the catalog directory: %w", err)
 	}
-	if err := StopPID(ctx, pid, catalogDir); err != nil {
+	if err := child.StopPID(ctx, pid, catalogDir); err != nil {
 		return err
 	}
 	if err := os.Remove(pidPath); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -353,8 +356,24 @@ func ServerPID(stateDir, namespace string) (int, error) {
 	return readPID(filepath.Join(stateDir, namespace, PIDFile))
 }
 
+// readPID reads a pidfile; a missing file is pid 0.
+func readPID(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	return pid, nil
+}
+
 // ServerMark is what the command line of namespace's host-mode catalog server contains: its
-// catalog directory. With ProcessAlive, it tells the server from a process that reuses its pid.
+// catalog directory. With child.Alive, it tells the server from a process that reuses its pid.
 func ServerMark(stateDir, namespace string) (string, error) {
 	return filepath.Abs(filepath.Join(stateDir, namespace, catalogSubdir))
 }

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/seed1b407122/database-operator/test/child"
 )
 
 // olmMapper knows the built-in kinds this package uses and, with olm, OLM's kinds: a fake
@@ -101,9 +103,11 @@ var _ = Describe("CleanupBundle", Label("unit"), func() {
 		Expect(writeState(dir, &bundleState{Namespace: "ns", Package: "pkg", CSV: "pkg.v1", CatalogSource: "pkg-catalog", CatalogMode: CatalogModeHost})).To(Succeed())
 		mark, err := ServerMark(stateDir, "ns")
 		Expect(err).NotTo(HaveOccurred())
-		server, err := StartProcess("server", "/bin/sh", []string{"-c", "sleep 60", mark}, filepath.Join(dir, "server.log"), ProcessOptions{Detached: true})
+		server, err := child.Start("server", "/bin/sh", []string{"-c", "sleep 60", mark}, child.Options{LogPath: filepath.Join(dir, "server.log"), Detached: true})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _ = server.Stop() })
+		// Until the child has called exec, /proc shows this test's command line, not the mark.
+		Eventually(func() bool { return child.Alive(server.PID(), mark) }).Should(BeTrue())
 		Expect(os.WriteFile(filepath.Join(dir, PIDFile), []byte(strconv.Itoa(server.PID())+"\n"), 0o644)).To(Succeed())
 
 		sub := withStatus(BuildSubscription(SubscriptionOptions{Namespace: "ns", Package: "pkg", Labels: managed}),

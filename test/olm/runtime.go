@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/test/child"
 )
 
 // fieldOwner is the server-side apply field manager of the CRDs StartOLM installs.
@@ -43,7 +45,7 @@ type Runtime struct {
 	Namespace string
 	// Operator runs cmd/olm (CSVs, OperatorGroups); Catalog runs cmd/catalog (CatalogSources,
 	// Subscriptions, InstallPlans).
-	Operator, Catalog *Process
+	Operator, Catalog *child.Process
 }
 
 // StartOLM installs OLM's CRDs (server-side apply, then it waits until they are Established),
@@ -74,14 +76,14 @@ func StartOLM(ctx context.Context, c client.Client, opts RuntimeOptions) (*Runti
 	env := []string{"KUBECONFIG=" + opts.Kubeconfig, "OPERATOR_NAMESPACE=" + opts.Namespace, "OPERATOR_NAME=olm-operator"}
 	o := &Runtime{Namespace: opts.Namespace}
 	var err error
-	o.Operator, err = StartProcess("olm", filepath.Join(opts.BinDir, "olm"), []string{"--namespace", opts.Namespace},
-		filepath.Join(opts.LogDir, "olm.log"), ProcessOptions{Env: env})
+	o.Operator, err = child.Start("olm", filepath.Join(opts.BinDir, "olm"), []string{"--namespace", opts.Namespace},
+		child.Options{LogPath: filepath.Join(opts.LogDir, "olm.log"), Env: env})
 	if err != nil {
 		return nil, err
 	}
-	o.Catalog, err = StartProcess("catalog", filepath.Join(opts.BinDir, "catalog"),
+	o.Catalog, err = child.Start("catalog", filepath.Join(opts.BinDir, "catalog"),
 		[]string{"--namespace", opts.Namespace, "--set-workload-user-id=false"},
-		filepath.Join(opts.LogDir, "catalog.log"), ProcessOptions{Env: env})
+		child.Options{LogPath: filepath.Join(opts.LogDir, "catalog.log"), Env: env})
 	if err != nil {
 		_ = o.Operator.Stop()
 		return nil, err
@@ -89,8 +91,8 @@ func StartOLM(ctx context.Context, c client.Client, opts RuntimeOptions) (*Runti
 	return o, nil
 }
 
-// Processes are OLM's two processes, e.g. for WhileRunning.
-func (o *Runtime) Processes() []*Process { return []*Process{o.Operator, o.Catalog} }
+// Processes are OLM's two processes, e.g. for child.WhileRunning.
+func (o *Runtime) Processes() []*child.Process { return []*child.Process{o.Operator, o.Catalog} }
 
 // Stop stops both processes.
 func (o *Runtime) Stop() error {

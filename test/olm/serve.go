@@ -13,11 +13,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/test/child"
 )
 
 // CatalogServer is a file-based catalog served over gRPC from this machine, on 127.0.0.1.
 type CatalogServer struct {
-	*Process
+	*child.Process
 	// Address is 127.0.0.1:PORT, for a CatalogSource's spec.address.
 	Address string
 }
@@ -36,7 +38,7 @@ type ServeOptions struct {
 	Name string
 	// Port on 127.0.0.1; 0 picks a free one.
 	Port int
-	// Detached lets the server outlive this program (see ProcessOptions.Detached).
+	// Detached lets the server outlive this program (see child.Options.Detached).
 	Detached bool
 }
 
@@ -59,10 +61,10 @@ func ServeCatalog(ctx context.Context, o ServeOptions) (*CatalogServer, error) {
 	if err := os.Remove(addressFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("removing a stale %s: %w", addressFile, err)
 	}
-	p, err := StartProcess(o.Name, o.Server, []string{
+	p, err := child.Start(o.Name, o.Server, []string{
 		"--port", strconv.Itoa(o.Port), "--address-file", addressFile,
 		"--cache-dir", filepath.Join(o.WorkDir, o.Name+"-cache"), dir,
-	}, filepath.Join(o.WorkDir, o.Name+".log"), ProcessOptions{Dir: o.WorkDir, Detached: o.Detached})
+	}, child.Options{LogPath: filepath.Join(o.WorkDir, o.Name+".log"), Dir: o.WorkDir, Detached: o.Detached})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +93,7 @@ func (s *CatalogServer) waitServing(ctx context.Context, addressFile string) err
 		case <-s.Done():
 			return s.ExitError()
 		case <-ctx.Done():
-			return fmt.Errorf("%s did not start serving: %w; tail of %s:\n%s", s.Name, context.Cause(ctx), s.LogPath, Tail(s.LogPath))
+			return fmt.Errorf("%s did not start serving: %w; tail of %s:\n%s", s.Name, context.Cause(ctx), s.LogPath, child.Tail(s.LogPath))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/child"
 	"github.com/seed1b407122/database-operator/test/internal/manager"
 	"github.com/seed1b407122/database-operator/test/olm"
 )
@@ -291,7 +292,7 @@ func newSample(namespace string) *databasev1alpha1.DatabaseCluster {
 func waitAvailable(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, m *manager.Process) {
 	Eventually(func(g Gomega) {
 		if !m.Running() {
-			StopTrying(fmt.Sprintf("the manager exited (%v); tail of %s:\n%s", m.ExitErr(), m.LogPath, olm.Tail(m.LogPath))).Now()
+			StopTrying(fmt.Sprintf("the manager exited (%v); tail of %s:\n%s", m.ExitErr(), m.LogPath, child.Tail(m.LogPath))).Now()
 		}
 		if forbidden := forbiddenLines(m.LogPath); len(forbidden) > 0 {
 			StopTrying(fmt.Sprintf("the manager was refused by RBAC (%s):\n%s", m.LogPath, strings.Join(forbidden, "\n"))).Now()

@@ -37,6 +37,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed1b407122/database-operator/test/child"
 	"github.com/seed1b407122/database-operator/test/olm"
 )
 
@@ -121,7 +122,7 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 		Expect(err).NotTo(HaveOccurred())
 		mark, err = olm.ServerMark(stateDir, namespace)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(olm.ProcessAlive(pid, mark, catalogServe)).To(BeTrue(), "no catalog server with pid %d serving %s", pid, mark)
+		Expect(child.Alive(pid, mark, catalogServe)).To(BeTrue(), "no catalog server with pid %d serving %s", pid, mark)
 		Expect(filepath.Join(mark, bundle.Package, "catalog.json")).To(BeAnExistingFile())
 	})
 
@@ -144,7 +145,7 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 			Expect(k8s.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
 			Expect(list.Items).To(BeEmpty(), "%s left in %s", kind, namespace)
 		}
-		Expect(olm.ProcessAlive(pid, mark)).To(BeFalse(), "the catalog server (pid %d) still runs", pid)
+		Expect(child.Alive(pid, mark)).To(BeFalse(), "the catalog server (pid %d) still runs", pid)
 		_, err = net.DialTimeout("tcp", address, time.Second)
 		Expect(err).To(HaveOccurred(), "something still listens on %s", address)
 		Expect(filepath.Join(stateDir, namespace)).NotTo(BeAnExistingFile())

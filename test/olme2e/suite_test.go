@@ -58,6 +58,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/child"
 	"github.com/seed1b407122/database-operator/test/localcluster"
 	"github.com/seed1b407122/database-operator/test/olm"
 )
@@ -80,7 +81,7 @@ var (
 	setupDone, failed bool
 	// olmProcs are OLM's controllers and the catalog server; the waits stop as soon as one
 	// of them exits.
-	olmProcs []*olm.Process
+	olmProcs []*child.Process
 )
 
 func TestOLM(t *testing.T) {
@@ -169,7 +170,7 @@ var _ = ReportAfterEach(func(report SpecReport) {
 // whileOLMRuns returns a context that ends as soon as OLM or the catalog server exits: the
 // package's waits then fail at once with that process's log instead of timing out.
 func whileOLMRuns(ctx context.Context) (context.Context, context.CancelFunc) {
-	return olm.WhileRunning(ctx, olmProcs...)
+	return child.WhileRunning(ctx, olmProcs...)
 }
 
 // expectLoopbackOnly checks that a server at 127.0.0.1:PORT cannot be reached through any

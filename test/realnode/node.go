@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/seed1b407122/database-operator/test/child"
 	"github.com/seed1b407122/database-operator/test/localcluster"
 )
 
@@ -63,8 +64,8 @@ type Node struct {
 
 	dir      string
 	host     *hostState
-	kubelet  *localcluster.Process
-	procs    []*localcluster.Process // containerd, kubelet, kube-proxy, in start order
+	kubelet  *child.Process
+	procs    []*child.Process // containerd, kubelet, kube-proxy, in start order
 	log      io.Writer
 	stopOnce sync.Once
 	stopErr  error
@@ -317,9 +318,7 @@ func (n *Node) stop() error {
 	if n.Cluster != nil && n.kubeletRunning() {
 		errs = append(errs, n.drain())
 	}
-	for i := len(n.procs) - 1; i >= 0; i-- {
-		errs = append(errs, n.procs[i].Stop())
-	}
+	errs = append(errs, localcluster.StopChildren(n.procs))
 	killShims(filepath.Join(n.dir, "containerd"))
 	if n.Cluster != nil {
 		errs = append(errs, n.Cluster.Stop())
@@ -455,8 +454,8 @@ func (n *Node) printf(format string, args ...any) {
 }
 
 // startProc starts a node process; its output goes to WorkDir/<name>.log.
-func (n *Node) startProc(name, bin string, args ...string) (*localcluster.Process, error) {
-	p, err := localcluster.StartProcess(name, bin, args, n.dir, nil)
+func (n *Node) startProc(name, bin string, args ...string) (*child.Process, error) {
+	p, err := child.Start(name, bin, args, child.Options{LogPath: filepath.Join(n.dir, name+".log"), Append: true})
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed1b407122/database-operator/test/child"
 	"github.com/seed1b407122/database-operator/test/olm"
 	"github.com/seed1b407122/database-operator/test/realnode"
 )
@@ -52,7 +53,7 @@ type olmHost struct {
 	catalog *olm.CatalogServer
 }
 
-func (o *olmHost) processes() []*olm.Process {
+func (o *olmHost) processes() []*child.Process {
 	procs := o.runtime.Processes()
 	if o.catalog != nil {
 		procs = append(procs, o.catalog.Process)
@@ -97,7 +98,7 @@ func startOLM(ctx context.Context) *olmHost {
 // processes exits (the wait then fails with that process's log instead of timing out).
 func whileOLMRuns(ctx context.Context, host *olmHost) (context.Context, context.CancelFunc) {
 	ctx, cancelTimeout := context.WithTimeout(ctx, olmWaitTimeout)
-	ctx, cancelGuard := olm.WhileRunning(ctx, host.processes()...)
+	ctx, cancelGuard := child.WhileRunning(ctx, host.processes()...)
 	return ctx, func() { cancelGuard(); cancelTimeout() }
 }
 

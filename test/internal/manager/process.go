@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package manager runs the operator's manager binary as a host process beside a local control
 // plane, for the suites that need the real binary (test/e2e, test/ha, test/olme2e, test/bench):
-// a free loopback port for its probes and a wait until /readyz answers, on top of test/olm's
+// a free loopback port for its probes and a wait until /readyz answers, on top of test/child's
 // Process (its output in a log file, its own process group, a parent-death signal so that it
 // never outlives the test).
 package manager
@@ -30,7 +30,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seed1b407122/database-operator/test/olm"
+	"github.com/seed1b407122/database-operator/test/child"
 )
 
 // defaultReadyTimeout bounds the wait for /readyz when Options.ReadyTimeout is 0.
@@ -64,7 +64,7 @@ type Process struct {
 	proc process
 }
 
-// process is what Process needs of a running program: an *olm.Process, or fakeProcess.
+// process is what Process needs of a running program: a *child.Process, or fakeProcess.
 type process interface {
 	PID() int
 	Done() <-chan struct{}
@@ -81,7 +81,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	}
 	args := append([]string{fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probePort)}, o.Args...)
 	env := append([]string{"KUBECONFIG=" + o.Kubeconfig}, o.Env...)
-	proc, err := olm.StartProcess("manager", o.Binary, args, o.LogPath, olm.ProcessOptions{Env: env})
+	proc, err := child.Start("manager", o.Binary, args, child.Options{LogPath: o.LogPath, Env: env})
 	if err != nil {
 		return nil, fmt.Errorf("%w (build it with 'make build')", err)
 	}
