@@ -45,6 +45,17 @@ func taskPID(list, id string) (int, error) {
 	return 0, fmt.Errorf("container %s has no task in containerd", id)
 }
 
+// taskCount counts the tasks in the output of "ctr tasks list" (a header, then a task a line).
+func taskCount(list string) int {
+	n := 0
+	for line := range strings.Lines(list) {
+		if fields := strings.Fields(line); len(fields) > 0 && fields[0] != "TASK" {
+			n++
+		}
+	}
+	return n
+}
+
 // ProcessStatus returns the fields of /proc/<pid>/status ("Uid", "CapEff", "NoNewPrivs",
 // "Seccomp", ...), each value with its whitespace collapsed to single spaces.
 func ProcessStatus(pid int) (map[string]string, error) {

@@ -35,6 +35,22 @@ dead                                                                4243     STO
 	}
 }
 
+func TestTaskCount(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		want int
+	}{
+		{"", 0},
+		{"TASK    PID    STATUS    \n", 0},
+		{"TASK    PID    STATUS    \nabc     42     RUNNING\ndef     43     STOPPED\n", 2},
+		{"TASK    PID    STATUS    \nabc     42     RUNNING", 1},
+	} {
+		if got := taskCount(c.list); got != c.want {
+			t.Errorf("taskCount(%q) = %d, want %d", c.list, got, c.want)
+		}
+	}
+}
+
 func TestParseProcStatus(t *testing.T) {
 	got := parseProcStatus("Name:\tmanager\nUid:\t65532\t65532\t65532\t65532\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n")
 	want := map[string]string{
