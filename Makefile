@@ -85,7 +85,7 @@ test: verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
-	go test -count=1 ./test/child/
+	go test -count=1 ./test/child/ ./test/localcluster/
 
 .PHONY: test-integration
 test-integration: test-env $(GINKGO) ## envtest specs (label "integration") against a real kube-apiserver and etcd.
