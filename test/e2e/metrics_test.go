@@ -19,15 +19,12 @@ limitations under the License.
 package e2e
 
 import (
-	"crypto/tls"
+	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -35,6 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/internal/scrape"
 )
 
 // The manager serves its metrics over HTTPS and only to clients whose token the API server
@@ -46,34 +44,20 @@ var _ = Describe("Secure metrics", Ordered, func() {
 
 	// tokenOf creates a ServiceAccount and returns a token of it.
 	tokenOf := func(ctx SpecContext, name string) string {
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-		Expect(k8s.Create(ctx, sa)).To(Succeed())
-		request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}
-		Expect(k8s.SubResource("token").Create(ctx, sa, request)).To(Succeed())
-		Expect(request.Status.Token).NotTo(BeEmpty())
-		return request.Status.Token
-	}
-	// scrape GETs /metrics with the token ("" for none) and returns the status code and body;
-	// code 0 when the server cannot be reached (it starts a little after the manager is ready).
-	scrape := func(token string) (int, string) {
-		httpClient := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-			// The manager serves a self-signed certificate unless one is mounted.
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed test server
-		}}
-		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort), nil)
+		token, err := scrape.Token(ctx, k8s, ns, name)
 		Expect(err).NotTo(HaveOccurred())
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
+		return token
+	}
+	// get GETs /metrics with the token ("" for none) and returns the status code and body;
+	// code 0 when the server cannot be reached (it starts a little after the manager is ready).
+	get := func(token string) (int, string) {
+		code, body, err := scrape.Metrics(context.Background(), fmt.Sprintf("127.0.0.1:%d", metricsPort), token)
+		if code == 0 {
 			GinkgoWriter.Printf("scraping: %v\n", err)
 			return 0, ""
 		}
-		defer func() { _ = resp.Body.Close() }()
-		body, err := io.ReadAll(resp.Body)
 		Expect(err).NotTo(HaveOccurred())
-		return resp.StatusCode, string(body)
+		return code, body
 	}
 
 	BeforeAll(func(ctx SpecContext) {
@@ -103,16 +87,16 @@ var _ = Describe("Secure metrics", Ordered, func() {
 	})
 
 	It("refuses a client without a token", func() {
-		Eventually(func() int { code, _ := scrape(""); return code }).Should(Equal(http.StatusUnauthorized))
+		Eventually(func() int { code, _ := get(""); return code }).Should(Equal(http.StatusUnauthorized))
 	})
 
 	It("refuses a token not allowed to read metrics", func() {
-		Eventually(func() int { code, _ := scrape(stranger); return code }).Should(Equal(http.StatusForbidden))
+		Eventually(func() int { code, _ := get(stranger); return code }).Should(Equal(http.StatusForbidden))
 	})
 
 	It("serves controller-runtime's and the operator's own metrics to an allowed token", func() {
 		Eventually(func(g Gomega) {
-			code, body := scrape(reader)
+			code, body := get(reader)
 			g.Expect(code).To(Equal(http.StatusOK))
 			g.Expect(body).To(ContainSubstring("controller_runtime_reconcile_total{controller=\"databasecluster\""))
 			g.Expect(body).To(ContainSubstring(`database_operator_resource_condition{kind="DatabaseCluster",name="measured",namespace="e2e-metrics",status="true",type="Available"} 1`))

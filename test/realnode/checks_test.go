@@ -6,10 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -17,7 +14,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed1b407122/database-operator/test/internal/scrape"
 	"github.com/seed1b407122/database-operator/test/realnode"
 )
 
@@ -132,38 +129,20 @@ func expectProbesPass(ctx context.Context, pods []corev1.Pod) {
 	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 }
 
-// metricsClient talks HTTPS to the manager's metrics endpoint, whose certificate is
-// self-signed (controller-runtime's default without a certificate directory).
-var metricsClient = &http.Client{
-	Timeout:   10 * time.Second,
-	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // self-signed, see above
-}
-
-// scrape GETs https://addr/metrics with token (none if "") and returns the status and body.
-func scrape(ctx context.Context, addr, token string) (int, string) {
+// scrapeMetrics GETs https://addr/metrics with token (none if "") and returns the status and body.
+func scrapeMetrics(ctx context.Context, addr, token string) (int, string) {
 	GinkgoHelper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
+	code, body, err := scrape.Metrics(ctx, addr, token)
 	Expect(err).NotTo(HaveOccurred())
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := metricsClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	Expect(err).NotTo(HaveOccurred())
-	return resp.StatusCode, string(body)
+	return code, body
 }
 
 // serviceAccountToken creates a ServiceAccount in namespace and returns a token for it.
 func serviceAccountToken(ctx context.Context, namespace, name string) string {
 	GinkgoHelper()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	Expect(k8s.Create(ctx, sa)).To(Succeed())
-	tr, err := clientset.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	token, err := scrape.Token(ctx, k8s, namespace, name)
 	Expect(err).NotTo(HaveOccurred())
-	return tr.Status.Token
+	return token
 }
 
 // bindMetricsReader binds the bundle's metrics-reader ClusterRole to a ServiceAccount, as a

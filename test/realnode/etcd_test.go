@@ -74,11 +74,11 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		leader := waitLeaderAmong(ctx, pods)
 		for _, p := range pods {
 			addr := net.JoinHostPort(p.Status.PodIP, "8443")
-			code, body := scrape(ctx, addr, "")
+			code, body := scrapeMetrics(ctx, addr, "")
 			Expect(code).To(Equal(http.StatusUnauthorized), "%s without a token: %s", p.Name, body)
-			code, body = scrape(ctx, addr, stranger)
+			code, body = scrapeMetrics(ctx, addr, stranger)
 			Expect(code).To(Equal(http.StatusForbidden), "%s with a token not allowed /metrics: %s", p.Name, body)
-			code, body = scrape(ctx, addr, reader)
+			code, body = scrapeMetrics(ctx, addr, reader)
 			Expect(code).To(Equal(http.StatusOK), "%s with the metrics-reader token: %s", p.Name, body)
 			Expect(hasSample(body, "go_goroutines ")).To(BeTrue(), "%s: no go_goroutines", p.Name)
 			// Only the leader runs the controllers and says it leads.
@@ -91,7 +91,7 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		svc := &corev1.Service{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: metricsService}, svc)).To(Succeed())
 		Eventually(func(g Gomega) {
-			code, body := scrape(ctx, net.JoinHostPort(svc.Spec.ClusterIP, "8443"), reader)
+			code, body := scrapeMetrics(ctx, net.JoinHostPort(svc.Spec.ClusterIP, "8443"), reader)
 			g.Expect(code).To(Equal(http.StatusOK), body)
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	}, NodeTimeout(2*time.Minute))
