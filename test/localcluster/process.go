@@ -14,7 +14,7 @@ import (
 
 // startChild starts one of the cluster's components, its output appended to workDir/<name>.log.
 func startChild(name, bin string, args []string, workDir string, env []string) (*child.Process, error) {
-	return child.Start(name, bin, args, child.Options{LogPath: filepath.Join(workDir, name+".log"), Append: true, Env: env, Dir: workDir})
+	return child.Start(name, bin, args, child.Options{LogPath: filepath.Join(workDir, name+".log"), Append: true, Env: env})
 }
 
 // StopChildren stops procs in reverse start order and returns the errors of those that had to be
