@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/child"
 	proc "github.com/seed1b407122/database-operator/test/internal/manager"
 	"github.com/seed1b407122/database-operator/test/localcluster"
 )
@@ -625,7 +626,7 @@ type manager struct {
 // startManager runs the manager against the cluster (through the counting proxy unless
 // disabled) and waits until /readyz answers.
 func startManager(ctx context.Context, cluster *localcluster.Cluster, bc benchCase, s settings) (*manager, error) {
-	metricsPort, err := proc.FreePort()
+	metricsPort, err := child.FreePort("127.0.0.1")
 	if err != nil {
 		return nil, err
 	}

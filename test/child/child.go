@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,4 +275,16 @@ func StopPID(ctx context.Context, pid int, marks ...string) error {
 		}
 	}
 	return nil
+}
+
+// FreePort asks the kernel for a TCP port on host that nothing listens on at the moment, for a
+// child to listen on. Another process may take it before the child binds it; the child's start
+// failure then says so in its log.
+func FreePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -38,6 +38,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/child"
 	proc "github.com/seed1b407122/database-operator/test/internal/manager"
 	"github.com/seed1b407122/database-operator/test/localcluster"
 )
@@ -97,7 +98,7 @@ func startManager(ctx context.Context) *proc.Process {
 		bin = filepath.Join("..", "..", "bin", "manager")
 	}
 	var err error
-	metricsPort, err = proc.FreePort()
+	metricsPort, err = child.FreePort("127.0.0.1")
 	Expect(err).NotTo(HaveOccurred())
 	m, err := proc.Start(ctx, proc.Options{
 		Binary:     bin,

@@ -290,11 +290,11 @@ func (c *Cluster) createLog(name string) (*os.File, error) {
 // startComponents starts kube-controller-manager, kube-scheduler and (with simulated nodes)
 // kwok, each with its own system:masters user.
 func (c *Cluster) startComponents(opts Options) error {
-	schedulerPort, err := freePort()
+	schedulerPort, err := child.FreePort("127.0.0.1")
 	if err != nil {
 		return err
 	}
-	kwokPort, err := freePort()
+	kwokPort, err := child.FreePort("127.0.0.1")
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -131,17 +130,6 @@ func writeKwokConfig(workDir string) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	return path, nil
-}
-
-// freePort asks the kernel for a free port on 127.0.0.1. Another process may take it before
-// the caller binds it; a start failure then says so in the component's log.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // healthy reports whether https://127.0.0.1:port/healthz answers 200. The components serve

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -130,7 +129,7 @@ func (n *Node) start(ctx context.Context, opts Options) error {
 // node's address with a certificate pods can verify, Node authorization and NodeRestriction,
 // and ServiceAccount admission (token volumes).
 func (n *Node) startControlPlane(ctx context.Context, opts Options) error {
-	port, err := freePort(NodeIP)
+	port, err := child.FreePort(NodeIP)
 	if err != nil {
 		return err
 	}
@@ -204,11 +203,11 @@ func (n *Node) startKubelet(ctx context.Context, binDir string) error {
 	if err != nil {
 		return err
 	}
-	port, err := freePort(NodeIP)
+	port, err := child.FreePort(NodeIP)
 	if err != nil {
 		return err
 	}
-	healthz, err := freePort("127.0.0.1")
+	healthz, err := child.FreePort("127.0.0.1")
 	if err != nil {
 		return err
 	}
@@ -240,11 +239,11 @@ func (n *Node) startKubeProxy(binDir string) error {
 	if err != nil {
 		return err
 	}
-	healthz, err := freePort("127.0.0.1")
+	healthz, err := child.FreePort("127.0.0.1")
 	if err != nil {
 		return err
 	}
-	metrics, err := freePort("127.0.0.1")
+	metrics, err := child.FreePort("127.0.0.1")
 	if err != nil {
 		return err
 	}
@@ -440,16 +439,6 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// freePort asks the kernel for a free port on addr.
-func freePort(addr string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port on %s: %w", addr, err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func (n *Node) printf(format string, args ...any) {

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/seed1b407122/database-operator/test/child"
 	"github.com/seed1b407122/database-operator/test/internal/manager"
 )
 
@@ -83,7 +84,7 @@ var ErrStillRunning = manager.ErrStillRunning
 // and waits until its probes answer. It does not wait for leadership. The process gets a
 // parent-death signal, so it does not outlive the caller.
 func Start(ctx context.Context, opts Options) (*Manager, error) {
-	metricsPort, err := manager.FreePort()
+	metricsPort, err := child.FreePort("127.0.0.1")
 	if err != nil {
 		return nil, err
 	}

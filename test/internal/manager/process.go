@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"syscall"
 	"time"
@@ -75,7 +74,7 @@ type process interface {
 // Start runs the manager and waits until /readyz answers 200. A manager that exits or does not
 // get ready in time is an error naming its log; it is killed in the latter case.
 func Start(ctx context.Context, o Options) (*Process, error) {
-	probePort, err := FreePort()
+	probePort, err := child.FreePort("127.0.0.1")
 	if err != nil {
 		return nil, err
 	}
@@ -170,16 +169,6 @@ func (p *Process) Kill() {
 		_ = p.Signal(syscall.SIGKILL)
 	}
 	_, _ = p.WaitExit(30 * time.Second)
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that nothing listens on at the moment.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Fake returns a Process that runs nothing, for unit tests of code that watches managers: it
