@@ -192,6 +192,14 @@ func WhileRunning(ctx context.Context, procs ...*Process) (context.Context, cont
 	return ctx, func() { cancel(context.Canceled) }
 }
 
+// WhileRunningWithin is WhileRunning bounded by timeout as well: the context ends when one of
+// procs exits or when timeout has passed, whichever comes first.
+func WhileRunningWithin(ctx context.Context, timeout time.Duration, procs ...*Process) (context.Context, context.CancelFunc) {
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s", timeout))
+	ctx, cancelGuard := WhileRunning(ctx, procs...)
+	return ctx, func() { cancelGuard(); cancelTimeout() }
+}
+
 // Tail returns the last lines of a log (at most tailLines lines of its last tailBytes bytes),
 // for error messages.
 func Tail(path string) string {

@@ -218,3 +218,20 @@ func TestStopKillsAProcessThatIgnoresItsSignal(t *testing.T) {
 		t.Fatalf("killed after %s, before StopTimeout", waited)
 	}
 }
+
+func TestWhileRunningWithinEndsAtItsTimeout(t *testing.T) {
+	p := start(t, "long", "sleep 60", Options{})
+	ctx, cancel := WhileRunningWithin(context.Background(), 100*time.Millisecond, p)
+	defer cancel()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the context was not cancelled")
+	}
+	if err := context.Cause(ctx); err == nil || err.Error() != "timed out after 100ms" {
+		t.Fatalf("cause %v", err)
+	}
+	if p.Exited() {
+		t.Fatal("the process exited")
+	}
+}

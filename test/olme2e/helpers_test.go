@@ -53,9 +53,7 @@ const olmWaitTimeout = 2 * time.Minute
 // guard bounds a wait on OLM: olmWaitTimeout, and an end as soon as OLM or the catalog
 // server exits.
 func guard(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancelTimeout := context.WithTimeoutCause(ctx, olmWaitTimeout, fmt.Errorf("timed out after %s", olmWaitTimeout))
-	ctx, cancelGuard := whileOLMRuns(ctx)
-	return ctx, func() { cancelGuard(); cancelTimeout() }
+	return child.WhileRunningWithin(ctx, olmWaitTimeout, olmProcs...)
 }
 
 // createOperatorGroup creates an OperatorGroup; no target namespaces means AllNamespaces.

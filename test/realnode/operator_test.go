@@ -97,9 +97,7 @@ func startOLM(ctx context.Context) *olmHost {
 // whileOLMRuns bounds a wait on OLM: olmWaitTimeout, and an end as soon as one of OLM's
 // processes exits (the wait then fails with that process's log instead of timing out).
 func whileOLMRuns(ctx context.Context, host *olmHost) (context.Context, context.CancelFunc) {
-	ctx, cancelTimeout := context.WithTimeout(ctx, olmWaitTimeout)
-	ctx, cancelGuard := child.WhileRunning(ctx, host.processes()...)
-	return ctx, func() { cancelGuard(); cancelTimeout() }
+	return child.WhileRunningWithin(ctx, olmWaitTimeout, host.processes()...)
 }
 
 // installOperator subscribes operatorNamespace to 0.1.0 of the package, approves its
