@@ -20,11 +20,16 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GINKGO ?= $(LOCALBIN)/ginkgo-$(GINKGO_VERSION)
 
+# The per-machine cache: every tool built from a pinned tools module (control plane, opm, OLM,
+# real-node binaries) goes to a directory under it keyed by the module's go.sum, so every clone on
+# the machine shares one build. "make test-fresh-machine" points it at an empty directory.
+CACHE_DIR ?= $(HOME)/.cache/database-operator
+
 # The local control plane (kube-apiserver, etcd, KCM, scheduler, kwok) is built once per machine
 # from hack/tools/go.mod into a directory keyed by that file, so a fresh clone reuses it.
 KUBE_VERSION ?= v1.37.1
 TOOLS_HASH := $(shell sha256sum hack/tools/go.sum 2>/dev/null | cut -c1-12)
-TEST_ENV_DIR ?= $(HOME)/.cache/database-operator/test-env-$(KUBE_VERSION)-$(TOOLS_HASH)
+TEST_ENV_DIR ?= $(CACHE_DIR)/test-env-$(KUBE_VERSION)-$(TOOLS_HASH)
 export KUBEBUILDER_ASSETS = $(TEST_ENV_DIR)
 
 # Ginkgo flags of the envtest suites.
@@ -79,8 +84,20 @@ verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) o
 
 ##@ Test
 
+# The stages of "make test", in the order they run (hack/fresh-machine.sh times each one).
+TEST_STAGES = verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test images-test \
+	olm-e2e node-images-test test-node bench-smoke
+
 .PHONY: test
-test: verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test images-test olm-e2e node-images-test test-node bench-smoke ## Everything CI runs.
+test: $(TEST_STAGES) ## Everything CI runs.
+
+.PHONY: print-test-stages
+print-test-stages: ## Print the stages of "make test" in order.
+	@echo $(TEST_STAGES)
+
+.PHONY: test-fresh-machine
+test-fresh-machine: ## Clone HEAD and run "make test" with empty module, build and tools caches; time each stage (cold: ~45-60 min).
+	hack/fresh-machine.sh
 
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.

@@ -17,7 +17,7 @@
 ##@ Real node tier: build
 
 NODE_HASH := $(shell cat hack/node/go.sum hack/coredns/go.sum 2>/dev/null | sha256sum | cut -c1-12)
-NODE_ENV_DIR ?= $(HOME)/.cache/database-operator/node-env-$(KUBE_VERSION)-$(NODE_HASH)
+NODE_ENV_DIR ?= $(CACHE_DIR)/node-env-$(KUBE_VERSION)-$(NODE_HASH)
 NODE_IMAGES_DIR ?= $(LOCALBIN)/node-images
 export NODE_ENV_DIR NODE_IMAGES_DIR
 

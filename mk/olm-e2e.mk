@@ -14,7 +14,7 @@
 
 # OLM's binaries and CRDs are built once per machine into a directory keyed by hack/olm/go.sum.
 OLM_RUNTIME_HASH := $(shell sha256sum hack/olm/go.sum 2>/dev/null | cut -c1-12)
-OLM_RUNTIME_DIR ?= $(HOME)/.cache/database-operator/olm-runtime-$(OLM_RUNTIME_HASH)
+OLM_RUNTIME_DIR ?= $(CACHE_DIR)/olm-runtime-$(OLM_RUNTIME_HASH)
 OLM_RUNTIME_PKG := github.com/operator-framework/operator-lifecycle-manager
 # Ginkgo flags of the OLM suite, and the file-based catalog it serves (rendered by "make catalog").
 OLM_E2E_GINKGO_FLAGS ?= -v --no-color --timeout=20m
@@ -24,12 +24,15 @@ OLM_E2E_CATALOG_DIR ?= $(CURDIR)/catalog
 olm-runtime: $(OLM_RUNTIME_DIR)/.stamp ## Build OLM's olm and catalog binaries (+ its CRDs) once per machine.
 
 # The CRDs are OLM's own (deploy/chart/crds, which has OLMConfig), copied from the module
-# cache so that they always match the binaries.
+# cache so that they always match the binaries. "go mod download -json" fetches the module and
+# prints its Dir; "go list -m -f {{.Dir}}" prints an empty Dir while the module is not yet in the
+# module cache (a fresh machine), which made this recipe copy from /deploy/chart/crds.
 $(OLM_RUNTIME_DIR)/.stamp:
 	@set -e; start=$$(date +%s); dir=$(OLM_RUNTIME_DIR); \
 	cd $(CURDIR)/hack/olm; export GOWORK=off; \
 	version=$$(go list -m -f '{{.Version}}' $(OLM_RUNTIME_PKG)); \
-	src=$$(go list -m -f '{{.Dir}}' $(OLM_RUNTIME_PKG)); \
+	src=$$(go mod download -json $(OLM_RUNTIME_PKG) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	test -d "$$src/deploy/chart/crds" || { echo "OLM module $$version not downloaded (Dir='$$src')"; exit 1; }; \
 	echo "Building OLM $$version (olm, catalog) into $$dir (cold: ~4-8 min)"; \
 	rm -rf $$dir.tmp; mkdir -p $$dir.tmp/crds; \
 	go build -ldflags "-s -w -X $(OLM_RUNTIME_PKG)/pkg/version.OLMVersion=$$version" -o $$dir.tmp/ \

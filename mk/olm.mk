@@ -33,7 +33,7 @@ OLM_GO = cd $(CURDIR)/hack/olm && GOWORK=off go
 # opm is built once per machine from hack/olm/go.mod into a directory keyed by hack/olm/go.sum
 # (~6-8 min cold), like the control plane's TEST_ENV_DIR.
 OLM_TOOLS_HASH := $(shell sha256sum hack/olm/go.sum 2>/dev/null | cut -c1-12)
-OLM_TOOLS_DIR ?= $(HOME)/.cache/database-operator/olm-tools-$(OLM_TOOLS_HASH)
+OLM_TOOLS_DIR ?= $(CACHE_DIR)/olm-tools-$(OLM_TOOLS_HASH)
 OPM ?= $(OLM_TOOLS_DIR)/opm
 # opm serve's registry on 127.0.0.1 only (hack/olm/cmd/catalog-serve): opm serve binds every
 # interface. Built next to opm; rebuilt when its source changes.
