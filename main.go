@@ -28,17 +28,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
@@ -135,7 +131,11 @@ func run(o options) error {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
-	mgr, err := ctrl.NewManager(cfg, managerOptions(o, newScheme()))
+	kinds, err := scheme.New()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, managerOptions(o, kinds))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -150,15 +150,6 @@ func run(o options) error {
 	}
 	ctrl.Log.Info("Starting the manager", "controllers", enabled, "namespaces", watchNamespaces())
 	return mgr.Start(ctrl.SetupSignalHandler())
-}
-
-func newScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(databasev1alpha1.AddToScheme(scheme))
-	utilruntime.Must(echov1alpha1.AddToScheme(scheme))
-	utilruntime.Must(votingv1alpha1.AddToScheme(scheme))
-	return scheme
 }
 
 // selectControllers parses --controllers, refusing names it does not know.
@@ -223,7 +214,7 @@ func echoImage() string {
 	return defaultEchoImage
 }
 
-func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
+func managerOptions(o options, kinds *runtime.Scheme) ctrl.Options {
 	metrics := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure}
 	if o.metricsSecure {
 		// Only clients whose token passes a TokenReview and a SubjectAccessReview for
@@ -231,7 +222,7 @@ func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	return ctrl.Options{
-		Scheme:                        scheme,
+		Scheme:                        kinds,
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect,

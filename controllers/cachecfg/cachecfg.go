@@ -23,19 +23,17 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/api/labels"
 )
 
 // Options keep the cache small: only the given namespaces (all when empty), only children that
 // carry the operator's managed-by label, and no managedFields.
 func Options(namespaces []string) cache.Options {
-	owned := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{
-		databasev1alpha1.LabelManagedBy: databasev1alpha1.ManagedByValue,
-	})}
+	owned := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: labels.ManagedByValue})}
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{

@@ -21,13 +21,11 @@ package databasecluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +39,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
 
 // Reasons of the events a DatabaseCluster gets.
@@ -60,14 +59,19 @@ const (
 	EventDeleting    = "Deleting"
 )
 
-// kind names DatabaseClusters in the operator's metrics.
+// kind names DatabaseClusters in owner references and in the operator's metrics.
 const kind = "DatabaseCluster"
 
 // recordMetrics publishes the observed status in the operator's metrics.
 func recordMetrics(dc *databasev1alpha1.DatabaseCluster, status databasev1alpha1.DatabaseClusterStatus) {
 	opmetrics.RecordConditions(kind, dc.Namespace, dc.Name, status.Conditions)
-	opmetrics.Replicas.WithLabelValues(dc.Namespace, dc.Name).Set(float64(*dc.Spec.Replicas))
-	opmetrics.ReadyReplicas.WithLabelValues(dc.Namespace, dc.Name).Set(float64(status.ReadyReplicas))
+	opmetrics.RecordReplicas(dc.Namespace, dc.Name, *dc.Spec.Replicas, status.ReadyReplicas)
+}
+
+// forgetMetrics removes the series of a cluster that is gone or being deleted.
+func forgetMetrics(namespace, name string) {
+	opmetrics.Forget(kind, namespace, name)
+	opmetrics.ForgetReplicas(namespace, name)
 }
 
 // Reconciler keeps the children of DatabaseClusters in place and reports their state.
@@ -108,15 +112,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	dc := &databasev1alpha1.DatabaseCluster{}
 	if err := r.Get(ctx, req.NamespacedName, dc); err != nil {
 		if apierrors.IsNotFound(err) {
-			opmetrics.Forget(kind, req.Namespace, req.Name)
+			forgetMetrics(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !dc.DeletionTimestamp.IsZero() {
-		opmetrics.Forget(kind, req.Namespace, req.Name)
+		forgetMetrics(req.Namespace, req.Name)
 		return ctrl.Result{}, r.reconcileDelete(ctx, dc)
 	}
-	if err := r.ensureFinalizer(ctx, dc); err != nil {
+	if err := patch.AddFinalizer(ctx, r.Client, dc, databasev1alpha1.Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}
 	original := dc.DeepCopy()
@@ -180,13 +184,10 @@ func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseC
 func (r *Reconciler) patchStatus(ctx context.Context, original *databasev1alpha1.DatabaseCluster,
 	status databasev1alpha1.DatabaseClusterStatus,
 ) error {
-	if equality.Semantic.DeepEqual(original.Status, status) {
-		return nil
-	}
 	updated := original.DeepCopy()
 	updated.Status = status
-	if err := r.Status().Patch(ctx, updated, client.MergeFrom(original)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
+	if written, err := patch.Status(ctx, r.Client, original, updated); !written {
+		return err
 	}
 	r.recordTransitions(original, updated)
 	logf.FromContext(ctx).V(1).Info("Patched the status", "ready", status.ReadyReplicas, "replicas", status.Replicas)

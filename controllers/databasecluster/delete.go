@@ -27,6 +27,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
 
 // reconcileDelete is the finalizer path. The StatefulSet, Services and PDB carry owner
@@ -43,10 +44,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, dc *databasev1alpha1.D
 	}
 	r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventDeleting, "Delete",
 		"Deleting the cluster: %d claims deleted, claims kept unless whenDeleted is Delete (it is %s)", deleted, dc.WhenDeleted())
-	original := dc.DeepCopy()
-	controllerutil.RemoveFinalizer(dc, databasev1alpha1.Finalizer)
-	if err := r.Patch(ctx, dc, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("removing the finalizer: %w", err))
+	if err := patch.RemoveFinalizer(ctx, r.Client, dc, databasev1alpha1.Finalizer); err != nil {
+		// A cluster that is already gone needs nothing more.
+		return client.IgnoreNotFound(err)
 	}
 	logf.FromContext(ctx).Info("Removed the finalizer", "whenDeleted", dc.WhenDeleted(), "claimsDeleted", deleted)
 	return nil
@@ -72,17 +72,4 @@ func (r *Reconciler) deleteClaims(ctx context.Context, dc *databasev1alpha1.Data
 		deleted++
 	}
 	return deleted, nil
-}
-
-// ensureFinalizer adds the finalizer, with a patch that fails if the object changed meanwhile.
-func (r *Reconciler) ensureFinalizer(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) error {
-	if controllerutil.ContainsFinalizer(dc, databasev1alpha1.Finalizer) {
-		return nil
-	}
-	original := dc.DeepCopy()
-	controllerutil.AddFinalizer(dc, databasev1alpha1.Finalizer)
-	if err := r.Patch(ctx, dc, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("adding the finalizer: %w", err)
-	}
-	return nil
 }

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/api/labels"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
@@ -139,6 +140,31 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	eventReasons := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) func(g Gomega) []string {
 		return events(ctx, dc, false)
 	}
+	// series reads the operator's series about dc from the manager's metrics registry: its
+	// conditions by type and status, and its replicas by metric name.
+	series := func(dc *databasev1alpha1.DatabaseCluster) func(g Gomega) map[string]float64 {
+		return func(g Gomega) map[string]float64 {
+			got, err := testenv.ConditionSeries("DatabaseCluster", dc.Namespace, dc.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, metric := range []string{
+				"database_operator_databasecluster_replicas", "database_operator_databasecluster_ready_replicas",
+			} {
+				replicas, err := testenv.Gauges(metric, map[string]string{"namespace": dc.Namespace, "name": dc.Name})
+				g.Expect(err).NotTo(HaveOccurred())
+				for key, value := range replicas {
+					got[metric+key] = value
+				}
+			}
+			return got
+		}
+	}
+	// wantSeries is what series returns for a cluster of 3 replicas with the given conditions.
+	wantSeries := func(ready float64, conditions map[string]string) map[string]float64 {
+		want := testenv.WantConditionSeries(conditions)
+		want["database_operator_databasecluster_replicas{}"] = 3
+		want["database_operator_databasecluster_ready_replicas{}"] = ready
+		return want
+	}
 
 	It("creates the exact children, with owner references and a finalizer", func(ctx SpecContext) {
 		dc := newCluster("db", withNamespace(newNamespace(ctx)))
@@ -151,14 +177,14 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 			APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", Name: "db", UID: dc.UID,
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 		}}
-		labels := map[string]string{
+		childLabels := map[string]string{
 			"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db",
 			"app.kubernetes.io/managed-by": "database-operator",
 		}
 		selector := map[string]string{"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db"}
 
 		Expect(sts.OwnerReferences).To(Equal(owner))
-		Expect(sts.Labels).To(Equal(labels))
+		Expect(sts.Labels).To(Equal(childLabels))
 		Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
 		Expect(sts.Spec.ServiceName).To(Equal("db-headless"))
 		Expect(sts.Spec.Selector.MatchLabels).To(Equal(selector))
@@ -180,7 +206,7 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		headless := &corev1.Service{}
 		Expect(k8s.Get(ctx, key(dc, "db-headless"), headless)).To(Succeed())
 		Expect(headless.OwnerReferences).To(Equal(owner))
-		Expect(headless.Labels).To(Equal(labels))
+		Expect(headless.Labels).To(Equal(childLabels))
 		Expect(headless.Spec.ClusterIP).To(Equal("None"))
 		Expect(headless.Spec.PublishNotReadyAddresses).To(BeTrue())
 		Expect(headless.Spec.Selector).To(Equal(selector))
@@ -352,12 +378,12 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		svc := &corev1.Service{}
 		Expect(k8s.Get(ctx, key(dc, "db"), svc)).To(Succeed())
 		patch = client.MergeFrom(svc.DeepCopy())
-		delete(svc.Labels, databasev1alpha1.LabelManagedBy)
+		delete(svc.Labels, labels.ManagedBy)
 		Expect(k8s.Patch(ctx, svc, patch)).To(Succeed())
 		Eventually(func(g Gomega) map[string]string {
 			g.Expect(k8s.Get(ctx, key(dc, "db"), svc)).To(Succeed())
 			return svc.Labels
-		}).Should(HaveKeyWithValue(databasev1alpha1.LabelManagedBy, databasev1alpha1.ManagedByValue))
+		}).Should(HaveKeyWithValue(labels.ManagedBy, labels.ManagedByValue))
 	})
 
 	It("changes no child while paused and applies the pending change on resume", func(ctx SpecContext) {
@@ -431,6 +457,26 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 			Expect(claim.DeletionTimestamp).To(BeNil())
 		}
 		Eventually(eventReasons(ctx, dc)).Should(ContainElement("Deleting"))
+	})
+
+	It("records its conditions and replicas in the operator's metrics, and removes them once deleted", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(newNamespace(ctx)))
+		create(ctx, dc)
+		Eventually(series(dc)).Should(Equal(wantSeries(0, map[string]string{
+			"Available": "false", "Progressing": "true", "Degraded": "false", "Paused": "false", "Resizing": "false",
+		})))
+
+		By("the 1 moves to the new status of a condition")
+		markReady(ctx, dc, 3)
+		Eventually(series(dc)).Should(Equal(wantSeries(3, map[string]string{
+			"Available": "true", "Progressing": "false", "Degraded": "false", "Paused": "false", "Resizing": "false",
+		})))
+
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
+		}).Should(BeTrue())
+		Eventually(series(dc)).Should(BeEmpty())
 	})
 
 	It("deletes its claims on delete when whenDeleted is Delete", func(ctx SpecContext) {

@@ -29,6 +29,6 @@ func childMeta(dc *databasev1alpha1.DatabaseCluster, name string) metav1.ObjectM
 		Name:            name,
 		Namespace:       dc.Namespace,
 		Labels:          dc.Labels(),
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dc, databasev1alpha1.GroupVersion.WithKind("DatabaseCluster"))},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dc, databasev1alpha1.GroupVersion.WithKind(kind))},
 	}
 }

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/api/labels"
 )
 
 // statefulSetChanged lets an update of an owned StatefulSet through only when it changed what
@@ -65,12 +65,12 @@ func statusCountsChanged(before, after appsv1.StatefulSetStatus) bool {
 // outlive it unless the user asks otherwise, pods belong to the StatefulSet), so they are not
 // watched through owner references.
 func clusterOfChild(_ context.Context, obj client.Object) []reconcile.Request {
-	labels := obj.GetLabels()
-	if labels[databasev1alpha1.LabelName] != "database" || labels[databasev1alpha1.LabelInstance] == "" {
+	set := obj.GetLabels()
+	if set[labels.Name] != "database" || set[labels.Instance] == "" {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{
-		Namespace: obj.GetNamespace(), Name: labels[databasev1alpha1.LabelInstance],
+		Namespace: obj.GetNamespace(), Name: set[labels.Instance],
 	}}}
 }
 

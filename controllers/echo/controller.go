@@ -21,10 +21,8 @@ package echo
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -36,7 +34,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
+
+// kind names Echos in owner references and in the operator's metrics.
+const kind = "Echo"
 
 // Reconciler creates the Job of each Echo and reports its phase.
 type Reconciler struct {
@@ -63,12 +66,17 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	e := &echov1alpha1.Echo{}
 	if err := r.Get(ctx, req.NamespacedName, e); err != nil {
+		if apierrors.IsNotFound(err) {
+			opmetrics.Forget(kind, req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	original := e.DeepCopy()
 	obs := r.reconcileJob(ctx, e)
 	defer func() {
-		err = errors.Join(err, r.patchStatus(ctx, original, computeStatus(e, obs)))
+		status := computeStatus(e, obs)
+		opmetrics.RecordConditions(kind, e.Namespace, e.Name, status.Conditions)
+		err = errors.Join(err, r.patchStatus(ctx, original, status))
 	}()
 	if apierrors.IsInvalid(obs.err) {
 		// The API server will never take this Job; the Failed condition says why.
@@ -80,13 +88,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // patchStatus writes status, and only when it changed. It also emits the events of the phase
 // transitions, so that each is told exactly once.
 func (r *Reconciler) patchStatus(ctx context.Context, original *echov1alpha1.Echo, status echov1alpha1.EchoStatus) error {
-	if equality.Semantic.DeepEqual(original.Status, status) {
-		return nil
-	}
 	updated := original.DeepCopy()
 	updated.Status = status
-	if err := r.Status().Patch(ctx, updated, client.MergeFrom(original)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
+	if written, err := patch.Status(ctx, r.Client, original, updated); !written {
+		return err
 	}
 	r.recordTransitions(original, updated)
 	logf.FromContext(ctx).V(1).Info("Patched the status", "phase", status.Phase, "job", status.JobName)

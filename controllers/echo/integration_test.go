@@ -134,6 +134,14 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 			return out
 		}
 	}
+	// conditionSeries reads the condition series of e from the manager's metrics registry.
+	conditionSeries := func(e *echov1alpha1.Echo) func(g Gomega) map[string]float64 {
+		return func(g Gomega) map[string]float64 {
+			series, err := testenv.ConditionSeries("Echo", e.Namespace, e.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			return series
+		}
+	}
 	// deleteJob deletes the Job in the background, as kubectl does: the default for Jobs is to
 	// orphan their pods, which leaves the Job behind with a finalizer no controller removes here.
 	deleteJob := func(ctx SpecContext, job *batchv1.Job) {
@@ -273,6 +281,26 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: e.JobName()}, &batchv1.Job{})
 		}).Should(Succeed())
+	})
+
+	It("records its conditions in the operator's metrics, and removes them once deleted", func(ctx SpecContext) {
+		e := newEcho("ec", withNamespace(newNamespace(ctx)))
+		create(ctx, e)
+		Eventually(conditionSeries(e)).Should(Equal(testenv.WantConditionSeries(map[string]string{
+			"Complete": "false", "Failed": "false",
+		})))
+
+		By("the 1 moves to the new status of a condition")
+		setJobStatus(ctx, e, withSucceeded())
+		Eventually(conditionSeries(e)).Should(Equal(testenv.WantConditionSeries(map[string]string{
+			"Complete": "true", "Failed": "false",
+		})))
+
+		Expect(k8s.Delete(ctx, e)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(e), &echov1alpha1.Echo{}))
+		}).Should(BeTrue())
+		Eventually(conditionSeries(e)).Should(BeEmpty())
 	})
 
 	Describe("admission", func() {

@@ -64,7 +64,7 @@ func BuildJob(e *echov1alpha1.Echo, image string) *batchv1.Job {
 			Name:            e.JobName(),
 			Namespace:       e.Namespace,
 			Labels:          e.Labels(),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(e, echov1alpha1.GroupVersion.WithKind("Echo"))},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(e, echov1alpha1.GroupVersion.WithKind(kind))},
 		},
 		Spec: spec,
 	}

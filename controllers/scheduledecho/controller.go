@@ -21,10 +21,9 @@ package scheduledecho
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,7 +34,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
+
+// kind names ScheduledEchos in owner references and in the operator's metrics.
+const kind = "ScheduledEcho"
 
 // Reconciler keeps the CronJob of each ScheduledEcho in line with its spec.
 type Reconciler struct {
@@ -63,12 +67,17 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	s := &echov1alpha1.ScheduledEcho{}
 	if err := r.Get(ctx, req.NamespacedName, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			opmetrics.Forget(kind, req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	original := s.DeepCopy()
 	obs := r.reconcileCronJob(ctx, s)
 	defer func() {
-		err = errors.Join(err, r.patchStatus(ctx, original, computeStatus(s, obs)))
+		status := computeStatus(s, obs)
+		opmetrics.RecordConditions(kind, s.Namespace, s.Name, status.Conditions)
+		err = errors.Join(err, r.patchStatus(ctx, original, status))
 	}()
 	if isTerminal(obs.err) {
 		return ctrl.Result{}, reconcile.TerminalError(obs.err)
@@ -81,13 +90,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) patchStatus(ctx context.Context, original *echov1alpha1.ScheduledEcho,
 	status echov1alpha1.ScheduledEchoStatus,
 ) error {
-	if equality.Semantic.DeepEqual(original.Status, status) {
-		return nil
-	}
 	updated := original.DeepCopy()
 	updated.Status = status
-	if err := r.Status().Patch(ctx, updated, client.MergeFrom(original)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
+	if written, err := patch.Status(ctx, r.Client, original, updated); !written {
+		return err
 	}
 	r.recordTransitions(original, updated)
 	logf.FromContext(ctx).V(1).Info("Patched the status", "cronJob", status.CronJobName)

@@ -45,7 +45,7 @@ func BuildCronJob(s *echov1alpha1.ScheduledEcho, image string) *batchv1.CronJob 
 			Name:            s.CronJobName(),
 			Namespace:       s.Namespace,
 			Labels:          s.Labels(),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s, echov1alpha1.GroupVersion.WithKind("ScheduledEcho"))},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s, echov1alpha1.GroupVersion.WithKind(kind))},
 		},
 		Spec: batchv1.CronJobSpec{
 			Schedule: s.Spec.Schedule,

@@ -134,6 +134,14 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 			return out
 		}
 	}
+	// conditionSeries reads the condition series of s from the manager's metrics registry.
+	conditionSeries := func(s *echov1alpha1.ScheduledEcho) func(g Gomega) map[string]float64 {
+		return func(g Gomega) map[string]float64 {
+			series, err := testenv.ConditionSeries("ScheduledEcho", s.Namespace, s.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			return series
+		}
+	}
 	// quiet checks that the controller stopped writing the ScheduledEcho: no retry loop.
 	quiet := func(ctx SpecContext, s *echov1alpha1.ScheduledEcho) {
 		version := current(ctx, s)(Default).ResourceVersion
@@ -284,6 +292,26 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 		s := newScheduledEcho(strings.Repeat("s", 47), withNamespace(ns))
 		Expect(k8s.Create(ctx, s)).To(Succeed())
 		Eventually(condition(ctx, s, "Ready")).Should(HaveExactElements("True", "CronJobSynced", Not(BeEmpty())))
+	})
+
+	It("records its conditions in the operator's metrics, and removes them once deleted", func(ctx SpecContext) {
+		s := newScheduledEcho("se", withNamespace(newNamespace(ctx)))
+		create(ctx, s)
+		Eventually(conditionSeries(s)).Should(Equal(testenv.WantConditionSeries(map[string]string{
+			"Ready": "true", "Suspended": "false",
+		})))
+
+		By("the 1 moves to the new status of a condition")
+		update(ctx, s, func(s *echov1alpha1.ScheduledEcho) { s.Spec.Suspend = true })
+		Eventually(conditionSeries(s)).Should(Equal(testenv.WantConditionSeries(map[string]string{
+			"Ready": "true", "Suspended": "true",
+		})))
+
+		Expect(k8s.Delete(ctx, s)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(s), &echov1alpha1.ScheduledEcho{}))
+		}).Should(BeTrue())
+		Eventually(conditionSeries(s)).Should(BeEmpty())
 	})
 
 	Describe("admission", func() {

@@ -49,7 +49,7 @@ func BuildConfigMap(vc *votingv1alpha1.VoteConfig) (*corev1.ConfigMap, error) {
 			Name:            vc.ConfigMapName(),
 			Namespace:       vc.Namespace,
 			Labels:          vc.Labels(),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vc, votingv1alpha1.GroupVersion.WithKind("VoteConfig"))},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vc, votingv1alpha1.GroupVersion.WithKind(kind))},
 		},
 		Data: data,
 	}, nil

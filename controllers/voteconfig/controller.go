@@ -25,7 +25,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,7 +40,12 @@ import (
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
+
+// kind names VoteConfigs in owner references and in the operator's metrics.
+const kind = "VoteConfig"
 
 // targetDeploymentIndex indexes VoteConfigs by spec.targetDeployment, to find those a Deployment
 // event concerns.
@@ -72,18 +77,24 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	vc := &votingv1alpha1.VoteConfig{}
 	if err := r.Get(ctx, req.NamespacedName, vc); err != nil {
+		if apierrors.IsNotFound(err) {
+			opmetrics.Forget(kind, req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !vc.DeletionTimestamp.IsZero() {
+		opmetrics.Forget(kind, req.Namespace, req.Name)
 		return ctrl.Result{}, r.reconcileDelete(ctx, vc)
 	}
-	if err := r.ensureFinalizer(ctx, vc); err != nil {
+	if err := patch.AddFinalizer(ctx, r.Client, vc, votingv1alpha1.Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}
 	original := vc.DeepCopy()
 	obs := r.reconcileChildren(ctx, vc)
 	defer func() {
-		err = errors.Join(err, r.patchStatus(ctx, original, computeStatus(vc, obs, metav1.Now())))
+		status := computeStatus(vc, obs, metav1.Now())
+		opmetrics.RecordConditions(kind, vc.Namespace, vc.Name, status.Conditions)
+		err = errors.Join(err, r.patchStatus(ctx, original, status))
 	}()
 	return ctrl.Result{}, errors.Join(obs.configMapErr, obs.targetErr)
 }
@@ -108,13 +119,10 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, vc *votingv1alpha1.V
 // patchStatus writes status, and only when it changed. It also emits the events of the
 // condition transitions, so that each is told exactly once.
 func (r *Reconciler) patchStatus(ctx context.Context, original *votingv1alpha1.VoteConfig, status votingv1alpha1.VoteConfigStatus) error {
-	if equality.Semantic.DeepEqual(original.Status, status) {
-		return nil
-	}
 	updated := original.DeepCopy()
 	updated.Status = status
-	if err := r.Status().Patch(ctx, updated, client.MergeFrom(original)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
+	if written, err := patch.Status(ctx, r.Client, original, updated); !written {
+		return err
 	}
 	r.recordTransitions(original, updated)
 	logf.FromContext(ctx).V(1).Info("Patched the status", "configMap", status.ConfigMapName)

@@ -18,13 +18,13 @@ package voteconfig
 
 import (
 	"context"
-	"fmt"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
 
 // reconcileDelete is the finalizer path. The ConfigMap carries an owner reference and is garbage
@@ -38,24 +38,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, vc *votingv1alpha1.Vot
 	if err := r.removeTargetAnnotation(ctx, vc); err != nil {
 		return err
 	}
-	original := vc.DeepCopy()
-	controllerutil.RemoveFinalizer(vc, votingv1alpha1.Finalizer)
-	if err := r.Patch(ctx, vc, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("removing the finalizer: %w", err))
+	if err := patch.RemoveFinalizer(ctx, r.Client, vc, votingv1alpha1.Finalizer); err != nil {
+		// A VoteConfig that is already gone needs nothing more.
+		return client.IgnoreNotFound(err)
 	}
 	logf.FromContext(ctx).Info("Removed the finalizer", "targetDeployment", vc.Spec.TargetDeployment)
-	return nil
-}
-
-// ensureFinalizer adds the finalizer, with a patch that fails if the object changed meanwhile.
-func (r *Reconciler) ensureFinalizer(ctx context.Context, vc *votingv1alpha1.VoteConfig) error {
-	if controllerutil.ContainsFinalizer(vc, votingv1alpha1.Finalizer) {
-		return nil
-	}
-	original := vc.DeepCopy()
-	controllerutil.AddFinalizer(vc, votingv1alpha1.Finalizer)
-	if err := r.Patch(ctx, vc, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("adding the finalizer: %w", err)
-	}
 	return nil
 }

@@ -145,6 +145,14 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(vc), &votingv1alpha1.VoteConfig{}))
 		}
 	}
+	// conditionSeries reads the condition series of vc from the manager's metrics registry.
+	conditionSeries := func(vc *votingv1alpha1.VoteConfig) func(g Gomega) map[string]float64 {
+		return func(g Gomega) map[string]float64 {
+			series, err := testenv.ConditionSeries("VoteConfig", vc.Namespace, vc.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			return series
+		}
+	}
 	options := `{"title":"Cats or dogs?","options":[{"id":"A","label":"Cats"},{"id":"B","label":"Dogs"}]}`
 
 	It("creates the exact ConfigMap, owner-referenced, with a finalizer on the VoteConfig", func(ctx SpecContext) {
@@ -294,6 +302,25 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 		Eventually(condition(ctx, vc, "TargetFound")).Should(HaveExactElements("False", "DeploymentNotFound", Not(BeEmpty())))
 		Expect(k8s.Delete(ctx, vc)).To(Succeed())
 		Eventually(gone(ctx, vc)).Should(BeTrue())
+	})
+
+	It("records its conditions in the operator's metrics, and removes them once deleted", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		vc := newVoteConfig("vote", withNamespace(ns), withTarget("web"))
+		create(ctx, vc)
+		Eventually(conditionSeries(vc)).Should(Equal(testenv.WantConditionSeries(map[string]string{
+			"Ready": "true", "TargetFound": "false",
+		})))
+
+		By("the 1 moves to the new status of a condition")
+		Expect(k8s.Create(ctx, newDeployment(ns, "web"))).To(Succeed())
+		Eventually(conditionSeries(vc)).Should(Equal(testenv.WantConditionSeries(map[string]string{
+			"Ready": "true", "TargetFound": "true",
+		})))
+
+		Expect(k8s.Delete(ctx, vc)).To(Succeed())
+		Eventually(gone(ctx, vc)).Should(BeTrue())
+		Eventually(conditionSeries(vc)).Should(BeEmpty())
 	})
 
 	Describe("admission", func() {

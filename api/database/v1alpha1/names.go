@@ -16,21 +16,13 @@ limitations under the License.
 
 package v1alpha1
 
-import "strconv"
+import (
+	"strconv"
 
-// Label keys the operator sets on everything it creates.
-const (
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	LabelComponent = "app.kubernetes.io/component"
+	"github.com/seed1b407122/database-operator/api/labels"
 )
 
-// ManagedByValue is the value of LabelManagedBy on every child of the operator; the manager's
-// cache selects children by it.
-const ManagedByValue = "database-operator"
-
-// appName is the value of LabelName on the children of a DatabaseCluster.
+// appName is the value of labels.Name on the children of a DatabaseCluster.
 const appName = "database"
 
 // DataVolumeName is the name of the claim template and of the volume mounted in the pods.
@@ -56,14 +48,12 @@ func (dc *DatabaseCluster) PodDisruptionBudgetName() string { return dc.Name }
 
 // SelectorLabels are the immutable labels that select the pods of the cluster.
 func (dc *DatabaseCluster) SelectorLabels() map[string]string {
-	return map[string]string{LabelName: appName, LabelInstance: dc.Name}
+	return labels.Selector(appName, dc.Name)
 }
 
 // Labels are the labels of every child of the cluster: the selector labels plus managed-by.
 func (dc *DatabaseCluster) Labels() map[string]string {
-	labels := dc.SelectorLabels()
-	labels[LabelManagedBy] = ManagedByValue
-	return labels
+	return labels.Child(appName, dc.Name)
 }
 
 // ClaimName is the name of the claim of the pod with the given ordinal.

@@ -16,17 +16,9 @@ limitations under the License.
 
 package v1alpha1
 
-// Label keys and the managed-by value the operator sets on every child. The manager's cache
-// selects the children of every kind by the managed-by label, so its value is the same in every
-// API group of the operator.
-const (
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedByValue = "database-operator"
-)
+import "github.com/seed1b407122/database-operator/api/labels"
 
-// Values of LabelName on the children of each kind.
+// Values of labels.Name on the children of each kind.
 const (
 	echoAppName          = "echo"
 	scheduledEchoAppName = "scheduledecho"
@@ -34,24 +26,20 @@ const (
 
 // SelectorLabels are the labels of the pods of the Echo's Job.
 func (e *Echo) SelectorLabels() map[string]string {
-	return map[string]string{LabelName: echoAppName, LabelInstance: e.Name}
+	return labels.Selector(echoAppName, e.Name)
 }
 
 // Labels are the labels of the Echo's Job: the selector labels plus managed-by.
 func (e *Echo) Labels() map[string]string {
-	labels := e.SelectorLabels()
-	labels[LabelManagedBy] = ManagedByValue
-	return labels
+	return labels.Child(echoAppName, e.Name)
 }
 
 // SelectorLabels are the labels of the pods the ScheduledEcho's CronJob runs.
 func (s *ScheduledEcho) SelectorLabels() map[string]string {
-	return map[string]string{LabelName: scheduledEchoAppName, LabelInstance: s.Name}
+	return labels.Selector(scheduledEchoAppName, s.Name)
 }
 
 // Labels are the labels of the ScheduledEcho's CronJob: the selector labels plus managed-by.
 func (s *ScheduledEcho) Labels() map[string]string {
-	labels := s.SelectorLabels()
-	labels[LabelManagedBy] = ManagedByValue
-	return labels
+	return labels.Child(scheduledEchoAppName, s.Name)
 }

@@ -16,22 +16,14 @@ limitations under the License.
 
 package v1alpha1
 
-// Label keys and the managed-by value the operator sets on every child. The manager's cache
-// selects the children of every kind by the managed-by label, so its value is the same in every
-// API group of the operator.
-const (
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedByValue = "database-operator"
-)
+import "github.com/seed1b407122/database-operator/api/labels"
 
-// appName is the value of LabelName on the children of a VoteConfig.
+// appName is the value of labels.Name on the children of a VoteConfig.
 const appName = "voteconfig"
 
 // Labels are the labels of the VoteConfig's ConfigMap.
 func (v *VoteConfig) Labels() map[string]string {
-	return map[string]string{LabelName: appName, LabelInstance: v.Name, LabelManagedBy: ManagedByValue}
+	return labels.Child(appName, v.Name)
 }
 
 // Option keys and the JSON document of the ConfigMap a voting app reads.

@@ -17,6 +17,10 @@ limitations under the License.
 // Package opmetrics holds the operator's own metrics, beyond controller-runtime's: the
 // conditions of every resource it manages and the replicas of DatabaseClusters. They are
 // registered with controller-runtime's registry and served on the manager's metrics endpoint.
+//
+// Each controller records the conditions of a resource after computing its status, and forgets
+// its series once the resource is gone; the DatabaseCluster controller does the same with the
+// replica series, which only that kind has.
 package opmetrics
 
 import (
@@ -76,11 +80,20 @@ func RecordConditions(kind, namespace, name string, conditions []metav1.Conditio
 	}
 }
 
-// Forget removes every series of a resource that is gone.
+// Forget removes the condition series of a resource that is gone.
 func Forget(kind, namespace, name string) {
 	Condition.DeletePartialMatch(prometheus.Labels{labelKind: kind, labelNamespace: namespace, labelName: name})
-	if kind == "DatabaseCluster" {
-		Replicas.DeletePartialMatch(prometheus.Labels{labelNamespace: namespace, labelName: name})
-		ReadyReplicas.DeletePartialMatch(prometheus.Labels{labelNamespace: namespace, labelName: name})
-	}
+}
+
+// RecordReplicas sets the replica series of one DatabaseCluster: the replicas its spec asks for
+// and those its StatefulSet reports ready.
+func RecordReplicas(namespace, name string, replicas, ready int32) {
+	Replicas.WithLabelValues(namespace, name).Set(float64(replicas))
+	ReadyReplicas.WithLabelValues(namespace, name).Set(float64(ready))
+}
+
+// ForgetReplicas removes the replica series of a DatabaseCluster that is gone.
+func ForgetReplicas(namespace, name string) {
+	Replicas.DeleteLabelValues(namespace, name)
+	ReadyReplicas.DeleteLabelValues(namespace, name)
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -39,16 +40,77 @@ database_operator_resource_condition{kind="DatabaseCluster",name="other",namespa
 database_operator_resource_condition{kind="DatabaseCluster",name="other",namespace="ns",status="true",type="Available"} 1
 database_operator_resource_condition{kind="DatabaseCluster",name="other",namespace="ns",status="unknown",type="Available"} 0
 `
-	if err := testutil.CollectAndCompare(Condition, strings.NewReader(want)); err != nil {
-		t.Fatal(err)
-	}
+	compare(t, Condition, want)
 
-	ReadyReplicas.WithLabelValues("ns", "db").Set(3)
 	Forget("DatabaseCluster", "ns", "db")
 	if got := testutil.CollectAndCount(Condition); got != 3 {
 		t.Fatalf("after Forget, %d condition series remain, want the 3 of the other cluster", got)
 	}
-	if got := testutil.CollectAndCount(ReadyReplicas); got != 0 {
-		t.Fatalf("after Forget, %d ready-replica series remain, want 0", got)
+}
+
+func TestForgetRemovesOnlyTheSeriesOfOneKind(t *testing.T) {
+	Condition.Reset()
+	ready := []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}}
+	for _, kind := range []string{"DatabaseCluster", "Echo", "ScheduledEcho", "VoteConfig"} {
+		RecordConditions(kind, "ns", "same-name", ready)
+	}
+	Forget("Echo", "ns", "same-name")
+	want := `
+# HELP database_operator_resource_condition Condition of a resource managed by the operator (1 for the current status).
+# TYPE database_operator_resource_condition gauge
+database_operator_resource_condition{kind="DatabaseCluster",name="same-name",namespace="ns",status="false",type="Ready"} 0
+database_operator_resource_condition{kind="DatabaseCluster",name="same-name",namespace="ns",status="true",type="Ready"} 1
+database_operator_resource_condition{kind="DatabaseCluster",name="same-name",namespace="ns",status="unknown",type="Ready"} 0
+database_operator_resource_condition{kind="ScheduledEcho",name="same-name",namespace="ns",status="false",type="Ready"} 0
+database_operator_resource_condition{kind="ScheduledEcho",name="same-name",namespace="ns",status="true",type="Ready"} 1
+database_operator_resource_condition{kind="ScheduledEcho",name="same-name",namespace="ns",status="unknown",type="Ready"} 0
+database_operator_resource_condition{kind="VoteConfig",name="same-name",namespace="ns",status="false",type="Ready"} 0
+database_operator_resource_condition{kind="VoteConfig",name="same-name",namespace="ns",status="true",type="Ready"} 1
+database_operator_resource_condition{kind="VoteConfig",name="same-name",namespace="ns",status="unknown",type="Ready"} 0
+`
+	compare(t, Condition, want)
+}
+
+func TestRecordReplicasAndForgetReplicas(t *testing.T) {
+	Replicas.Reset()
+	ReadyReplicas.Reset()
+	RecordReplicas("ns", "db", 3, 2)
+	RecordReplicas("ns", "other", 1, 1)
+	compare(t, Replicas, `
+# HELP database_operator_databasecluster_replicas Replicas a DatabaseCluster asks for.
+# TYPE database_operator_databasecluster_replicas gauge
+database_operator_databasecluster_replicas{name="db",namespace="ns"} 3
+database_operator_databasecluster_replicas{name="other",namespace="ns"} 1
+`)
+	compare(t, ReadyReplicas, `
+# HELP database_operator_databasecluster_ready_replicas Ready replicas of a DatabaseCluster.
+# TYPE database_operator_databasecluster_ready_replicas gauge
+database_operator_databasecluster_ready_replicas{name="db",namespace="ns"} 2
+database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
+`)
+
+	// Forget leaves the replica series alone: only the DatabaseCluster controller knows them.
+	Forget("DatabaseCluster", "ns", "db")
+	if got := testutil.CollectAndCount(Replicas); got != 2 {
+		t.Fatalf("after Forget, %d replica series remain, want 2", got)
+	}
+	ForgetReplicas("ns", "db")
+	compare(t, Replicas, `
+# HELP database_operator_databasecluster_replicas Replicas a DatabaseCluster asks for.
+# TYPE database_operator_databasecluster_replicas gauge
+database_operator_databasecluster_replicas{name="other",namespace="ns"} 1
+`)
+	compare(t, ReadyReplicas, `
+# HELP database_operator_databasecluster_ready_replicas Ready replicas of a DatabaseCluster.
+# TYPE database_operator_databasecluster_ready_replicas gauge
+database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
+`)
+}
+
+// compare fails t unless c holds exactly the series of want, in the text exposition format.
+func compare(t *testing.T, c prometheus.Collector, want string) {
+	t.Helper()
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -29,17 +29,13 @@ import (
 	"runtime"
 	"time"
 
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
@@ -79,13 +75,15 @@ func Start(log io.Writer, setup func(ctrl.Manager) error) (*Env, error) {
 }
 
 func (e *Env) startManager(cfg *rest.Config, setup func(ctrl.Manager) error) error {
-	scheme := Scheme()
-	var err error
-	if e.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	kinds, err := scheme.New()
+	if err != nil {
+		return err
+	}
+	if e.Client, err = client.New(cfg, client.Options{Scheme: kinds}); err != nil {
 		return fmt.Errorf("creating the client: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme,
+		Scheme:  kinds,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   cachecfg.Options(nil),
 	})
@@ -115,19 +113,6 @@ func (e *Env) Stop() error {
 		}
 	}
 	return errors.Join(append(errs, e.env.Stop())...)
-}
-
-// Scheme knows the built-in kinds and every kind of the operator.
-func Scheme() *k8sruntime.Scheme {
-	scheme := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{
-		clientgoscheme.AddToScheme, databasev1alpha1.AddToScheme, echov1alpha1.AddToScheme, votingv1alpha1.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			panic(err) // Only a programming error can make registering these types fail.
-		}
-	}
-	return scheme
 }
 
 // crdDirectory is config/crd/bases of this repository, found from this file's location so that

@@ -1,0 +1,80 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package patch holds the writes every controller makes to the resource it reconciles, each one
+// merge patch: the status, computed from what a reconcile observed and sent only when it changed,
+// and the finalizer, added before any child exists and removed once the cleanup is done.
+package patch
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// Status writes the status of updated, which is original with a newly computed status, in one
+// merge patch of the status subresource, and only when it differs from the status of original.
+// It reports whether it wrote; updated then holds the object as the server returned it. A
+// resource that is gone has no status left to write: NotFound is not an error.
+func Status[T client.Object](ctx context.Context, c client.Client, original, updated T) (bool, error) {
+	// Only the status differs between the two, so comparing the objects compares the statuses.
+	if equality.Semantic.DeepEqual(original, updated) {
+		return false, nil
+	}
+	if err := c.Status().Patch(ctx, updated, client.MergeFrom(original)); err != nil {
+		return false, client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
+	}
+	return true, nil
+}
+
+// AddFinalizer adds finalizer to obj unless it is there. The patch carries obj's
+// resourceVersion, so it fails if the object changed since it was read: a reconcile never acts
+// on a deletion it has not seen.
+func AddFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
+	if controllerutil.ContainsFinalizer(obj, finalizer) {
+		return nil
+	}
+	original := obj.DeepCopyObject().(client.Object)
+	controllerutil.AddFinalizer(obj, finalizer)
+	if err := c.Patch(ctx, obj, lockedMergeFrom(original)); err != nil {
+		return fmt.Errorf("adding the finalizer: %w", err)
+	}
+	return nil
+}
+
+// RemoveFinalizer removes finalizer from obj once its cleanup is done, with a patch that fails
+// if the object changed since it was read. The error is NotFound when the object is already gone,
+// which callers usually ignore.
+func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
+	if !controllerutil.ContainsFinalizer(obj, finalizer) {
+		return nil
+	}
+	original := obj.DeepCopyObject().(client.Object)
+	controllerutil.RemoveFinalizer(obj, finalizer)
+	if err := c.Patch(ctx, obj, lockedMergeFrom(original)); err != nil {
+		return fmt.Errorf("removing the finalizer: %w", err)
+	}
+	return nil
+}
+
+// lockedMergeFrom is a merge patch from original that carries its resourceVersion, so that the
+// API server refuses it with a Conflict when the object changed meanwhile.
+func lockedMergeFrom(original client.Object) client.Patch {
+	return client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})
+}

@@ -1,0 +1,182 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch
+
+import (
+	"context"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/api/scheme"
+)
+
+const finalizer = "echo.example/finalizer"
+
+// newEcho returns an Echo as the fake API server stores it, with the given finalizers.
+func newEcho(finalizers ...string) *echov1alpha1.Echo {
+	return &echov1alpha1.Echo{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "ns", Finalizers: finalizers},
+		Spec:       echov1alpha1.EchoSpec{Message: "hello"},
+		Status:     echov1alpha1.EchoStatus{Phase: echov1alpha1.EchoPending},
+	}
+}
+
+// newClient returns a fake client holding objs, and the patches it is sent, each as
+// "<subresource> <body>" (the subresource is empty for the object itself).
+func newClient(t *testing.T, objs ...client.Object) (client.Client, *[]string) {
+	t.Helper()
+	sent := &[]string{}
+	record := func(subresource string, obj client.Object, p client.Patch) {
+		data, err := p.Data(obj)
+		if err != nil {
+			t.Fatalf("computing the patch: %v", err)
+		}
+		*sent = append(*sent, subresource+" "+string(data))
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme.Must()).WithObjects(objs...).WithStatusSubresource(objs...).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+				record("", obj, p)
+				return c.Patch(ctx, obj, p, opts...)
+			},
+			SubResourcePatch: func(ctx context.Context, c client.Client, subresource string, obj client.Object, p client.Patch,
+				opts ...client.SubResourcePatchOption,
+			) error {
+				record(subresource, obj, p)
+				return c.SubResource(subresource).Patch(ctx, obj, p, opts...)
+			},
+		}).Build()
+	return c, sent
+}
+
+// stored reads the Echo back from the fake API server.
+func stored(t *testing.T, c client.Client) *echov1alpha1.Echo {
+	t.Helper()
+	e := &echov1alpha1.Echo{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "hello"}, e); err != nil {
+		t.Fatalf("reading the Echo: %v", err)
+	}
+	return e
+}
+
+func expectSent(t *testing.T, sent *[]string, want ...string) {
+	t.Helper()
+	if len(*sent) != len(want) {
+		t.Fatalf("sent %q, want %q", *sent, want)
+	}
+	for i := range want {
+		if (*sent)[i] != want[i] {
+			t.Fatalf("sent %q, want %q", *sent, want)
+		}
+	}
+}
+
+func TestStatusSendsOnlyTheChangedStatusOnce(t *testing.T) {
+	ctx := context.Background()
+	c, sent := newClient(t, newEcho())
+	original := stored(t, c)
+	updated := original.DeepCopy()
+	updated.Status.Phase = echov1alpha1.EchoRunning
+	updated.Status.JobName = "hello-echo"
+
+	written, err := Status(ctx, c, original, updated)
+	if err != nil || !written {
+		t.Fatalf("Status() = %t, %v; want true, nil", written, err)
+	}
+	expectSent(t, sent, `status {"status":{"jobName":"hello-echo","phase":"Running"}}`)
+	if got := stored(t, c).Status.Phase; got != echov1alpha1.EchoRunning {
+		t.Fatalf("stored phase %q, want Running", got)
+	}
+	if updated.ResourceVersion == original.ResourceVersion {
+		t.Fatal("updated does not hold the object the server returned")
+	}
+}
+
+func TestStatusSendsNothingWhenTheStatusIsUnchanged(t *testing.T) {
+	c, sent := newClient(t, newEcho())
+	original := stored(t, c)
+	written, err := Status(context.Background(), c, original, original.DeepCopy())
+	if err != nil || written {
+		t.Fatalf("Status() = %t, %v; want false, nil", written, err)
+	}
+	expectSent(t, sent)
+}
+
+func TestStatusOfAGoneResourceIsNotAnError(t *testing.T) {
+	c, _ := newClient(t)
+	original := newEcho()
+	updated := original.DeepCopy()
+	updated.Status.Phase = echov1alpha1.EchoRunning
+	written, err := Status(context.Background(), c, original, updated)
+	if err != nil || written {
+		t.Fatalf("Status() = %t, %v; want false, nil", written, err)
+	}
+}
+
+func TestAddFinalizerPatchesWithTheResourceVersionOnce(t *testing.T) {
+	ctx := context.Background()
+	c, sent := newClient(t, newEcho("other.example/keep"))
+	e := stored(t, c)
+	for range 2 {
+		if err := AddFinalizer(ctx, c, e, finalizer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectSent(t, sent, ` {"metadata":{"finalizers":["other.example/keep","echo.example/finalizer"],"resourceVersion":"999"}}`)
+	if got := stored(t, c).Finalizers; len(got) != 2 || got[1] != finalizer {
+		t.Fatalf("stored finalizers %q", got)
+	}
+}
+
+func TestAddFinalizerFailsOnAStaleObject(t *testing.T) {
+	c, _ := newClient(t, newEcho())
+	e := stored(t, c)
+	e.ResourceVersion = "1"
+	if err := AddFinalizer(context.Background(), c, e, finalizer); !apierrors.IsConflict(err) {
+		t.Fatalf("AddFinalizer() = %v, want a Conflict", err)
+	}
+}
+
+func TestRemoveFinalizerPatchesWithTheResourceVersionOnce(t *testing.T) {
+	ctx := context.Background()
+	c, sent := newClient(t, newEcho(finalizer, "other.example/keep"))
+	e := stored(t, c)
+	for range 2 {
+		if err := RemoveFinalizer(ctx, c, e, finalizer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectSent(t, sent, ` {"metadata":{"finalizers":["other.example/keep"],"resourceVersion":"999"}}`)
+	if got := stored(t, c).Finalizers; len(got) != 1 || got[0] != "other.example/keep" {
+		t.Fatalf("stored finalizers %q", got)
+	}
+}
+
+func TestRemoveFinalizerOfAGoneResourceIsNotFound(t *testing.T) {
+	c, _ := newClient(t)
+	e := newEcho(finalizer)
+	e.ResourceVersion = "999" // as read before someone else deleted it
+	if err := RemoveFinalizer(context.Background(), c, e, finalizer); !apierrors.IsNotFound(err) {
+		t.Fatalf("RemoveFinalizer() = %v, want NotFound", err)
+	}
+}
