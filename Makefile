@@ -63,7 +63,7 @@ fmt: ## Run gofmt on the project.
 vet: ## Run go vet (also on the files behind the e2e, olm and node build tags).
 	go vet -tags e2e ./...
 	go vet -tags olm ./test/olme2e/
-	go vet -tags node ./test/realnode/
+	go vet -tags node ./test/nodee2e/
 
 # Tools modules with their own go.mod, linted with the same configuration.
 LINT_MODULES ?= hack/olm hack/helm hack/images
@@ -71,7 +71,7 @@ LINT_MODULES ?= hack/olm hack/helm hack/images
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools modules.
 	$(GOLANGCI_LINT) run ./...
-	$(GOLANGCI_LINT) run --build-tags node ./test/realnode/...
+	$(GOLANGCI_LINT) run --build-tags node ./test/nodee2e/...
 	for m in $(LINT_MODULES); do (cd $$m && GOWORK=off $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
@@ -102,7 +102,7 @@ test-fresh-machine: ## Clone HEAD and run "make test" with empty module, build a
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
-	go test -count=1 ./test/child/ ./test/localcluster/
+	go test -count=1 ./test/harness/proc/ ./test/harness/controlplane/
 
 .PHONY: test-integration
 test-integration: test-env $(GINKGO) ## envtest specs (label "integration") against a real kube-apiserver and etcd.
@@ -110,7 +110,7 @@ test-integration: test-env $(GINKGO) ## envtest specs (label "integration") agai
 
 .PHONY: test-e2e
 test-e2e: build test-env $(GINKGO) $(KUSTOMIZE) ## e2e specs: the manager binary on the local control plane (simulated nodes).
-	go test -tags e2e ./test/localcluster/ -count=1 -v -timeout 10m
+	go test -tags e2e ./test/harness/controlplane/ -count=1 -v -timeout 10m
 	MANAGER_BIN=$(LOCALBIN)/manager KUSTOMIZE=$(KUSTOMIZE) $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/e2e
 
 .PHONY: test-env

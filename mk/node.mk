@@ -1,5 +1,5 @@
-# The real-node tier: a kubelet with containerd running real containers (test/realnode). This
-# file builds what it needs; the harness and its tests live in test/realnode.
+# The real-node tier: a kubelet with containerd running real containers (test/nodee2e). This
+# file builds what it needs; the harness is test/harness/realnode, the suite test/nodee2e.
 #
 #   make test-env-node      kubelet, kube-proxy, etcd, coredns once per machine; the host packages
 #                           (root only); the node images. Prints the paths the harness reads.
@@ -46,5 +46,5 @@ node-images: node-env manager-static $(IMAGE_TOOL) ## Build the node images (pau
 
 .PHONY: node-images-test
 node-images-test: node-images ## Unit tests of the test programs; import every node image into a throwaway containerd and run them (root).
-	go test -count=1 ./test/realnode/ ./test/realnode/images/... ./test/realnode/testdb/...
+	go test -count=1 ./test/harness/realnode/ ./test/harness/operands/...
 	hack/node/images-test.sh $(NODE_IMAGES_DIR)

@@ -4,7 +4,7 @@
 # No container runtime: OLM runs as host processes, catalog-serve (opm serve's registry on
 # 127.0.0.1) answers its gRPC queries, kwok runs the pods, and the manager runs on the host as
 # OLM's ServiceAccount. The suite also runs "make run-bundle" and "make cleanup-bundle".
-# OLM, the catalog server and the install steps come from package test/olm.
+# OLM, the catalog server and the install steps come from package test/harness/olm.
 #
 #   make olm-e2e     # test/olme2e (build tag "olm"); first run builds OLM (~4 min warm cache)
 #

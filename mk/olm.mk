@@ -108,9 +108,9 @@ catalog-push: ## Push the catalog image CATALOG_IMG (needs a Docker engine).
 .PHONY: olm-test
 olm-test: export OPM := $(OPM)
 olm-test: export KUSTOMIZE := $(KUSTOMIZE)
-olm-test: $(OPM) $(KUSTOMIZE) ## Go tests of hack/olm (validators, bundle determinism and freshness, catalog) and of test/olm (run-bundle).
+olm-test: $(OPM) $(KUSTOMIZE) ## Go tests of hack/olm (validators, bundle determinism and freshness, catalog) , of test/harness/olm and of hack/runbundle (run-bundle).
 	$(OLM_GO) test -count=1 ./...
-	go test -count=1 ./test/olm/...
+	go test -count=1 ./test/harness/olm/... ./hack/runbundle/...
 
 ##@ OLM: run the bundle
 
@@ -134,7 +134,7 @@ RUN_BUNDLE_FLAGS = --namespace "$(NAMESPACE)" --bundle-dir $(RUN_BUNDLE_BUNDLE_D
 .PHONY: run-bundle
 run-bundle: $(OPM) $(if $(filter host,$(CATALOG_MODE)),$(CATALOG_SERVE)) | $(LOCALBIN) ## Install bundle/ through OLM into NAMESPACE (INSTALL_MODE, CATALOG_MODE=host|cluster) and wait for the CSV.
 	@test -n "$(NAMESPACE)" || { echo "Set NAMESPACE, e.g. make run-bundle NAMESPACE=database-operator"; exit 2; }
-	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle
+	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle/cmd/run-bundle
 	$(LOCALBIN)/run-bundle install $(RUN_BUNDLE_FLAGS) --install-mode $(INSTALL_MODE) \
 		--catalog-mode $(CATALOG_MODE) --opm $(OPM) --catalog-serve $(CATALOG_SERVE) \
 		--port $(RUN_BUNDLE_PORT) --opm-image $(OPM_IMAGE)
@@ -142,5 +142,5 @@ run-bundle: $(OPM) $(if $(filter host,$(CATALOG_MODE)),$(CATALOG_SERVE)) | $(LOC
 .PHONY: cleanup-bundle
 cleanup-bundle: | $(LOCALBIN) ## Remove what run-bundle installed in NAMESPACE (Subscription, CSV, CatalogSource, OperatorGroup) and stop its catalog server.
 	@test -n "$(NAMESPACE)" || { echo "Set NAMESPACE, e.g. make cleanup-bundle NAMESPACE=database-operator"; exit 2; }
-	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle
+	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle/cmd/run-bundle
 	$(LOCALBIN)/run-bundle cleanup $(RUN_BUNDLE_FLAGS)

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 )
 
 const fieldOwner = "helm-test"
@@ -37,7 +37,7 @@ func TestInstall(t *testing.T) {
 	}
 	ctx := t.Context()
 	began := time.Now()
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Nodes: 3, Log: testLog{t}})
+	cluster, err := controlplane.Start(ctx, controlplane.Options{Nodes: 3, Log: testLog{t}})
 	if err != nil {
 		t.Fatalf("starting the local control plane: %v", err)
 	}

@@ -30,8 +30,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed1b407122/database-operator/test/child"
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 // runManager runs the manager binary on the host with the args and env of the chart's
@@ -42,7 +42,7 @@ import (
 // without a "forbidden", the secure metrics endpoint admits a token bound to the chart's
 // metrics-reader ClusterRole (and no other), and a graceful stop releases the Lease
 // (--leader-election-release-on-cancel).
-func runManager(ctx context.Context, t *testing.T, cluster *localcluster.Cluster, d *appsv1.Deployment) {
+func runManager(ctx context.Context, t *testing.T, cluster *controlplane.Cluster, d *appsv1.Deployment) {
 	c := cluster.Client()
 	m := startManager(ctx, t, cluster, d)
 
@@ -94,7 +94,7 @@ type hostManager struct {
 
 // startManager starts the manager as the Deployment's ServiceAccount; the test's cleanup
 // kills it if it still runs and prints its log if the test failed.
-func startManager(ctx context.Context, t *testing.T, cluster *localcluster.Cluster, d *appsv1.Deployment) *hostManager {
+func startManager(ctx context.Context, t *testing.T, cluster *controlplane.Cluster, d *appsv1.Deployment) *hostManager {
 	t.Helper()
 	bin := managerBinary(t)
 	container := d.Spec.Template.Spec.Containers[0]
@@ -127,7 +127,7 @@ func startManager(ctx context.Context, t *testing.T, cluster *localcluster.Clust
 	m.cmd = exec.Command(bin, m.args...)
 	m.cmd.Env = env
 	m.cmd.Stdout, m.cmd.Stderr = m.logs, m.logs
-	m.cmd.SysProcAttr = child.SysProcAttr()
+	m.cmd.SysProcAttr = proc.SysProcAttr()
 	if err := m.cmd.Start(); err != nil {
 		t.Fatalf("starting the manager: %v", err)
 	}
@@ -351,7 +351,7 @@ func token(ctx context.Context, t *testing.T, c client.Client, sa *corev1.Servic
 	return req.Status.Token
 }
 
-func writeKubeconfig(t *testing.T, cluster *localcluster.Cluster, token, path string) {
+func writeKubeconfig(t *testing.T, cluster *controlplane.Cluster, token, path string) {
 	t.Helper()
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData,
@@ -400,7 +400,7 @@ func httpStatus(url, token string) int {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	port, err := child.FreePort("127.0.0.1")
+	port, err := proc.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,10 @@
 # per line (absolute tarball paths). Nothing is pulled: every image is static binaries on an
 # empty base, assembled by image-tool (hack/images); the same inputs give the same digests.
 #
-#   database-operator.test/pause:v1     the CRI sandbox image (test/realnode/images/pause), user 65535
+#   database-operator.test/pause:v1     the CRI sandbox image (test/harness/operands/images/pause), user 65535
 #   database-operator.test/etcd:v1, v2  the static etcd of NODE_ENV_DIR at /usr/local/bin/etcd, user 65532
 #                                       (same binary, label org.opencontainers.image.version=v1/v2)
-#   database-operator.test/testdb:v1    the test database (test/realnode/images/testdb), user 65532
+#   database-operator.test/testdb:v1    the test database (test/harness/operands/images/testdb), user 65532
 #   database-operator.test/coredns:v1   CoreDNS at /coredns, user 65532 without capabilities: it
 #                                       cannot bind port 53, so its Corefile must listen on a high
 #                                       port (e.g. 1053) behind a Service mapping 53 -> 1053
@@ -25,7 +25,7 @@ out=$(cd "$out" && pwd)
 
 # The programs written for the tests, static like every binary of these images.
 (cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -ldflags="-s -w" -o "$out/bin/" \
-  ./test/realnode/images/pause ./test/realnode/images/testdb)
+  ./test/harness/operands/images/pause ./test/harness/operands/images/testdb)
 
 list="$out/images.txt.tmp"
 : > "$list"

@@ -17,7 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
+	"github.com/seed1b407122/database-operator/test/harness/csisim"
 )
 
 // probeTimeout bounds the /version request that decides whether a cluster is reachable.
@@ -29,7 +30,7 @@ type cluster struct {
 	kubeconfig string
 	client     client.Client
 	// local is the cluster this command started, nil when it found one.
-	local *localcluster.Cluster
+	local *controlplane.Cluster
 }
 
 // stop stops the local cluster, if this command started one.
@@ -128,7 +129,7 @@ func startLocal(ctx context.Context, o options) (*cluster, error) {
 	if o.binDir == "" {
 		return nil, errors.New("no control-plane binaries: set KUBEBUILDER_ASSETS (make run does) or --bin-dir")
 	}
-	local, err := localcluster.Start(ctx, localcluster.Options{
+	local, err := controlplane.Start(ctx, controlplane.Options{
 		BinDir:            o.binDir,
 		WorkDir:           o.workDir,
 		Nodes:             o.nodes,
@@ -158,7 +159,7 @@ func newClient(cfg *rest.Config) (client.Client, error) {
 }
 
 // printLocalBanner tells how to reach the local cluster.
-func printLocalBanner(local *localcluster.Cluster, nodes int) {
+func printLocalBanner(local *controlplane.Cluster, nodes int) {
 	kubeconfig := local.KubeconfigPath
 	if wd, err := os.Getwd(); err == nil {
 		if rel, err := filepath.Rel(wd, kubeconfig); err == nil && !strings.HasPrefix(rel, "..") {
@@ -175,5 +176,5 @@ Local cluster ready: %s, %d simulated (kwok) nodes, StorageClass %q.
 Ctrl-C stops the manager and the cluster.
 ========================================================================================
 
-`, local.Config.Host, nodes, localcluster.StorageClassName, local.KubeconfigPath, local.WorkDir, kubeconfig, kubeconfig)
+`, local.Config.Host, nodes, csisim.StorageClassName, local.KubeconfigPath, local.WorkDir, kubeconfig, kubeconfig)
 }

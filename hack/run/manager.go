@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +10,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/seed1b407122/database-operator/test/child"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 const (
@@ -36,64 +35,47 @@ func buildManager(ctx context.Context, out string) error {
 	return nil
 }
 
-// startManager starts the manager with KUBECONFIG set, its output passed through.
-func startManager(bin string, args []string, kubeconfig string) (*exec.Cmd, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.Env = os.Environ()
+// startManager starts the manager with KUBECONFIG set, its output passed through. It leads its
+// own process group, which keeps a terminal's Ctrl-C from reaching the manager directly: this
+// command forwards exactly one signal (controller-runtime exits at once on a second one). It
+// also dies with this command.
+func startManager(bin string, args []string, kubeconfig string) (*proc.Process, error) {
+	var env []string
 	if kubeconfig != "" {
-		cmd.Env = append(cmd.Env, clientcmd.RecommendedConfigPathEnvVar+"="+kubeconfig)
+		env = append(env, clientcmd.RecommendedConfigPathEnvVar+"="+kubeconfig)
 	}
-	// Its own process group keeps a terminal's Ctrl-C from reaching the manager directly: this
-	// command forwards exactly one signal (controller-runtime exits at once on a second one).
-	// It also dies with this command.
-	cmd.SysProcAttr = child.SysProcAttr()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the manager %s: %w", bin, err)
+	p, err := proc.Start("manager", bin, args, proc.Options{Output: os.Stdout, Env: env})
+	if err != nil {
+		return nil, err
 	}
-	logf("Manager started (pid %d): %s %v", cmd.Process.Pid, bin, args)
-	return cmd, nil
+	logf("Manager started (pid %d): %s %v", p.PID(), bin, args)
+	return p, nil
 }
 
 // superviseManager waits for the manager. The first signal is forwarded to it; a second one,
 // or managerStopTimeout, kills it. It returns 0 after a signal, else the manager's exit code.
-func superviseManager(cmd *exec.Cmd, signals <-chan os.Signal) int {
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+func superviseManager(p *proc.Process, signals <-chan os.Signal) int {
 	select {
-	case err := <-exited:
-		code := exitCode(err)
-		logf("Manager exited with code %d.", code)
-		return code
+	case <-p.Done():
+		logf("Manager exited with code %d.", p.ExitCode())
+		return p.ExitCode()
 	case sig := <-signals:
 		logf("%v received: stopping the manager.", sig)
-		_ = cmd.Process.Signal(sig)
+		if s, ok := sig.(syscall.Signal); ok {
+			_ = p.Signal(s)
+		}
 	}
 	select {
-	case err := <-exited:
-		logf("Manager stopped (exit code %d).", exitCode(err))
+	case <-p.Done():
+		logf("Manager stopped (exit code %d).", p.ExitCode())
 		return 0
 	case sig := <-signals:
 		logf("%v received again: killing the manager.", sig)
 	case <-time.After(managerStopTimeout):
 		logf("The manager did not stop within %s: killing it.", managerStopTimeout)
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	logf("Manager killed (exit code %d).", exitCode(<-exited))
+	_ = p.Signal(syscall.SIGKILL)
+	<-p.Done()
+	logf("Manager killed (exit code %d).", p.ExitCode())
 	return 0
-}
-
-// exitCode maps the result of Wait to an exit code, 128+n for a death by signal n.
-func exitCode(err error) int {
-	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) {
-		if err != nil {
-			return 1
-		}
-		return 0
-	}
-	if status, ok := exitErr.Sys().(syscall.WaitStatus); ok && status.Signaled() {
-		return 128 + int(status.Signal())
-	}
-	return exitErr.ExitCode()
 }

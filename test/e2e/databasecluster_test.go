@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 )
 
 // The DatabaseCluster lifecycle with real pods: the StatefulSet controller creates them, the
@@ -394,7 +394,7 @@ var _ = Describe("DatabaseCluster with an image that never gets Ready", func() {
 			ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: ns},
 			Spec: databasev1alpha1.DatabaseClusterSpec{
 				Replicas:  ptr.To[int32](2),
-				Image:     localcluster.NeverReadyImage,
+				Image:     controlplane.NeverReadyImage,
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
 				Storage:   databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
 			},
@@ -413,7 +413,7 @@ var _ = Describe("DatabaseCluster with an image that never gets Ready", func() {
 			g.Expect(conditionOf(g, databasev1alpha1.ConditionAvailable)).
 				To(Equal([]string{"False", "ReplicasNotReady", "0/2 replicas are ready"}))
 		}).Should(Succeed())
-		Expect(manager.Running()).To(BeTrue(), "the manager is still running")
+		Expect(mgr.Running()).To(BeTrue(), "the manager is still running")
 
 		began := time.Now()
 		patch := client.MergeFrom(dc.DeepCopy())

@@ -32,7 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/internal/scrape"
+	"github.com/seed1b407122/database-operator/test/harness/scrape"
 )
 
 // The manager serves its metrics over HTTPS and only to clients whose token the API server

@@ -38,18 +38,18 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/child"
-	proc "github.com/seed1b407122/database-operator/test/internal/manager"
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
+	"github.com/seed1b407122/database-operator/test/harness/manager"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 // podReadyTimeout is the manager's bound for a pod to get Ready, short to keep the suite fast.
 const podReadyTimeout = 3 * time.Second
 
 var (
-	cluster *localcluster.Cluster
+	cluster *controlplane.Cluster
 	k8s     client.Client
-	manager *proc.Process
+	mgr     *manager.Process
 	// metricsPort is the manager's secure (HTTPS, token-checked) metrics port.
 	metricsPort int
 )
@@ -64,7 +64,7 @@ func TestE2E(t *testing.T) {
 var _ = BeforeSuite(func(ctx SpecContext) {
 	began := time.Now()
 	var err error
-	cluster, err = localcluster.Start(ctx, localcluster.Options{
+	cluster, err = controlplane.Start(ctx, controlplane.Options{
 		Nodes:             3,
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		Log:               GinkgoWriter,
@@ -80,7 +80,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	k8s, err = client.New(cluster.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 
-	manager = startManager(ctx)
+	mgr = startManager(ctx)
 }, NodeTimeout(5*time.Minute))
 
 var _ = AfterSuite(func() {
@@ -92,15 +92,15 @@ var _ = AfterSuite(func() {
 
 // startManager runs the manager binary (MANAGER_BIN, built by "make test-e2e") against the
 // cluster, as a user would with "make run", and waits until it reports ready.
-func startManager(ctx context.Context) *proc.Process {
+func startManager(ctx context.Context) *manager.Process {
 	bin := os.Getenv("MANAGER_BIN")
 	if bin == "" {
 		bin = filepath.Join("..", "..", "bin", "manager")
 	}
 	var err error
-	metricsPort, err = child.FreePort("127.0.0.1")
+	metricsPort, err = proc.FreePort("127.0.0.1")
 	Expect(err).NotTo(HaveOccurred())
-	m, err := proc.Start(ctx, proc.Options{
+	m, err := manager.Start(ctx, manager.Options{
 		Binary:     bin,
 		Kubeconfig: cluster.KubeconfigPath,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
@@ -113,8 +113,8 @@ func startManager(ctx context.Context) *proc.Process {
 
 // stopManager stops the manager gracefully and checks that it exits cleanly.
 func stopManager() {
-	if manager == nil {
+	if mgr == nil {
 		return
 	}
-	Expect(manager.Stop(30*time.Second)).To(Succeed(), "the manager exits 0 on SIGINT")
+	Expect(mgr.Stop(30*time.Second)).To(Succeed(), "the manager exits 0 on SIGINT")
 }

@@ -40,7 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/internal/leader"
+	"github.com/seed1b407122/database-operator/test/harness/leader"
 )
 
 // Two managers run at a time, as a Deployment with 2 replicas would; the Lease decides which

@@ -44,12 +44,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/internal/leader"
-	"github.com/seed1b407122/database-operator/test/localcluster"
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
+	"github.com/seed1b407122/database-operator/test/harness/leader"
 )
 
 var (
-	cluster *localcluster.Cluster
+	cluster *controlplane.Cluster
 	k8s     client.Client
 
 	managersMu sync.Mutex
@@ -66,7 +66,7 @@ func TestHA(t *testing.T) {
 var _ = BeforeSuite(func(ctx SpecContext) {
 	began := time.Now()
 	var err error
-	cluster, err = localcluster.Start(ctx, localcluster.Options{
+	cluster, err = controlplane.Start(ctx, controlplane.Options{
 		Nodes:             3,
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		Log:               GinkgoWriter,

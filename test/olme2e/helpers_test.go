@@ -40,9 +40,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/child"
-	"github.com/seed1b407122/database-operator/test/internal/manager"
-	"github.com/seed1b407122/database-operator/test/olm"
+	"github.com/seed1b407122/database-operator/test/harness/manager"
+	"github.com/seed1b407122/database-operator/test/harness/olm"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
@@ -53,7 +53,7 @@ const olmWaitTimeout = 2 * time.Minute
 // guard bounds a wait on OLM: olmWaitTimeout, and an end as soon as OLM or the catalog
 // server exits.
 func guard(ctx context.Context) (context.Context, context.CancelFunc) {
-	return child.WhileRunningWithin(ctx, olmWaitTimeout, olmProcs...)
+	return proc.WhileRunningWithin(ctx, olmWaitTimeout, olmProcs...)
 }
 
 // createOperatorGroup creates an OperatorGroup; no target namespaces means AllNamespaces.
@@ -290,7 +290,7 @@ func newSample(namespace string) *databasev1alpha1.DatabaseCluster {
 func waitAvailable(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, m *manager.Process) {
 	Eventually(func(g Gomega) {
 		if !m.Running() {
-			StopTrying(fmt.Sprintf("the manager exited (%v); tail of %s:\n%s", m.ExitErr(), m.LogPath, child.Tail(m.LogPath))).Now()
+			StopTrying(fmt.Sprintf("the manager exited (%v); tail of %s:\n%s", m.ExitErr(), m.LogPath, proc.Tail(m.LogPath))).Now()
 		}
 		if forbidden := forbiddenLines(m.LogPath); len(forbidden) > 0 {
 			StopTrying(fmt.Sprintf("the manager was refused by RBAC (%s):\n%s", m.LogPath, strings.Join(forbidden, "\n"))).Now()

@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/internal/manager"
-	"github.com/seed1b407122/database-operator/test/olm"
+	"github.com/seed1b407122/database-operator/test/harness/manager"
+	"github.com/seed1b407122/database-operator/test/harness/olm"
 )
 
 // Each case installs the package, checks it, and uninstalls it again in AfterAll (CRDs are

@@ -37,8 +37,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed1b407122/database-operator/test/child"
-	"github.com/seed1b407122/database-operator/test/olm"
+	"github.com/seed1b407122/database-operator/hack/runbundle"
+	"github.com/seed1b407122/database-operator/test/harness/olm"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 // These cases run "make run-bundle" and "make cleanup-bundle" as a user would, with
@@ -63,7 +64,7 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 
 	// After a failure, leave the cluster to the other cases: cleanup-bundle's own code.
 	AfterAll(NodeTimeout(3*time.Minute), func(ctx SpecContext) {
-		Expect(olm.CleanupBundle(ctx, k8s, olm.CleanupOptions{
+		Expect(runbundle.Cleanup(ctx, k8s, runbundle.CleanupOptions{
 			Namespace: namespace, StateDir: stateDir, BundleDir: filepath.Join(repoRoot(), "bundle"),
 		})).To(Succeed())
 	})
@@ -76,7 +77,7 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 		Expect(out).To(ContainSubstring(fmt.Sprintf("ClusterServiceVersion %s/%s Succeeded", namespace, bundle.CSVName)))
 
 		managed := map[string]string{olm.ManagedByLabel: olm.ManagedBy}
-		cs := olm.NewCatalogSource(namespace, olm.CatalogSourceName(bundle.Package))
+		cs := olm.NewCatalogSource(namespace, runbundle.CatalogSourceName(bundle.Package))
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cs), cs)).To(Succeed())
 		Expect(cs.GetLabels()).To(Equal(managed))
 		address, _, _ = unstructured.NestedString(cs.Object, "spec", "address")
@@ -118,11 +119,11 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 
 		// The catalog server outlives make: its pidfile names it, and its command line serves
 		// the catalog rendered into the state directory.
-		pid, err = olm.ServerPID(stateDir, namespace)
+		pid, err = runbundle.ServerPID(stateDir, namespace)
 		Expect(err).NotTo(HaveOccurred())
-		mark, err = olm.ServerMark(stateDir, namespace)
+		mark, err = runbundle.ServerMark(stateDir, namespace)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(child.Alive(pid, mark, catalogServe)).To(BeTrue(), "no catalog server with pid %d serving %s", pid, mark)
+		Expect(proc.Alive(pid, mark, catalogServe)).To(BeTrue(), "no catalog server with pid %d serving %s", pid, mark)
 		Expect(filepath.Join(mark, bundle.Package, "catalog.json")).To(BeAnExistingFile())
 	})
 
@@ -145,7 +146,7 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 			Expect(k8s.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
 			Expect(list.Items).To(BeEmpty(), "%s left in %s", kind, namespace)
 		}
-		Expect(child.Alive(pid, mark)).To(BeFalse(), "the catalog server (pid %d) still runs", pid)
+		Expect(proc.Alive(pid, mark)).To(BeFalse(), "the catalog server (pid %d) still runs", pid)
 		_, err = net.DialTimeout("tcp", address, time.Second)
 		Expect(err).To(HaveOccurred(), "something still listens on %s", address)
 		Expect(filepath.Join(stateDir, namespace)).NotTo(BeAnExistingFile())
@@ -170,7 +171,7 @@ var _ = Describe("make run-bundle CATALOG_MODE=cluster", Ordered, func() {
 	})
 
 	AfterAll(NodeTimeout(3*time.Minute), func(ctx SpecContext) {
-		Expect(olm.CleanupBundle(ctx, k8s, olm.CleanupOptions{
+		Expect(runbundle.Cleanup(ctx, k8s, runbundle.CleanupOptions{
 			Namespace: namespace, StateDir: stateDir, BundleDir: filepath.Join(repoRoot(), "bundle"),
 		})).To(Succeed())
 	})
@@ -245,7 +246,7 @@ var _ = Describe("make run-bundle CATALOG_MODE=cluster", Ordered, func() {
 			Expect(k8s.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
 			Expect(list.Items).To(BeEmpty())
 		}
-		Expect(filepath.Join(stateDir, namespace, olm.PIDFile)).NotTo(BeAnExistingFile())
+		Expect(filepath.Join(stateDir, namespace, runbundle.PIDFile)).NotTo(BeAnExistingFile())
 	})
 
 	It("make cleanup-bundle removes them", NodeTimeout(2*time.Minute), func(ctx SpecContext) {

@@ -58,9 +58,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/test/child"
-	"github.com/seed1b407122/database-operator/test/localcluster"
-	"github.com/seed1b407122/database-operator/test/olm"
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
+	"github.com/seed1b407122/database-operator/test/harness/olm"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 const (
@@ -73,7 +73,7 @@ const (
 )
 
 var (
-	cluster *localcluster.Cluster
+	cluster *controlplane.Cluster
 	k8s     client.Client
 	// olmBins, opm and catalogServe are the binaries "make olm-e2e" built.
 	olmBins, opm, catalogServe string
@@ -81,7 +81,7 @@ var (
 	setupDone, failed bool
 	// olmProcs are OLM's controllers and the catalog server; the waits stop as soon as one
 	// of them exits.
-	olmProcs []*child.Process
+	olmProcs []*proc.Process
 )
 
 func TestOLM(t *testing.T) {
@@ -118,7 +118,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	// The operator's CRDs are not installed: OLM installs them from the bundle.
 	began := time.Now()
-	cluster, err = localcluster.Start(ctx, localcluster.Options{WorkDir: workDir, Nodes: 3, Log: GinkgoWriter})
+	cluster, err = controlplane.Start(ctx, controlplane.Options{WorkDir: workDir, Nodes: 3, Log: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
 	AddReportEntry("local control plane start", since(began))
@@ -170,7 +170,7 @@ var _ = ReportAfterEach(func(report SpecReport) {
 // whileOLMRuns returns a context that ends as soon as OLM or the catalog server exits: the
 // package's waits then fail at once with that process's log instead of timing out.
 func whileOLMRuns(ctx context.Context) (context.Context, context.CancelFunc) {
-	return child.WhileRunning(ctx, olmProcs...)
+	return proc.WhileRunning(ctx, olmProcs...)
 }
 
 // expectLoopbackOnly checks that a server at 127.0.0.1:PORT cannot be reached through any

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed1b407122/database-operator/test/harness/leader"
+)
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct{ method, url, verb, resource string }{
+		{"GET", "/api/v1/namespaces/bench/pods?watch=true&resourceVersion=1", "watch", "pods"},
+		{"GET", "/api/v1/namespaces/bench/pods", "list", "pods"},
+		{"GET", "/api/v1/namespaces/bench/services/db-1", "get", "services"},
+		{"GET", "/api/v1/namespaces/bench", "get", "namespaces"},
+		{"POST", "/apis/apps/v1/namespaces/bench/statefulsets", "create", "statefulsets.apps"},
+		{"PATCH", "/apis/database.seed1b407122.io/v1alpha1/namespaces/bench/databaseclusters/db-1/status", "patch",
+			"databaseclusters.database.seed1b407122.io/status"},
+		{"PUT", "/api/v1/nodes/n1/status", "update", "nodes/status"},
+		{"DELETE", "/api/v1/namespaces/bench/pods/p", "delete", "pods"},
+		{"DELETE", "/api/v1/namespaces/bench/pods", "deletecollection", "pods"},
+		{"GET", "/apis", "get", "nonresource/apis"},
+		{"GET", "/apis/apps/v1", "get", "discovery"},
+	} {
+		verb, resource := classify(httptest.NewRequest(tc.method, tc.url, nil))
+		if verb != tc.verb || resource != tc.resource {
+			t.Errorf("%s %s: got %s %s, want %s %s", tc.method, tc.url, verb, resource, tc.verb, tc.resource)
+		}
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP rest_client_requests_total x
+rest_client_requests_total{code="200",host="127.0.0.1:1",method="PATCH"} 12
+rest_client_requests_total{code="201",host="127.0.0.1:1",method="POST"} 3
+go_memstats_heap_alloc_bytes 1.5e+07
+apiserver_request_total{verb="POST",resource="a\"b"} 2
+`
+	samples, err := parseMetrics(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sum(samples, "rest_client_requests_total", nil); got != 15 {
+		t.Errorf("sum = %v, want 15", got)
+	}
+	if got := sum(samples, "rest_client_requests_total", map[string]string{"method": "POST"}); got != 3 {
+		t.Errorf("POST = %v, want 3", got)
+	}
+	if got := sum(samples, "go_memstats_heap_alloc_bytes", nil); got != 1.5e7 {
+		t.Errorf("heap = %v", got)
+	}
+	if got := sum(samples, "apiserver_request_total", map[string]string{"resource": `a"b`}); got != 2 {
+		t.Errorf("escaped label = %v, want 2", got)
+	}
+	if got := systemWrites(samples); got != 2 {
+		t.Errorf("systemWrites = %v, want 2", got)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	v := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if p := percentile(v, 0.5); p != 5 {
+		t.Errorf("p50 = %v", p)
+	}
+	if p := percentile(v, 0.99); p != 10 {
+		t.Errorf("p99 = %v", p)
+	}
+}
+
+func TestLeaderModeAdd(t *testing.T) {
+	m := leaderMode{Signal: "SIGKILL"}
+	for _, total := range []time.Duration{16 * time.Second, 15 * time.Second, 17500 * time.Millisecond} {
+		m.add(leader.Failover{Total: total, LeaseMoved: total - time.Second, Workers: total - 500*time.Millisecond,
+			Changed: 10 * time.Millisecond, Applied: total})
+	}
+	if len(m.Runs) != 3 || m.Runs[2].TotalSec != 17.5 || m.Runs[2].AppliedSec != 17.5 {
+		t.Fatalf("runs = %+v", m.Runs)
+	}
+	if want := (leader.Summary{Runs: 3, MinSec: 15, MedianSec: 16, MaxSec: 17.5}); m.Total != want {
+		t.Errorf("total = %+v, want %+v", m.Total, want)
+	}
+	if want := (leader.Summary{Runs: 3, MinSec: 14, MedianSec: 15, MaxSec: 16.5}); m.LeaseMoved != want {
+		t.Errorf("lease moved = %+v, want %+v", m.LeaseMoved, want)
+	}
+	if m.Workers.MedianSec != 15.5 {
+		t.Errorf("workers median = %v, want 15.5", m.Workers.MedianSec)
+	}
+}
+
+func TestPrintLeader(t *testing.T) {
+	res := &leaderResult{Managers: 2, LeaseDurationSec: 15, RenewDeadlineSec: 10, RetryPeriodSec: 2, ReleaseOnCancel: true,
+		HandOff: leaderMode{Signal: "SIGTERM"}, Takeover: leaderMode{Signal: "SIGKILL"}}
+	res.HandOff.add(leader.Failover{Total: 1500 * time.Millisecond, LeaseMoved: time.Second, Workers: 1200 * time.Millisecond})
+	res.Takeover.add(leader.Failover{Total: 16 * time.Second, LeaseMoved: 15 * time.Second, Workers: 15500 * time.Millisecond})
+	var out strings.Builder
+	printLeader(&out, res)
+	// Columns: runs, min, median, max, Lease moved (median), workers started (median).
+	text := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{"Lease 15s/10s/2s", "release on cancel true",
+		"graceful hand-off SIGTERM 1 1.50 1.50 1.50 1.00 1.20", "crash takeover SIGKILL 1 16.00 16.00 16.00 15.00 15.50"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

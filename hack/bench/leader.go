@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
+	"github.com/seed1b407122/database-operator/test/harness/leader"
+)
+
+// leaderManagers is how many managers compete for the Lease, as the Deployment's 2 replicas.
+const leaderManagers = 2
+
+// leaderResult is what the leader case measured: how long leadership takes to move when the
+// leader stops gracefully (SIGTERM: the Lease is released on cancel) and when it crashes
+// (SIGKILL: the Lease expires). Each time is from the signal until another manager holds the
+// Lease and has applied a change made after the stop.
+type leaderResult struct {
+	Managers int `json:"managers"`
+	// The timings of the Lease as the managers wrote it, and the manager's defaults behind them.
+	LeaseDurationSec float64    `json:"leaseDurationSeconds"`
+	RenewDeadlineSec float64    `json:"renewDeadlineSeconds"`
+	RetryPeriodSec   float64    `json:"retryPeriodSeconds"`
+	ReleaseOnCancel  bool       `json:"releaseOnCancel"`
+	Repeat           int        `json:"repeat"`
+	ClusterStartSec  float64    `json:"clusterStartSeconds"`
+	HandOff          leaderMode `json:"handOff"`
+	Takeover         leaderMode `json:"takeover"`
+	Error            string     `json:"error,omitempty"`
+}
+
+// leaderMode is one way of stopping the leader, measured Repeat times.
+type leaderMode struct {
+	Signal string        `json:"signal"`
+	Runs   []failoverRun `json:"runs"`
+	// Total: signal → another manager holds the Lease and has applied the change.
+	Total leader.Summary `json:"total"`
+	// LeaseMoved: signal → the Lease names another holder.
+	LeaseMoved leader.Summary `json:"leaseMoved"`
+	// Workers: signal → the new leader started its databasecluster workers.
+	Workers leader.Summary `json:"workers"`
+}
+
+// failoverRun is one leader.Failover in seconds.
+type failoverRun struct {
+	TotalSec      float64 `json:"totalSeconds"`
+	LeaseMovedSec float64 `json:"leaseMovedSeconds"`
+	WorkersSec    float64 `json:"workersSeconds"`
+	ChangedSec    float64 `json:"changedSeconds"`
+	AppliedSec    float64 `json:"appliedSeconds"`
+	ChangedInGap  bool    `json:"changedInGap"`
+}
+
+func (m *leaderMode) add(f leader.Failover) {
+	m.Runs = append(m.Runs, failoverRun{
+		TotalSec: f.Total.Seconds(), LeaseMovedSec: f.LeaseMoved.Seconds(), WorkersSec: f.Workers.Seconds(),
+		ChangedSec: f.Changed.Seconds(), AppliedSec: f.Applied.Seconds(), ChangedInGap: f.ChangedInGap,
+	})
+	var total, moved, workers []time.Duration
+	for _, r := range m.Runs {
+		total = append(total, seconds(r.TotalSec))
+		moved = append(moved, seconds(r.LeaseMovedSec))
+		workers = append(workers, seconds(r.WorkersSec))
+	}
+	m.Total, m.LeaseMoved, m.Workers = leader.Summarize(total), leader.Summarize(moved), leader.Summarize(workers)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// leaderRun is the state of the leader case while it runs.
+type leaderRun struct {
+	s        settings
+	cluster  *controlplane.Cluster
+	c        client.Client
+	key      client.ObjectKey
+	replicas int32
+	managers []*leader.Manager
+	lead     *leader.Manager
+	leadID   string
+	follower *leader.Manager
+	logf     func(string, ...any)
+}
+
+// runLeaderCase starts a fresh cluster and 2 managers with the default lease timings and
+// release on cancel, then repeat times stops the leader with SIGTERM and, once another leads,
+// with SIGKILL, starting a new follower after each stop.
+func runLeaderCase(ctx context.Context, s settings, repeat int) (res leaderResult, err error) {
+	res = leaderResult{Managers: leaderManagers, Repeat: repeat, ReleaseOnCancel: true,
+		RenewDeadlineSec: leader.RenewDeadline.Seconds(), RetryPeriodSec: leader.RetryPeriod.Seconds(),
+		HandOff: leaderMode{Signal: "SIGTERM"}, Takeover: leaderMode{Signal: "SIGKILL"}}
+	r := &leaderRun{s: s, logf: func(format string, args ...any) { _, _ = fmt.Fprintf(s.log, "bench: leader: "+format+"\n", args...) }}
+	workDir := ""
+	if s.workDir != "" {
+		workDir = filepath.Join(s.workDir, "leader")
+	}
+	began := time.Now()
+	r.cluster, err = controlplane.Start(ctx, controlplane.Options{
+		Nodes: 3, CRDDirectoryPaths: []string{s.crdDir}, Log: s.log, WorkDir: workDir,
+	})
+	if err != nil {
+		return res, fmt.Errorf("starting the local cluster: %w", err)
+	}
+	defer func() { err = errors.Join(err, r.cluster.Stop()) }()
+	res.ClusterStartSec = time.Since(began).Seconds()
+	defer func() {
+		if err != nil {
+			r.printLogs()
+		}
+		for _, m := range r.managers {
+			m.Kill()
+		}
+	}()
+	if err := r.setUp(ctx, &res); err != nil {
+		return res, err
+	}
+	for i := 1; i <= repeat; i++ {
+		for _, mode := range []*leaderMode{&res.HandOff, &res.Takeover} {
+			sig := syscall.SIGTERM
+			if mode == &res.Takeover {
+				sig = syscall.SIGKILL
+			}
+			f, err := r.failover(ctx, sig, i < repeat || mode == &res.HandOff)
+			if err != nil {
+				return res, fmt.Errorf("%s, run %d: %w", mode.Signal, i, err)
+			}
+			mode.add(f)
+			r.logf("%s %d/%d: %s", mode.Signal, i, repeat, f)
+		}
+	}
+	return res, nil
+}
+
+// setUp creates the namespaces and one DatabaseCluster, starts the managers and waits until one
+// leads and has created the cluster's StatefulSet.
+func (r *leaderRun) setUp(ctx context.Context, res *leaderResult) error {
+	c, err := newClient(r.cluster.Config)
+	if err != nil {
+		return err
+	}
+	r.c = c
+	for _, ns := range []string{leader.LeaseNamespace, benchNamespace} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+	}
+	dc := newDatabaseCluster("leader")
+	r.key, r.replicas = client.ObjectKeyFromObject(dc), ptr.Deref(dc.Spec.Replicas, 1)
+	if err := c.Create(ctx, dc); err != nil {
+		return fmt.Errorf("creating DatabaseCluster %s: %w", r.key, err)
+	}
+	for range leaderManagers {
+		if _, err := r.startManager(ctx); err != nil {
+			return err
+		}
+	}
+	if r.lead, r.leadID, err = leader.FindLeader(ctx, c, r.managers, 2*time.Minute); err != nil {
+		return err
+	}
+	for _, m := range r.managers {
+		if m != r.lead {
+			r.follower = m
+		}
+	}
+	if err := r.follower.WaitLogged(ctx, time.Minute, leader.MsgAttemptingLease); err != nil {
+		return err
+	}
+	if err := waitApplied(ctx, leader.ScaleChange(c, r.key, r.replicas), time.Minute); err != nil {
+		return fmt.Errorf("the first leader did not create the StatefulSet: %w", err)
+	}
+	lease, err := leader.GetLease(ctx, c)
+	if err != nil {
+		return err
+	}
+	res.LeaseDurationSec = float64(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0))
+	r.logf("manager %s leads (%s), manager %s follows", r.lead.Name, r.leadID, r.follower.Name)
+	return nil
+}
+
+// failover stops the leader with sig and measures until the follower holds the Lease and has
+// scaled the StatefulSet to the replicas set after the stop. With restart, a new manager then
+// joins as the next follower.
+func (r *leaderRun) failover(ctx context.Context, sig syscall.Signal, restart bool) (leader.Failover, error) {
+	r.replicas = 3 - r.replicas // 1 ↔ 2: a change only a reconcile can apply
+	f, err := leader.Measure(ctx, leader.Stop{
+		Client: r.c, Leader: r.lead, LeaderID: r.leadID, Followers: []*leader.Manager{r.follower},
+		Signal: sig, Change: leader.ScaleChange(r.c, r.key, r.replicas),
+	})
+	if err != nil {
+		return f, err
+	}
+	if f.AppliedEarly {
+		return f, fmt.Errorf("replicas %d reached the StatefulSet before the new leader reconciled: %s", r.replicas, f)
+	}
+	exitErr, err := r.lead.WaitExit(30 * time.Second)
+	if err != nil {
+		return f, err
+	}
+	if sig == syscall.SIGTERM && exitErr != nil {
+		return f, fmt.Errorf("manager %s exited with %w on SIGTERM; see %s", r.lead.Name, exitErr, r.lead.LogPath)
+	}
+	r.lead, r.leadID = f.NewLeader, f.NewHolder
+	if !restart {
+		return f, nil
+	}
+	if r.follower, err = r.startManager(ctx); err != nil {
+		return f, err
+	}
+	return f, r.follower.WaitLogged(ctx, time.Minute, leader.MsgAttemptingLease)
+}
+
+func (r *leaderRun) startManager(ctx context.Context) (*leader.Manager, error) {
+	m, err := leader.Start(ctx, leader.Options{
+		Binary: r.s.manager, Name: fmt.Sprintf("m%d", len(r.managers)+1),
+		LogDir: r.cluster.WorkDir, Kubeconfig: r.cluster.KubeconfigPath,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.managers = append(r.managers, m)
+	return m, nil
+}
+
+// printLogs writes the end of every manager's log, for a failed case (the cluster's directory
+// is removed unless -workdir is given).
+func (r *leaderRun) printLogs() {
+	for _, m := range r.managers {
+		r.logf("manager %s (%s), last 3 KiB:\n%s", m.Name, m.LogPath, m.LogTail(3072))
+	}
+}
+
+// waitApplied waits until change is applied.
+func waitApplied(ctx context.Context, change leader.Change, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		applied, err := change.Applied(ctx)
+		if applied {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("not applied within %s: %w", timeout, err)
+			}
+			return fmt.Errorf("not applied within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// printLeader prints the leader case's summary.
+func printLeader(w io.Writer, res *leaderResult) {
+	_, _ = fmt.Fprintf(w, "\nLeader election: %d managers, Lease %gs/%gs/%gs (duration/renew deadline/retry), release on cancel %t; "+
+		"seconds from the signal until another manager holds the Lease and has applied a change made after the stop:\n",
+		res.Managers, res.LeaseDurationSec, res.RenewDeadlineSec, res.RetryPeriodSec, res.ReleaseOnCancel)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	_, _ = fmt.Fprintln(tw, "stop\tsignal\truns\tmin s\tmedian s\tmax s\tLease moved s (median)\tworkers started s (median)\t")
+	for _, m := range []struct {
+		name string
+		mode leaderMode
+	}{{"graceful hand-off", res.HandOff}, {"crash takeover", res.Takeover}} {
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", m.name, m.mode.Signal, m.mode.Total.Runs,
+			m.mode.Total.MinSec, m.mode.Total.MedianSec, m.mode.Total.MaxSec, m.mode.LeaseMoved.MedianSec, m.mode.Workers.MedianSec)
+	}
+	_ = tw.Flush()
+	if res.Error != "" {
+		_, _ = fmt.Fprintf(w, "  error: %s\n", res.Error)
+	}
+}

@@ -1,0 +1,747 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/harness/controlplane"
+	"github.com/seed1b407122/database-operator/test/harness/manager"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
+)
+
+const (
+	benchNamespace = "bench"
+	rawNamespace   = "bench-raw"
+)
+
+// benchCase is one configuration: a fresh local cluster, one manager, N DatabaseClusters.
+type benchCase struct {
+	N           int     `json:"n"`
+	Nodes       int     `json:"nodes"`
+	Concurrency int     `json:"maxConcurrentReconciles"`
+	QPS         float64 `json:"kubeAPIQPS"`
+	Burst       int     `json:"kubeAPIBurst"`
+}
+
+func (c benchCase) String() string {
+	return fmt.Sprintf("n=%d nodes=%d concurrency=%d qps=%g burst=%d", c.N, c.Nodes, c.Concurrency, c.QPS, c.Burst)
+}
+
+// settings are the flags shared by every case.
+type settings struct {
+	idle        time.Duration
+	rawDuration time.Duration
+	workers     int
+	timeout     time.Duration
+	manager     string
+	managerArgs []string
+	// apiServerArgs and schedulerArgs are appended to the components' flags (see wrapBinaries).
+	apiServerArgs []string
+	schedulerArgs []string
+	crdDir        string
+	proxy         bool
+	workDir       string
+	log           io.Writer
+}
+
+// result is what one case measured.
+type result struct {
+	Case  benchCase `json:"case"`
+	Error string    `json:"error,omitempty"`
+
+	RawCreates        int                `json:"rawCreates"`
+	RawSeconds        float64            `json:"rawSeconds"`
+	RawWritesPerSec   float64            `json:"rawWritesPerSec"`
+	ClusterStartSec   float64            `json:"clusterStartSeconds"`
+	ManagerStartSec   float64            `json:"managerStartSeconds"`
+	ConvergenceSec    float64            `json:"convergenceSeconds"`
+	Available         int                `json:"available"`
+	LatencyP50Sec     float64            `json:"latencyP50Seconds"`
+	LatencyP90Sec     float64            `json:"latencyP90Seconds"`
+	LatencyP99Sec     float64            `json:"latencyP99Seconds"`
+	LatencyMaxSec     float64            `json:"latencyMaxSeconds"`
+	CreateSpreadSec   float64            `json:"createSpreadSeconds"`
+	OperatorWrites    int64              `json:"operatorWrites"`
+	OperatorReads     int64              `json:"operatorReads"`
+	OperatorWatches   int64              `json:"operatorWatches"`
+	WritesPerCluster  float64            `json:"writesPerCluster"`
+	ReadsPerCluster   float64            `json:"readsPerCluster"`
+	IdealSec          float64            `json:"idealSeconds"`
+	Ratio             float64            `json:"ratio"`
+	SystemWrites      float64            `json:"systemWrites"`
+	SystemRatio       float64            `json:"systemRatio"`
+	IdleSec           float64            `json:"idleSeconds"`
+	IdleWrites        int64              `json:"idleWrites"`
+	IdleReads         int64              `json:"idleReads"`
+	IdleSystemWrites  float64            `json:"idleSystemWrites"`
+	BaselineRSS       int64              `json:"baselineRSSBytes"`
+	PeakRSS           int64              `json:"peakRSSBytes"`
+	EndRSS            int64              `json:"endRSSBytes"`
+	RSSPer1000        float64            `json:"rssPer1000ClustersBytes"`
+	PeakHeap          float64            `json:"peakHeapAllocBytes"`
+	EndHeap           float64            `json:"endHeapAllocBytes"`
+	ReconcilesPerDC   float64            `json:"reconcilesPerCluster"`
+	ReconcileErrors   float64            `json:"reconcileErrors"`
+	Startup           requestCounts      `json:"startupRequests"`
+	Converge          requestCounts      `json:"convergeRequests"`
+	Idle              requestCounts      `json:"idleRequests"`
+	ManagerRESTByVerb map[string]float64 `json:"managerRestClientRequestsByMethodCode"`
+	SystemByResource  map[string]float64 `json:"systemWritesByVerbResource"`
+	Reconciles        map[string]float64 `json:"reconcilesByResult"`
+	// Stages split create→Available with the API objects' timestamps (1 s resolution):
+	// p50/p99 seconds of each step.
+	Stages map[string][2]float64 `json:"stagesP50P99Seconds"`
+	// Mean reconcile duration and mean wait in the work queue of the databasecluster controller.
+	MeanReconcileSec float64 `json:"meanReconcileSeconds"`
+	MeanQueueWaitSec float64 `json:"meanQueueWaitSeconds"`
+}
+
+// meanOf returns the mean of a histogram between two scrapes.
+func meanOf(base, now []sample, name string, match map[string]string) float64 {
+	count := sum(now, name+"_count", match) - sum(base, name+"_count", match)
+	if count <= 0 {
+		return 0
+	}
+	return (sum(now, name+"_sum", match) - sum(base, name+"_sum", match)) / count
+}
+
+// stageBreakdown tells where the time of create→Available goes, from the timestamps of each
+// cluster's pod (named <cluster>-0): cluster created → pod created → pod scheduled → pod Ready →
+// cluster seen Available. API timestamps have a resolution of one second.
+func stageBreakdown(ctx context.Context, c client.Client, tr *tracker) map[string][2]float64 {
+	var dcs databasev1alpha1.DatabaseClusterList
+	var pods corev1.PodList
+	var sets appsv1.StatefulSetList
+	if c.List(ctx, &dcs, client.InNamespace(benchNamespace)) != nil ||
+		c.List(ctx, &pods, client.InNamespace(benchNamespace)) != nil ||
+		c.List(ctx, &sets, client.InNamespace(benchNamespace)) != nil {
+		return nil
+	}
+	setByName := map[string]*appsv1.StatefulSet{}
+	for i := range sets.Items {
+		setByName[sets.Items[i].Name] = &sets.Items[i]
+	}
+	podByName := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		podByName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	steps := map[string][]float64{}
+	add := func(step string, from, to time.Time) {
+		if !from.IsZero() && !to.IsZero() {
+			steps[step] = append(steps[step], max(0, to.Sub(from).Seconds()))
+		}
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, dc := range dcs.Items {
+		pod := podByName[dc.Name+"-0"]
+		if pod == nil {
+			continue
+		}
+		scheduled := conditionTime(pod, corev1.PodScheduled)
+		ready := conditionTime(pod, corev1.PodReady)
+		if sts := setByName[dc.Name]; sts != nil {
+			add("0 cluster created→StatefulSet created", dc.CreationTimestamp.Time, sts.CreationTimestamp.Time)
+			add("1 StatefulSet created→pod created", sts.CreationTimestamp.Time, pod.CreationTimestamp.Time)
+		}
+		add("2 pod created→scheduled", pod.CreationTimestamp.Time, scheduled)
+		add("3 pod scheduled→Ready", scheduled, ready)
+		add("4 pod Ready→cluster Available", ready, tr.availAt[dc.Name].Truncate(time.Second))
+	}
+	out := map[string][2]float64{}
+	for step, v := range steps {
+		sort.Float64s(v)
+		out[step] = [2]float64{percentile(v, 0.5), percentile(v, 0.99)}
+	}
+	return out
+}
+
+func conditionTime(pod *corev1.Pod, t corev1.PodConditionType) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// runCase runs one case from cluster start to cluster stop.
+func runCase(ctx context.Context, bc benchCase, s settings) (res result, err error) {
+	res.Case = bc
+	logf := func(format string, args ...any) { _, _ = fmt.Fprintf(s.log, "bench: "+format+"\n", args...) }
+	workDir := ""
+	if s.workDir != "" {
+		workDir = filepath.Join(s.workDir, fmt.Sprintf("n%d-c%d-q%g", bc.N, bc.Concurrency, bc.QPS))
+	}
+	binDir := ""
+	if len(s.apiServerArgs)+len(s.schedulerArgs) > 0 {
+		dir, cleanup, err := wrapBinaries(map[string][]string{
+			"kube-apiserver": s.apiServerArgs, "kube-scheduler": s.schedulerArgs,
+		})
+		if err != nil {
+			return res, err
+		}
+		defer cleanup()
+		binDir = dir
+	}
+	began := time.Now()
+	cluster, err := controlplane.Start(ctx, controlplane.Options{
+		BinDir: binDir, Nodes: bc.Nodes, CRDDirectoryPaths: []string{s.crdDir}, Log: s.log, WorkDir: workDir,
+	})
+	if err != nil {
+		return res, fmt.Errorf("starting the local cluster: %w", err)
+	}
+	defer func() { err = errors.Join(err, cluster.Stop()) }()
+	res.ClusterStartSec = time.Since(began).Seconds()
+
+	cfg := unlimited(cluster.Config)
+	c, err := newClient(cfg)
+	if err != nil {
+		return res, err
+	}
+	for _, ns := range []string{rawNamespace, benchNamespace} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return res, fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+	}
+
+	logf("measuring the raw write rate: %d workers creating ConfigMaps for %s", s.workers, s.rawDuration)
+	res.RawCreates, res.RawSeconds, err = measureRawWrites(ctx, c, s.workers, s.rawDuration)
+	if err != nil {
+		return res, err
+	}
+	res.RawWritesPerSec = float64(res.RawCreates) / res.RawSeconds
+	logf("raw write rate: %.0f creates/s (%d in %.1fs)", res.RawWritesPerSec, res.RawCreates, res.RawSeconds)
+
+	m, err := startManager(ctx, cluster, bc, s)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, m.stop()) }()
+	res.ManagerStartSec = m.startup.Seconds()
+	logf("manager ready in %s (pid %d, log %s)", m.startup.Round(time.Millisecond), m.Pid(), m.LogPath)
+	return res, measure(ctx, c, cluster.Config, m, bc, s, &res, logf)
+}
+
+// measure runs the convergence and idle phases against a running manager.
+func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *benchManager, bc benchCase, s settings,
+	res *result, logf func(string, ...any),
+) error {
+	// Let the manager's informers finish their initial lists before the baseline.
+	time.Sleep(3 * time.Second)
+	base := m.snapshot(ctx, admin)
+	res.Startup = base.requests
+	res.BaselineRSS = base.rss
+	sampler := startSampler(ctx, m)
+
+	tr := newTracker(bc.N)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go tr.run(watchCtx, c, logf)
+	select {
+	case <-tr.synced:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+
+	logf("creating %d DatabaseClusters", bc.N)
+	start := time.Now()
+	if err := createClusters(ctx, c, bc.N, s.workers, tr); err != nil {
+		return err
+	}
+	res.CreateSpreadSec = time.Since(start).Seconds()
+	logf("created %d DatabaseClusters in %.1fs; waiting until all are Available", bc.N, res.CreateSpreadSec)
+	waitErr := tr.wait(ctx, s.timeout, logf)
+	end := tr.lastAvailable()
+	if end.IsZero() {
+		end = time.Now()
+	}
+	res.ConvergenceSec = end.Sub(start).Seconds()
+	lat := tr.latencies()
+	res.Available = len(lat)
+	res.LatencyP50Sec, res.LatencyP90Sec = percentile(lat, 0.50), percentile(lat, 0.90)
+	res.LatencyP99Sec, res.LatencyMaxSec = percentile(lat, 0.99), percentile(lat, 1)
+	res.Stages = stageBreakdown(ctx, c, tr)
+	// A short settle so that writes caused by the last clusters (events) land in this window.
+	time.Sleep(2 * time.Second)
+	conv := m.snapshot(ctx, admin)
+	fillConverge(res, base, conv, bc.N)
+	logf("converged in %.1fs: %d operator writes (%.2f per cluster), ratio %.2f", res.ConvergenceSec,
+		res.OperatorWrites, res.WritesPerCluster, res.Ratio)
+	if waitErr != nil {
+		sampler.stop()
+		return waitErr
+	}
+
+	logf("idle window of %s", s.idle)
+	idleStart := time.Now()
+	select {
+	case <-time.After(s.idle):
+	case <-ctx.Done():
+		sampler.stop()
+		return ctx.Err()
+	}
+	idle := m.snapshot(ctx, admin)
+	res.IdleSec = time.Since(idleStart).Seconds()
+	res.Idle = idle.requests.minus(conv.requests)
+	res.IdleWrites, res.IdleReads, _ = res.Idle.totals()
+	res.IdleSystemWrites = systemWrites(idle.apiserver) - systemWrites(conv.apiserver)
+	peakHeap := sampler.stop()
+	res.PeakHeap = max(peakHeap, idle.heap, conv.heap)
+	res.EndHeap = idle.heap
+	res.EndRSS = idle.rss
+	if _, hwm, err := procMemory(m.Pid()); err == nil {
+		res.PeakRSS = hwm
+	}
+	if bc.N > 0 {
+		res.RSSPer1000 = float64(res.PeakRSS-res.BaselineRSS) * 1000 / float64(bc.N)
+	}
+	logf("idle: %d operator writes, %d reads in %.0fs; peak RSS %.1f MiB", res.IdleWrites, res.IdleReads,
+		res.IdleSec, mib(float64(res.PeakRSS)))
+	return nil
+}
+
+// fillConverge computes the request figures of the convergence window.
+func fillConverge(res *result, base, conv snapshot, n int) {
+	res.Converge = conv.requests.minus(base.requests)
+	res.OperatorWrites, res.OperatorReads, res.OperatorWatches = res.Converge.totals()
+	res.WritesPerCluster = float64(res.OperatorWrites) / float64(n)
+	res.ReadsPerCluster = float64(res.OperatorReads) / float64(n)
+	if res.RawWritesPerSec > 0 && res.OperatorWrites > 0 {
+		res.IdealSec = float64(res.OperatorWrites) / res.RawWritesPerSec
+		res.Ratio = res.ConvergenceSec / res.IdealSec
+	}
+	// Every writer of the system (operator, controller-manager, scheduler, kwok, CSI, and the
+	// benchmark's own N creates), from kube-apiserver's metric.
+	res.SystemWrites = systemWrites(conv.apiserver) - systemWrites(base.apiserver)
+	if res.SystemWrites > 0 && res.RawWritesPerSec > 0 {
+		res.SystemRatio = res.ConvergenceSec / (res.SystemWrites / res.RawWritesPerSec)
+	}
+	res.SystemByResource = diff(
+		sumBy(conv.apiserver, "apiserver_request_total", nil, "verb", "resource", "subresource"),
+		sumBy(base.apiserver, "apiserver_request_total", nil, "verb", "resource", "subresource"), true)
+	res.ManagerRESTByVerb = diff(sumBy(conv.manager, "rest_client_requests_total", nil, "method", "code"),
+		sumBy(base.manager, "rest_client_requests_total", nil, "method", "code"), false)
+	ours := map[string]string{"controller": "databasecluster"}
+	res.Reconciles = diff(sumBy(conv.manager, "controller_runtime_reconcile_total", ours, "result"),
+		sumBy(base.manager, "controller_runtime_reconcile_total", ours, "result"), false)
+	total := 0.0
+	for _, v := range res.Reconciles {
+		total += v
+	}
+	res.ReconcilesPerDC = total / float64(n)
+	res.ReconcileErrors = res.Reconciles["error"]
+	res.MeanReconcileSec = meanOf(base.manager, conv.manager, "controller_runtime_reconcile_time_seconds", ours)
+	res.MeanQueueWaitSec = meanOf(base.manager, conv.manager, "workqueue_queue_duration_seconds",
+		map[string]string{"name": "databasecluster"})
+}
+
+// apiserverWriteVerbs are the verbs of apiserver_request_total that change state.
+var apiserverWriteVerbs = map[string]bool{
+	"CREATE": true, "POST": true, "UPDATE": true, "PUT": true, "PATCH": true, "DELETE": true, "DELETECOLLECTION": true, "APPLY": true,
+}
+
+func systemWrites(samples []sample) float64 {
+	total := 0.0
+	for _, s := range samples {
+		if s.name == "apiserver_request_total" && apiserverWriteVerbs[s.labels["verb"]] {
+			total += s.value
+		}
+	}
+	return total
+}
+
+// diff subtracts b from a; writesOnly keeps the write verbs of apiserver_request_total.
+func diff(a, b map[string]float64, writesOnly bool) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range a {
+		if writesOnly {
+			verb, _, _ := strings.Cut(k, " ")
+			if !apiserverWriteVerbs[verb] {
+				continue
+			}
+		}
+		if d := v - b[k]; d != 0 {
+			out[strings.TrimSpace(k)] = d
+		}
+	}
+	return out
+}
+
+// unlimited returns a copy of cfg whose client never waits for a rate limiter.
+func unlimited(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	cfg.UserAgent = "database-operator-bench"
+	return cfg
+}
+
+func newClient(cfg *rest.Config) (client.WithWatch, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := databasev1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating the client: %w", err)
+	}
+	return c, nil
+}
+
+// measureRawWrites creates small ConfigMaps with workers goroutines for d and returns how many
+// were created and in how long.
+func measureRawWrites(ctx context.Context, c client.Client, workers int, d time.Duration) (int, float64, error) {
+	var created atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				cm := &corev1.ConfigMap{
+					ObjectMeta: metav1.ObjectMeta{Namespace: rawNamespace, Name: fmt.Sprintf("raw-%d-%d", w, i)},
+					Data:       map[string]string{"key": "value"},
+				}
+				if err := c.Create(ctx, cm); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				created.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	if firstErr != nil {
+		return 0, 0, fmt.Errorf("creating ConfigMaps: %w", firstErr)
+	}
+	return int(created.Load()), elapsed, nil
+}
+
+// newDatabaseCluster is the smallest valid cluster: one replica on StorageClass standard.
+func newDatabaseCluster(name string) *databasev1alpha1.DatabaseCluster {
+	return &databasev1alpha1.DatabaseCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: name},
+		Spec: databasev1alpha1.DatabaseClusterSpec{
+			Replicas: ptr.To[int32](1),
+			Image:    "bench.local/database:1",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("10m"),
+				corev1.ResourceMemory: resource.MustParse("16Mi"),
+			}},
+			Storage: databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
+		},
+	}
+}
+
+// createClusters creates n DatabaseClusters with workers goroutines, telling tr when each exists.
+func createClusters(ctx context.Context, c client.Client, n, workers int, tr *tracker) error {
+	names := make(chan string, n)
+	for i := range n {
+		names <- fmt.Sprintf("db-%05d", i)
+	}
+	close(names)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for name := range names {
+				if err := c.Create(ctx, newDatabaseCluster(name)); err != nil {
+					errs <- fmt.Errorf("creating DatabaseCluster %s: %w", name, err)
+					return
+				}
+				tr.created(name, time.Now())
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// tracker records when each DatabaseCluster was created and when it was first seen Available.
+type tracker struct {
+	n         int
+	mu        sync.Mutex
+	createdAt map[string]time.Time
+	availAt   map[string]time.Time
+	synced    chan struct{}
+	syncOnce  sync.Once
+	done      chan struct{}
+	doneOnce  sync.Once
+}
+
+func newTracker(n int) *tracker {
+	return &tracker{n: n, createdAt: map[string]time.Time{}, availAt: map[string]time.Time{},
+		synced: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (t *tracker) created(name string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.createdAt[name] = at
+}
+
+func (t *tracker) observe(dc *databasev1alpha1.DatabaseCluster, at time.Time) {
+	if !meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, seen := t.availAt[dc.Name]; seen {
+		return
+	}
+	t.availAt[dc.Name] = at
+	if len(t.availAt) >= t.n {
+		t.doneOnce.Do(func() { close(t.done) })
+	}
+}
+
+// run lists and watches the DatabaseClusters until ctx ends, re-listing when a watch closes.
+func (t *tracker) run(ctx context.Context, c client.WithWatch, logf func(string, ...any)) {
+	for ctx.Err() == nil {
+		var list databasev1alpha1.DatabaseClusterList
+		if err := c.List(ctx, &list, client.InNamespace(benchNamespace)); err != nil {
+			logf("listing DatabaseClusters: %v", err)
+			time.Sleep(time.Second)
+			continue
+		}
+		now := time.Now()
+		for i := range list.Items {
+			t.observe(&list.Items[i], now)
+		}
+		w, err := c.Watch(ctx, &databasev1alpha1.DatabaseClusterList{}, &client.ListOptions{
+			Namespace: benchNamespace, Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion},
+		})
+		if err != nil {
+			logf("watching DatabaseClusters: %v", err)
+			time.Sleep(time.Second)
+			continue
+		}
+		t.syncOnce.Do(func() { close(t.synced) })
+		for ev := range w.ResultChan() {
+			if dc, ok := ev.Object.(*databasev1alpha1.DatabaseCluster); ok {
+				t.observe(dc, time.Now())
+			}
+		}
+		w.Stop()
+	}
+}
+
+// wait waits until every cluster is Available, logging progress every 10 s.
+func (t *tracker) wait(ctx context.Context, timeout time.Duration, logf func(string, ...any)) error {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(10 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.done:
+			return nil
+		case <-tick.C:
+			t.mu.Lock()
+			logf("%d/%d Available", len(t.availAt), t.n)
+			t.mu.Unlock()
+		case <-deadline:
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			return fmt.Errorf("only %d of %d DatabaseClusters Available after %s", len(t.availAt), t.n, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (t *tracker) lastAvailable() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var last time.Time
+	for _, at := range t.availAt {
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last
+}
+
+// latencies returns create→Available of every Available cluster, sorted, in seconds.
+func (t *tracker) latencies() []float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []float64
+	for name, at := range t.availAt {
+		created, ok := t.createdAt[name]
+		if !ok {
+			continue
+		}
+		out = append(out, max(0, at.Sub(created).Seconds()))
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// percentile returns the q-quantile (nearest rank) of sorted values.
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*q+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// manager is the running manager binary.
+type benchManager struct {
+	*manager.Process
+	metricsURL string
+	startup    time.Duration
+	proxy      *countingProxy
+}
+
+// startManager runs the manager against the cluster (through the counting proxy unless
+// disabled) and waits until /readyz answers.
+func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings) (*benchManager, error) {
+	metricsPort, err := proc.FreePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	m := &benchManager{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)}
+	kubeconfig := cluster.KubeconfigPath
+	if s.proxy {
+		if m.proxy, err = startProxy(cluster.Config); err != nil {
+			return nil, err
+		}
+		if kubeconfig, err = m.proxy.writeKubeconfig(cluster.WorkDir); err != nil {
+			m.proxy.stop()
+			return nil, err
+		}
+	}
+	began := time.Now()
+	m.Process, err = manager.Start(ctx, manager.Options{
+		Binary:     s.manager,
+		Kubeconfig: kubeconfig,
+		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
+		Args: append([]string{
+			"--leader-elect=false", "--metrics-secure=false",
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
+			fmt.Sprintf("--max-concurrent-reconciles=%d", bc.Concurrency),
+			fmt.Sprintf("--kube-api-qps=%g", bc.QPS),
+			fmt.Sprintf("--kube-api-burst=%d", bc.Burst),
+		}, s.managerArgs...),
+	})
+	if err != nil {
+		if m.proxy != nil {
+			m.proxy.stop()
+		}
+		return nil, err
+	}
+	m.startup = time.Since(began)
+	return m, nil
+}
+
+// stop stops the manager with SIGINT (SIGKILL after 30 s) and the proxy.
+func (m *benchManager) stop() error {
+	if m.proxy != nil {
+		defer m.proxy.stop()
+	}
+	return m.Stop(30 * time.Second)
+}
+
+// snapshot is the state of the counters at one moment.
+type snapshot struct {
+	requests  requestCounts
+	manager   []sample
+	apiserver []sample
+	rss       int64
+	heap      float64
+}
+
+func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config) snapshot {
+	var s snapshot
+	if m.proxy != nil {
+		s.requests = m.proxy.snapshot()
+	}
+	s.manager, _ = scrapeHTTP(ctx, m.metricsURL)
+	s.heap = sum(s.manager, "go_memstats_heap_alloc_bytes", nil)
+	s.rss, _, _ = procMemory(m.Pid())
+	s.apiserver, _ = scrapeAPIServer(ctx, admin)
+	return s
+}
+
+// scrapeAPIServer reads kube-apiserver's /metrics with the admin client.
+func scrapeAPIServer(ctx context.Context, admin *rest.Config) ([]sample, error) {
+	cfg := rest.CopyConfig(admin)
+	cfg.GroupVersion = &metav1.SchemeGroupVersion
+	cfg.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
+	rc, err := rest.UnversionedRESTClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	body, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return parseMetrics(strings.NewReader(string(body)))
+}
+
+// sampler polls the manager's heap every 2 s (peak RSS comes from VmHWM).
+type sampler struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	peak   float64
+}
+
+func startSampler(ctx context.Context, m *benchManager) *sampler {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &sampler{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				samples, err := scrapeHTTP(ctx, m.metricsURL)
+				if err == nil {
+					s.peak = max(s.peak, sum(samples, "go_memstats_heap_alloc_bytes", nil))
+				}
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) stop() float64 {
+	s.cancel()
+	<-s.done
+	return s.peak
+}
+
+func mib(b float64) float64 { return b / (1 << 20) }

@@ -1,0 +1,343 @@
+// Package csisim simulates a CSI driver with its external-provisioner and external-resizer
+// sidecars for the local control plane (see the provisioner type): the CSIDriver and the default
+// StorageClass "standard" (WaitForFirstConsumer, expandable), volumes provisioned for pending
+// claims, claims expanded, Released volumes deleted. Nothing stores data, except that with a
+// local directory (real-node tier) each volume is a real directory on the host.
+package csisim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	// ProvisionerName is the provisioner of the "standard" StorageClass and the name of the
+	// simulated CSI driver, which serves every StorageClass that names it. As with real CSI
+	// drivers both names are one, so it must be a DNS subdomain (a CSIDriver's name).
+	ProvisionerName = "simulated-csi.localcluster.test"
+	// StorageClassName is the cluster's default StorageClass.
+	StorageClassName = "standard"
+
+	annSelectedNode   = "volume.kubernetes.io/selected-node"
+	annProvisionedBy  = "pv.kubernetes.io/provisioned-by"
+	annDefaultClass   = "storageclass.kubernetes.io/is-default-class"
+	claimKeyPrefix    = "claim/"
+	volumeKeyPrefix   = "volume/"
+	simulatedFSType   = "ext4"
+	simulatedQueueTag = "simulated-csi"
+)
+
+// BuildStorageClass returns the default class: provisioned on first use by a pod, expandable.
+func BuildStorageClass() *storagev1.StorageClass {
+	return &storagev1.StorageClass{
+		ObjectMeta:           metav1.ObjectMeta{Name: StorageClassName, Annotations: map[string]string{annDefaultClass: "true"}},
+		Provisioner:          ProvisionerName,
+		ReclaimPolicy:        ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		AllowVolumeExpansion: ptr.To(true),
+	}
+}
+
+// BuildCSIDriver registers the simulated driver as needing no attach step, so the
+// attach/detach controller leaves its volumes alone (nothing would ever attach them).
+func BuildCSIDriver() *storagev1.CSIDriver {
+	return &storagev1.CSIDriver{
+		ObjectMeta: metav1.ObjectMeta{Name: ProvisionerName},
+		Spec: storagev1.CSIDriverSpec{
+			AttachRequired: ptr.To(false),
+			PodInfoOnMount: ptr.To(false),
+		},
+	}
+}
+
+// provisioner SIMULATES A CSI DRIVER together with its external-provisioner and
+// external-resizer sidecars; nothing stores data. It
+//   - provisions: for each pending claim of a class it serves (for WaitForFirstConsumer, once
+//     the scheduler has annotated the selected node) it creates a PersistentVolume pre-bound
+//     to the claim, of the requested size, pinned to that node; kube-controller-manager's PV
+//     binder then binds the two;
+//   - expands: when a bound claim requests more than it has, it grows the volume and reports
+//     the new size in the claim's status, as the resizer and the kubelet would;
+//   - deletes: a Released volume it provisioned whose reclaim policy is Delete.
+type provisioner struct {
+	client  kubernetes.Interface
+	claims  corelisters.PersistentVolumeClaimLister
+	volumes corelisters.PersistentVolumeLister
+	classes storagelisters.StorageClassLister
+	queue   workqueue.TypedRateLimitingInterface[string]
+	logf    func(format string, args ...any)
+	// localDir, when set, holds the directories of "local" volumes (real-node tier).
+	localDir string
+}
+
+// Start watches claims and volumes until ctx ends. The returned channel is closed
+// once every goroutine it started has returned.
+func Start(ctx context.Context, cs kubernetes.Interface, localDir string, logf func(string, ...any)) (<-chan struct{}, error) {
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	claimInformer := factory.Core().V1().PersistentVolumeClaims()
+	volumeInformer := factory.Core().V1().PersistentVolumes()
+	p := &provisioner{
+		client:  cs,
+		claims:  claimInformer.Lister(),
+		volumes: volumeInformer.Lister(),
+		classes: factory.Storage().V1().StorageClasses().Lister(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: simulatedQueueTag}),
+		logf:     logf,
+		localDir: localDir,
+	}
+	if _, err := claimInformer.Informer().AddEventHandler(p.handler(claimKeyPrefix)); err != nil {
+		return nil, fmt.Errorf("watching claims: %w", err)
+	}
+	if _, err := volumeInformer.Informer().AddEventHandler(p.handler(volumeKeyPrefix)); err != nil {
+		return nil, fmt.Errorf("watching volumes: %w", err)
+	}
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			p.queue.ShutDown()
+			factory.Shutdown()
+			return nil, fmt.Errorf("caches of the simulated CSI driver did not sync: %v", typ)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		p.queue.ShutDown()
+	}()
+	go func() {
+		defer close(done)
+		for p.processNext(ctx) {
+		}
+		factory.Shutdown()
+	}()
+	return done, nil
+}
+
+// handler queues "<prefix><namespace>/<name>" for every added or updated object.
+func (p *provisioner) handler(prefix string) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+			p.queue.Add(prefix + key)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+	}
+}
+
+// processNext handles one key; it returns false once the queue is shut down.
+func (p *provisioner) processNext(ctx context.Context) bool {
+	key, shutdown := p.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer p.queue.Done(key)
+	var err error
+	if name, ok := strings.CutPrefix(key, volumeKeyPrefix); ok {
+		err = p.syncVolume(ctx, name)
+	} else {
+		ns, name, _ := cache.SplitMetaNamespaceKey(strings.TrimPrefix(key, claimKeyPrefix))
+		err = p.syncClaim(ctx, ns, name)
+	}
+	if err != nil && ctx.Err() == nil {
+		p.logf("simulated CSI driver: %s: %v (retrying)", key, err)
+		p.queue.AddRateLimited(key)
+		return true
+	}
+	p.queue.Forget(key)
+	return true
+}
+
+// syncClaim provisions or expands the volume of one claim, if its class is ours.
+func (p *provisioner) syncClaim(ctx context.Context, ns, name string) error {
+	claim, err := p.claims.PersistentVolumeClaims(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the claim: %w", err)
+	}
+	if claim.DeletionTimestamp != nil || claim.Spec.StorageClassName == nil {
+		return nil
+	}
+	class, err := p.classes.Get(*claim.Spec.StorageClassName)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the class: %w", err)
+	}
+	if class.Provisioner != ProvisionerName {
+		return nil
+	}
+	if claim.Spec.VolumeName == "" {
+		return p.provision(ctx, claim, class)
+	}
+	return p.expand(ctx, claim)
+}
+
+// provision creates the volume of a pending claim, once its node is known.
+func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass) error {
+	node := claim.Annotations[annSelectedNode]
+	waitForConsumer := class.VolumeBindingMode != nil && *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer
+	if waitForConsumer && node == "" {
+		return nil // The scheduler has not picked a node yet.
+	}
+	pv := buildVolume(claim, class, node, p.localDir)
+	if _, err := p.volumes.Get(pv.Name); err == nil {
+		return nil // Provisioned already; the PV binder finishes the binding.
+	}
+	if pv.Spec.Local != nil {
+		if err := makeLocalVolume(pv.Spec.Local.Path); err != nil {
+			return err
+		}
+	}
+	_, err := p.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating volume %s: %w", pv.Name, err)
+	}
+	return nil
+}
+
+// buildVolume returns the volume of a claim, pre-bound to it (claimRef with UID), as the
+// external-provisioner names and shapes it; node, if set, pins the volume to that node. With
+// localDir the volume is a "local" one, the directory localDir/<name> on the node.
+func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node, localDir string) *corev1.PersistentVolume {
+	name := "pvc-" + string(claim.UID)
+	source := corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+		Driver: ProvisionerName, VolumeHandle: name, FSType: simulatedFSType,
+	}}
+	if localDir != "" {
+		source = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: filepath.Join(localDir, name)}}
+	}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: ProvisionerName}},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:    corev1.ResourceList{corev1.ResourceStorage: claim.Spec.Resources.Requests[corev1.ResourceStorage]},
+			AccessModes: claim.Spec.AccessModes,
+			ClaimRef: &corev1.ObjectReference{
+				Kind: "PersistentVolumeClaim", APIVersion: "v1",
+				Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID,
+			},
+			PersistentVolumeReclaimPolicy: ptr.Deref(class.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete),
+			StorageClassName:              class.Name,
+			MountOptions:                  class.MountOptions,
+			VolumeMode:                    claim.Spec.VolumeMode,
+			PersistentVolumeSource:        source,
+		},
+	}
+	if node != "" {
+		pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node},
+			}}}},
+		}}
+	}
+	return pv
+}
+
+// expand grows the volume of a bound claim that requests more than its status reports, then
+// reports the new size on the claim, clearing what a resize in progress leaves behind.
+func (p *provisioner) expand(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
+	want := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+	have := claim.Status.Capacity[corev1.ResourceStorage]
+	if claim.Status.Phase != corev1.ClaimBound || want.Cmp(have) <= 0 {
+		return nil
+	}
+	pv, err := p.volumes.Get(claim.Spec.VolumeName)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading volume %s: %w", claim.Spec.VolumeName, err)
+	}
+	if size := pv.Spec.Capacity[corev1.ResourceStorage]; size.Cmp(want) < 0 {
+		pv = pv.DeepCopy()
+		pv.Spec.Capacity[corev1.ResourceStorage] = want
+		if _, err := p.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("growing volume %s: %w", pv.Name, err)
+		}
+	}
+	claim = claim.DeepCopy()
+	if claim.Status.Capacity == nil {
+		claim.Status.Capacity = corev1.ResourceList{}
+	}
+	claim.Status.Capacity[corev1.ResourceStorage] = want
+	if claim.Status.AllocatedResources == nil {
+		claim.Status.AllocatedResources = corev1.ResourceList{}
+	}
+	claim.Status.AllocatedResources[corev1.ResourceStorage] = want
+	delete(claim.Status.AllocatedResourceStatuses, corev1.ResourceStorage)
+	claim.Status.Conditions = dropResizeConditions(claim.Status.Conditions)
+	if _, err := p.client.CoreV1().PersistentVolumeClaims(claim.Namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("reporting the new size of claim %s/%s: %w", claim.Namespace, claim.Name, err)
+	}
+	return nil
+}
+
+// dropResizeConditions removes the conditions of a resize in progress.
+func dropResizeConditions(conds []corev1.PersistentVolumeClaimCondition) []corev1.PersistentVolumeClaimCondition {
+	var kept []corev1.PersistentVolumeClaimCondition
+	for _, c := range conds {
+		switch c.Type {
+		case corev1.PersistentVolumeClaimResizing, corev1.PersistentVolumeClaimFileSystemResizePending,
+			corev1.PersistentVolumeClaimControllerResizeError, corev1.PersistentVolumeClaimNodeResizeError:
+		default:
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// syncVolume deletes a Released volume we provisioned when its reclaim policy says so, as the
+// external-provisioner does (the PV binder leaves that to it).
+func (p *provisioner) syncVolume(ctx context.Context, name string) error {
+	pv, err := p.volumes.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the volume: %w", err)
+	}
+	if pv.Annotations[annProvisionedBy] != ProvisionerName || pv.DeletionTimestamp != nil ||
+		pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
+		return nil
+	}
+	if pv.Spec.Local != nil {
+		if err := os.RemoveAll(pv.Spec.Local.Path); err != nil {
+			return fmt.Errorf("removing the directory of released volume %s: %w", name, err)
+		}
+	}
+	err = p.client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting released volume: %w", err)
+	}
+	return nil
+}
+
+// makeLocalVolume creates the directory of a local volume. Like the root of a fresh
+// filesystem it belongs to root; the kubelet hands it to the pod's fsGroup when the pod sets
+// one (local volumes support ownership management).
+func makeLocalVolume(path string) error {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return fmt.Errorf("creating local volume %s: %w", path, err)
+	}
+	return nil
+}

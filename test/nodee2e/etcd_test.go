@@ -1,0 +1,459 @@
+//go:build linux && node
+
+package nodee2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// The operand images: one static etcd under two tags, so that an image change really rolls.
+const (
+	etcdImageV1 = "database-operator.test/etcd:v1"
+	etcdImageV2 = "database-operator.test/etcd:v2"
+	etcdMembers = 3
+	etcdKeys    = 3000
+	etcdPrefix  = "data/"
+)
+
+// One ordered story: the operator OLM installed runs in pods on the node, then reconciles a
+// 3-member etcd through every change, its own upgrade and the loss of its leader included.
+var _ = Describe("The operator installed by OLM, with a 3-member etcd as its operand, on a real node", Ordered, func() {
+	var (
+		dc *databasev1alpha1.DatabaseCluster
+		db *etcdClient
+	)
+
+	It("runs the operator in pods: restricted Pod Security enforced, non-root, probes passing, one leader", func(ctx SpecContext) {
+		expectRestrictedEnforced(ctx, operatorNamespace)
+		pods := waitOperatorPods(ctx, operatorImageV010)
+		for i := range pods {
+			status := managerStatus(&pods[i])
+			Expect(status.Ready).To(BeTrue())
+			Expect(status.RestartCount).To(BeZero(), "pod %s restarted", pods[i].Name)
+			expectHardenedProcess(ctx, &pods[i])
+		}
+		expectProbesPass(ctx, pods)
+		leader := waitLeaderAmong(ctx, pods)
+		// Pod logs work (the API server reaches the kubelet), and the leader's says how it got there.
+		Eventually(func(g Gomega) {
+			log, err := clientset.CoreV1().Pods(operatorNamespace).GetLogs(leader, &corev1.PodLogOptions{Container: managerContainer}).DoRaw(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(strings.Contains(string(log), `"msg":"Successfully acquired lease","lock":"`+operatorNamespace+"/"+leaseName+`"`)).To(BeTrue(),
+				"the leader's log says nothing of acquiring the Lease:\n%s", log)
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("Operator pods %s and %s Ready; %s holds Lease %s\n", pods[0].Name, pods[1].Name, leader, leaseName)
+	}, NodeTimeout(3*time.Minute))
+
+	It("serves metrics over HTTPS to a token allowed to read them, and refuses any other", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "metrics")
+		reader := serviceAccountToken(ctx, ns, "prometheus")
+		bindMetricsReader(ctx, ns, "prometheus")
+		stranger := serviceAccountToken(ctx, ns, "stranger")
+		pods := waitOperatorPods(ctx, operatorImageV010)
+		leader := waitLeaderAmong(ctx, pods)
+		for _, p := range pods {
+			addr := net.JoinHostPort(p.Status.PodIP, "8443")
+			code, body := scrapeMetrics(ctx, addr, "")
+			Expect(code).To(Equal(http.StatusUnauthorized), "%s without a token: %s", p.Name, body)
+			code, body = scrapeMetrics(ctx, addr, stranger)
+			Expect(code).To(Equal(http.StatusForbidden), "%s with a token not allowed /metrics: %s", p.Name, body)
+			code, body = scrapeMetrics(ctx, addr, reader)
+			Expect(code).To(Equal(http.StatusOK), "%s with the metrics-reader token: %s", p.Name, body)
+			Expect(hasSample(body, "go_goroutines ")).To(BeTrue(), "%s: no go_goroutines", p.Name)
+			// Only the leader runs the controllers and says it leads.
+			leads := p.Name == leader
+			Expect(hasSample(body, leaderMetric)).To(Equal(leads), "%s (leader: %v): %s", p.Name, leads, leaderMetric)
+			Expect(hasSample(body, `controller_runtime_reconcile_total{controller="databasecluster"`)).To(Equal(leads),
+				"%s (leader: %v): the DatabaseCluster controller's reconcile counter", p.Name, leads)
+		}
+		// Through the bundle's Service, as Prometheus finds it.
+		svc := &corev1.Service{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: metricsService}, svc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			code, body := scrapeMetrics(ctx, net.JoinHostPort(svc.Spec.ClusterIP, "8443"), reader)
+			g.Expect(code).To(Equal(http.StatusOK), body)
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	}, NodeTimeout(2*time.Minute))
+
+	It("bootstraps from the stable names of the headless Service and becomes Available", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "etcd")
+		dc = newEtcdCluster(ns, "etcd")
+		began := time.Now()
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		report("etcd: create -> Available (3 members, real node)", waitAvailable(ctx, dc, began))
+		expectQuorumBudget(ctx, dc)
+		db = &etcdClient{dc: dc}
+		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
+		began = time.Now()
+		for i := range etcdKeys {
+			Expect(db.put(ctx, etcdKey(i), etcdValue(i))).To(Succeed())
+		}
+		report(fmt.Sprintf("etcd: %d keys written", etcdKeys), time.Since(began))
+		reportCount("etcd keys written", etcdKeys)
+		db.expectAll(ctx)
+	}, NodeTimeout(6*time.Minute))
+
+	It("keeps every key and its quorum through a rolling image update v1 -> v2", func(ctx SpecContext) {
+		began := time.Now()
+		rolled := db.duringChange(ctx, func() {
+			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = etcdImageV2 })
+			waitAvailable(ctx, dc, began)
+			Expect(dc.Status.CurrentImage).To(Equal(etcdImageV2))
+		})
+		report("etcd: rolling update of 3 members v1 -> v2", time.Since(began))
+		Expect(rolled).To(BeNumerically(">", 0))
+		for _, p := range podsOf(ctx, dc) {
+			Expect(p.Spec.Containers[0].Image).To(Equal(etcdImageV2))
+		}
+		db.expectAll(ctx)
+	}, NodeTimeout(8*time.Minute))
+
+	It("keeps every key through a restart on demand", func(ctx SpecContext) {
+		before := podsOf(ctx, dc)
+		began := time.Now()
+		db.duringChange(ctx, func() {
+			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
+				if dc.Annotations == nil {
+					dc.Annotations = map[string]string{}
+				}
+				dc.Annotations[databasev1alpha1.RestartedAtAnnotation] = time.Now().UTC().Format(time.RFC3339)
+			})
+			Eventually(func(g Gomega) {
+				for name, p := range podsOf(ctx, dc) {
+					g.Expect(p.UID).NotTo(Equal(before[name].UID), "pod %s was not restarted", name)
+				}
+			}).WithContext(ctx).Should(Succeed())
+			waitAvailable(ctx, dc, began)
+		})
+		report("etcd: restart annotation, 3 members rolled", time.Since(began))
+		db.expectAll(ctx)
+	}, NodeTimeout(8*time.Minute))
+
+	It("keeps every key when a member's pod is deleted", func(ctx SpecContext) {
+		began := time.Now()
+		victim := podsOf(ctx, dc)[dc.StatefulSetName()+"-1"]
+		Expect(k8s.Delete(ctx, &victim)).To(Succeed())
+		Eventually(func(g Gomega) {
+			p := podsOf(ctx, dc)[victim.Name]
+			g.Expect(p.UID).NotTo(Equal(victim.UID))
+		}).WithContext(ctx).Should(Succeed())
+		waitAvailable(ctx, dc, began)
+		report("etcd: deleted member back and Available", time.Since(began))
+		db.expectAll(ctx)
+	}, NodeTimeout(5*time.Minute))
+
+	It("keeps every key and every pod through storage growth", func(ctx SpecContext) {
+		before := podsOf(ctx, dc)
+		began := time.Now()
+		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Storage.Size = "2Gi" })
+		Eventually(func(g Gomega) {
+			var claims corev1.PersistentVolumeClaimList
+			g.Expect(k8s.List(ctx, &claims, client.InNamespace(dc.Namespace))).To(Succeed())
+			g.Expect(claims.Items).To(HaveLen(etcdMembers))
+			for _, c := range claims.Items {
+				size := c.Status.Capacity[corev1.ResourceStorage]
+				g.Expect(size.Cmp(resource.MustParse("2Gi"))).To(Equal(0), "claim %s", c.Name)
+			}
+			g.Expect(statefulSet(ctx, dc).Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String()).To(Equal("2Gi"))
+		}).WithContext(ctx).Should(Succeed())
+		waitAvailable(ctx, dc, began)
+		report("etcd: storage 1Gi -> 2Gi", time.Since(began))
+		for name, p := range podsOf(ctx, dc) {
+			Expect(p.UID).To(Equal(before[name].UID), "pod %s kept running through the resize", name)
+		}
+		db.expectAll(ctx)
+	}, NodeTimeout(5*time.Minute))
+
+	It("keeps every key through the operator's upgrade 0.1.0 -> 0.2.0 through OLM, without rolling the database", func(ctx SpecContext) {
+		before := statefulSet(ctx, dc)
+		members := podsOf(ctx, dc)
+		old := waitOperatorPods(ctx, operatorImageV010)
+		began := time.Now()
+		db.duringChange(ctx, func() {
+			csv := approveAndWait(ctx, csvV020)
+			// What this spec proves is what the CSV claims.
+			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Seamless Upgrades"))
+			expectCSVGone(ctx, csvV010)
+			pods := waitOperatorPods(ctx, operatorImageV020)
+			for _, p := range pods {
+				Expect(slices.ContainsFunc(old, func(o corev1.Pod) bool { return o.UID == p.UID })).To(BeFalse(), "pod %s of 0.1.0 kept", p.Name)
+			}
+			waitLeaderAmong(ctx, pods)
+		})
+		report("operator upgrade 0.1.0 -> 0.2.0 through OLM (approval -> 0.2.0 pods Ready and leading)", time.Since(began))
+		after := statefulSet(ctx, dc)
+		Expect(after.UID).To(Equal(before.UID))
+		Expect(after.Generation).To(Equal(before.Generation), "the upgrade changed the StatefulSet's spec")
+		Expect(after.Spec.Template).To(Equal(before.Spec.Template))
+		for name, p := range podsOf(ctx, dc) {
+			Expect(p.UID).To(Equal(members[name].UID), "member %s was restarted by the upgrade", name)
+		}
+		waitAvailable(ctx, dc, began)
+		db.expectAll(ctx)
+	}, NodeTimeout(8*time.Minute))
+
+	It("keeps every key and its quorum when the operator's leader is killed mid-rollout", func(ctx SpecContext) {
+		began := time.Now()
+		var killed corev1.Pod
+		var oldIdentity string
+		db.duringChange(ctx, func() {
+			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = etcdImageV1 })
+			// The roll has begun: the StatefulSet carries v1 and not every member runs it yet.
+			Eventually(func(g Gomega) {
+				sts := statefulSet(ctx, dc)
+				g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal(etcdImageV1))
+				g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
+				g.Expect(sts.Status.UpdatedReplicas).To(And(BeNumerically(">=", 1), BeNumerically("<", etcdMembers)))
+			}).WithContext(ctx).WithPolling(50 * time.Millisecond).Should(Succeed())
+			var leader string
+			oldIdentity, leader = leaseHolder(ctx)
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leader}, &killed)).To(Succeed())
+			Expect(syscall.Kill(managerPID(ctx, &killed), syscall.SIGKILL)).To(Succeed())
+			killedAt := time.Now()
+			GinkgoWriter.Printf("Killed the leader %s (SIGKILL) with %d/%d members updated\n", leader, statefulSet(ctx, dc).Status.UpdatedReplicas, etcdMembers)
+			Eventually(func(g Gomega) {
+				identity, _ := leaseHolder(ctx)
+				g.Expect(identity).NotTo(BeEmpty())
+				g.Expect(identity).NotTo(Equal(oldIdentity))
+			}).WithContext(ctx).Should(Succeed(), "no new leader after the kill")
+			report("operator leader killed -> a new leader holds the Lease", time.Since(killedAt))
+			waitAvailable(ctx, dc, began)
+		})
+		report("etcd: rolling update v2 -> v1 with the operator's leader killed", time.Since(began))
+		for _, p := range podsOf(ctx, dc) {
+			Expect(p.Spec.Containers[0].Image).To(Equal(etcdImageV1))
+		}
+		// The kubelet restarted the killed manager, and its probes pass again.
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&killed), &killed)).To(Succeed())
+			status := managerStatus(&killed)
+			g.Expect(status.RestartCount).To(BeEquivalentTo(1))
+			g.Expect(status.LastTerminationState.Terminated).NotTo(BeNil())
+			g.Expect(status.LastTerminationState.Terminated.ExitCode).To(BeEquivalentTo(137))
+			g.Expect(status.Ready).To(BeTrue())
+		}).WithContext(ctx).Should(Succeed())
+		db.expectAll(ctx)
+		reportCount("etcd keys read back after every change", etcdKeys)
+		reportCount("etcd keys lost", 0)
+	}, NodeTimeout(8*time.Minute))
+})
+
+// expectQuorumBudget checks that the cluster's PodDisruptionBudget, as the disruption
+// controller computes it, lets one member of three go and keeps two: etcd's quorum.
+func expectQuorumBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		var pdb policyv1.PodDisruptionBudget
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodDisruptionBudgetName()}, &pdb)).To(Succeed())
+		g.Expect(pdb.Status.ObservedGeneration).To(Equal(pdb.Generation))
+		g.Expect(pdb.Status.ExpectedPods).To(BeEquivalentTo(etcdMembers))
+		g.Expect(pdb.Status.CurrentHealthy).To(BeEquivalentTo(etcdMembers))
+		g.Expect(pdb.Status.DesiredHealthy).To(BeEquivalentTo(etcdMembers/2 + 1))
+		g.Expect(pdb.Status.DisruptionsAllowed).To(BeEquivalentTo(etcdMembers - (etcdMembers/2 + 1)))
+	}).WithContext(ctx).Should(Succeed(), "PodDisruptionBudget of %s", dc.Name)
+}
+
+// newEtcdCluster returns a 3-member etcd whose members find each other through the stable pod
+// names of the headless Service (published before they are Ready).
+func newEtcdCluster(namespace, name string) *databasev1alpha1.DatabaseCluster {
+	domain := fmt.Sprintf("%s-headless.%s.svc.cluster.local", name, namespace)
+	var initial []string
+	for i := range etcdMembers {
+		initial = append(initial, fmt.Sprintf("%[1]s-%[2]d=http://%[1]s-%[2]d.%[3]s:2380", name, i, domain))
+	}
+	return newCluster(namespace, name, withReplicas(etcdMembers), withImage(etcdImageV1), withPort(2379),
+		withEnv(
+			corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		),
+		withArgs(
+			"--name=$(POD_NAME)",
+			"--data-dir=/var/lib/database/etcd",
+			"--listen-client-urls=http://0.0.0.0:2379",
+			"--advertise-client-urls=http://$(POD_IP):2379",
+			"--listen-peer-urls=http://0.0.0.0:2380",
+			"--initial-advertise-peer-urls=http://$(POD_NAME)."+domain+":2380",
+			"--initial-cluster="+joinComma(initial),
+			"--initial-cluster-state=new",
+			"--initial-cluster-token="+namespace,
+			// A busy 2-core machine: patient elections.
+			"--heartbeat-interval=250",
+			"--election-timeout=2500",
+		))
+}
+
+func joinComma(s []string) string {
+	var b bytes.Buffer
+	for i, v := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+func etcdKey(i int) string   { return fmt.Sprintf("%s%05d", etcdPrefix, i) }
+func etcdValue(i int) string { return "value-" + strconv.Itoa(i) }
+
+// etcdClient speaks etcd's JSON gateway (/v3/kv/*) to whichever member answers, so a write
+// succeeds as long as the cluster has quorum.
+type etcdClient struct {
+	dc   *databasev1alpha1.DatabaseCluster
+	http http.Client
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// members returns the addresses of the members that have one.
+func (e *etcdClient) members(ctx context.Context) []string {
+	var addrs []string
+	for _, p := range podsOf(ctx, e.dc) {
+		if p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+			addrs = append(addrs, "http://"+p.Status.PodIP+":2379")
+		}
+	}
+	return addrs
+}
+
+func (e *etcdClient) call(ctx context.Context, path string, body, out any) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	lastErr := fmt.Errorf("no member has an address")
+	for _, addr := range e.members(ctx) {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+path, bytes.NewReader(data))
+		if err != nil {
+			cancel()
+			return err
+		}
+		resp, err := e.http.Do(req)
+		if err != nil {
+			cancel()
+			lastErr = err
+			continue
+		}
+		err = func() error {
+			defer func() { _ = resp.Body.Close() }()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s%s: %s", addr, path, resp.Status)
+			}
+			return json.NewDecoder(resp.Body).Decode(out)
+		}()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		lastErr = err
+	}
+	return lastErr
+}
+
+func (e *etcdClient) put(ctx context.Context, key, value string) error {
+	var out map[string]any
+	return e.call(ctx, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &out)
+}
+
+// expectAll reads every key of etcdPrefix with a linearizable read and checks each value.
+func (e *etcdClient) expectAll(ctx context.Context) {
+	GinkgoHelper()
+	var out struct {
+		Count string `json:"count"`
+		Kvs   []struct {
+			Key   string `json:"key"`
+			Value string `json:"value"`
+		} `json:"kvs"`
+	}
+	end := etcdPrefix[:len(etcdPrefix)-1] + string(etcdPrefix[len(etcdPrefix)-1]+1)
+	Eventually(func(g Gomega) {
+		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(end)}, &out)).To(Succeed())
+	}).WithContext(ctx).Should(Succeed())
+	Expect(out.Count).To(Equal(strconv.Itoa(etcdKeys)))
+	got := map[string]string{}
+	for _, kv := range out.Kvs {
+		k, _ := base64.StdEncoding.DecodeString(kv.Key)
+		v, _ := base64.StdEncoding.DecodeString(kv.Value)
+		got[string(k)] = string(v)
+	}
+	lost := 0
+	for i := range etcdKeys {
+		if got[etcdKey(i)] != etcdValue(i) {
+			lost++
+		}
+	}
+	Expect(lost).To(BeZero(), "keys lost or changed")
+	GinkgoWriter.Printf("Read back %d/%d keys\n", len(got), etcdKeys)
+}
+
+// duringChange runs change while writing a key every 200 ms and checking, on every
+// observation, that the cluster's status tells the truth. It fails if no write succeeds for
+// longer than maxWriteGap (quorum lost) and returns how many writes succeeded.
+func (e *etcdClient) duringChange(ctx context.Context, change func()) int {
+	GinkgoHelper()
+	const maxWriteGap = 10 * time.Second
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var writes int
+	var worstGap time.Duration
+	var statusErr error
+	wg.Go(func() {
+		defer GinkgoRecover()
+		last := time.Now()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if err := e.put(ctx, fmt.Sprintf("roll/%05d", i), "x"); err == nil {
+				mu.Lock()
+				writes++
+				worstGap = max(worstGap, time.Since(last))
+				mu.Unlock()
+				last = time.Now()
+			}
+			var dc databasev1alpha1.DatabaseCluster
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(e.dc), &dc); err == nil {
+				g := NewGomega(func(message string, _ ...int) {
+					mu.Lock()
+					statusErr = fmt.Errorf("%s", message)
+					mu.Unlock()
+				})
+				expectTruthfulStatus(g, &dc)
+			}
+		}
+	})
+	change()
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	Expect(statusErr).NotTo(HaveOccurred())
+	Expect(worstGap).To(BeNumerically("<", maxWriteGap), "the cluster accepted no write for %s: quorum lost", worstGap)
+	GinkgoWriter.Printf("%d writes during the change, longest gap %s\n", writes, worstGap.Round(time.Millisecond))
+	return writes
+}

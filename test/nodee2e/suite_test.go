@@ -1,0 +1,116 @@
+//go:build linux && node
+
+package nodee2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/harness/realnode"
+)
+
+var (
+	node      *realnode.Node
+	k8s       client.Client
+	clientset kubernetes.Interface
+	// operatorLM is OLM and the catalog server, host processes; the operator itself only
+	// runs in pods on the node.
+	operatorLM *olmHost
+	// hostBefore is the host's state before the node started; AfterSuite compares.
+	hostBefore realnode.HostSnapshot
+)
+
+func TestRealNode(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(3 * time.Minute)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	RunSpecs(t, "real node: kubelet + containerd, the operator installed by OLM")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	if err := realnode.Preflight(); err != nil {
+		Skip("real-node tier skipped: " + err.Error())
+	}
+	hostBefore = realnode.Snapshot()
+	began := time.Now()
+	var err error
+	// No CRDs: OLM installs them from the bundle.
+	node, err = realnode.Start(ctx, realnode.Options{Log: GinkgoWriter})
+	Expect(err).NotTo(HaveOccurred())
+	report("real node start (control plane, containerd, images, kubelet, kube-proxy, CoreDNS)", time.Since(began))
+
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(node.Config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	clientset, err = kubernetes.NewForConfig(node.Config)
+	Expect(err).NotTo(HaveOccurred())
+
+	operatorLM = startOLM(ctx)
+	began = time.Now()
+	installOperator(ctx)
+	report("operator 0.1.0 installed by OLM (Subscription -> CSV Succeeded, its pods Ready on the node)", time.Since(began))
+}, NodeTimeout(10*time.Minute))
+
+var _ = AfterSuite(func(_ SpecContext) {
+	// OLM first: it would only retry against a stopped API server.
+	if operatorLM != nil {
+		operatorLM.stop()
+	}
+	if node == nil {
+		return
+	}
+	Expect(node.Stop()).To(Succeed())
+	after := realnode.Snapshot()
+	Expect(after).To(Equal(hostBefore), "the host is as it was before the node started")
+	GinkgoWriter.Printf("Host restored: %s\n", after)
+}, NodeTimeout(5*time.Minute))
+
+// report records a measurement in the Ginkgo report and prints it, so that make test-node's
+// output shows it.
+func report(what string, d time.Duration) {
+	value := d.Round(time.Millisecond).String()
+	AddReportEntry(what, value)
+	GinkgoWriter.Printf("MEASURED %s: %s\n", what, value)
+	fmt.Fprintf(os.Stderr, "MEASURED %s: %s\n", what, value)
+}
+
+// reportCount records a count like report.
+func reportCount(what string, n int) {
+	AddReportEntry(what, n)
+	fmt.Fprintf(os.Stderr, "MEASURED %s: %d\n", what, n)
+}
+
+// newNamespace creates a namespace that enforces the restricted Pod Security profile.
+func newNamespace(ctx context.Context, prefix string) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: restrictedLabels()}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func restrictedLabels() map[string]string {
+	return map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+	}
+}
+
+func requireEnv(name string) string {
+	v := os.Getenv(name)
+	Expect(v).NotTo(BeEmpty(), "set %s (make test-node does)", name)
+	return v
+}
