@@ -9,14 +9,12 @@ import (
 	"strings"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 	"github.com/seed1b407122/database-operator/test/harness/csisim"
 )
@@ -144,13 +142,7 @@ func startLocal(ctx context.Context, o options) (*cluster, error) {
 
 // newClient returns a client that knows the built-in types and CRDs.
 func newClient(cfg *rest.Config) (client.Client, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("building the scheme: %w", err)
-	}
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("building the scheme: %w", err)
-	}
+	scheme := apischeme.Must()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("creating a client: %w", err)

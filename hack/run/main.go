@@ -4,7 +4,7 @@
 //	go run ./hack/run [flags] -- [manager flags]
 //
 // The cluster is the one of KUBECONFIG (or ~/.kube/config) when it answers within a few
-// seconds; otherwise a local control plane (test/localcluster: kube-apiserver, etcd,
+// seconds; otherwise a local control plane (test/harness/controlplane: kube-apiserver, etcd,
 // kube-controller-manager, kube-scheduler and kwok's simulated nodes) is started in .run/,
 // with its kubeconfig at .run/kubeconfig. The CRDs of config/crd/bases are installed, the
 // manager is built (bin/manager) and run with KUBECONFIG pointing at the cluster. Ctrl-C

@@ -31,13 +31,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 	"github.com/seed1b407122/database-operator/test/harness/manager"
 	"github.com/seed1b407122/database-operator/test/harness/proc"
@@ -72,11 +68,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("local control plane start", time.Since(began).Round(time.Millisecond).String())
 
-	scheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
-	Expect(echov1alpha1.AddToScheme(scheme)).To(Succeed())
-	Expect(votingv1alpha1.AddToScheme(scheme)).To(Succeed())
+	scheme := apischeme.Must()
 	k8s, err = client.New(cluster.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 

@@ -164,7 +164,7 @@ var _ = Describe("Leader election between manager replicas", Ordered, func() {
 	}, NodeTimeout(3*time.Minute))
 })
 
-// measureFailover sends sig to the leader and measures (test/internal/leader) how long until the
+// measureFailover sends sig to the leader and measures (test/harness/leader) how long until the
 // follower holds the Lease and has applied change, which is made once no manager leads any more.
 func measureFailover(ctx context.Context, lead *leader.Manager, leadID string, follower *leader.Manager,
 	sig syscall.Signal, change leader.Change) leader.Failover {

@@ -39,11 +39,9 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 	"github.com/seed1b407122/database-operator/test/harness/leader"
 )
@@ -74,9 +72,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("local control plane start", time.Since(began).Round(time.Millisecond).String())
 
-	scheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
+	scheme := apischeme.Must()
 	k8s, err = client.New(cluster.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leader.LeaseNamespace}})).To(Succeed())

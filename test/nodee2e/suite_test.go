@@ -13,12 +13,10 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/realnode"
 )
 
@@ -52,9 +50,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	report("real node start (control plane, containerd, images, kubelet, kube-proxy, CoreDNS)", time.Since(began))
 
-	scheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
+	scheme := apischeme.Must()
 	k8s, err = client.New(node.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	clientset, err = kubernetes.NewForConfig(node.Config)

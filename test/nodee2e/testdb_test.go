@@ -18,7 +18,7 @@ import (
 	"github.com/seed1b407122/database-operator/test/harness/operands/testdb"
 )
 
-// testdbImage is the single-member store of test/realnode/images/testdb.
+// testdbImage is the single-member store of test/harness/operands/images/testdb.
 const testdbImage = "database-operator.test/testdb:v1"
 
 // testdbKeys is how many keys each member gets.

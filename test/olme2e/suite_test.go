@@ -17,7 +17,7 @@ limitations under the License.
 */
 
 // Package olme2e installs the operator with a real Operator Lifecycle Manager on the local
-// control plane (test/localcluster) and checks what OLM does with the bundles of catalog/:
+// control plane (test/harness/controlplane) and checks what OLM does with the bundles of catalog/:
 // install, the RBAC it wires, and the upgrade 0.1.0 -> 0.2.0.
 //
 // Nothing here needs a container runtime:
@@ -32,7 +32,7 @@ limitations under the License.
 //     runs on the host with the API server impersonating the ServiceAccount OLM created.
 //
 // The install steps (CatalogSource, OperatorGroup, Subscription, InstallPlan approval, the
-// waits, the uninstall) are package test/olm's, the code behind "make run-bundle", which a
+// waits, the uninstall) are package test/harness/olm's, the code behind "make run-bundle", which a
 // spec here runs as a user would.
 //
 // Environment: KUBEBUILDER_ASSETS (local control plane), OLM_BIN_DIR (olm, catalog and
@@ -52,12 +52,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 	"github.com/seed1b407122/database-operator/test/harness/olm"
 	"github.com/seed1b407122/database-operator/test/harness/proc"
@@ -123,9 +121,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(func() { Expect(cluster.Stop()).To(Succeed()) })
 	AddReportEntry("local control plane start", since(began))
 
-	scheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(databasev1alpha1.AddToScheme(scheme)).To(Succeed())
+	scheme := apischeme.Must()
 	k8s, err = client.New(cluster.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName("operators")})).To(Succeed())

@@ -21,16 +21,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/csisim"
 	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
@@ -63,7 +61,7 @@ type Options struct {
 	// Log receives progress lines (default: discarded).
 	Log io.Writer
 
-	// The options below serve the real-node tier (test/realnode), where a real kubelet
+	// The options below serve the real-node tier (test/nodee2e), where a real kubelet
 	// joins the cluster instead of kwok's simulated nodes.
 
 	// ConfigureAPIServer, when set, adjusts kube-apiserver before it starts: listen address,
@@ -264,13 +262,7 @@ func (c *Cluster) startControlPlane(opts Options) error {
 	if err := os.WriteFile(c.KubeconfigPath, c.env.KubeConfig, 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", c.KubeconfigPath, err)
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("building the scheme: %w", err)
-	}
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("building the scheme: %w", err)
-	}
+	scheme := apischeme.Must()
 	if c.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return fmt.Errorf("creating a client: %w", err)
 	}

@@ -31,7 +31,7 @@ const namespace = "e2e-localcluster"
 
 // TestLocalCluster runs a StatefulSet with claims, a volume expansion and a Job on a fresh
 // cluster, then checks that Stop leaves no process and no port behind.
-// Run: KUBEBUILDER_ASSETS=<bin dir> go test -tags e2e ./test/localcluster/ -v -count=1
+// Run: KUBEBUILDER_ASSETS=<bin dir> go test -tags e2e ./test/harness/controlplane/ -v -count=1
 func TestLocalCluster(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()

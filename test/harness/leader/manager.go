@@ -17,7 +17,7 @@ limitations under the License.
 // Package leader runs manager processes with leader election on the local control plane, finds
 // the one that holds the Lease, stops it (SIGTERM: the Lease is released; SIGKILL: it expires)
 // and measures how long until another process holds the Lease and has reconciled a change made
-// while no manager led. test/ha asserts on these measurements, test/bench reports them.
+// while no manager led. test/ha asserts on these measurements, hack/bench reports them.
 package leader
 
 import (

@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Package manager runs the operator's manager binary as a host process beside a local control
-// plane, for the suites that need the real binary (test/e2e, test/ha, test/olme2e, test/bench):
-// a free loopback port for its probes and a wait until /readyz answers, on top of test/child's
+// plane, for the suites that need the real binary (test/e2e, test/ha, test/olme2e, hack/bench):
+// a free loopback port for its probes and a wait until /readyz answers, on top of test/harness/proc's
 // Process (its output in a log file, its own process group, a parent-death signal so that it
 // never outlives the test).
 package manager

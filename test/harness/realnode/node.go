@@ -1,7 +1,7 @@
 //go:build linux
 
 // Package realnode runs one real Kubernetes node next to the local control plane of
-// test/localcluster: Debian's containerd with runc and the CNI bridge plugin, a kubelet and
+// test/harness/controlplane: Debian's containerd with runc and the CNI bridge plugin, a kubelet and
 // kube-proxy built from hack/node, and CoreDNS as the cluster DNS. Containers really run;
 // images come from tarballs imported into containerd (nothing can be pulled here).
 //

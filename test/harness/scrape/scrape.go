@@ -1,5 +1,5 @@
 // Package scrape reads the manager's secure metrics endpoint as Prometheus would: over HTTPS,
-// with a ServiceAccount's bearer token (test/e2e, test/realnode).
+// with a ServiceAccount's bearer token (test/e2e, test/nodee2e).
 package scrape
 
 import (

@@ -1,7 +1,7 @@
 // Command run-bundle is what "make run-bundle" and "make cleanup-bundle" run: it installs the
 // bundle directory through the OLM of the cluster in KUBECONFIG, or removes that install, as
 // "operator-sdk run bundle" and "operator-sdk cleanup" do (operator-sdk is not available from
-// the Go module proxy). The work is done by package test/olm, which the OLM e2e shares.
+// the Go module proxy). The work is done by package test/harness/olm, which the OLM e2e shares.
 //
 //	run-bundle install --namespace NS [--install-mode OwnNamespace|AllNamespaces|SingleNamespace=X]
 //	                   [--catalog-mode host|cluster] --opm OPM --catalog-serve CATALOG_SERVE
@@ -25,12 +25,11 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/hack/runbundle"
 	"github.com/seed1b407122/database-operator/test/harness/olm"
 )
@@ -131,10 +130,7 @@ func run(ctx context.Context, sub string, o options) error {
 
 // newClient returns a client for the built-in types; OLM's objects are unstructured.
 func newClient(cfg *rest.Config) (client.Client, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("building the scheme: %w", err)
-	}
+	scheme := apischeme.Must()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("creating a client: %w", err)

@@ -1,5 +1,5 @@
 // Package testdb is the small key/value database of the real-node tests: the store and the TCP
-// server that test/realnode/images/testdb runs inside database-operator.test/testdb:v1, and the
+// server that test/harness/operands/images/testdb runs inside database-operator.test/testdb:v1, and the
 // client the tests use to write data into a pod and read it back after the pod was replaced.
 //
 // The wire protocol is one request per line and one answer per line:

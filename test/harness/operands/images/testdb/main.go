@@ -1,7 +1,7 @@
 // Command testdb is the database of the real-node tests, the entrypoint of the image
 // database-operator.test/testdb:v1 (make node-images): a single-member key/value store that
 // speaks a line protocol over TCP and keeps its data in an append-only log on its volume (see
-// package test/realnode/testdb for the protocol and the client).
+// package test/harness/operands/testdb for the protocol and the client).
 //
 //	testdb [--listen :9000] [--data-dir /var/lib/database]
 //

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Checks the layout rule of the README ("Layout") over "go list" of every package of the module
+# (all build tags, test imports included). Part of "make verify"; exits 1 on a broken rule.
+#   1. The product (main.go, api/, controllers/) imports nothing from test/ or hack/.
+#   2. Harness libraries (test/harness/...) never import a suite or hack/.
+#   3. Suites (test/e2e, test/ha, test/olme2e, test/nodee2e) hold only *_test.go files; nothing
+#      imports a suite.
+#   4. Commands and their libraries (hack/...) never import a suite.
+#   5. No two packages share a name (main and the API version packages aside).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+module=$(go list -m)
+suites="test/e2e test/ha test/olme2e test/nodee2e"
+format='{{.ImportPath}} {{.Name}} {{len .GoFiles}} {{join .Imports ","}},{{join .TestImports ","}},{{join .XTestImports ","}}'
+# The root module, and the tools module that imports it (hack/helm: the Helm test).
+listing=$(go list -tags 'e2e olm node' -f "$format" ./...; cd hack/helm && GOWORK=off go list -f "$format" ./...)
+
+awk -v module="$module" -v suites="$suites" '
+BEGIN {
+  n = split(suites, s, " ")
+  for (i = 1; i <= n; i++) suite[module "/" s[i]] = 1
+}
+{
+  pkg = $1; name = $2; gofiles = $3
+  rel = pkg == module ? "." : substr(pkg, length(module) + 2)
+  product = rel == "." || rel ~ /^(api|controllers)(\/|$)/
+  harness = rel ~ /^test\/harness\//
+  if (pkg in suite && gofiles > 0) {
+    printf "rule 3: suite %s has non-test files\n", rel; bad = 1
+  }
+  if (name != "main" && name !~ /^v[0-9]+((alpha|beta)[0-9]+)?$/ && !(name ~ /_test$/)) {
+    if (name in owner && owner[name] != rel) {
+      printf "rule 5: package name %s is used by %s and %s\n", name, owner[name], rel; bad = 1
+    }
+    owner[name] = rel
+  }
+  m = split($4, imports, ",")
+  for (i = 1; i <= m; i++) {
+    imp = imports[i]
+    if (imp == "" || index(imp, module "/") != 1 || imp == pkg) continue
+    to = substr(imp, length(module) + 2)
+    if (product && to ~ /^(test|hack)\//) { printf "rule 1: %s imports %s\n", rel, to; bad = 1 }
+    if (harness && to ~ /^hack\//) { printf "rule 2: %s imports %s\n", rel, to; bad = 1 }
+    if (imp in suite) { printf "rule 3/4: %s imports the suite %s\n", rel, to; bad = 1 }
+  }
+}
+END {
+  if (bad) { print "The layout rule is broken (README, Layout)."; exit 1 }
+}' <<< "$listing"
+echo "Layout rule holds ($(wc -l <<< "$listing") packages)."
