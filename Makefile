@@ -1,4 +1,8 @@
-# database-operator Makefile. Target names follow kubebuilder / Operator SDK projects.
+# database-operator Makefile: one file, kubebuilder / Operator SDK target names. Every setting
+# is in "Settings" at the top, so no target depends on the order of anything below.
+# "make help" lists every target.
+
+##@ Settings (override on the command line, e.g. make bundle VERSION=0.3.0)
 
 # Version of the operator (bundle, image tags): the version bundle/ holds. 0.2.0 replaces 0.1.0.
 VERSION ?= 0.2.0
@@ -25,15 +29,117 @@ GINKGO ?= $(LOCALBIN)/ginkgo-$(GINKGO_VERSION)
 # the machine shares one build. "make test-fresh-machine" points it at an empty directory.
 CACHE_DIR ?= $(HOME)/.cache/database-operator
 
-# The local control plane (kube-apiserver, etcd, KCM, scheduler, kwok) is built once per machine
-# from hack/tools/go.mod into a directory keyed by that file, so a fresh clone reuses it.
+# The local control plane (kube-apiserver, etcd, KCM, scheduler, kwok), from hack/tools/go.mod.
 KUBE_VERSION ?= v1.37.1
 TOOLS_HASH := $(shell sha256sum hack/tools/go.sum 2>/dev/null | cut -c1-12)
 TEST_ENV_DIR ?= $(CACHE_DIR)/test-env-$(KUBE_VERSION)-$(TOOLS_HASH)
 export KUBEBUILDER_ASSETS = $(TEST_ENV_DIR)
 
-# Ginkgo flags of the envtest suites.
+# OLM's tools (opm, catalog-serve) and runtime (olm, catalog binaries + CRDs), from hack/olm/go.mod.
+OLM_HASH := $(shell sha256sum hack/olm/go.sum 2>/dev/null | cut -c1-12)
+OLM_TOOLS_DIR ?= $(CACHE_DIR)/olm-tools-$(OLM_HASH)
+OLM_RUNTIME_DIR ?= $(CACHE_DIR)/olm-runtime-$(OLM_HASH)
+OLM_RUNTIME_PKG := github.com/operator-framework/operator-lifecycle-manager
+OPM ?= $(OLM_TOOLS_DIR)/opm
+# opm serve's registry on 127.0.0.1 only (hack/olm/cmd/catalog-serve): opm serve binds every
+# interface. Built next to opm; rebuilt when its source changes.
+CATALOG_SERVE ?= $(OLM_TOOLS_DIR)/catalog-serve
+# Go commands run inside the hack/olm module.
+OLM_GO = cd $(CURDIR)/hack/olm && GOWORK=off go
+
+# The real-node tier's binaries (kubelet, kube-proxy, etcd, coredns), from hack/node and
+# hack/coredns; its images go to NODE_IMAGES_DIR. Both are exported to every recipe.
+NODE_HASH := $(shell cat hack/node/go.sum hack/coredns/go.sum 2>/dev/null | sha256sum | cut -c1-12)
+NODE_ENV_DIR ?= $(CACHE_DIR)/node-env-$(KUBE_VERSION)-$(NODE_HASH)
+NODE_IMAGES_DIR ?= $(LOCALBIN)/node-images
+export NODE_ENV_DIR NODE_IMAGES_DIR
+
+# OLM packaging.
+PACKAGE_NAME ?= database-operator
+CHANNELS ?= stable
+DEFAULT_CHANNEL ?= stable
+# Version the bundle replaces (adds "replaces" and "olm.skipRange: <VERSION" to the CSV).
+PREVIOUS_VERSION ?= 0.1.0
+# The older bundle "make catalog" regenerates (from config/) next to bundle/ for the upgrade edge.
+CATALOG_PREVIOUS_VERSION ?= 0.1.0
+IMAGE_TAG_BASE ?= database-operator
+# The operator image of the bundle: IMG when given on the command line or in the environment,
+# else IMAGE_TAG_BASE tagged with the bundle's version.
+OPERATOR_IMG ?= $(if $(filter command line environment,$(origin IMG)),$(IMG),$(IMAGE_TAG_BASE):$(VERSION))
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:$(VERSION)
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:$(VERSION)
+# Base image of the catalog image (opm generate dockerfile), pinned to the opm we build.
+OPM_IMAGE ?= quay.io/operator-framework/opm:v1.74.0
+
+# Images. Empty CONTAINER_TOOL: built without a container engine by hack/images (image-tool) into
+# IMAGES_DIR as OCI layouts + docker-archive tarballs; CONTAINER_TOOL=docker (or podman): built
+# and pushed with it from the Dockerfiles.
+CONTAINER_TOOL ?=
+IMAGES_DIR ?= $(LOCALBIN)/images
+# GOARCH of the operator image (GOOS is linux).
+ARCH ?= $(shell go env GOARCH)
+MANAGER_STATIC ?= $(IMAGES_DIR)/manager-linux-$(ARCH)
+# Registry host[:port] the *-push targets prefix to IMG, BUNDLE_IMG and CATALOG_IMG; empty: push
+# to those names as they are. Loopback registries are spoken to over plain HTTP.
+REGISTRY ?=
+# Base of the no-Docker catalog image (an opm image in a reachable registry); empty: none.
+CATALOG_BASE_IMG ?=
+IMAGES_GO = cd $(CURDIR)/hack/images && GOWORK=off go
+IMAGE_TOOL ?= $(LOCALBIN)/image-tool
+IMAGE_TOOL_SRCS := hack/images/go.mod hack/images/go.sum \
+	$(filter-out %_test.go,$(wildcard hack/images/*.go hack/images/cmd/image-tool/*.go))
+push-ref = $(if $(REGISTRY),$(REGISTRY)/$(1),$(1))
+
+# Helm chart (its tooling is the hack/helm module; the operator's go.mod never sees Helm).
+HELM_CHART ?= charts/database-operator
+HELM_GO = cd $(CURDIR)/hack/helm && GOWORK=off go
+# Values file(s) of helm-template (space separated) and the release's name and namespace.
+HELM_VALUES ?=
+HELM_RELEASE ?= database-operator
+HELM_NAMESPACE ?= database-operator-system
+
+# Flags: Ginkgo of the envtest/e2e suites, of the OLM and real-node suites; "go test" flags of
+# helm-test and images-test (e.g. HELM_TEST_FLAGS='-run TestRender').
 GINKGO_FLAGS ?= -v --no-color --timeout=20m
+OLM_E2E_GINKGO_FLAGS ?= -v --no-color --timeout=20m
+NODE_GINKGO_FLAGS ?= -v --no-color --timeout=40m
+HELM_TEST_FLAGS ?=
+IMAGES_TEST_FLAGS ?=
+# The file-based catalog the OLM e2e serves (rendered by "make catalog").
+OLM_E2E_CATALOG_DIR ?= $(CURDIR)/catalog
+# Flags of the manager under "make run" (no leader election, metrics and probes on loopback) and
+# of hack/run itself (e.g. RUN_FLAGS=--apply-samples).
+RUN_ARGS ?= --leader-elect=false --metrics-bind-address=127.0.0.1:8443 --health-probe-bind-address=127.0.0.1:8081
+RUN_FLAGS ?=
+# Flags of hack/bench (see bin/bench -help), e.g.
+# BENCH_FLAGS="-n 1000 -concurrency 4,16,32 -qps 50,500 -burst 100,1000".
+BENCH_FLAGS ?= -n 100,1000 -idle 5m -leader
+BENCH_SMOKE_FLAGS ?= -n 20 -idle 20s -raw-duration 2s -fail-on-idle-writes -leader -leader-repeat 1
+BENCH_LEADER_FLAGS ?= -leader-repeat 3
+
+# make run-bundle NAMESPACE=<ns>: install bundle/ through the OLM of the cluster in KUBECONFIG,
+# as "operator-sdk run bundle" does; make cleanup-bundle NAMESPACE=<ns> removes it again.
+NAMESPACE ?=
+# OwnNamespace, AllNamespaces, SingleNamespace=<ns> or MultiNamespace=<ns1>,<ns2>.
+INSTALL_MODE ?= OwnNamespace
+# host: the catalog is served from this machine on 127.0.0.1, for OLM running on this machine
+# (the OLM e2e's host processes). cluster: from a Deployment of OPM_IMAGE in NAMESPACE, for OLM
+# running in the cluster.
+CATALOG_MODE ?= host
+RUN_BUNDLE_TIMEOUT ?= 5m
+# Per namespace: the rendered catalog, the host catalog server's log and pidfile, the state.
+RUN_BUNDLE_STATE_DIR ?= $(CURDIR)/.run-bundle
+RUN_BUNDLE_BUNDLE_DIR ?= $(CURDIR)/bundle
+RUN_BUNDLE_PORT ?= 0
+RUN_BUNDLE_FLAGS = --namespace "$(NAMESPACE)" --bundle-dir $(RUN_BUNDLE_BUNDLE_DIR) \
+	--state-dir $(RUN_BUNDLE_STATE_DIR) --timeout $(RUN_BUNDLE_TIMEOUT)
+
+# Tools modules with their own go.mod, linted with the same configuration.
+LINT_MODULES ?= hack/olm hack/helm hack/images
+
+# The stages of "make test", in the order they run (hack/fresh-machine.sh times each one).
+TEST_STAGES = verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test images-test \
+	olm-e2e node-images-test test-node bench-smoke
 
 .PHONY: all
 all: build
@@ -42,7 +148,7 @@ all: build
 
 .PHONY: help
 help: ## Display this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-20s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
 
 ##@ Development
 
@@ -65,9 +171,6 @@ vet: ## Run go vet (also on the files behind the e2e, olm and node build tags).
 	go vet -tags olm ./test/olme2e/
 	go vet -tags node ./test/nodee2e/
 
-# Tools modules with their own go.mod, linted with the same configuration.
-LINT_MODULES ?= hack/olm hack/helm hack/images
-
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools modules.
 	$(GOLANGCI_LINT) run ./...
@@ -75,7 +178,8 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools mod
 	for m in $(LINT_MODULES); do (cd $$m && GOWORK=off $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) or formatting drift.
+verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy), formatting, the layout rule or the benchmark tables drift.
+	hack/check-layout.sh
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate' and commit:"; \
@@ -83,10 +187,6 @@ verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy) o
 	@echo "Generated files are current."
 
 ##@ Test
-
-# The stages of "make test", in the order they run (hack/fresh-machine.sh times each one).
-TEST_STAGES = verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test images-test \
-	olm-e2e node-images-test test-node bench-smoke
 
 .PHONY: test
 test: $(TEST_STAGES) ## Everything CI runs.
@@ -102,7 +202,7 @@ test-fresh-machine: ## Clone HEAD and run "make test" with empty module, build a
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
-	go test -count=1 ./test/harness/proc/ ./test/harness/controlplane/
+	go test -count=1 ./api/... ./test/harness/proc/
 
 .PHONY: test-integration
 test-integration: test-env $(GINKGO) ## envtest specs (label "integration") against a real kube-apiserver and etcd.
@@ -119,25 +219,274 @@ test-env: $(TEST_ENV_DIR)/.stamp ## Build the local control plane binaries once 
 $(TEST_ENV_DIR)/.stamp: hack/tools/go.mod hack/tools/go.sum hack/build-test-env.sh
 	hack/build-test-env.sh $(TEST_ENV_DIR)
 
+.PHONY: test-ha
+test-ha: build test-env $(GINKGO) ## Leader election e2e: 2 managers, graceful hand-off and crash takeover.
+	MANAGER_BIN=$(LOCALBIN)/manager $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/ha
+
 ##@ Build
 
 .PHONY: build
 build: manifests generate ## Build the manager binary.
 	go build -o $(LOCALBIN)/manager .
 
-# Flags of the manager under "make run": no leader election, metrics and probes on loopback.
-RUN_ARGS ?= --leader-elect=false --metrics-bind-address=127.0.0.1:8443 --health-probe-bind-address=127.0.0.1:8081
-# Flags of hack/run itself, e.g. RUN_FLAGS=--apply-samples.
-RUN_FLAGS ?=
-
 .PHONY: run
 run: manifests generate test-env ## Run the manager against KUBECONFIG, or start a local control plane.
 	go build -o $(LOCALBIN)/run ./hack/run
 	exec $(LOCALBIN)/run --manager $(LOCALBIN)/manager $(RUN_FLAGS) -- $(RUN_ARGS)
 
+##@ Images (Docker not needed: see CONTAINER_TOOL)
+
+.PHONY: manager-static
+manager-static: ## Build the manager like the Dockerfile: static (CGO_ENABLED=0), -trimpath, linux/ARCH.
+	@mkdir -p $(IMAGES_DIR)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) go build -trimpath -ldflags="-s -w" -o $(MANAGER_STATIC) .
+
+$(IMAGE_TOOL): $(IMAGE_TOOL_SRCS) | $(LOCALBIN)
+	$(IMAGES_GO) build -o $(IMAGE_TOOL) ./cmd/image-tool
+
+# The operator image: the manager built like the Dockerfile as /manager on an empty base, USER
+# 65532:65532, the Dockerfile's labels. The bundle image: bundle/ at /, labelled with the
+# annotations. The catalog image: catalog/ at /configs, labelled like catalog.Dockerfile, on
+# CATALOG_BASE_IMG when set (its real base, the opm image, is unreachable here). Images are
+# reproducible: timestamps are SOURCE_DATE_EPOCH (default: the epoch).
 .PHONY: docker-build
-docker-build: ## Build the operator image (needs a Docker engine).
-	docker build -t $(IMG) .
+docker-build: $(if $(CONTAINER_TOOL),,manager-static $(IMAGE_TOOL)) ## Build the operator image IMG (bin/images/operator{,.tar}; or with CONTAINER_TOOL).
+ifneq ($(CONTAINER_TOOL),)
+	$(CONTAINER_TOOL) build -t $(IMG) .
+else
+	$(IMAGE_TOOL) operator --binary $(MANAGER_STATIC) --dockerfile Dockerfile --arch $(ARCH) \
+		--tag $(IMG) --layout $(IMAGES_DIR)/operator --tarball $(IMAGES_DIR)/operator.tar
+endif
+
+.PHONY: docker-push
+docker-push: docker-build ## Push the operator image to REGISTRY/IMG.
+	$(call push-image,$(IMAGES_DIR)/operator,$(IMG))
+
+.PHONY: bundle-build
+bundle-build: $(if $(CONTAINER_TOOL),,$(IMAGE_TOOL)) ## Build the bundle image BUNDLE_IMG from bundle/ (bin/images/bundle{,.tar}; or with CONTAINER_TOOL).
+ifneq ($(CONTAINER_TOOL),)
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+else
+	$(IMAGE_TOOL) bundle --dir bundle --tag $(BUNDLE_IMG) \
+		--layout $(IMAGES_DIR)/bundle --tarball $(IMAGES_DIR)/bundle.tar
+endif
+
+.PHONY: bundle-push
+bundle-push: bundle-build ## Push the bundle image to REGISTRY/BUNDLE_IMG.
+	$(call push-image,$(IMAGES_DIR)/bundle,$(BUNDLE_IMG))
+
+.PHONY: catalog-build
+catalog-build: $(if $(CONTAINER_TOOL),,$(IMAGE_TOOL)) ## Build the catalog image CATALOG_IMG from catalog/ (bin/images/catalog{,.tar}; or with CONTAINER_TOOL).
+ifneq ($(CONTAINER_TOOL),)
+	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+else
+	$(IMAGE_TOOL) catalog --dir catalog --dockerfile catalog.Dockerfile \
+		$(if $(CATALOG_BASE_IMG),--base $(CATALOG_BASE_IMG)) --tag $(CATALOG_IMG) \
+		--layout $(IMAGES_DIR)/catalog --tarball $(IMAGES_DIR)/catalog.tar
+endif
+
+.PHONY: catalog-push
+catalog-push: catalog-build ## Push the catalog image to REGISTRY/CATALOG_IMG.
+	$(call push-image,$(IMAGES_DIR)/catalog,$(CATALOG_IMG))
+
+.PHONY: images-build
+images-build: docker-build bundle-build catalog-build ## Build the operator, bundle and catalog images.
+
+.PHONY: images-push
+images-push: docker-push bundle-push catalog-push ## Push the three images to REGISTRY.
+
+# push-image LAYOUT,REF: push with CONTAINER_TOOL (tag first) or from the OCI layout with image-tool.
+define push-image
+$(if $(CONTAINER_TOOL),$(if $(REGISTRY),$(CONTAINER_TOOL) tag $(2) $(REGISTRY)/$(2) && )$(CONTAINER_TOOL) push $(call push-ref,$(2)),$(IMAGE_TOOL) push --from $(1) --push $(call push-ref,$(2)))
+endef
+
+.PHONY: images-test
+images-test: manager-static $(OPM) ## Go tests of hack/images: build, push to an in-process registry, read back, opm render.
+	cd $(CURDIR)/hack/images && OPM=$(OPM) MANAGER_BIN=$(MANAGER_STATIC) VERSION=$(VERSION) ARCH=$(ARCH) \
+		GOWORK=off go test -count=1 -v -timeout 10m ./... $(IMAGES_TEST_FLAGS)
+
+##@ Helm
+
+.PHONY: helm-crds
+helm-crds: manifests ## Sync the chart with config/: crds/ from config/crd/bases, files/manager-role.yaml from config/rbac/role.yaml.
+	rm -f $(HELM_CHART)/crds/*.yaml
+	cp config/crd/bases/*.yaml $(HELM_CHART)/crds/
+	cp config/rbac/role.yaml $(HELM_CHART)/files/manager-role.yaml
+
+.PHONY: helm-lint
+helm-lint: ## Lint the chart (helm lint, via the Go library) with its default and HA values.
+	$(HELM_GO) test ./... -count=1 -run 'TestLint' -v
+
+.PHONY: helm-template
+helm-template: ## Print the chart's manifests like "helm template --include-crds" (HELM_VALUES, HELM_RELEASE, HELM_NAMESPACE).
+	@$(HELM_GO) run ./cmd/helm-template --release $(HELM_RELEASE) --namespace $(HELM_NAMESPACE) \
+		$(foreach f,$(HELM_VALUES),-f $(abspath $(f))) $(CURDIR)/$(HELM_CHART)
+
+.PHONY: helm-test
+helm-test: test-env ## Test the chart: render (default, HA), lint, drift from config/, install on the local control plane.
+	$(HELM_GO) test ./... -count=1 -v -timeout 10m $(HELM_TEST_FLAGS)
+
+##@ OLM
+
+.PHONY: bundle
+bundle: manifests $(KUSTOMIZE) ## Generate bundle/ and bundle.Dockerfile (VERSION, PREVIOUS_VERSION, CHANNELS, DEFAULT_CHANNEL), then validate.
+	$(KUSTOMIZE) build config/manifests | ($(OLM_GO) run ./cmd/bundle-gen \
+		--package $(PACKAGE_NAME) --version $(VERSION) --previous-version "$(PREVIOUS_VERSION)" \
+		--channels $(CHANNELS) --default-channel $(DEFAULT_CHANNEL) --image $(OPERATOR_IMG) \
+		--output-dir $(CURDIR)/bundle --dockerfile $(CURDIR)/bundle.Dockerfile)
+	$(MAKE) --no-print-directory bundle-validate
+
+.PHONY: bundle-validate
+bundle-validate: ## Validate bundle/ (default + operatorframework suite); fails on any error or warning.
+	$(OLM_GO) run ./cmd/bundle-validate $(CURDIR)/bundle
+
+.PHONY: opm
+opm: $(OPM) ## Build opm (operator-registry, pinned in hack/olm/go.mod) once per machine.
+
+$(OPM):
+	mkdir -p $(OLM_TOOLS_DIR)
+	$(OLM_GO) build -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(OPM).tmp \
+		github.com/operator-framework/operator-registry/cmd/opm
+	mv $(OPM).tmp $(OPM)
+
+.PHONY: catalog-serve
+catalog-serve: $(CATALOG_SERVE) ## Build catalog-serve (opm serve's registry, on 127.0.0.1 only) next to opm.
+
+$(CATALOG_SERVE): hack/olm/cmd/catalog-serve/main.go hack/olm/go.sum
+	mkdir -p $(OLM_TOOLS_DIR)
+	$(OLM_GO) build -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(CATALOG_SERVE).tmp ./cmd/catalog-serve
+	mv $(CATALOG_SERVE).tmp $(CATALOG_SERVE)
+
+.PHONY: catalog
+catalog: $(OPM) $(KUSTOMIZE) ## Render catalog/ from bundle CATALOG_PREVIOUS_VERSION (regenerated from config/) and bundle/.
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	echo "Generating bundle $(CATALOG_PREVIOUS_VERSION) into $$tmp"; \
+	$(KUSTOMIZE) build config/manifests | ($(OLM_GO) run ./cmd/bundle-gen \
+		--package $(PACKAGE_NAME) --version $(CATALOG_PREVIOUS_VERSION) \
+		--channels $(CHANNELS) --default-channel $(DEFAULT_CHANNEL) \
+		--image $(IMAGE_TAG_BASE):$(CATALOG_PREVIOUS_VERSION) --output-dir $$tmp/bundle); \
+	$(OLM_GO) run ./cmd/bundle-validate $$tmp/bundle; \
+	echo "Rendering catalog/$(PACKAGE_NAME)/index.yaml with $(OPM)"; \
+	$(OLM_GO) run ./cmd/catalog-gen --opm $(OPM) --package $(PACKAGE_NAME) --channel $(DEFAULT_CHANNEL) \
+		--output $(CURDIR)/catalog/$(PACKAGE_NAME)/index.yaml $$tmp/bundle $(CURDIR)/bundle
+	rm -f catalog.Dockerfile
+	$(OPM) generate dockerfile catalog -i $(OPM_IMAGE) -b $(OPM_IMAGE)
+	$(MAKE) --no-print-directory catalog-validate
+
+.PHONY: catalog-validate
+catalog-validate: $(OPM) ## Validate catalog/ with opm.
+	$(OPM) validate catalog
+	@echo "catalog/ is valid."
+
+.PHONY: olm-test
+olm-test: export OPM := $(OPM)
+olm-test: export KUSTOMIZE := $(KUSTOMIZE)
+olm-test: $(OPM) $(KUSTOMIZE) ## Go tests of hack/olm (validators, bundle determinism and freshness, catalog), of test/harness/olm and of hack/runbundle (run-bundle).
+	$(OLM_GO) test -count=1 ./...
+	go test -count=1 ./test/harness/olm/... ./hack/runbundle/...
+
+##@ OLM: run the bundle
+
+.PHONY: run-bundle
+run-bundle: $(OPM) $(if $(filter host,$(CATALOG_MODE)),$(CATALOG_SERVE)) | $(LOCALBIN) ## Install bundle/ through OLM into NAMESPACE (INSTALL_MODE, CATALOG_MODE=host|cluster) and wait for the CSV.
+	@test -n "$(NAMESPACE)" || { echo "Set NAMESPACE, e.g. make run-bundle NAMESPACE=database-operator"; exit 2; }
+	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle/cmd/run-bundle
+	$(LOCALBIN)/run-bundle install $(RUN_BUNDLE_FLAGS) --install-mode $(INSTALL_MODE) \
+		--catalog-mode $(CATALOG_MODE) --opm $(OPM) --catalog-serve $(CATALOG_SERVE) \
+		--port $(RUN_BUNDLE_PORT) --opm-image $(OPM_IMAGE)
+
+.PHONY: cleanup-bundle
+cleanup-bundle: | $(LOCALBIN) ## Remove what run-bundle installed in NAMESPACE (Subscription, CSV, CatalogSource, OperatorGroup) and stop its catalog server.
+	@test -n "$(NAMESPACE)" || { echo "Set NAMESPACE, e.g. make cleanup-bundle NAMESPACE=database-operator"; exit 2; }
+	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle/cmd/run-bundle
+	$(LOCALBIN)/run-bundle cleanup $(RUN_BUNDLE_FLAGS)
+
+##@ OLM e2e
+
+.PHONY: olm-runtime
+olm-runtime: $(OLM_RUNTIME_DIR)/.stamp ## Build OLM's olm and catalog binaries (+ its CRDs) once per machine.
+
+# The CRDs are OLM's own (deploy/chart/crds, which has OLMConfig), copied from the module
+# cache so that they always match the binaries. "go mod download -json" fetches the module and
+# prints its Dir; "go list -m -f {{.Dir}}" prints an empty Dir while the module is not yet in the
+# module cache (a fresh machine), which made this recipe copy from /deploy/chart/crds.
+$(OLM_RUNTIME_DIR)/.stamp:
+	@set -e; start=$$(date +%s); dir=$(OLM_RUNTIME_DIR); \
+	cd $(CURDIR)/hack/olm; export GOWORK=off; \
+	version=$$(go list -m -f '{{.Version}}' $(OLM_RUNTIME_PKG)); \
+	src=$$(go mod download -json $(OLM_RUNTIME_PKG) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	test -d "$$src/deploy/chart/crds" || { echo "OLM module $$version not downloaded (Dir='$$src')"; exit 1; }; \
+	echo "Building OLM $$version (olm, catalog) into $$dir (cold: ~4-8 min)"; \
+	rm -rf $$dir.tmp; mkdir -p $$dir.tmp/crds; \
+	go build -ldflags "-s -w -X $(OLM_RUNTIME_PKG)/pkg/version.OLMVersion=$$version" -o $$dir.tmp/ \
+		$(OLM_RUNTIME_PKG)/cmd/olm $(OLM_RUNTIME_PKG)/cmd/catalog; \
+	cp $$src/deploy/chart/crds/*.yaml $$dir.tmp/crds/; chmod -R u+w $$dir.tmp; \
+	echo "OLM $$version built in $$(( $$(date +%s) - start ))s" > $$dir.tmp/.stamp; \
+	rm -rf $$dir; mv $$dir.tmp $$dir; cat $$dir/.stamp
+
+.PHONY: olm-e2e
+olm-e2e: build test-env opm catalog-serve olm-runtime $(GINKGO) ## OLM installs catalog/ (OwnNamespace, AllNamespaces), upgrade 0.1.0 -> 0.2.0, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
+	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OPM=$(OPM) CATALOG_SERVE=$(CATALOG_SERVE) MANAGER_BIN=$(LOCALBIN)/manager \
+		CATALOG_DIR=$(OLM_E2E_CATALOG_DIR) $(GINKGO) $(OLM_E2E_GINKGO_FLAGS) --tags olm ./test/olme2e
+
+##@ Real node tier: build
+
+.PHONY: node-env
+node-env: $(NODE_ENV_DIR)/.stamp ## Build kubelet, kube-proxy, etcd and coredns once per machine into NODE_ENV_DIR.
+
+$(NODE_ENV_DIR)/.stamp: hack/node/go.mod hack/node/go.sum hack/coredns/go.mod hack/coredns/go.sum \
+		hack/build-node-env.sh hack/kube-ldflags.sh
+	hack/build-node-env.sh $(NODE_ENV_DIR)
+
+.PHONY: test-env-node
+test-env-node: node-env ## Node tier: binaries, host packages (apt-get, root only), images; prints the paths.
+	@if [ "$$(id -u)" != 0 ]; then \
+		echo "Real-node tier skipped: it needs root (containerd, kubelet, CNI, iptables); running as $$(id -un)."; \
+		exit 0; fi; \
+	hack/node/install-host-packages.sh && \
+	$(MAKE) --no-print-directory node-images && \
+	echo "NODE_ENV_DIR=$(NODE_ENV_DIR)  (kubelet kube-proxy etcd coredns)" && \
+	echo "NODE_IMAGES_DIR=$(NODE_IMAGES_DIR)  (images.txt: <tarball> <image ref> per line)" && \
+	echo "CONTAINERD=$$(command -v containerd) RUNC=$$(command -v runc) CNI_BIN_DIR=/usr/lib/cni"
+
+.PHONY: node-images
+node-images: node-env manager-static $(IMAGE_TOOL) ## Build the node images (pause, etcd v1/v2, testdb, coredns, operator 0.1.0/0.2.0) into NODE_IMAGES_DIR.
+	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
+
+.PHONY: node-images-test
+node-images-test: node-images ## Unit tests of the test programs; import every node image into a throwaway containerd and run them (root).
+	go test -count=1 ./test/harness/realnode/ ./test/harness/operands/...
+	hack/node/images-test.sh $(NODE_IMAGES_DIR)
+
+##@ Real node tier
+
+.PHONY: test-node
+test-node: test-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across an operator upgrade and a killed leader; a retained store scaled 1-3-1-3; host restored.
+	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
+	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) CATALOG_SERVE=$(CATALOG_SERVE) $(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
+
+##@ Benchmark
+
+.PHONY: bench-build
+bench-build: build ## Build the benchmark command (hack/bench) into bin/bench.
+	go build -o $(LOCALBIN)/bench ./hack/bench
+
+.PHONY: bench
+bench: bench-build test-env ## Scale benchmark: N=100 and 1,000 DatabaseClusters, 5 min idle, leader case; JSON in bench-results/.
+	$(LOCALBIN)/bench -manager $(LOCALBIN)/manager $(BENCH_FLAGS)
+
+.PHONY: bench-leader
+bench-leader: bench-build test-env ## Leader case only: hand-off (SIGTERM) and takeover (SIGKILL) times, 3 runs each.
+	$(LOCALBIN)/bench -manager $(LOCALBIN)/manager -leader-only $(BENCH_LEADER_FLAGS)
+
+.PHONY: bench-smoke
+bench-smoke: bench-build test-env ## Benchmark harness smoke run (20 clusters, 20 s idle, one hand-off and one takeover, < 90 s).
+	go test ./hack/bench/ ./test/harness/leader/
+	$(LOCALBIN)/bench -manager $(LOCALBIN)/manager $(BENCH_SMOKE_FLAGS)
+
+.PHONY: bench-docs
+bench-docs: bench-build ## Render the tables of docs/benchmarks.md from the JSON results in docs/bench/.
+	$(LOCALBIN)/bench -render-docs docs/benchmarks.md -results docs/bench
 
 ##@ Deployment
 
@@ -157,9 +506,6 @@ deploy: manifests $(KUSTOMIZE) ## Deploy the operator with kustomize to the clus
 .PHONY: undeploy
 undeploy: $(KUSTOMIZE) ## Remove the operator deployed by "make deploy".
 	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found -f -
-
-# Areas with many targets (OLM packaging, e2e tiers) live in mk/*.mk.
-include $(wildcard mk/*.mk)
 
 ##@ Tools
 
