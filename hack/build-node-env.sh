@@ -5,7 +5,7 @@
 # everything comes from the Go module proxy.
 #
 # Usage: hack/build-node-env.sh OUTPUT_DIR
-# The output directory is per machine (NODE_ENV_DIR in mk/node.mk); a stamp file records a
+# The output directory is per machine (NODE_ENV_DIR in the Makefile); a stamp file records a
 # complete build so that later runs cost nothing.
 #
 # etcd and coredns are static (CGO_ENABLED=0): they also go into images with an empty base

@@ -6,11 +6,14 @@
 // With -leader, a leader case runs 2 managers with leader election on a cluster of its own and
 // times the graceful hand-off (SIGTERM) and the crash takeover (SIGKILL) of the leader.
 //
-//	go build -o bin/bench ./test/bench && bin/bench -n 100,1000 -concurrency 4,16 -qps 50,500 -burst 100,1000
+//	go build -o bin/bench ./hack/bench && bin/bench -n 100,1000 -concurrency 4,16 -qps 50,500 -burst 100,1000
 //	bin/bench -leader-only -leader-repeat 5
+//	bin/bench -render-docs docs/benchmarks.md -results docs/bench [-check]
 //
-// It prints one table and writes every figure to bench-results/<timestamp>.json. See
-// docs/benchmarks.md.
+// It prints one table and writes every figure to bench-results/<UTC start>.json. With
+// -render-docs it runs nothing: it renders the tables of every JSON result of -results into the
+// document, between its bench-tables markers (-check: only tells whether the document is
+// current). See docs/benchmarks.md.
 package main
 
 import (
@@ -48,7 +51,9 @@ func main() {
 
 // report is the JSON file of one invocation.
 type report struct {
-	Started  time.Time         `json:"started"`
+	Started time.Time `json:"started"`
+	// Finished is when the last case ended: the wall time of the invocation is Finished - Started.
+	Finished time.Time         `json:"finished,omitzero"`
 	Machine  map[string]string `json:"machine"`
 	Settings map[string]string `json:"settings"`
 	Results  []result          `json:"results"`
@@ -67,10 +72,12 @@ func run() error {
 		failOnIdleWrites        bool
 		leaderCase, leaderOnly  bool
 		leaderRepeat            int
+		renderDoc, resultsDir   string
+		check                   bool
 		s                       settings
 	)
 	flag.StringVar(&ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
-	flag.StringVar(&concs, "concurrency", "4", "--max-concurrent-reconciles values of the manager, comma separated.")
+	flag.StringVar(&concs, "concurrency", "16", "--max-concurrent-reconciles values of the manager, comma separated (default: the manager's default).")
 	flag.StringVar(&qpss, "qps", "50", "--kube-api-qps values of the manager, comma separated, paired with -burst.")
 	flag.StringVar(&bursts, "burst", "100", "--kube-api-burst values, comma separated, one per -qps value (or one for all).")
 	flag.IntVar(&nodes, "nodes", 0, fmt.Sprintf("Simulated nodes (default: enough for N pods at %d per node +10%%, at least 3).", podsPerNode))
@@ -94,7 +101,20 @@ func run() error {
 		"release on cancel); time the hand-off after SIGTERM and the takeover after SIGKILL of the leader.")
 	flag.IntVar(&leaderRepeat, "leader-repeat", 3, "How many times the leader case stops the leader with each signal.")
 	flag.BoolVar(&leaderOnly, "leader-only", false, "Run only the leader case (no scale case; -n and the like are ignored).")
+	flag.StringVar(&renderDoc, "render-docs", "", "Run nothing; render the tables of the JSON results in -results into this markdown file, "+
+		"between the lines "+beginMarker+" and "+endMarker+".")
+	flag.StringVar(&resultsDir, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
+	flag.BoolVar(&check, "check", false, "With -render-docs: write nothing; exit 1 when the file differs from what would be rendered.")
 	flag.Parse()
+	if renderDoc != "" {
+		if resultsDir == "" {
+			return errors.New("-render-docs needs -results DIR")
+		}
+		return renderDocs(os.Stdout, renderDoc, resultsDir, check)
+	}
+	if resultsDir != "" || check {
+		return errNoRender
+	}
 	s.managerArgs = strings.Fields(managerArgs)
 	s.apiServerArgs = strings.Fields(apiServerArgs)
 	s.schedulerArgs = strings.Fields(schedulerArgs)
@@ -142,6 +162,7 @@ func run() error {
 	if leaderCase && ctx.Err() == nil {
 		errs = append(errs, runLeader(ctx, s, leaderRepeat, verbose, &rep))
 	}
+	rep.Finished = time.Now().UTC()
 	printReport(os.Stdout, rep)
 	path, err := writeReport(out, rep)
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -25,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 	"github.com/seed1b407122/database-operator/test/harness/manager"
 	"github.com/seed1b407122/database-operator/test/harness/proc"
@@ -399,13 +399,7 @@ func unlimited(cfg *rest.Config) *rest.Config {
 }
 
 func newClient(cfg *rest.Config) (client.WithWatch, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := databasev1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
+	scheme := apischeme.Must()
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("creating the client: %w", err)

@@ -1,7 +1,7 @@
 // Tools module of the real-node tier's cluster DNS: CoreDNS, built from source. Apart from
 // hack/node because its dependencies clash with k8s.io/kubernetes v1.37.1 there (it requires
 // etcd client v3.7.2 against the etcd server v3.7.0 of hack/node, and newer gRPC/otel), and from
-// the operator's go.mod on purpose. Build with GOWORK=off (mk/node.mk).
+// the operator's go.mod on purpose. Build with GOWORK=off (the Makefile's node-env).
 module github.com/seed1b407122/database-operator/hack/coredns
 
 go 1.26.0

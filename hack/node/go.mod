@@ -2,7 +2,7 @@
 // that runs as the operand in the node tests. Kept apart from the operator's go.mod (k8s.io/kubernetes
 // must never become a dependency of the operator) and from hack/tools (a different set of
 // binaries, built only when the node tier runs). CoreDNS is in hack/coredns: its dependencies
-// clash with k8s.io/kubernetes v1.37.1. Build with GOWORK=off (mk/node.mk).
+// clash with k8s.io/kubernetes v1.37.1. Build with GOWORK=off (the Makefile's node-env).
 module github.com/seed1b407122/database-operator/hack/node
 
 go 1.26.0

@@ -2,7 +2,7 @@
 # Installs the host packages of the real-node tier from Debian when one is missing: containerd
 # (with its runc shim), runc and the CNI plugins (bridge, host-local, portmap, loopback in
 # /usr/lib/cni). Needs root; prints why and exits 0 when not root, so that "make test-env-node"
-# can run anywhere. Used by mk/node.mk.
+# can run anywhere. Used by the Makefile (test-env-node).
 set -euo pipefail
 missing=()
 command -v containerd >/dev/null || missing+=(containerd)

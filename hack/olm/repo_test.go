@@ -27,7 +27,7 @@ const (
 	pkg      = "database-operator"
 	channel  = "stable"
 	// previous is the older bundle "make catalog" regenerates (CATALOG_PREVIOUS_VERSION) with
-	// the operator image IMAGE_TAG_BASE:previous (mk/olm.mk defaults).
+	// the operator image IMAGE_TAG_BASE:previous (the Makefile's defaults).
 	previous      = "0.1.0"
 	previousImage = "database-operator:0.1.0"
 )

@@ -1,5 +1,5 @@
 // Command image-tool builds the operator, bundle and catalog images without a Docker engine
-// (see package images) and pushes them. Used by mk/images.mk.
+// (see package images) and pushes them. Used by the Makefile (docker-build, bundle-build, catalog-build, node-images).
 //
 //	image-tool operator --binary bin/images/manager-linux-amd64 --dockerfile Dockerfile --arch amd64 \
 //	    --tag database-operator:0.2.0 --layout bin/images/database-operator --tarball bin/images/database-operator.tar
