@@ -77,7 +77,7 @@ func run() error {
 		s                       settings
 	)
 	flag.StringVar(&ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
-	flag.StringVar(&concs, "concurrency", "16", "--max-concurrent-reconciles values of the manager, comma separated (default: the manager's default).")
+	flag.StringVar(&concs, "concurrency", "16", "--max-concurrent-reconciles values of the manager, comma separated (16 is the manager's own default).")
 	flag.StringVar(&qpss, "qps", "50", "--kube-api-qps values of the manager, comma separated, paired with -burst.")
 	flag.StringVar(&bursts, "burst", "100", "--kube-api-burst values, comma separated, one per -qps value (or one for all).")
 	flag.IntVar(&nodes, "nodes", 0, fmt.Sprintf("Simulated nodes (default: enough for N pods at %d per node +10%%, at least 3).", podsPerNode))
@@ -139,6 +139,23 @@ func run() error {
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
 	}}
+	errs := runCases(ctx, cases, s, verbose, failOnIdleWrites, &rep)
+	if leaderCase && ctx.Err() == nil {
+		errs = append(errs, runLeader(ctx, s, leaderRepeat, verbose, &rep))
+	}
+	rep.Finished = time.Now().UTC()
+	printReport(os.Stdout, rep)
+	path, err := writeReport(out, rep)
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		fmt.Printf("\nResults written to %s\n", path)
+	}
+	return errors.Join(errs...)
+}
+
+// runCases runs the scale cases one after the other into rep, until ctx ends.
+func runCases(ctx context.Context, cases []benchCase, s settings, verbose, failOnIdleWrites bool, rep *report) []error {
 	var errs []error
 	for i, bc := range cases {
 		fmt.Fprintf(os.Stderr, "bench: case %d/%d: %s\n", i+1, len(cases), bc)
@@ -159,18 +176,7 @@ func run() error {
 			break
 		}
 	}
-	if leaderCase && ctx.Err() == nil {
-		errs = append(errs, runLeader(ctx, s, leaderRepeat, verbose, &rep))
-	}
-	rep.Finished = time.Now().UTC()
-	printReport(os.Stdout, rep)
-	path, err := writeReport(out, rep)
-	if err != nil {
-		errs = append(errs, err)
-	} else {
-		fmt.Printf("\nResults written to %s\n", path)
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // runLeader runs the leader case into rep.

@@ -147,6 +147,9 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
+// caseHeader heads the column that names a scale case (see caseLabel).
+const caseHeader = "case"
+
 // mdTable is a markdown table; right marks the columns aligned right (numbers).
 type mdTable struct {
 	header []string
@@ -192,6 +195,15 @@ func caption(b *bytes.Buffer, f resultFile, what, field string) {
 }
 
 func fixed(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+
+// ratePerCluster formats a per-cluster count with 2 decimals; "<0.01" tells a rare request
+// (one in 300 clusters) from none.
+func ratePerCluster(v float64, n int) string {
+	if v = perCluster(v, n); v > 0 && v < 0.005 {
+		return "<0.01"
+	}
+	return fixed(v, 2)
+}
 
 func caseLabel(c benchCase) string {
 	return fmt.Sprintf("N=%d c=%d q=%g/%d", c.N, c.Concurrency, c.QPS, c.Burst)
@@ -271,7 +283,7 @@ func writeScaleTable(b *bytes.Buffer, f resultFile) {
 func writeConvergenceTable(b *bytes.Buffer, f resultFile) {
 	caption(b, f, "Convergence and the databasecluster controller", "results[]")
 	t := mdTable{
-		header: []string{"case", "cluster start s", "manager start s", "creates s", "p90 s", "max s", "reconciles/DC",
+		header: []string{caseHeader, "cluster start s", "manager start s", "creates s", "p90 s", "max s", "reconciles/DC",
 			"reconcile errors", "mean reconcile ms", "mean queue wait ms", "op watches", "baseline RSS MiB", "end RSS MiB", "end heap MiB"},
 		right: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true},
 	}
@@ -287,7 +299,7 @@ func writeConvergenceTable(b *bytes.Buffer, f resultFile) {
 func writeRawTable(b *bytes.Buffer, f resultFile) {
 	caption(b, f, "Raw API write rate (unthrottled ConfigMap creates) and the ratios to it", "results[]")
 	t := mdTable{
-		header: []string{"case", "raw creates", "raw s", "raw creates/s", "op writes", "ideal s", "ratio",
+		header: []string{caseHeader, "raw creates", "raw s", "raw creates/s", "op writes", "ideal s", "ratio",
 			"sys writes", "sys writes/DC", "sys ratio", "idle sys writes"},
 		right: []bool{false, true, true, true, true, true, true, true, true, true, true},
 	}
@@ -311,7 +323,7 @@ func writeStagesTable(b *bytes.Buffer, f resultFile) {
 	}
 	keys := sortedKeys(steps)
 	caption(b, f, "Create→Available by step, p50 / p99 s (API timestamps, 1 s resolution)", "results[].stagesP50P99Seconds")
-	t := mdTable{header: []string{"case"}, right: []bool{false}}
+	t := mdTable{header: []string{caseHeader}, right: []bool{false}}
 	for _, k := range keys {
 		_, name, _ := strings.Cut(k, " ") // the keys start with their order: "0 cluster created→..."
 		t.header = append(t.header, name)
@@ -357,7 +369,7 @@ func writeOperatorRequests(b *bytes.Buffer, f resultFile) {
 		verb, res, _ := strings.Cut(k, " ")
 		cells := []string{verb, res}
 		for _, r := range f.Rep.Results {
-			cells = append(cells, fixed(perCluster(float64(r.Converge.ByVerbResource[k]), r.Case.N), 2),
+			cells = append(cells, ratePerCluster(float64(r.Converge.ByVerbResource[k]), r.Case.N),
 				strconv.FormatInt(r.Idle.ByVerbResource[k], 10))
 		}
 		t.add(cells...)
@@ -401,7 +413,7 @@ func writeByKeyTable(b *bytes.Buffer, f resultFile, what, field string, keyHeade
 		}
 		for _, r := range f.Rep.Results {
 			if v := values(r)[k]; perDC {
-				cells = append(cells, fixed(perCluster(v, r.Case.N), 2))
+				cells = append(cells, ratePerCluster(v, r.Case.N))
 			} else {
 				cells = append(cells, fixed(v, 0))
 			}

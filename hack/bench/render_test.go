@@ -197,3 +197,15 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+func TestRatePerCluster(t *testing.T) {
+	for _, tc := range []struct {
+		count float64
+		n     int
+		want  string
+	}{{0, 300, "0.00"}, {1, 300, "<0.01"}, {2, 300, "0.01"}, {914, 100, "9.14"}, {5, 0, "0.00"}} {
+		if got := ratePerCluster(tc.count, tc.n); got != tc.want {
+			t.Errorf("ratePerCluster(%v, %d) = %q, want %q", tc.count, tc.n, got, tc.want)
+		}
+	}
+}
