@@ -180,6 +180,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools mod
 .PHONY: verify
 verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy), formatting, the layout rule or the benchmark tables drift.
 	hack/check-layout.sh
+	go run ./hack/bench -render-docs docs/benchmarks.md -results docs/bench -check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate' and commit:"; \
