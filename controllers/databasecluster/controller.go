@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -118,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	if !dc.DeletionTimestamp.IsZero() {
 		forgetMetrics(req.Namespace, req.Name)
-		return ctrl.Result{}, r.reconcileDelete(ctx, dc)
+		return r.reconcileDelete(ctx, dc)
 	}
 	if err := patch.AddFinalizer(ctx, r.Client, dc, databasev1alpha1.Finalizer); err != nil {
 		return ctrl.Result{}, err
@@ -170,7 +171,8 @@ func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseC
 	obs := observation{err: err}
 	sts := &appsv1.StatefulSet{}
 	getErr := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
-	if getErr == nil {
+	// A StatefulSet of that name that is not ours says nothing about this cluster.
+	if getErr == nil && metav1.IsControlledBy(sts, dc) {
 		obs.statefulSet = sts
 	}
 	claims, listErr := r.listClaims(ctx, dc)

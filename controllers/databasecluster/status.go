@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // observation is what one reconcile saw of a cluster's children.
@@ -139,6 +140,9 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 	if err != nil {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonReconcileFailed
+		if child.IsConflict(err) {
+			cond.Reason = databasev1alpha1.ReasonChildConflict
+		}
 		// The API server may append a diff of the object on further lines; the first line
 		// says what was refused and why.
 		cond.Message, _, _ = strings.Cut(err.Error(), "\n")

@@ -43,18 +43,18 @@ func storageSize(dc *databasev1alpha1.DatabaseCluster) (resource.Quantity, error
 	return size, nil
 }
 
-// listClaims returns the data claims of dc: those the StatefulSet made from its "data" claim
-// template, retained ones of removed pods included.
+// listClaims returns the member claims of dc (isMemberClaim), retained ones of removed pods
+// included: the only claims storage growth patches.
 func (r *Reconciler) listClaims(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) ([]corev1.PersistentVolumeClaim, error) {
 	var list corev1.PersistentVolumeClaimList
 	if err := r.List(ctx, &list, client.InNamespace(dc.Namespace), client.MatchingLabels(dc.Labels())); err != nil {
 		return nil, fmt.Errorf("listing claims: %w", err)
 	}
-	prefix := databasev1alpha1.DataVolumeName + "-" + dc.StatefulSetName() + "-"
 	claims := list.Items[:0]
-	for _, claim := range list.Items {
-		if strings.HasPrefix(claim.Name, prefix) {
-			claims = append(claims, claim)
+	for i := range list.Items {
+		// The StatefulSet is not known here; any StatefulSet reference must still name ours.
+		if isMemberClaim(dc, nil, &list.Items[i]) {
+			claims = append(claims, list.Items[i])
 		}
 	}
 	// The cache lists in no particular order; a fixed order keeps errors and status stable.

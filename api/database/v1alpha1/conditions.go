@@ -50,6 +50,9 @@ const (
 	ReasonPodNotReady = "PodNotReady"
 	// ReasonReconcileFailed: a child could not be written.
 	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonChildConflict: a child's name is held by an object the cluster does not control; the
+	// object is left as it is and the child is created once the name is free.
+	ReasonChildConflict = "ChildConflict"
 	// ReasonStorageExpanding: claims are being expanded to the new size.
 	ReasonStorageExpanding = "StorageExpanding"
 	// ReasonStorageAsRequested: every claim has the requested size.

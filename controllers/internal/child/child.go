@@ -23,6 +23,7 @@ package child
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -56,9 +57,15 @@ type Spec[T client.Object] struct {
 // is left holding the child as it was before the patch. The returned object is the child as the
 // server holds it afterwards.
 //
+// Only a child whose controller reference is the desired one's (same UID) is ever patched. A name
+// held by anything else — an object with no controller, one controlled by another resource, or one
+// left by an earlier resource of the same name (another UID) — is left exactly as it is and
+// Ensure returns a *ConflictError naming the holder; the caller reports it and retries with
+// back-off, and creates the child once the name is free.
+//
 // The cache only holds children that carry the operator's managed-by label. When someone removed
 // that label by hand the cache cannot see the child, Create answers AlreadyExists, and the object
-// is read with the uncached reader and patched back (labels included).
+// is read with the uncached reader; if it is still ours it is patched back (labels included).
 func Ensure[T client.Object](ctx context.Context, c client.Client, uncached client.Reader,
 	desired, observed T, spec Spec[T],
 ) (T, Result, error) {
@@ -76,6 +83,9 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 	}
 	if err != nil {
 		return observed, "", fmt.Errorf("reading %s: %w", describe(desired), err)
+	}
+	if err := checkOwner(desired, observed); err != nil {
+		return observed, "", err
 	}
 	// A child being deleted is left alone: patching it cannot keep it, and the next reconcile
 	// after it is gone creates it again.
@@ -96,8 +106,48 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 
 // describe names a child in errors: "StatefulSet ns/name".
 func describe(obj client.Object) string {
-	kind := strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1.")
-	return kind + " " + client.ObjectKeyFromObject(obj).String()
+	return kindOf(obj) + " " + client.ObjectKeyFromObject(obj).String()
+}
+
+// kindOf is the Go type name of a typed child, which is its kind: "StatefulSet".
+func kindOf(obj client.Object) string {
+	name := fmt.Sprintf("%T", obj)
+	return name[strings.LastIndex(name, ".")+1:]
+}
+
+// ConflictError says that the name of a child is held by an object the resource does not control.
+type ConflictError struct {
+	// Kind and Name name the child, e.g. "Service" and "db-headless".
+	Kind, Name string
+	// Holder says who holds the name: "no controller", or the kind, name and UID of the
+	// controller reference.
+	Holder string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s %s exists and is not controlled by this resource (held by %s): it is left as it is until the name is free",
+		e.Kind, e.Name, e.Holder)
+}
+
+// IsConflict reports whether err is or wraps a *ConflictError.
+func IsConflict(err error) bool {
+	var conflict *ConflictError
+	return errors.As(err, &conflict)
+}
+
+// checkOwner returns a *ConflictError unless observed is controlled by desired's controller (the
+// same UID: a resource deleted and created again under the same name is another resource).
+func checkOwner(desired, observed client.Object) error {
+	want := metav1.GetControllerOf(desired)
+	have := metav1.GetControllerOfNoCopy(observed)
+	if want != nil && have != nil && have.UID == want.UID {
+		return nil
+	}
+	holder := "no controller"
+	if have != nil {
+		holder = fmt.Sprintf("%s %s (uid %s)", have.Kind, have.Name, have.UID)
+	}
+	return &ConflictError{Kind: kindOf(desired), Name: desired.GetName(), Holder: holder}
 }
 
 // metaInSync reports whether observed carries the desired labels, annotations and owner.
