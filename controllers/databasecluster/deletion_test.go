@@ -1,0 +1,215 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package databasecluster
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+)
+
+// The deletion specs try to make the finalizer delete or release the wrong claims. envtest runs
+// no garbage collector: a claim the finalizer deletes keeps its pvc-protection finalizer and is
+// only marked deleted, and what the garbage collector would do with the rest is read off their
+// owner references (the e2e tier checks it with the real garbage collector).
+var _ = Describe("DatabaseCluster deletion", Ordered, Label("integration"), func() {
+	var k8s client.Client
+
+	BeforeAll(func() {
+		env, err := testenv.Start(GinkgoWriter, func(mgr ctrl.Manager) error {
+			return (&Reconciler{
+				Client:    mgr.GetClient(),
+				APIReader: mgr.GetAPIReader(),
+				Recorder:  mgr.GetEventRecorder("database-operator"),
+			}).SetupWithManager(mgr)
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(env.Stop)
+		k8s = env.Client
+	})
+
+	newNamespace := func(ctx SpecContext) string {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "dbc-delete-"}}
+		Expect(k8s.Create(ctx, ns)).To(Succeed())
+		return ns.Name
+	}
+	// createCluster stores dc and returns its StatefulSet once the operator made it.
+	createCluster := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) *appsv1.StatefulSet {
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		sts := &appsv1.StatefulSet{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+		}).Should(Succeed())
+		return sts
+	}
+	// observe plays the StatefulSet controller having observed the current generation.
+	observe := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) {
+		Eventually(func(g Gomega) {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+			sts.Status.ObservedGeneration = sts.Generation
+			g.Expect(k8s.Status().Update(ctx, sts)).To(Succeed())
+		}).Should(Succeed())
+	}
+	// makeClaim stores a claim in ns, changed by opts (see memberClaim).
+	makeClaim := func(ctx SpecContext, ns, name string, opts ...claimOption) *corev1.PersistentVolumeClaim {
+		claim := memberClaim(name, opts...)
+		claim.Namespace = ns
+		claim.Spec = corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: ptr.To("standard"),
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			},
+		}
+		Expect(k8s.Create(ctx, claim)).To(Succeed())
+		return claim
+	}
+	deleteAndWait := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) {
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
+		}).Should(BeTrue())
+	}
+	// claimState is "deleted" for a claim marked deleted or gone, else its owners' kinds and UIDs.
+	claimState := func(ctx SpecContext, ns, name string) string {
+		claim := &corev1.PersistentVolumeClaim{}
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, claim)
+		if apierrors.IsNotFound(err) || (err == nil && claim.DeletionTimestamp != nil) {
+			return "deleted"
+		}
+		Expect(err).NotTo(HaveOccurred())
+		state := "kept"
+		for _, ref := range claim.OwnerReferences {
+			state += " " + ref.Kind + "/" + string(ref.UID)
+		}
+		return state
+	}
+
+	It("deletes with whenDeleted: Delete only the member claims, never a look-alike", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		dc := newCluster("db", withNamespace(ns), withWhenDeleted(databasev1alpha1.DeletePVC))
+		sts := createCluster(ctx, dc)
+		neighbour := newCluster("db-1", withNamespace(ns), withWhenDeleted(databasev1alpha1.DeletePVC))
+		createCluster(ctx, neighbour)
+		stsRef := ownedBy("apps/v1", "StatefulSet", "db", sts.UID)
+		backup := ownedBy("backup.example.com/v1", "Backup", "nightly", "backup-uid")
+		for _, name := range []string{"data-db-0", "data-db-1", "data-db-7"} {
+			makeClaim(ctx, ns, name)
+		}
+		makeClaim(ctx, ns, "data-db-2", stsRef)
+		makeClaim(ctx, ns, "data-db-0-copy")
+		makeClaim(ctx, ns, "data-db-01")
+		makeClaim(ctx, ns, "data-db-3", withClaimLabels(map[string]string{"app": "copied-by-hand"}))
+		makeClaim(ctx, ns, "data-db-4", backup)
+		makeClaim(ctx, ns, "data-db-5", stsRef, backup)
+		makeClaim(ctx, ns, "data-db-6", ownedBy("apps/v1", "StatefulSet", "db", "uid-of-an-earlier-db"))
+		makeClaim(ctx, ns, "data-db-1-0", withClaimLabels(neighbour.Labels()))
+		makeClaim(ctx, ns, "data-db-1-1") // db's labels, the neighbour's name
+
+		deleteAndWait(ctx, dc)
+		want := map[string]string{
+			"data-db-0": "deleted", "data-db-1": "deleted", "data-db-7": "deleted", "data-db-2": "deleted",
+			"data-db-0-copy": "kept", "data-db-01": "kept", "data-db-3": "kept",
+			"data-db-4": "kept Backup/backup-uid", "data-db-5": "kept StatefulSet/" + string(sts.UID) + " Backup/backup-uid",
+			"data-db-6": "kept StatefulSet/uid-of-an-earlier-db", "data-db-1-0": "kept", "data-db-1-1": "kept",
+		}
+		got := map[string]string{}
+		for name := range want {
+			got[name] = claimState(ctx, ns, name)
+		}
+		Expect(got).To(Equal(want))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(neighbour), neighbour)).To(Succeed())
+		Expect(neighbour.DeletionTimestamp).To(BeNil())
+	})
+
+	It("keeps every claim with Retain and releases the member claims from the StatefulSet", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		dc := newCluster("db", withNamespace(ns))
+		sts := createCluster(ctx, dc)
+		stsRef := ownedBy("apps/v1", "StatefulSet", "db", sts.UID)
+		makeClaim(ctx, ns, "data-db-0", stsRef)
+		makeClaim(ctx, ns, "data-db-1", stsRef, ownedBy("v1", "Pod", "db-1", "pod-uid"))
+		makeClaim(ctx, ns, "data-db-2")
+		makeClaim(ctx, ns, "data-db-0-copy", stsRef) // not a member: its reference is not ours to change
+
+		deleteAndWait(ctx, dc)
+		Expect(map[string]string{
+			"data-db-0":      claimState(ctx, ns, "data-db-0"),
+			"data-db-1":      claimState(ctx, ns, "data-db-1"),
+			"data-db-2":      claimState(ctx, ns, "data-db-2"),
+			"data-db-0-copy": claimState(ctx, ns, "data-db-0-copy"),
+		}).To(Equal(map[string]string{
+			"data-db-0": "kept", "data-db-1": "kept Pod/pod-uid", "data-db-2": "kept",
+			"data-db-0-copy": "kept StatefulSet/" + string(sts.UID),
+		}))
+	})
+
+	It("brings a stale retention policy in line with the spec before the finalizer goes, also when paused", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		dc := newCluster("db", withNamespace(ns), withWhenDeleted(databasev1alpha1.DeletePVC))
+		sts := createCluster(ctx, dc)
+		observe(ctx, dc)
+		stsRef := ownedBy("apps/v1", "StatefulSet", "db", sts.UID)
+		for _, name := range []string{"data-db-0", "data-db-1", "data-db-2"} {
+			makeClaim(ctx, ns, name, stsRef)
+		}
+
+		By("pausing, then asking to keep the data: the StatefulSet still says Delete")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		dc.Spec.Paused = true
+		Expect(k8s.Update(ctx, dc)).To(Succeed())
+		dc.Spec.PVCRetentionPolicy.WhenDeleted = databasev1alpha1.RetainPVC
+		Expect(k8s.Update(ctx, dc)).To(Succeed())
+		Consistently(func(g Gomega) appsv1.PersistentVolumeClaimRetentionPolicyType {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
+			return sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted
+		}, time.Second).Should(Equal(appsv1.DeletePersistentVolumeClaimRetentionPolicyType))
+
+		By("deleting: the finalizer sets Retain and waits for the StatefulSet controller to observe it")
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) appsv1.PersistentVolumeClaimRetentionPolicyType {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
+			return sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted
+		}).Should(Equal(appsv1.RetainPersistentVolumeClaimRetentionPolicyType))
+		Consistently(func(g Gomega) []string {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			return []string{claimState(ctx, ns, "data-db-0"), claimState(ctx, ns, "data-db-2")}
+		}, 3*time.Second).Should(Equal([]string{"kept StatefulSet/" + string(sts.UID), "kept StatefulSet/" + string(sts.UID)}))
+
+		By("the StatefulSet controller observed it: the claims are released and the cluster goes")
+		observe(ctx, dc)
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
+		}).Should(BeTrue())
+		for _, name := range []string{"data-db-0", "data-db-1", "data-db-2"} {
+			Expect(claimState(ctx, ns, name)).To(Equal("kept"), name)
+		}
+	})
+})
