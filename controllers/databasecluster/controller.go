@@ -106,6 +106,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=core,resources=events,verbs=list
 
 // Reconcile brings the children of one DatabaseCluster to the state its spec asks for and writes
 // the status it observed: get → deletion → finalizer → children → status (once, only if changed).

@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -38,7 +39,7 @@ import (
 // no garbage collector: a claim the finalizer deletes keeps its pvc-protection finalizer and is
 // only marked deleted, and what the garbage collector would do with the rest is read off their
 // owner references (the e2e tier checks it with the real garbage collector).
-var _ = Describe("DatabaseCluster deletion", Ordered, Label("integration"), func() {
+var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), func() {
 	var k8s client.Client
 
 	BeforeAll(func() {
@@ -211,5 +212,42 @@ var _ = Describe("DatabaseCluster deletion", Ordered, Label("integration"), func
 		for _, name := range []string{"data-db-0", "data-db-1", "data-db-2"} {
 			Expect(claimState(ctx, ns, name)).To(Equal("kept"), name)
 		}
+	})
+
+	It("turns Degraded when the StatefulSet controller cannot create a pod, and back once the pods exist", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		dc := newCluster("db", withNamespace(ns), withReplicas(1))
+		sts := createCluster(ctx, dc)
+		By("the StatefulSet controller's event, as it writes it when a quota refuses the pod")
+		note := `create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=0, limited: pods=0`
+		Expect(k8s.Create(ctx, &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: "db.failed-create", Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{
+				Kind: "StatefulSet", APIVersion: "apps/v1", Namespace: ns, Name: sts.Name, UID: sts.UID,
+			},
+			Reason: "FailedCreate", Message: note, Type: corev1.EventTypeWarning,
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 3,
+			Source: corev1.EventSource{Component: "statefulset-controller"},
+		})).To(Succeed())
+		degraded := func(g Gomega) []string {
+			current := &databasev1alpha1.DatabaseCluster{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), current)).To(Succeed())
+			c := meta.FindStatusCondition(current.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			g.Expect(c).NotTo(BeNil())
+			return []string{string(c.Status), c.Reason, c.Message}
+		}
+		// The event triggers no reconcile; the missing-pod recheck (30 s) or any change does.
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		dc.Annotations = map[string]string{"example.com/touch": "1"}
+		Expect(k8s.Update(ctx, dc)).To(Succeed())
+		Eventually(degraded).Should(Equal([]string{"True", "PodCreateFailed", "the StatefulSet cannot create every pod: " + note}))
+
+		By("the pod exists: the failure is history")
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: ns, Labels: dc.Labels()},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName, Image: dc.Spec.Image}}},
+		}
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		Eventually(degraded).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
 	})
 })

@@ -116,7 +116,8 @@ func (p *stuckPod) message() string {
 	return msg
 }
 
-// observePods adds to obs the pod that is stuck, if any, and when to look again otherwise.
+// observePods adds to obs the pod that is stuck, if any, and when to look again otherwise; and,
+// while the StatefulSet has fewer pods than the spec asks for, why it could not create them.
 func (r *Reconciler) observePods(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, obs *observation) {
 	pods, err := r.listPods(ctx, dc)
 	if err != nil {
@@ -128,4 +129,54 @@ func (r *Reconciler) observePods(ctx context.Context, dc *databasev1alpha1.Datab
 		timeout = DefaultPodReadyTimeout
 	}
 	obs.stuck, obs.recheckAfter = findStuckPod(pods, r.clock().Now(), timeout)
+	if obs.statefulSet == nil || int32(len(pods)) >= *dc.Spec.Replicas {
+		return
+	}
+	failure, err := r.lastCreateFailure(ctx, obs.statefulSet.Name, dc.Namespace, r.clock().Now().Add(-timeout))
+	obs.err = errors.Join(obs.err, err)
+	obs.createFailure = failure
+	// The StatefulSet controller's retries leave events, which trigger no reconcile: look again.
+	if obs.recheckAfter == 0 || obs.recheckAfter > missingPodRecheck {
+		obs.recheckAfter = missingPodRecheck
+	}
+}
+
+// missingPodRecheck is how soon a cluster with missing pods is looked at again.
+const missingPodRecheck = 30 * time.Second
+
+// failedCreate is the reason the StatefulSet controller gives for a pod it could not create.
+const failedCreate = "FailedCreate"
+
+// lastCreateFailure returns the note of the newest FailedCreate event of the StatefulSet seen
+// after since (e.g. `create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden:
+// exceeded quota`), or "" when there is none. Events are read from the API server only while
+// pods are missing; the cache does not hold them.
+func (r *Reconciler) lastCreateFailure(ctx context.Context, statefulSet, namespace string, since time.Time) (string, error) {
+	var list corev1.EventList
+	err := r.APIReader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{
+		"involvedObject.kind": "StatefulSet", "involvedObject.name": statefulSet, "reason": failedCreate,
+	})
+	if err != nil {
+		return "", fmt.Errorf("listing the events of StatefulSet %s: %w", statefulSet, err)
+	}
+	var newest time.Time
+	note := ""
+	for i := range list.Items {
+		if seen := lastSeen(&list.Items[i]); seen.After(since) && seen.After(newest) {
+			newest, note = seen, list.Items[i].Message
+		}
+	}
+	return note, nil
+}
+
+// lastSeen is when an event last happened, whichever API wrote it.
+func lastSeen(e *corev1.Event) time.Time {
+	seen := e.LastTimestamp.Time
+	if e.Series != nil && e.Series.LastObservedTime.After(seen) {
+		seen = e.Series.LastObservedTime.Time
+	}
+	if e.EventTime.After(seen) {
+		seen = e.EventTime.Time
+	}
+	return seen
 }

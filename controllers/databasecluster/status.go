@@ -41,6 +41,8 @@ type observation struct {
 	err error
 	// stuck is a pod that has not been Ready for longer than the bound, if any.
 	stuck *stuckPod
+	// createFailure is why the StatefulSet controller could not create a missing pod, if it said.
+	createFailure string
 	// recheckAfter is when a pod that is not Ready yet reaches the bound (0: none is waiting).
 	recheckAfter time.Duration
 }
@@ -60,7 +62,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	}
 	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
 	setProgressingCondition(&status.Conditions, dc, obs.statefulSet)
-	setDegradedCondition(&status.Conditions, dc, obs.err, obs.stuck)
+	setDegradedCondition(&status.Conditions, dc, obs)
 	setPausedCondition(&status.Conditions, dc)
 	setResizingCondition(&status.Conditions, dc, obs.statefulSet, obs.claims)
 	return status
@@ -127,9 +129,11 @@ func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha
 	meta.SetStatusCondition(conditions, cond)
 }
 
-// setDegradedCondition: True when the children could not be brought to the desired state, or
-// a pod has not been Ready for longer than the bound (e.g. an image that never starts).
-func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, err error, stuck *stuckPod) {
+// setDegradedCondition: True when the children could not be brought to the desired state, the
+// StatefulSet controller cannot create a pod (e.g. a quota, an admission policy), or a pod has
+// not been Ready for longer than the bound (e.g. an image that never starts).
+func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs observation) {
+	err, stuck := obs.err, obs.stuck
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionDegraded,
 		Status:             metav1.ConditionFalse,
@@ -146,6 +150,10 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 		// The API server may append a diff of the object on further lines; the first line
 		// says what was refused and why.
 		cond.Message, _, _ = strings.Cut(err.Error(), "\n")
+	} else if obs.createFailure != "" {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonPodCreateFailed
+		cond.Message = "the StatefulSet cannot create every pod: " + obs.createFailure
 	} else if stuck != nil {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPodNotReady

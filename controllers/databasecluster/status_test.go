@@ -18,6 +18,7 @@ package databasecluster
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // stsWithStatus is a StatefulSet at generation 2 with the given status counts.
@@ -98,19 +100,24 @@ var _ = Describe("Conditions", Label("unit"), func() {
 	)
 
 	DescribeTable("Degraded",
-		func(err error, stuck *stuckPod, want []string) {
+		func(obs observation, want []string) {
 			var conditions []metav1.Condition
-			setDegradedCondition(&conditions, newCluster("db"), err, stuck)
+			setDegradedCondition(&conditions, newCluster("db"), obs)
 			Expect(conditionOf(conditions, "Degraded")).To(Equal(want))
 		},
-		Entry("no error", nil, nil, []string{"Degraded", "False", "AsExpected", "every child is as specified"}),
-		Entry("write failed", errors.New("creating StatefulSet default/db: forbidden"), nil,
+		Entry("no error", observation{}, []string{"Degraded", "False", "AsExpected", "every child is as specified"}),
+		Entry("write failed", observation{err: errors.New("creating StatefulSet default/db: forbidden")},
 			[]string{"Degraded", "True", "ReconcileFailed", "creating StatefulSet default/db: forbidden"}),
-		Entry("only the first line of a long API error", errors.New("patching claim: invalid\n@@ diff"), nil,
+		Entry("only the first line of a long API error", observation{err: errors.New("patching claim: invalid\n@@ diff")},
 			[]string{"Degraded", "True", "ReconcileFailed", "patching claim: invalid"}),
-		Entry("a pod stuck", nil, &stuckPod{name: "db-2", notReadyFor: 6 * time.Minute, detail: "ImagePullBackOff: no such image"},
+		Entry("a child's name held by another object", observation{err: fmt.Errorf("reconciling: %w",
+			&child.ConflictError{Kind: "Service", Name: "db-headless", Holder: "no controller"})},
+			[]string{"Degraded", "True", "ChildConflict", "reconciling: Service db-headless exists and is not controlled by this resource (held by no controller): it is left as it is until the name is free"}),
+		Entry("a pod stuck", observation{stuck: &stuckPod{name: "db-2", notReadyFor: 6 * time.Minute, detail: "ImagePullBackOff: no such image"}},
 			[]string{"Degraded", "True", "PodNotReady", "pod db-2 has not been Ready for 6m0s (ImagePullBackOff: no such image)"}),
-		Entry("a write error wins over a stuck pod", errors.New("boom"), &stuckPod{name: "db-2", notReadyFor: time.Hour},
+		Entry("a pod the StatefulSet controller cannot create", observation{createFailure: `create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota`},
+			[]string{"Degraded", "True", "PodCreateFailed", `the StatefulSet cannot create every pod: create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota`}),
+		Entry("a write error wins over a stuck pod", observation{err: errors.New("boom"), stuck: &stuckPod{name: "db-2", notReadyFor: time.Hour}},
 			[]string{"Degraded", "True", "ReconcileFailed", "boom"}),
 	)
 

@@ -53,6 +53,8 @@ const (
 	// ReasonChildConflict: a child's name is held by an object the cluster does not control; the
 	// object is left as it is and the child is created once the name is free.
 	ReasonChildConflict = "ChildConflict"
+	// ReasonPodCreateFailed: the StatefulSet controller reports that it cannot create a pod.
+	ReasonPodCreateFailed = "PodCreateFailed"
 	// ReasonStorageExpanding: claims are being expanded to the new size.
 	ReasonStorageExpanding = "StorageExpanding"
 	// ReasonStorageAsRequested: every claim has the requested size.

@@ -30,8 +30,10 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -86,6 +88,9 @@ func (e *Env) startManager(cfg *rest.Config, setup func(ctrl.Manager) error) err
 		Scheme:  kinds,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   cachecfg.Options(nil),
+		// A suite may start one environment per Describe, each with the same controller; the
+		// names must be unique only per manager here.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
