@@ -101,4 +101,3 @@ var _ = Describe("isMemberClaim", Label("unit"), func() {
 		}))
 	})
 })
-
