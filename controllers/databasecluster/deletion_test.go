@@ -17,6 +17,11 @@ limitations under the License.
 package databasecluster
 
 import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -27,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,12 +46,16 @@ import (
 // only marked deleted, and what the garbage collector would do with the rest is read off their
 // owner references (the e2e tier checks it with the real garbage collector).
 var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), func() {
-	var k8s client.Client
+	var (
+		k8s    client.Client
+		writes *writeCounter
+	)
 
 	BeforeAll(func() {
 		env, err := testenv.Start(GinkgoWriter, func(mgr ctrl.Manager) error {
+			writes = &writeCounter{Client: mgr.GetClient()}
 			return (&Reconciler{
-				Client:    mgr.GetClient(),
+				Client:    writes,
 				APIReader: mgr.GetAPIReader(),
 				Recorder:  mgr.GetEventRecorder("database-operator"),
 			}).SetupWithManager(mgr)
@@ -183,11 +193,9 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		}
 
 		By("pausing, then asking to keep the data: the StatefulSet still says Delete")
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
-		dc.Spec.Paused = true
-		Expect(k8s.Update(ctx, dc)).To(Succeed())
-		dc.Spec.PVCRetentionPolicy.WhenDeleted = databasev1alpha1.RetainPVC
-		Expect(k8s.Update(ctx, dc)).To(Succeed())
+		for _, edit := range []string{`{"spec":{"paused":true}}`, `{"spec":{"pvcRetentionPolicy":{"whenDeleted":"Retain"}}}`} {
+			Expect(k8s.Patch(ctx, dc, client.RawPatch(types.MergePatchType, []byte(edit)))).To(Succeed())
+		}
 		Consistently(func(g Gomega) appsv1.PersistentVolumeClaimRetentionPolicyType {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
 			return sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted
@@ -237,9 +245,8 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 			return []string{string(c.Status), c.Reason, c.Message}
 		}
 		// The event triggers no reconcile; the missing-pod recheck (30 s) or any change does.
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
-		dc.Annotations = map[string]string{"example.com/touch": "1"}
-		Expect(k8s.Update(ctx, dc)).To(Succeed())
+		touch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"example.com/touch":"1"}}}`))
+		Expect(k8s.Patch(ctx, dc, touch)).To(Succeed())
 		Eventually(degraded).Should(Equal([]string{"True", "PodCreateFailed", "the StatefulSet cannot create every pod: " + note}))
 
 		By("the pod exists: the failure is history")
@@ -250,4 +257,75 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		Expect(k8s.Create(ctx, pod)).To(Succeed())
 		Eventually(degraded).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
 	})
+
+	It("reports a StatefulSet the API server refuses in Degraded within one reconcile, and does not retry it", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		dc := newCluster("db", withNamespace(ns))
+		// The CRD cannot check the downward API's field paths; the API server refuses the pod template.
+		dc.Spec.Env = []corev1.EnvVar{{Name: "NODE", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.noSuchField"},
+		}}}
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) []string {
+			current := &databasev1alpha1.DatabaseCluster{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), current)).To(Succeed())
+			c := meta.FindStatusCondition(current.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			g.Expect(c).NotTo(BeNil())
+			return []string{string(c.Status), c.Reason, c.Message}
+		}).Should(Equal([]string{"True", "ReconcileFailed",
+			`creating StatefulSet ` + ns + `/db: StatefulSet.apps "db" is invalid: spec.template.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: "spec.noSuchField": error converting fieldPath: field label not supported: spec.noSuchField`}))
+		// One attempt per reconcile that an event triggered (the cluster's creation, the creation
+		// of its Services and PDB); a retried write would add ~10 attempts in 5 s of back-off.
+		before := writes.count(ns)
+		Expect(before["create StatefulSet"]).To(BeNumerically("<=", 2), "no retry loop: %v", before)
+		Consistently(func() map[string]int { return writes.count(ns) }, 5*time.Second).Should(Equal(before),
+			"no write at all while nothing changes: %v", before)
+	})
 })
+
+// writeCounter counts the writes of the operator's client by namespace, verb and kind.
+type writeCounter struct {
+	client.Client
+	mu     sync.Mutex
+	writes map[string]map[string]int
+}
+
+func (w *writeCounter) add(obj client.Object, verb string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.writes == nil {
+		w.writes = map[string]map[string]int{}
+	}
+	if w.writes[obj.GetNamespace()] == nil {
+		w.writes[obj.GetNamespace()] = map[string]int{}
+	}
+	kind := fmt.Sprintf("%T", obj)
+	w.writes[obj.GetNamespace()][verb+" "+kind[strings.LastIndex(kind, ".")+1:]]++
+}
+
+// count returns a copy of the counts of one namespace, e.g. {"create StatefulSet": 1}.
+func (w *writeCounter) count(ns string) map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.writes[ns])
+}
+
+func (w *writeCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	w.add(obj, "create")
+	return w.Client.Create(ctx, obj, opts...)
+}
+
+func (w *writeCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	w.add(obj, "patch")
+	return w.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (w *writeCounter) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	w.add(obj, "update")
+	return w.Client.Update(ctx, obj, opts...)
+}
+
+func (w *writeCounter) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	w.add(obj, "delete")
+	return w.Client.Delete(ctx, obj, opts...)
+}

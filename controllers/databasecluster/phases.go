@@ -23,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,7 +38,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, dc *databasev1alpha1
 	for _, desired := range []*corev1.Service{BuildHeadlessService(dc), BuildClientService(dc)} {
 		_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &corev1.Service{}, serviceSpec)
 		if err != nil {
-			return err
+			return terminalIfInvalid(err)
 		}
 		log.child(result, "Service", desired.Name)
 	}
@@ -53,7 +54,7 @@ func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, dc *datab
 	desired := BuildPodDisruptionBudget(dc)
 	_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &policyv1.PodDisruptionBudget{}, pdbSpec)
 	if err != nil {
-		return err
+		return terminalIfInvalid(err)
 	}
 	log.child(result, "PodDisruptionBudget", desired.Name)
 	return nil
@@ -90,8 +91,20 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	before := &appsv1.StatefulSet{}
 	live, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, before, statefulSetSpec)
 	if err != nil {
-		return nil, err
+		return nil, terminalIfInvalid(err)
 	}
 	log.statefulSet(dc, result, before, desired)
 	return live, nil
+}
+
+// terminalIfInvalid marks the API server's Invalid answer to a StatefulSet, Service or PDB write
+// as terminal: those children are built from the spec alone, so the same spec is refused again
+// and retrying would only repeat the write. Degraded says why; the next change of the spec (a new
+// generation) is reconciled as usual. Claims are not built from the spec alone (an expansion may
+// pass once the StorageClass allows it), so their errors stay retryable.
+func terminalIfInvalid(err error) error {
+	if apierrors.IsInvalid(err) {
+		return reconcile.TerminalError(err)
+	}
+	return err
 }

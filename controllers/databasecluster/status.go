@@ -150,6 +150,8 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 		// The API server may append a diff of the object on further lines; the first line
 		// says what was refused and why.
 		cond.Message, _, _ = strings.Cut(err.Error(), "\n")
+		// A terminal error is one that is not retried; the user needs only what was refused.
+		cond.Message = strings.TrimPrefix(cond.Message, "terminal error: ")
 	} else if obs.createFailure != "" {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPodCreateFailed
