@@ -19,6 +19,7 @@ package scheduledecho
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/robfig/cron/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,18 +40,35 @@ func (e *scheduleError) Error() string {
 
 func (e *scheduleError) Unwrap() error { return e.err }
 
+// errNeverFires says that a schedule matches no time at all. With both day fields set, cron
+// fires when either matches, so only a day of the month that none of the months has can do this.
+var errNeverFires = errors.New("it never fires: no month it names has a day of the month it names (e.g. 30 February)")
+
+// fireCheckStart is where the search for a schedule's first run starts. robfig/cron's Next looks
+// 5 years ahead and returns the zero time when nothing matches. Standard cron has no year field,
+// so a schedule that fires at all fires within any 5 years that hold a 29 February (its rarest
+// day): 2000 to 2004 do. A fixed start keeps the check a function of the schedule alone.
+var fireCheckStart = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+
 // checkSchedule parses schedule with the parser the API server validates CronJobs with
 // (robfig/cron's standard parser), so that a schedule the CRD's rule lets through but the CronJob
-// API would reject (e.g. "99 * * * *") is reported before anything is written. The parser can
-// panic on some malformed input; that is an invalid schedule, never a crash.
+// API would reject (e.g. "99 * * * *") is reported before anything is written. A schedule that
+// parses but never fires (e.g. "0 0 30 2 *") is accepted by the CronJob API, and would leave a
+// CronJob that never runs: it is reported too. CEL cannot tell such a schedule, so this check is
+// the controller's. The parser can panic on some malformed input; that is an invalid schedule,
+// never a crash.
 func checkSchedule(schedule string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &scheduleError{schedule: schedule, err: fmt.Errorf("the cron parser failed: %v", p)}
 		}
 	}()
-	if _, err := cron.ParseStandard(schedule); err != nil {
+	parsed, err := cron.ParseStandard(schedule)
+	if err != nil {
 		return &scheduleError{schedule: schedule, err: err}
+	}
+	if parsed.Next(fireCheckStart).IsZero() {
+		return &scheduleError{schedule: schedule, err: errNeverFires}
 	}
 	return nil
 }

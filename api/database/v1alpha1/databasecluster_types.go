@@ -41,6 +41,7 @@ type StorageSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message="storageClassName must be a StorageClass name (a DNS subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit): the API server refuses claims of any other class"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storageClassName is immutable: create a new DatabaseCluster to move to another StorageClass"
 	StorageClassName string `json:"storageClassName"`
 
@@ -50,6 +51,7 @@ type StorageSpec struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$`
 	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity(oldSelf)) >= 0",message="storage size cannot shrink: volumes can only be expanded"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(self) || quantity(self).isGreaterThan(quantity('0'))",message="storage size must be greater than 0: a claim of size 0 can hold no data"
 	Size string `json:"size"`
 }
 
@@ -85,10 +87,18 @@ type DatabaseClusterSpec struct {
 	// Image is the database container image.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^[:space:]]+$')`,message="image must be an image reference without whitespace (e.g. registry.example.com/db:1.0): no registry serves a name with spaces, so the pods could never start"
 	Image string `json:"image"`
 
-	// Resources are the requests and limits of the database container.
+	// Resources are the requests and limits of the database container. The cpu, memory and
+	// ephemeral-storage limits must be at least their requests; claims are not supported (the
+	// pods declare no resource claims).
 	// +required
+	// +kubebuilder:validation:XValidation:rule=`!has(self.limits) || !has(self.requests) || !('cpu' in self.limits) || !('cpu' in self.requests) || !isQuantity(string(self.limits['cpu'])) || !isQuantity(string(self.requests['cpu'])) || quantity(string(self.limits['cpu'])).compareTo(quantity(string(self.requests['cpu']))) >= 0`,message="limits.cpu must be at least requests.cpu: the API server refuses a container whose limit is below its request"
+	// +kubebuilder:validation:XValidation:rule=`!has(self.limits) || !has(self.requests) || !('memory' in self.limits) || !('memory' in self.requests) || !isQuantity(string(self.limits['memory'])) || !isQuantity(string(self.requests['memory'])) || quantity(string(self.limits['memory'])).compareTo(quantity(string(self.requests['memory']))) >= 0`,message="limits.memory must be at least requests.memory: the API server refuses a container whose limit is below its request"
+	// +kubebuilder:validation:XValidation:rule=`!has(self.limits) || !has(self.requests) || !('ephemeral-storage' in self.limits) || !('ephemeral-storage' in self.requests) || !isQuantity(string(self.limits['ephemeral-storage'])) || !isQuantity(string(self.requests['ephemeral-storage'])) || quantity(string(self.limits['ephemeral-storage'])).compareTo(quantity(string(self.requests['ephemeral-storage']))) >= 0`,message="limits.ephemeral-storage must be at least requests.ephemeral-storage: the API server refuses a container whose limit is below its request"
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="claims must be empty: the database pods declare no resource claims for the container to use"
 	Resources corev1.ResourceRequirements `json:"resources"`
 
 	// Storage is the volume of each database pod.
@@ -113,8 +123,11 @@ type DatabaseClusterSpec struct {
 	// +listType=atomic
 	Args []string `json:"args,omitempty"`
 
-	// NodeSelector constrains the nodes the pods run on.
+	// NodeSelector constrains the nodes the pods run on. Keys and values are those of labels.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=15
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.indexOf('/') <= 253))`,message="nodeSelector keys must be label keys, as they name node labels: an optional prefix (a DNS subdomain of at most 253 characters) and '/', then a name of 1 to 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, size(self[k]) <= 63 && !self[k].matches('[^-.\\w]') && !(self[k].startsWith('-') || self[k].startsWith('.') || self[k].startsWith('_') || self[k].endsWith('-') || self[k].endsWith('.') || self[k].endsWith('_')))`,message="nodeSelector values must be label values, as they match node labels: empty, or 1 to 63 letters, digits, '-', '_' or '.' that start and end with a letter or digit"
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// Tolerations of the database pods.
@@ -128,14 +141,23 @@ type DatabaseClusterSpec struct {
 
 	// PriorityClassName of the database pods.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message="priorityClassName must be a PriorityClass name (a DNS subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit): the API server refuses pods with any other"
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 
-	// PodLabels are added to the database pods. They cannot override the operator's labels.
+	// PodLabels are added to the database pods. They cannot set the operator's labels
+	// (app.kubernetes.io/name, instance and managed-by), which select the pods.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=15
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.indexOf('/') <= 253))`,message="podLabels keys must be label keys: an optional prefix (a DNS subdomain of at most 253 characters) and '/', then a name of 1 to 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, size(self[k]) <= 63 && !self[k].matches('[^-.\\w]') && !(self[k].startsWith('-') || self[k].startsWith('.') || self[k].startsWith('_') || self[k].endsWith('-') || self[k].endsWith('.') || self[k].endsWith('_')))`,message="podLabels values must be label values: empty, or 1 to 63 letters, digits, '-', '_' or '.' that start and end with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="!('app.kubernetes.io/name' in self) && !('app.kubernetes.io/instance' in self) && !('app.kubernetes.io/managed-by' in self)",message="podLabels cannot set app.kubernetes.io/name, app.kubernetes.io/instance or app.kubernetes.io/managed-by: the operator sets them to select the cluster's pods"
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 
-	// PodAnnotations are added to the database pods.
+	// PodAnnotations are added to the database pods. Keys are those of labels.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && (!k.contains('/') || k.indexOf('/') <= 253))`,message="podAnnotations keys must be annotation keys: an optional prefix (a DNS subdomain of at most 253 characters) and '/', then a name of 1 to 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// PVCRetentionPolicy says whether claims are deleted with the cluster or on scale-down.
@@ -182,6 +204,16 @@ type DatabaseClusterStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// The rules on the name are checked on create only (optionalOldSelf, oldSelf has no value): a name
+// never changes, and a cluster stored before a rule existed must still take updates, such as the
+// removal of its finalizer. The length is MaxNameLength, 52: the pods' controller-revision-hash
+// label is "NAME-<hash of up to 10 characters>" and label values are limited to 63
+// (63 - 1 - 10 = 52); the arithmetic for every other child is on MaxNameLength. The client
+// Service is NAME and the headless one NAME-headless, and Service names are DNS-1035 labels: no
+// dots (which DatabaseCluster names, DNS subdomains, may have) and a letter first.
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 52",optionalOldSelf=true,message="metadata.name must be at most 52 characters: every pod carries the label controller-revision-hash=NAME-<hash of up to 10 characters>, and label values are limited to 63"
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",optionalOldSelf=true,message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, ending with a letter or digit, no dots): the client and headless Services are named after it"
 
 // DatabaseCluster is a replicated database: a StatefulSet with persistent storage, a headless and
 // a client Service, and a PodDisruptionBudget, kept in place by the operator.

@@ -71,11 +71,15 @@ type EchoStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// The rule on the name is checked on create only (optionalOldSelf): a name never changes, and an
+// Echo stored before the rule existed must still take updates. 58 is MaxEchoNameLength: the Job
+// NAME-echo is also the value of its pods' job-name label, at most 63 (63 - 5 = 58).
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 58",optionalOldSelf=true,message="metadata.name must be at most 58 characters: the Job is named NAME-echo and Job names are limited to 63 (its pods carry the label job-name=NAME-echo)"
+
 // Echo prints a message once, from a Job in its own namespace.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ec
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 58",message="name must be at most 58 characters: the Job is named NAME-echo and Job names are limited to 63"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobName`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -61,11 +61,17 @@ type ScheduledEchoStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// The rule on the name is checked on create only (optionalOldSelf): a name never changes, and a
+// ScheduledEcho stored before the rule existed must still take updates. 47 is
+// MaxScheduledEchoNameLength: the CronJob is NAME-echo and the CronJob API allows 52, which
+// leaves room for the Jobs NAME-echo-<minutes since the epoch> and their pods' job-name label
+// (63 = 52 + 11).
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 47",optionalOldSelf=true,message="metadata.name must be at most 47 characters: the CronJob is named NAME-echo and CronJob names are limited to 52 (its Jobs are NAME-echo-<minutes since 1970>, and their pods' job-name label is at most 63)"
+
 // ScheduledEcho prints a message on a schedule, from a CronJob in its own namespace.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sec
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 47",message="name must be at most 47 characters: the CronJob is named NAME-echo and CronJob names are limited to 52"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`

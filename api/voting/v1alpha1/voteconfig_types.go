@@ -54,6 +54,7 @@ type VoteConfigSpec struct {
 	// TargetDeployment is a Deployment in the same namespace whose pods roll when the options change.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message="targetDeployment must be a Deployment name (a DNS subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit): no Deployment can have any other name"
 	TargetDeployment string `json:"targetDeployment,omitempty"`
 }
 
@@ -77,6 +78,12 @@ type VoteConfigStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// The rule on the name is checked on create only (optionalOldSelf): a name never changes, and a
+// VoteConfig stored before the rule existed must still take updates, such as the removal of its
+// finalizer. 63 is MaxNameLength: the ConfigMap NAME-config carries the label
+// app.kubernetes.io/instance=NAME, and label values are limited to 63.
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 63",optionalOldSelf=true,message="metadata.name must be at most 63 characters: the ConfigMap NAME-config carries the label app.kubernetes.io/instance=NAME, and label values are limited to 63"
 
 // VoteConfig holds the options of a voting app and keeps them in a ConfigMap the app reads.
 // +kubebuilder:object:root=true

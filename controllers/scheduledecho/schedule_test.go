@@ -1,0 +1,73 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scheduledecho
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/robfig/cron/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var _ = Describe("A schedule that never fires", Label("unit"), func() {
+	// neverFires is the message of checkSchedule for such a schedule.
+	neverFires := func(schedule string) string {
+		return `invalid schedule "` + schedule + `": it never fires: no month it names has a day of the month it names (e.g. 30 February)`
+	}
+
+	DescribeTable("checkSchedule refuses it, and only it",
+		func(schedule string, refused bool) {
+			err := checkSchedule(schedule)
+			if !refused {
+				Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			Expect(err).To(MatchError(neverFires(schedule)))
+			Expect(err).To(MatchError(errNeverFires))
+			Expect(isScheduleError(err)).To(BeTrue())
+			Expect(isTerminal(err)).To(BeTrue())
+		},
+		Entry("30 February", "0 0 30 2 *", true),
+		Entry("31 February", "0 0 31 2 *", true),
+		Entry("31 April", "0 0 31 4 *", true),
+		Entry("31 June, September and November", "0 0 31 6,9,11 *", true),
+		Entry("30 or 31 February", "0 0 30,31 2 *", true),
+		Entry("31 of a range of short months", "15 3 31 4-4 *", true),
+		Entry("every minute of 30 February", "* * 30 2 *", true),
+		Entry("in a time zone", "CRON_TZ=Europe/Paris 0 0 30 2 *", true),
+		Entry("29 February: once every four years", "0 0 29 2 *", false),
+		Entry("29 or 30 February", "0 0 29,30 2 *", false),
+		Entry("31 February or April, or any Monday: either day field matches", "0 0 31 2,4 1", false),
+		Entry("31 of every month that has one", "0 0 31 * *", false),
+		Entry("31 April or May", "0 0 31 4,5 *", false),
+		Entry("a macro", "@yearly", false),
+	)
+
+	It("searches from a start whose five years hold a 29 February", func() {
+		parsed, err := cron.ParseStandard("0 0 29 2 *")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(parsed.Next(fireCheckStart)).To(Equal(time.Date(2000, time.February, 29, 0, 0, 0, 0, time.UTC)))
+	})
+
+	It("is reported as InvalidSchedule, saying why", func() {
+		var conditions []metav1.Condition
+		setReadyCondition(&conditions, newScheduledEcho("se", withSchedule("0 0 30 2 *")), checkSchedule("0 0 30 2 *"))
+		Expect(conditionOf(conditions, "Ready")).To(Equal([]string{"Ready", "False", "InvalidSchedule", neverFires("0 0 30 2 *")}))
+	})
+})
