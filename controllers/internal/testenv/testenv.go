@@ -67,7 +67,9 @@ func Start(log io.Writer, setup func(ctrl.Manager) error) (*Env, error) {
 	started := time.Now()
 	cfg, err := e.env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+		// envtest leaves kube-apiserver and etcd running when it fails after starting them
+		// (e.g. a CRD the API server refuses): stop them here.
+		return nil, errors.Join(fmt.Errorf("starting kube-apiserver and etcd: %w", err), e.env.Stop())
 	}
 	_, _ = fmt.Fprintf(log, "Started kube-apiserver and etcd in %s\n", time.Since(started).Round(time.Millisecond))
 	if err := e.startManager(cfg, setup); err != nil {
