@@ -141,7 +141,6 @@ type propertyRun struct {
 	// The spec as last written, and what the StatefulSet was last given (not while paused).
 	replicas, applied       int32
 	whenDeleted, whenScaled databasev1alpha1.PVCRetentionPolicyType
-	appliedScaled           databasev1alpha1.PVCRetentionPolicyType
 	paused                  bool
 	sizeGi                  int
 	claims                  map[int32]bool // ordinals whose claim the model says exists
@@ -287,7 +286,7 @@ func (p *propertyRun) checkDecoys() {
 		claim := &corev1.PersistentVolumeClaim{}
 		Expect(k8s.Get(p.ctx, client.ObjectKey{Namespace: p.ns, Name: name}, claim)).To(Succeed(), name)
 		Expect(claim.DeletionTimestamp).To(BeNil(), name)
-		Expect(len(claim.OwnerReferences)).To(Equal(len(refs)), name)
+		Expect(claim.OwnerReferences).To(HaveLen(len(refs)), name)
 		for i := range refs {
 			Expect(claim.OwnerReferences[i].UID).To(Equal(refs[i].UID), name)
 		}
