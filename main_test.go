@@ -1,0 +1,61 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"crypto/tls"
+	"slices"
+	"testing"
+)
+
+// TestMetricsTLSOptions checks the metrics endpoint's TLS settings with and without
+// --enable-http2: TLS 1.2 at least, and ALPN limited to HTTP/1.1 unless HTTP/2 is asked for.
+func TestMetricsTLSOptions(t *testing.T) {
+	for _, tc := range []struct {
+		enableHTTP2 bool
+		wantProtos  []string
+	}{
+		{enableHTTP2: false, wantProtos: []string{"http/1.1"}},
+		// controller-runtime's server then offers h2 and http/1.1 itself.
+		{enableHTTP2: true, wantProtos: nil},
+	} {
+		cfg := &tls.Config{}
+		for _, opt := range metricsTLSOptions(tc.enableHTTP2) {
+			opt(cfg)
+		}
+		if cfg.MinVersion != tls.VersionTLS12 {
+			t.Errorf("enableHTTP2=%v: MinVersion = %#x, want TLS 1.2 (%#x)", tc.enableHTTP2, cfg.MinVersion, tls.VersionTLS12)
+		}
+		if !slices.Equal(cfg.NextProtos, tc.wantProtos) {
+			t.Errorf("enableHTTP2=%v: NextProtos = %q, want %q", tc.enableHTTP2, cfg.NextProtos, tc.wantProtos)
+		}
+	}
+}
+
+// TestManagerOptionsMetricsTLS checks that managerOptions hands the TLS settings to the
+// metrics server.
+func TestManagerOptionsMetricsTLS(t *testing.T) {
+	o := options{metricsAddr: ":8443", metricsSecure: true}
+	got := managerOptions(o, nil).Metrics.TLSOpts
+	cfg := &tls.Config{}
+	for _, opt := range got {
+		opt(cfg)
+	}
+	if cfg.MinVersion != tls.VersionTLS12 || !slices.Equal(cfg.NextProtos, []string{"http/1.1"}) {
+		t.Errorf("metrics TLS config: MinVersion %#x, NextProtos %q; want TLS 1.2 and [http/1.1]", cfg.MinVersion, cfg.NextProtos)
+	}
+}
