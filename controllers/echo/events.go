@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // Reasons of the events an Echo gets.
@@ -30,9 +31,13 @@ const (
 	EventFailed    = "Failed"
 )
 
-// recordTransitions emits an event when the phase reaches an end. The phase of a finished Echo
-// never changes again, so each end is told once.
+// recordTransitions emits a warning when the Job's name turns out to be held by another object,
+// and an event when the phase reaches an end. The phase of a finished Echo never changes again,
+// so each end is told once.
 func (r *Reconciler) recordTransitions(before, after *echov1alpha1.Echo) {
+	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, echov1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
+	}
 	if before.Status.Phase == after.Status.Phase {
 		return
 	}

@@ -287,13 +287,13 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 		e := newEcho("ec", withNamespace(newNamespace(ctx)))
 		create(ctx, e)
 		Eventually(conditionSeries(e)).Should(Equal(testenv.WantConditionSeries(map[string]string{
-			"Complete": "false", "Failed": "false",
+			"Complete": "false", "Failed": "false", "Degraded": "false",
 		})))
 
 		By("the 1 moves to the new status of a condition")
 		setJobStatus(ctx, e, withSucceeded())
 		Eventually(conditionSeries(e)).Should(Equal(testenv.WantConditionSeries(map[string]string{
-			"Complete": "true", "Failed": "false",
+			"Complete": "true", "Failed": "false", "Degraded": "false",
 		})))
 
 		Expect(k8s.Delete(ctx, e)).To(Succeed())

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // observation is what one reconcile saw of an Echo's Job.
@@ -128,6 +129,7 @@ func computeStatus(e *echov1alpha1.Echo, obs observation) echov1alpha1.EchoStatu
 	}
 	setCompleteCondition(&status.Conditions, e, st)
 	setFailedCondition(&status.Conditions, e, st)
+	meta.SetStatusCondition(&status.Conditions, child.DegradedCondition(obs.err, e.Generation))
 	return status
 }
 

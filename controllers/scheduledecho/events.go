@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // Reasons of the events a ScheduledEcho gets.
@@ -38,9 +39,13 @@ var rejections = map[string]string{
 	echov1alpha1.ReasonCronJobRejected: EventRejected,
 }
 
-// recordTransitions emits a warning when the Ready condition turns to a reason that needs the
-// user to change the spec. A retried write (SyncFailed) is not told: it is expected to pass.
+// recordTransitions emits a warning when the CronJob's name turns out to be held by another
+// object, and when the Ready condition turns to a reason that needs the user to change the spec.
+// A retried write (SyncFailed) is not told: it is expected to pass.
 func (r *Reconciler) recordTransitions(before, after *echov1alpha1.ScheduledEcho) {
+	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, echov1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
+	}
 	now := meta.FindStatusCondition(after.Status.Conditions, echov1alpha1.ConditionReady)
 	if now == nil || now.Status != metav1.ConditionFalse {
 		return

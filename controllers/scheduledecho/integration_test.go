@@ -298,13 +298,13 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 		s := newScheduledEcho("se", withNamespace(newNamespace(ctx)))
 		create(ctx, s)
 		Eventually(conditionSeries(s)).Should(Equal(testenv.WantConditionSeries(map[string]string{
-			"Ready": "true", "Suspended": "false",
+			"Ready": "true", "Suspended": "false", "Degraded": "false",
 		})))
 
 		By("the 1 moves to the new status of a condition")
 		update(ctx, s, func(s *echov1alpha1.ScheduledEcho) { s.Spec.Suspend = true })
 		Eventually(conditionSeries(s)).Should(Equal(testenv.WantConditionSeries(map[string]string{
-			"Ready": "true", "Suspended": "true",
+			"Ready": "true", "Suspended": "true", "Degraded": "false",
 		})))
 
 		Expect(k8s.Delete(ctx, s)).To(Succeed())

@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // observation is what one reconcile saw of a ScheduledEcho's CronJob.
@@ -52,6 +53,7 @@ func computeStatus(s *echov1alpha1.ScheduledEcho, obs observation) echov1alpha1.
 	}
 	setReadyCondition(&status.Conditions, s, obs.err)
 	setSuspendedCondition(&status.Conditions, s, obs.cronJob)
+	meta.SetStatusCondition(&status.Conditions, child.DegradedCondition(obs.err, s.Generation))
 	return status
 }
 

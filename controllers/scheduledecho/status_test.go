@@ -120,7 +120,7 @@ var _ = Describe("Status", Label("unit"), func() {
 			Expect(status.CronJobName).To(Equal("se-echo"))
 			Expect(status.LastScheduleTime).To(Equal(&lastSchedule))
 			Expect(status.ObservedGeneration).To(Equal(int64(1)))
-			Expect(status.Conditions).To(HaveLen(2))
+			Expect(status.Conditions).To(HaveLen(3))
 		})
 
 		It("keeps what it knew when the CronJob cannot be read", func() {

@@ -44,9 +44,13 @@ func (r *Reconciler) recordConfigMap(vc *votingv1alpha1.VoteConfig, result child
 	}
 }
 
-// recordTransitions tells when the target Deployment goes missing or is found. A VoteConfig
-// without a target is told nothing.
+// recordTransitions tells when the ConfigMap's name turns out to be held by another object, and
+// when the target Deployment goes missing or is found. A VoteConfig without a target is told
+// nothing about it.
 func (r *Reconciler) recordTransitions(before, after *votingv1alpha1.VoteConfig) {
+	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, votingv1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
+	}
 	now := meta.FindStatusCondition(after.Status.Conditions, votingv1alpha1.ConditionTargetFound)
 	if now == nil || now.Reason == votingv1alpha1.ReasonNoTarget {
 		return

@@ -309,13 +309,13 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 		vc := newVoteConfig("vote", withNamespace(ns), withTarget("web"))
 		create(ctx, vc)
 		Eventually(conditionSeries(vc)).Should(Equal(testenv.WantConditionSeries(map[string]string{
-			"Ready": "true", "TargetFound": "false",
+			"Ready": "true", "TargetFound": "false", "Degraded": "false",
 		})))
 
 		By("the 1 moves to the new status of a condition")
 		Expect(k8s.Create(ctx, newDeployment(ns, "web"))).To(Succeed())
 		Eventually(conditionSeries(vc)).Should(Equal(testenv.WantConditionSeries(map[string]string{
-			"Ready": "true", "TargetFound": "true",
+			"Ready": "true", "TargetFound": "true", "Degraded": "false",
 		})))
 
 		Expect(k8s.Delete(ctx, vc)).To(Succeed())

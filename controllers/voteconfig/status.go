@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // observation is what one reconcile saw of a VoteConfig's ConfigMap and target Deployment.
@@ -55,6 +56,7 @@ func computeStatus(vc *votingv1alpha1.VoteConfig, obs observation, now metav1.Ti
 	}
 	setReadyCondition(&status.Conditions, vc, obs.configMapErr)
 	setTargetFoundCondition(&status.Conditions, vc, obs.target)
+	meta.SetStatusCondition(&status.Conditions, child.DegradedCondition(obs.configMapErr, vc.Generation))
 	return status
 }
 

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -131,8 +132,18 @@ func (e *ConflictError) Error() string {
 
 // IsConflict reports whether err is or wraps a *ConflictError.
 func IsConflict(err error) bool {
+	_, ok := Conflict(err)
+	return ok
+}
+
+// Conflict returns the message of the *ConflictError err is or wraps, and whether there is one:
+// what every Kind's Degraded condition says when the name of a child is held by another object.
+func Conflict(err error) (string, bool) {
 	var conflict *ConflictError
-	return errors.As(err, &conflict)
+	if !errors.As(err, &conflict) {
+		return "", false
+	}
+	return conflict.Error(), true
 }
 
 // checkOwner returns a *ConflictError unless observed is controlled by desired's controller (the
@@ -220,4 +231,39 @@ func replaceRef(refs []metav1.OwnerReference, ref metav1.OwnerReference) []metav
 
 func ptrEqual(a, b *bool) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// The Degraded condition of the ownership rule, the same in every API group (each group's
+// ConditionDegraded, ReasonChildConflict and ReasonAsExpected have these values).
+const (
+	ConditionDegraded   = "Degraded"
+	ReasonChildConflict = "ChildConflict"
+	ReasonAsExpected    = "AsExpected"
+)
+
+// DegradedCondition is the Degraded condition of a resource whose reconcile ended with err:
+// True with reason ChildConflict and the conflict's message when a child's name is held by an
+// object the resource does not control, False otherwise.
+func DegradedCondition(err error, generation int64) metav1.Condition {
+	cond := metav1.Condition{
+		Type:               ConditionDegraded,
+		Status:             metav1.ConditionFalse,
+		Reason:             ReasonAsExpected,
+		Message:            "every child is controlled by this resource",
+		ObservedGeneration: generation,
+	}
+	if message, ok := Conflict(err); ok {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonChildConflict, message
+	}
+	return cond
+}
+
+// ConflictBegan returns the message of the Degraded condition when it turned True between
+// before and after, so that the conflict is told in one event, not in one per retry.
+func ConflictBegan(before, after []metav1.Condition) (string, bool) {
+	now := meta.FindStatusCondition(after, ConditionDegraded)
+	if now == nil || now.Status != metav1.ConditionTrue || meta.IsStatusConditionTrue(before, ConditionDegraded) {
+		return "", false
+	}
+	return now.Message, true
 }
