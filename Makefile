@@ -214,6 +214,11 @@ test-e2e: build test-env $(GINKGO) $(KUSTOMIZE) ## e2e specs: the manager binary
 	go test -tags e2e ./test/harness/controlplane/ -count=1 -v -timeout 10m
 	MANAGER_BIN=$(LOCALBIN)/manager KUSTOMIZE=$(KUSTOMIZE) $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/e2e
 
+.PHONY: test-faults
+test-faults: build test-env $(GINKGO) ## Fault injection: the proxy's unit tests, then test/faults (injected API errors, API server/etcd outages, leader killed mid-growth/scale-down); table in bin/faults-report.md.
+	go test -count=1 ./test/harness/faultproxy/
+	MANAGER_BIN=$(LOCALBIN)/manager FAULTS_REPORT=$(LOCALBIN)/faults-report.md $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/faults
+
 .PHONY: test-env
 test-env: $(TEST_ENV_DIR)/.stamp ## Build the local control plane binaries once per machine.
 

@@ -3,14 +3,14 @@
 # (all build tags, test imports included). Part of "make verify"; exits 1 on a broken rule.
 #   1. The product (main.go, api/, controllers/) imports nothing from test/ or hack/.
 #   2. Harness libraries (test/harness/...) never import a suite or hack/.
-#   3. Suites (test/e2e, test/ha, test/olme2e, test/nodee2e) hold only *_test.go files; nothing
-#      imports a suite.
+#   3. Suites (test/e2e, test/ha, test/faults, test/olme2e, test/nodee2e) hold only *_test.go
+#      files; nothing imports a suite.
 #   4. Commands and their libraries (hack/...) never import a suite.
 #   5. No two packages share a name (main and the API version packages aside).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 module=$(go list -m)
-suites="test/e2e test/ha test/olme2e test/nodee2e"
+suites="test/e2e test/ha test/faults test/olme2e test/nodee2e"
 format='{{.ImportPath}} {{.Name}} {{len .GoFiles}} {{join .Imports ","}},{{join .TestImports ","}},{{join .XTestImports ","}}'
 # The root module, and the tools module that imports it (hack/helm: the Helm test).
 listing=$(go list -tags 'e2e olm node' -f "$format" ./...; cd hack/helm && GOWORK=off go list -f "$format" ./...)

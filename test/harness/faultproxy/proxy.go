@@ -86,6 +86,9 @@ var Faults = []Fault{Conflict, InternalError, Unavailable, TooManyRequests, Time
 type Rule struct {
 	Match
 	Fault Fault
+	// Name labels the rule's injections in Injected (default: the fault's name), to tell
+	// apart two rules of one class.
+	Name string
 	// Rate is the probability (0–1) that a matching request gets the fault.
 	Rate float64
 	// Delay: how long Timeout holds a request, how much Latency adds, and after how long
@@ -128,7 +131,7 @@ type Proxy struct {
 	rand     *rand.Rand
 	rules    []Rule
 	holds    []*Hold
-	injected map[Fault]int
+	injected map[string]int
 	counts   map[Key]int
 	closed   chan struct{}
 }
@@ -169,7 +172,7 @@ func Start(opts Options) (*Proxy, error) {
 		served:   make(chan struct{}),
 		logf:     opts.Log,
 		rand:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)), //nolint:gosec // test randomness
-		injected: map[Fault]int{},
+		injected: map[string]int{},
 		counts:   map[Key]int{},
 		closed:   make(chan struct{}),
 	}
@@ -221,11 +224,12 @@ func (p *Proxy) SetRules(rules ...Rule) {
 	p.rules = append([]Rule(nil), rules...)
 }
 
-// Injected returns how many times each fault was injected since Start.
-func (p *Proxy) Injected() map[Fault]int {
+// Injected returns how many times each rule injected its fault since Start, by the rule's Name
+// (by default the fault's).
+func (p *Proxy) Injected() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[Fault]int, len(p.injected))
+	out := make(map[string]int, len(p.injected))
 	for f, n := range p.injected {
 		out[f] = n
 	}
@@ -284,7 +288,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rule, fire := p.pick(req)
 	if fire {
-		p.count(rule.Fault, req)
+		p.count(rule, req)
 		if p.inject(w, r, rule) {
 			return
 		}
@@ -334,11 +338,15 @@ func (p *Proxy) pick(req Request) (Rule, bool) {
 	return Rule{}, false
 }
 
-func (p *Proxy) count(f Fault, req Request) {
+func (p *Proxy) count(rule Rule, req Request) {
+	name := rule.Name
+	if name == "" {
+		name = string(rule.Fault)
+	}
 	p.mu.Lock()
-	p.injected[f]++
+	p.injected[name]++
 	p.mu.Unlock()
-	p.logf("faultproxy: %s on %s %s %s/%s", f, req.Verb, req.Resource, req.Namespace, req.Name)
+	p.logf("faultproxy: %s (%s) on %s %s %s/%s", rule.Fault, name, req.Verb, req.Resource, req.Namespace, req.Name)
 }
 
 // inject answers the request itself for the faults that do not forward it, and reports

@@ -231,7 +231,7 @@ func TestAnswerFaults(t *testing.T) {
 			if u.hits.Load() != 0 || len(p.Counts()) != 0 {
 				t.Fatalf("the request was forwarded (%d upstream hits)", u.hits.Load())
 			}
-			if got := p.Injected(); got[tc.fault] != 1 || len(got) != 1 {
+			if got := p.Injected(); got[string(tc.fault)] != 1 || len(got) != 1 {
 				t.Fatalf("injected %v", got)
 			}
 		})
@@ -242,7 +242,7 @@ func TestRateAndSelection(t *testing.T) {
 	u, cfg := startUpstream(t)
 	p := startProxy(t, cfg, Rule{
 		Match: Match{Verbs: []string{VerbPatch}, Resources: []string{"statefulsets"}, Namespace: "a"},
-		Fault: Unavailable, Rate: 0.3,
+		Fault: Unavailable, Rate: 0.3, Name: "unavailable",
 	})
 	const n = 400
 	failed := 0
@@ -254,7 +254,7 @@ func TestRateAndSelection(t *testing.T) {
 	if failed < n*20/100 || failed > n*40/100 {
 		t.Fatalf("%d of %d requests failed at rate 0.3", failed, n)
 	}
-	if got := p.Injected()[Unavailable]; got != failed {
+	if got := p.Injected()["unavailable"]; got != failed {
 		t.Fatalf("injected %d, answered %d", got, failed)
 	}
 	// Not selected: another verb, another namespace, another resource.
@@ -325,7 +325,7 @@ func TestDropWatch(t *testing.T) {
 	if took < after || took > after+2*time.Second || events < 3 {
 		t.Fatalf("the watch was cut after %s with %d events; want after %s, with events before", took, events, after)
 	}
-	if got := p.Injected(); got[DropWatch] != 1 || len(got) != 1 {
+	if got := p.Injected(); got[string(DropWatch)] != 1 || len(got) != 1 {
 		t.Fatalf("injected %v", got)
 	}
 }
