@@ -139,6 +139,15 @@ var _ = Describe("Builders", Label("unit"), func() {
 			})), func(sts *appsv1.StatefulSet) {
 				Expect(sts.Spec.Template.Spec.Affinity).To(Equal(&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}))
 			}),
+			Entry("no ServiceAccount token when unset", newCluster("db"), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.Template.Spec.AutomountServiceAccountToken).To(Equal(ptr.To(false)))
+			}),
+			Entry("no ServiceAccount token when false", newCluster("db", withAutomountToken(ptr.To(false))), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.Template.Spec.AutomountServiceAccountToken).To(Equal(ptr.To(false)))
+			}),
+			Entry("a ServiceAccount token when asked", newCluster("db", withAutomountToken(ptr.To(true))), func(sts *appsv1.StatefulSet) {
+				Expect(sts.Spec.Template.Spec.AutomountServiceAccountToken).To(Equal(ptr.To(true)))
+			}),
 			Entry("restartedAt annotation reaches the pod template",
 				newCluster("db", withAnnotation(databasev1alpha1.RestartedAtAnnotation, "2026-11-22T00:00:00Z")),
 				func(sts *appsv1.StatefulSet) {
@@ -227,9 +236,20 @@ var _ = Describe("Builders", Label("unit"), func() {
 					corev1.ResourceMemory: resource.MustParse("1Gi"),
 				}
 			}),
+			Entry("ServiceAccount token mounted", func(t *corev1.PodTemplateSpec) {
+				t.Spec.AutomountServiceAccountToken = ptr.To(true)
+			}),
+			Entry("ServiceAccount token left to the default (a template of an older version)", func(t *corev1.PodTemplateSpec) {
+				t.Spec.AutomountServiceAccountToken = nil
+			}),
 			Entry("extra container", func(t *corev1.PodTemplateSpec) {
 				t.Spec.Containers = append(t.Spec.Containers, corev1.Container{Name: "x"})
 			}),
 		)
 	})
 })
+
+// withAutomountToken sets spec.automountServiceAccountToken.
+func withAutomountToken(automount *bool) clusterOption {
+	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.AutomountServiceAccountToken = automount }
+}

@@ -120,6 +120,8 @@ func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSp
 		Spec: corev1.PodSpec{
 			// Service links would add an environment variable per Service of the namespace.
 			EnableServiceLinks: ptr.To(false),
+			// No ServiceAccount token unless the spec asks for one (see the field's doc).
+			AutomountServiceAccountToken: ptr.To(ptr.Deref(dc.Spec.AutomountServiceAccountToken, false)),
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot:   ptr.To(true),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},

@@ -145,6 +145,13 @@ type DatabaseClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message="priorityClassName must be a PriorityClass name (a DNS subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit): the API server refuses pods with any other"
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 
+	// AutomountServiceAccountToken mounts a token of the pods' ServiceAccount (the namespace's
+	// "default") into the database pods when true. Unset or false: no token, since a database
+	// does not talk to the Kubernetes API and a mounted token is a credential anyone who gets
+	// into the pod could use.
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+
 	// PodLabels are added to the database pods. They cannot set the operator's labels
 	// (app.kubernetes.io/name, instance and managed-by), which select the pods.
 	// +optional
