@@ -169,7 +169,11 @@ func build(objs []*unstructured.Unstructured, o Options) (map[string][]byte, err
 	}
 	ann["alm-examples"] = examples
 
-	strategy, bundled, err := installStrategy(in.deployments, in.rest, o.OperatorImage)
+	sc, err := newScopes(in.crds)
+	if err != nil {
+		return nil, err
+	}
+	strategy, bundled, err := installStrategy(in.deployments, in.rest, o.OperatorImage, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -351,9 +355,11 @@ func bundledObject(u *unstructured.Unstructured) ([]byte, error) {
 }
 
 // installStrategy turns the Deployments and the RBAC bound to their ServiceAccounts into the CSV's
-// deployment install strategy. It returns the objects that stay separate bundle files: everything
-// except those ServiceAccounts, the Roles and ClusterRoles bound to them, and those bindings.
-func installStrategy(deployments []appsv1.Deployment, objs []*unstructured.Unstructured, image string) (v1alpha1.StrategyDetailsDeployment, []*unstructured.Unstructured, error) {
+// deployment install strategy: Roles go to permissions; of the ClusterRoles, the rules on
+// namespaced resources go to permissions too and only the rest to clusterPermissions (see
+// scope.go). It returns the objects that stay separate bundle files: everything except those
+// ServiceAccounts, the Roles and ClusterRoles bound to them, and those bindings.
+func installStrategy(deployments []appsv1.Deployment, objs []*unstructured.Unstructured, image string, sc scopes) (v1alpha1.StrategyDetailsDeployment, []*unstructured.Unstructured, error) {
 	var s v1alpha1.StrategyDetailsDeployment
 	var serviceAccounts map[string]bool
 	s.DeploymentSpecs, serviceAccounts = deploymentSpecs(deployments, image)
@@ -365,8 +371,23 @@ func installStrategy(deployments []appsv1.Deployment, objs []*unstructured.Unstr
 	if err != nil {
 		return s, nil, err
 	}
+	// Cluster-wide grants of namespaced resources become namespaced: OLM scopes them to the
+	// OperatorGroup's target namespaces (and makes them ClusterRoles for AllNamespaces).
+	var cluster permissionSet
+	for _, p := range perms.cluster.list() {
+		namespaced, clusterWide, err := sc.splitByScope(p.Rules)
+		if err != nil {
+			return s, nil, err
+		}
+		if len(namespaced) > 0 {
+			perms.namespaced.add(p.ServiceAccountName, namespaced)
+		}
+		if len(clusterWide) > 0 {
+			cluster.add(p.ServiceAccountName, clusterWide)
+		}
+	}
 	s.Permissions = perms.namespaced.list()
-	s.ClusterPermissions = perms.cluster.list()
+	s.ClusterPermissions = cluster.list()
 	return s, remainingObjects(objs, perms.used, serviceAccounts), nil
 }
 

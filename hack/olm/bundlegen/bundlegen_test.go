@@ -3,10 +3,12 @@ package bundlegen
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -32,6 +34,7 @@ metadata: {name: things.example.com}
 spec:
   group: example.com
   names: {kind: Thing, plural: things}
+  scope: Namespaced
 ---
 apiVersion: v1
 kind: ServiceAccount
@@ -51,7 +54,11 @@ subjects: [{kind: ServiceAccount, name: x-sa, namespace: x-system}]
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: x-manager}
-rules: [{apiGroups: [example.com], resources: [things], verbs: [list]}]
+rules:
+- {apiGroups: [example.com], resources: [things, things/status], verbs: [list]}
+- {apiGroups: [authentication.k8s.io], resources: [tokenreviews], verbs: [create]}
+- {apiGroups: [""], resources: [pods, nodes], verbs: [get]}
+- {nonResourceURLs: [/metrics], verbs: [get]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -132,11 +139,24 @@ func TestGenerate(t *testing.T) {
 	if f := c.Env[0].ValueFrom; f == nil || f.FieldRef.FieldPath != "metadata.annotations['olm.targetNamespaces']" {
 		t.Errorf("WATCH_NAMESPACE does not follow the OperatorGroup: %+v", c.Env[0])
 	}
-	if len(s.Permissions) != 1 || s.Permissions[0].ServiceAccountName != "x-sa" || s.Permissions[0].Rules[0].Resources[0] != "leases" {
-		t.Errorf("permissions %+v", s.Permissions)
+	// The Role's rules, then the bound ClusterRole's rules on namespaced resources: OLM scopes
+	// permissions to the target namespaces. Only cluster-scoped resources and non-resource URLs
+	// stay in clusterPermissions.
+	wantPermissions := []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: "x-sa", Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"example.com"}, Resources: []string{"things", "things/status"}, Verbs: []string{"list"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}},
+	}}}
+	if !reflect.DeepEqual(s.Permissions, wantPermissions) {
+		t.Errorf("permissions\n%+v\nwant\n%+v", s.Permissions, wantPermissions)
 	}
-	if len(s.ClusterPermissions) != 1 || s.ClusterPermissions[0].ServiceAccountName != "x-sa" || s.ClusterPermissions[0].Rules[0].Verbs[0] != "list" {
-		t.Errorf("clusterPermissions %+v", s.ClusterPermissions)
+	wantClusterPermissions := []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: "x-sa", Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}},
+		{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+	}}}
+	if !reflect.DeepEqual(s.ClusterPermissions, wantClusterPermissions) {
+		t.Errorf("clusterPermissions\n%+v\nwant\n%+v", s.ClusterPermissions, wantClusterPermissions)
 	}
 	want := []v1alpha1.RelatedImage{{Name: "x-manager", Image: "x:1.2.3"}, {Name: "db-server", Image: "db:1"}}
 	if len(csv.Spec.RelatedImages) != 2 || csv.Spec.RelatedImages[0] != want[0] || csv.Spec.RelatedImages[1] != want[1] {
@@ -180,6 +200,10 @@ func TestGenerateErrors(t *testing.T) {
 		"previous not lower": {input, "1.0.0", "1.0.0", "previous version 1.0.0 is not lower than 1.0.0"},
 		"bad version":        {input, "v1", "", `version "v1"`},
 		"no CSV base":        {"apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "1.0.0", "", "no ClusterServiceVersion base"},
+		"resource of unknown scope": {strings.Replace(input, "resources: [pods, nodes]", "resources: [pods, gizmos]", 1), "1.0.0", "",
+			`resource "gizmos" of API group "", whose scope the bundle generator does not know`},
+		"CRD without a scope": {strings.Replace(input, "  scope: Namespaced\n", "", 1), "1.0.0", "",
+			`CustomResourceDefinition things.example.com: spec.scope "", want Namespaced or Cluster`},
 		"unsupported kind": {input + "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: w}\n",
 			"1.0.0", "", "ValidatingWebhookConfiguration w: kind not supported in an OLM bundle"},
 	} {
@@ -187,6 +211,51 @@ func TestGenerateErrors(t *testing.T) {
 			err := Generate(strings.NewReader(tc.in), Options{Package: "x", Version: tc.version, PreviousVersion: tc.previous, OutputDir: t.TempDir()})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSplitByScope(t *testing.T) {
+	sc, err := newScopes(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		rules, namespaced, cluster []rbacv1.PolicyRule
+	}{
+		"wildcard resource stays cluster-wide": {
+			rules:   []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"*"}, Verbs: []string{"get"}}},
+			cluster: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"*"}, Verbs: []string{"get"}}},
+		},
+		"wildcard group stays cluster-wide": {
+			rules:   []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"pods"}, Verbs: []string{"get"}}},
+			cluster: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"pods"}, Verbs: []string{"get"}}},
+		},
+		"groups that disagree are split per group": {
+			rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "storage.k8s.io"}, Resources: []string{"persistentvolumeclaims", "storageclasses"},
+				Verbs: []string{"get"}, ResourceNames: []string{"a"}}},
+			namespaced: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}, ResourceNames: []string{"a"}}},
+			cluster: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}, ResourceNames: []string{"a"}},
+				{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"persistentvolumeclaims", "storageclasses"}, Verbs: []string{"get"}, ResourceNames: []string{"a"}},
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if name == "groups that disagree are split per group" {
+				// persistentvolumeclaims of storage.k8s.io and storageclasses of the core group
+				// do not exist: scope them for this case only.
+				sc["storage.k8s.io/persistentvolumeclaims"], sc["/storageclasses"] = scopeCluster, scopeCluster
+				defer delete(sc, "storage.k8s.io/persistentvolumeclaims")
+				defer delete(sc, "/storageclasses")
+			}
+			namespaced, cluster, err := sc.splitByScope(tc.rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(namespaced, tc.namespaced) || !reflect.DeepEqual(cluster, tc.cluster) {
+				t.Errorf("namespaced %+v\ncluster %+v\nwant %+v\n%+v", namespaced, cluster, tc.namespaced, tc.cluster)
 			}
 		})
 	}
