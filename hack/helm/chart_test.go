@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -435,17 +436,19 @@ func testCustomValues(t *testing.T) {
 	}
 }
 
-// rbacObjects are the RBAC objects of a rendering.
+// rbacObjects are the RBAC objects of a rendering; Roles and RoleBindings keyed by
+// "namespace/name".
 type rbacObjects struct {
 	clusterRoles map[string]rbacv1.ClusterRole
 	bindings     []rbacv1.ClusterRoleBinding
-	role         rbacv1.Role
-	roleBinding  rbacv1.RoleBinding
+	roles        map[string]rbacv1.Role
+	roleBindings map[string]rbacv1.RoleBinding
 }
 
 func rbacOf(t *testing.T, r rendering) rbacObjects {
 	t.Helper()
-	out := rbacObjects{clusterRoles: map[string]rbacv1.ClusterRole{}}
+	out := rbacObjects{clusterRoles: map[string]rbacv1.ClusterRole{}, roles: map[string]rbacv1.Role{},
+		roleBindings: map[string]rbacv1.RoleBinding{}}
 	for _, o := range r.objects {
 		switch o.GetKind() {
 		case "ClusterRole":
@@ -457,10 +460,41 @@ func rbacOf(t *testing.T, r rendering) rbacObjects {
 			mustConvert(t, o, &b)
 			out.bindings = append(out.bindings, b)
 		case "Role":
-			mustConvert(t, o, &out.role)
+			var role rbacv1.Role
+			mustConvert(t, o, &role)
+			out.roles[role.Namespace+"/"+role.Name] = role
 		case "RoleBinding":
-			mustConvert(t, o, &out.roleBinding)
+			var b rbacv1.RoleBinding
+			mustConvert(t, o, &b)
+			out.roleBindings[b.Namespace+"/"+b.Name] = b
 		}
+	}
+	return out
+}
+
+// leaderElectionRules are the rules of the leader election Role in the release namespace.
+var leaderElectionRules = []rbacv1.PolicyRule{
+	rule([]string{"coordination.k8s.io"}, []string{"leases"}, []string{"get", "list", "watch", "create", "update", "patch", "delete"}),
+	rule([]string{"", "events.k8s.io"}, []string{"events"}, []string{"create", "patch"}),
+}
+
+// metricsClusterRoles are the chart's ClusterRoles besides the manager's: metrics authn/authz
+// (cluster-scoped reviews) and /metrics for scrapers.
+func metricsClusterRoles(fullname string) map[string][]rbacv1.PolicyRule {
+	return map[string][]rbacv1.PolicyRule{
+		fullname + "-metrics-auth": {
+			rule([]string{"authentication.k8s.io"}, []string{"tokenreviews"}, []string{"create"}),
+			rule([]string{"authorization.k8s.io"}, []string{"subjectaccessreviews"}, []string{"create"}),
+		},
+		fullname + "-metrics-reader": {{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	}
+}
+
+// clusterRoleRules are the rules of every ClusterRole, by name.
+func (rb rbacObjects) clusterRoleRules() map[string][]rbacv1.PolicyRule {
+	out := map[string][]rbacv1.PolicyRule{}
+	for name, cr := range rb.clusterRoles {
+		out[name] = cr.Rules
 	}
 	return out
 }
@@ -492,18 +526,10 @@ func rule(groups, resources, verbs []string) rbacv1.PolicyRule {
 // authn/authz, /metrics for scrapers), and that every binding names the ServiceAccount.
 func TestManagerRBAC(t *testing.T) {
 	rb := rbacOf(t, render(t, "database-operator", defaultNS, nil))
-	want := map[string][]rbacv1.PolicyRule{
-		"database-operator-manager": generatedRules(t),
-		"database-operator-metrics-auth": {
-			rule([]string{"authentication.k8s.io"}, []string{"tokenreviews"}, []string{"create"}),
-			rule([]string{"authorization.k8s.io"}, []string{"subjectaccessreviews"}, []string{"create"}),
-		},
-		"database-operator-metrics-reader": {{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
-	}
-	for name, rules := range want {
-		if got := rb.clusterRoles[name].Rules; !reflect.DeepEqual(got, rules) {
-			t.Errorf("ClusterRole %s rules differ (manager: run \"make helm-crds\")\n got: %v\nwant: %v", name, got, rules)
-		}
+	want := metricsClusterRoles("database-operator")
+	want["database-operator-manager"] = generatedRules(t)
+	if got := rb.clusterRoleRules(); !reflect.DeepEqual(got, want) {
+		t.Errorf("ClusterRoles differ (manager: run \"make helm-crds\")\n got: %v\nwant: %v", got, want)
 	}
 	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "database-operator", Namespace: defaultNS}
 	for _, b := range rb.bindings {
@@ -511,15 +537,67 @@ func TestManagerRBAC(t *testing.T) {
 			t.Errorf("ClusterRoleBinding %s binds %+v to %+v", b.Name, b.RoleRef, b.Subjects)
 		}
 	}
-	wantRole := []rbacv1.PolicyRule{
-		rule([]string{"coordination.k8s.io"}, []string{"leases"}, []string{"get", "list", "watch", "create", "update", "patch", "delete"}),
-		rule([]string{"", "events.k8s.io"}, []string{"events"}, []string{"create", "patch"}),
+	if len(rb.bindings) != 2 {
+		t.Errorf("%d ClusterRoleBindings, want 2 (manager, metrics-auth)", len(rb.bindings))
 	}
-	if rb.role.Namespace != defaultNS || !reflect.DeepEqual(rb.role.Rules, wantRole) {
-		t.Errorf("leader election Role %s/%s rules %v, want %v", rb.role.Namespace, rb.role.Name, rb.role.Rules, wantRole)
+	leKey := defaultNS + "/database-operator-leader-election"
+	if got := slices.Sorted(maps.Keys(rb.roles)); !slices.Equal(got, []string{leKey}) {
+		t.Errorf("Roles %v, want only %s", got, leKey)
 	}
-	if rb.roleBinding.RoleRef.Name != rb.role.Name || !slices.Equal(rb.roleBinding.Subjects, []rbacv1.Subject{sa}) {
-		t.Errorf("leader election RoleBinding = %+v", rb.roleBinding)
+	if got := rb.roles[leKey].Rules; !reflect.DeepEqual(got, leaderElectionRules) {
+		t.Errorf("leader election Role %s rules %v, want %v", leKey, got, leaderElectionRules)
+	}
+	if b := rb.roleBindings[leKey]; b.RoleRef.Name != "database-operator-leader-election" || !slices.Equal(b.Subjects, []rbacv1.Subject{sa}) {
+		t.Errorf("leader election RoleBinding = %+v", b)
+	}
+}
+
+// TestManagerRBACNamespaced checks the namespaced mode: when watchNamespaces lists namespaces,
+// the manager's rules (config/rbac/role.yaml) come as a Role and RoleBinding in each of them
+// (listed twice, one of each), and no ClusterRole grants the manager anything on namespaced
+// resources: the only ClusterRoles left are the metrics ones (TokenReview and
+// SubjectAccessReview are cluster-scoped; /metrics is a non-resource URL).
+func TestManagerRBACNamespaced(t *testing.T) {
+	r := render(t, "ops", "operators", map[string]any{"watchNamespaces": []any{"team-a", "team-b", "team-a"}})
+	rb := rbacOf(t, r)
+	if got, want := rb.clusterRoleRules(), metricsClusterRoles("ops-database-operator"); !reflect.DeepEqual(got, want) {
+		t.Errorf("ClusterRoles\n got: %v\nwant: %v", got, want)
+	}
+	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "ops-database-operator", Namespace: "operators"}
+	var bindings []string
+	for _, b := range rb.bindings {
+		bindings = append(bindings, b.RoleRef.Kind+" "+b.RoleRef.Name)
+	}
+	if want := []string{"ClusterRole ops-database-operator-metrics-auth"}; !slices.Equal(bindings, want) {
+		t.Errorf("ClusterRoleBindings bind %v, want %v", bindings, want)
+	}
+	wantRoles := map[string][]rbacv1.PolicyRule{
+		"operators/ops-database-operator-leader-election": leaderElectionRules,
+		"team-a/ops-database-operator-manager":            generatedRules(t),
+		"team-b/ops-database-operator-manager":            generatedRules(t),
+	}
+	gotRoles := map[string][]rbacv1.PolicyRule{}
+	for k, role := range rb.roles {
+		gotRoles[k] = role.Rules
+	}
+	if !reflect.DeepEqual(gotRoles, wantRoles) {
+		t.Errorf("Roles\n got: %v\nwant: %v", gotRoles, wantRoles)
+	}
+	if got, want := slices.Sorted(maps.Keys(rb.roleBindings)), slices.Sorted(maps.Keys(wantRoles)); !slices.Equal(got, want) {
+		t.Errorf("RoleBindings %v, want %v", got, want)
+	}
+	for k, b := range rb.roleBindings {
+		_, name, _ := strings.Cut(k, "/")
+		if b.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}) || !slices.Equal(b.Subjects, []rbacv1.Subject{sa}) {
+			t.Errorf("RoleBinding %s binds %+v to %+v", k, b.RoleRef, b.Subjects)
+		}
+	}
+	if env := envOf(managerContainer(t, deployment(t, r))); env["WATCH_NAMESPACE"] != "team-a,team-b,team-a" {
+		t.Errorf("WATCH_NAMESPACE = %q", env["WATCH_NAMESPACE"])
+	}
+	if _, err := renderRelease("x", "x", map[string]any{"watchNamespaces": []any{"team-a", ""}}); err == nil ||
+		!strings.Contains(err.Error(), "watchNamespaces: empty namespace name") {
+		t.Errorf("an empty namespace in watchNamespaces: want a refusal, got %v", err)
 	}
 }
 
