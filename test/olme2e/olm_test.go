@@ -76,6 +76,7 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		csv := waitCSVSucceeded(ctx, namespace, csvV010)
 		AddReportEntry("install 0.1.0 (Subscription -> CSV Succeeded, Manual approval)", since(subscribed))
 		expectInstalledObjects(ctx, csv, namespace)
+		expectNamespacedRBAC(ctx, csv, "OwnNamespace", namespace)
 		saName, _ = operatorNames(csv)
 	})
 
@@ -110,6 +111,7 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 
 		expectInstalledCSV(ctx, olm.NewSubscription(namespace, packageName), csvV020)
 		expectInstalledObjects(ctx, csv, namespace)
+		expectNamespacedRBAC(ctx, csv, "OwnNamespace", namespace)
 		newSA, _ := operatorNames(csv)
 		Expect(newSA).To(Equal(saName))
 		// The RBAC of 0.1.0 goes with its CSV: from here on only 0.2.0's grants count.
@@ -188,6 +190,7 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 		Expect(og.Object["spec"]).NotTo(HaveKey("targetNamespaces"))
 		Expect(og.Object["spec"]).NotTo(HaveKey("selector"))
 		expectInstalledObjects(ctx, csv, "")
+		expectClusterWideRBAC(ctx, csv, dbNamespace, outsideNamespace)
 	})
 
 	It("runs the manager as OLM's ServiceAccount: a DatabaseCluster in another namespace becomes Available", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
