@@ -24,30 +24,20 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-
 	"github.com/seed1b407122/database-operator/api/labels"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // statefulSetChanged lets an update of an owned StatefulSet through only when it changed what
 // the operator reads: its spec (generation, so hand edits are repaired), its labels (the cache
 // selects by them), or the replica counts and revisions the status is computed from.
 func statefulSetChanged() predicate.Predicate {
-	return predicate.Or(
-		predicate.GenerationChangedPredicate{},
-		predicate.LabelChangedPredicate{},
-		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			before, okBefore := e.ObjectOld.(*appsv1.StatefulSet)
-			after, okAfter := e.ObjectNew.(*appsv1.StatefulSet)
-			if !okBefore || !okAfter {
-				return true
-			}
-			return statusCountsChanged(before.Status, after.Status)
-		}},
-	)
+	return child.OwnedChanged(func(before, after *appsv1.StatefulSet) bool {
+		return statusCountsChanged(before.Status, after.Status)
+	})
 }
 
 // statusCountsChanged reports a change in the StatefulSet status fields the operator reads.
@@ -76,29 +66,19 @@ func clusterOfChild(_ context.Context, obj client.Object) []reconcile.Request {
 
 // claimSizeChanged lets a claim update through only when its request, capacity or phase changed.
 func claimSizeChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		before, okBefore := e.ObjectOld.(*corev1.PersistentVolumeClaim)
-		after, okAfter := e.ObjectNew.(*corev1.PersistentVolumeClaim)
-		if !okBefore || !okAfter {
-			return true
-		}
+	return child.UpdateChanged(func(before, after *corev1.PersistentVolumeClaim) bool {
 		return before.Status.Phase != after.Status.Phase ||
 			!equality.Semantic.DeepEqual(before.Status.Capacity, after.Status.Capacity) ||
 			!equality.Semantic.DeepEqual(before.Spec.Resources.Requests, after.Spec.Resources.Requests)
-	}}
+	})
 }
 
 // podReadinessChanged lets a pod update through only when its Ready condition changed or it
 // started terminating; pods are created and deleted through the StatefulSet anyway.
 func podReadinessChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		before, okBefore := e.ObjectOld.(*corev1.Pod)
-		after, okAfter := e.ObjectNew.(*corev1.Pod)
-		if !okBefore || !okAfter {
-			return true
-		}
+	return child.UpdateChanged(func(before, after *corev1.Pod) bool {
 		sinceBefore, notReadyBefore := notReadySince(before)
 		sinceAfter, notReadyAfter := notReadySince(after)
 		return notReadyBefore != notReadyAfter || !sinceBefore.Equal(sinceAfter)
-	}}
+	})
 }

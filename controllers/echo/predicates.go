@@ -18,8 +18,9 @@ package echo
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // jobChanged lets an update of an owned Job through only when it changed what the operator
@@ -27,16 +28,7 @@ import (
 // them), or the state the Echo's status is computed from. The Job controller's other status
 // writes (ready and terminating counts, uncounted pods) cause no reconcile.
 func jobChanged() predicate.Predicate {
-	return predicate.Or(
-		predicate.GenerationChangedPredicate{},
-		predicate.LabelChangedPredicate{},
-		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			before, okBefore := e.ObjectOld.(*batchv1.Job)
-			after, okAfter := e.ObjectNew.(*batchv1.Job)
-			if !okBefore || !okAfter {
-				return true
-			}
-			return !stateOf(before.Name, before, nil).sameAs(stateOf(after.Name, after, nil))
-		}},
-	)
+	return child.OwnedChanged(func(before, after *batchv1.Job) bool {
+		return !stateOf(before.Name, before, nil).sameAs(stateOf(after.Name, after, nil))
+	})
 }

@@ -18,8 +18,9 @@ package scheduledecho
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // cronJobChanged lets an update of an owned CronJob through only when it changed what the
@@ -27,16 +28,7 @@ import (
 // selects by them), or the last schedule time the status reports. The CronJob controller's
 // other status writes (the list of active Jobs, lastSuccessfulTime) cause no reconcile.
 func cronJobChanged() predicate.Predicate {
-	return predicate.Or(
-		predicate.GenerationChangedPredicate{},
-		predicate.LabelChangedPredicate{},
-		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			before, okBefore := e.ObjectOld.(*batchv1.CronJob)
-			after, okAfter := e.ObjectNew.(*batchv1.CronJob)
-			if !okBefore || !okAfter {
-				return true
-			}
-			return !before.Status.LastScheduleTime.Equal(after.Status.LastScheduleTime)
-		}},
-	)
+	return child.OwnedChanged(func(before, after *batchv1.CronJob) bool {
+		return !before.Status.LastScheduleTime.Equal(after.Status.LastScheduleTime)
+	})
 }

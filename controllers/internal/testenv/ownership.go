@@ -21,8 +21,8 @@ import (
 	"fmt"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive // the specs' own vocabulary
-	. "github.com/onsi/gomega"    //nolint:revive // the specs' own vocabulary
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck // the specs' own vocabulary
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck // the specs' own vocabulary
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
