@@ -1,0 +1,167 @@
+/*
+Copyright 2026 The database-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package echo
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
+)
+
+// fuzzImage is the image the operator is configured with (ECHO_IMAGE), not user input.
+const fuzzImage = "registry.example/tools/busybox:1.36"
+
+// admitter is the API server's admission of Echos, run in-process (read once).
+var admitter = sync.OnceValues(fuzzspec.NewAdmitter)
+
+// admittedEcho decodes a fuzz input into an Echo with the CRD's defaults applied, and skips the
+// input when the API server would refuse it.
+func admittedEcho(t *testing.T, name, message string) *echov1alpha1.Echo {
+	t.Helper()
+	e := fuzzspec.Echo(name, message)
+	a, err := admitter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused, err := a.Admit(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refused) > 0 {
+		t.Skip(refused.ToAggregate())
+	}
+	return e
+}
+
+// FuzzBuildJob builds the Job of any admitted Echo and checks: no panic, the name within what
+// the Job controller puts in the pods' job-name label, valid labels that hold the selector
+// labels, the controller reference, the message carried only in the environment (never in the
+// shell command), the restricted Pod Security profile, and a pure builder.
+func FuzzBuildJob(f *testing.F) {
+	f.Add("hello", "Hello, world")
+	f.Fuzz(func(t *testing.T, name, message string) {
+		e := admittedEcho(t, name, message)
+		before := e.DeepCopy()
+		job := BuildJob(e, fuzzImage)
+		if !equality.Semantic.DeepEqual(before, e) {
+			t.Fatal("BuildJob changed the Echo")
+		}
+		if !equality.Semantic.DeepEqual(job, BuildJob(e, fuzzImage)) {
+			t.Fatal("BuildJob is not deterministic")
+		}
+		if err := checkJob(e, job); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func checkJob(e *echov1alpha1.Echo, job *batchv1.Job) error {
+	pod := job.Spec.Template
+	errs := []error{
+		fuzzspec.Child(job, e, echov1alpha1.GroupVersion.WithKind(kind), fuzzspec.DNSLabel),
+		fuzzspec.LabelValue(job.Name, "the pods' label job-name"),
+		fuzzspec.Labels(pod.Labels, "spec.template.metadata.labels"),
+		fuzzspec.SelectsMap(e.SelectorLabels(), pod.Labels, "the Echo's selector labels"),
+	}
+	if job.Name != e.JobName() {
+		errs = append(errs, fmt.Errorf("Job %q, want %q", job.Name, e.JobName()))
+	}
+	errs = append(errs, checkPod(pod.Spec, e.Spec.Message, fuzzImage))
+	if job.Spec.TTLSecondsAfterFinished == nil || *job.Spec.TTLSecondsAfterFinished != TTLSecondsAfterFinished {
+		errs = append(errs, fmt.Errorf("ttlSecondsAfterFinished %v, want %d", job.Spec.TTLSecondsAfterFinished, TTLSecondsAfterFinished))
+	}
+	return fuzzspec.JoinErrors(errs)
+}
+
+// checkPod checks the pod that prints message: one container of image with the message in its
+// environment only, no token, the restricted Pod Security profile, bounded retries and run time.
+func checkPod(spec corev1.PodSpec, message, image string) error {
+	if len(spec.Containers) != 1 {
+		return fmt.Errorf("%d containers, want 1", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	var errs []error
+	if c.Image != image || !slices.Equal(c.Command, printCommand) || len(c.Args) != 0 {
+		errs = append(errs, fmt.Errorf("container runs %q %q with image %q", c.Command, c.Args, c.Image))
+	}
+	if message != "" && slices.ContainsFunc(c.Command, func(s string) bool { return strings.Contains(s, message) }) {
+		errs = append(errs, fmt.Errorf("the message is part of the shell command"))
+	}
+	if len(c.Env) != 1 || c.Env[0].Name != MessageEnv || c.Env[0].Value != message || c.Env[0].ValueFrom != nil {
+		errs = append(errs, fmt.Errorf("env %+v, want %s=<the message>", c.Env, MessageEnv))
+	}
+	if spec.RestartPolicy != corev1.RestartPolicyNever || spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		errs = append(errs, fmt.Errorf("restartPolicy %s, automountServiceAccountToken %v", spec.RestartPolicy, spec.AutomountServiceAccountToken))
+	}
+	sc, psc := c.SecurityContext, spec.SecurityContext
+	if sc == nil || psc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) ||
+		psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		errs = append(errs, fmt.Errorf("the pod does not meet the restricted Pod Security profile: %+v %+v", psc, sc))
+	}
+	return fuzzspec.JoinErrors(errs)
+}
+
+// FuzzDriftJob checks the drift check of the Job (jobSpec) against the write path: the Job
+// stored as built is in sync (no write), and a Job whose retry and cleanup settings were
+// changed or defaulted is in sync once the write path has patched it (one write, then none).
+func FuzzDriftJob(f *testing.F) {
+	f.Add("hello", "Hello, world", int32(-1), int32(-1))
+	f.Fuzz(func(t *testing.T, name, message string, backoffLimit, ttl int32) {
+		e := admittedEcho(t, name, message)
+		desired := BuildJob(e, fuzzImage)
+		stored, err := fuzzspec.Stored(desired)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !jobSpec.InSync(desired, stored) {
+			t.Fatal("the Job as built and stored is not in sync: the operator would patch it at every reconcile")
+		}
+		// Someone changed (or, with -1, removed) the settings the operator keeps.
+		observed := stored.DeepCopy()
+		observed.Spec.BackoffLimit, observed.Spec.TTLSecondsAfterFinished = orNil(backoffLimit), orNil(ttl)
+		if observed, err = fuzzspec.Stored(observed); err != nil {
+			t.Fatal(err)
+		}
+		patched := observed.DeepCopy()
+		jobSpec.Merge(desired, patched)
+		after, err := fuzzspec.Patched(observed, patched)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !jobSpec.InSync(desired, after) {
+			t.Fatal("the Job is not in sync after the write path patched it: the operator would patch it again at every reconcile")
+		}
+	})
+}
+
+func orNil(n int32) *int32 {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
