@@ -153,6 +153,7 @@ const horizonYears = 5
 //     error, and a schedule it accepts parses;
 //   - a schedule it accepts fires within the horizon it claims, from its fixed start and from
 //     any start in 2000-2095 (where every 5 years hold a 29 February);
+//   - a schedule it says has an empty field does not fire and has one;
 //   - a schedule it says never fires matches no day of 2000-2003 (the 4 years hold every
 //     day of every month, 29 February included), by the day rule of cron read from the
 //     parsed fields, independent of the parser's Next.
@@ -185,6 +186,10 @@ func FuzzSchedule(f *testing.F) {
 			}
 			if _, ok := parsed.(*cron.SpecSchedule); !ok {
 				t.Fatalf("checkSchedule says %q never fires, but it is a %T", schedule, parsed)
+			}
+		case errors.Is(err, errEmptyField):
+			if !parsed.Next(fireCheckStart).IsZero() || !hasEmptyField(parsed) {
+				t.Fatalf("checkSchedule says a field of %q names no value, but it fires or has none", schedule)
 			}
 		default:
 			t.Fatalf("checkSchedule(%q) = %v, but the parser parses it and it is not a schedule that never fires", schedule, err)

@@ -44,6 +44,11 @@ func (e *scheduleError) Unwrap() error { return e.err }
 // fires when either matches, so only a day of the month that none of the months has can do this.
 var errNeverFires = errors.New("it never fires: no month it names has a day of the month it names (e.g. 30 February)")
 
+// errEmptyField says that a schedule never fires because a field names no value: the parser
+// reads a field of commas only (e.g. "* , * * *") as matching nothing, and the CronJob API
+// accepts it. Found by FuzzSchedule, which errNeverFires misexplained.
+var errEmptyField = errors.New("it never fires: a field names no value (e.g. a lone ',')")
+
 // fireCheckStart is where the search for a schedule's first run starts. robfig/cron's Next looks
 // 5 years ahead and returns the zero time when nothing matches. Standard cron has no year field,
 // so a schedule that fires at all fires within any 5 years that hold a 29 February (its rarest
@@ -68,9 +73,28 @@ func checkSchedule(schedule string) (err error) {
 		return &scheduleError{schedule: schedule, err: err}
 	}
 	if parsed.Next(fireCheckStart).IsZero() {
+		if hasEmptyField(parsed) {
+			return &scheduleError{schedule: schedule, err: errEmptyField}
+		}
 		return &scheduleError{schedule: schedule, err: errNeverFires}
 	}
 	return nil
+}
+
+// hasEmptyField reports whether a field of a parsed schedule matches no value at all (the
+// parser marks a field written as '*' or '?' with the top bit, which is not a value).
+func hasEmptyField(s cron.Schedule) bool {
+	spec, ok := s.(*cron.SpecSchedule)
+	if !ok {
+		return false
+	}
+	const starBit = 1 << 63
+	for _, bits := range []uint64{spec.Minute, spec.Hour, spec.Dom, spec.Month, spec.Dow} {
+		if bits&^starBit == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isScheduleError reports whether err rejects the schedule: the parser's verdict, or the API

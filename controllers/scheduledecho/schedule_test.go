@@ -59,6 +59,26 @@ var _ = Describe("A schedule that never fires", Label("unit"), func() {
 		Entry("a macro", "@yearly", false),
 	)
 
+	// Found by FuzzSchedule: the parser reads a field of commas only as matching nothing.
+	DescribeTable("checkSchedule says when a field names no value",
+		func(schedule string, refused bool) {
+			err := checkSchedule(schedule)
+			if !refused {
+				Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			Expect(err).To(MatchError(`invalid schedule "` + schedule + `": it never fires: a field names no value (e.g. a lone ',')`))
+			Expect(err).To(MatchError(errEmptyField))
+			Expect(isTerminal(err)).To(BeTrue())
+		},
+		Entry("the hour", "* , * * *", true),
+		Entry("the hour, with a step of minutes", "*/2 , 1 1 0", true),
+		Entry("the minute", ",, * * * *", true),
+		Entry("the month", "0 0 * ,,, *", true),
+		Entry("the day of the month, with any day of the week", "0 0 , 2 *", true),
+		Entry("the day of the month, or Mondays: either day field matches", "0 0 , * 1", false),
+	)
+
 	It("searches from a start whose five years hold a 29 February", func() {
 		parsed, err := cron.ParseStandard("0 0 29 2 *")
 		Expect(err).NotTo(HaveOccurred())

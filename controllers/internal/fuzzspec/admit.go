@@ -25,6 +25,7 @@ package fuzzspec
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -41,6 +42,7 @@ import (
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -138,8 +140,14 @@ func (a *Admitter) Admit(obj client.Object) (field.ErrorList, error) {
 	if !ok {
 		return nil, fmt.Errorf("no CRD serves %s", gvk)
 	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	// Through JSON, as a client sends it: encoding/json writes invalid UTF-8 as U+FFFD, so the
+	// API server never sees (or stores) such a string.
+	data, err := json.Marshal(obj)
 	if err != nil {
+		return nil, err
+	}
+	u := map[string]any{}
+	if err := utiljson.Unmarshal(data, &u); err != nil {
 		return nil, err
 	}
 	u["apiVersion"], u["kind"] = gvk.GroupVersion().String(), gvk.Kind

@@ -94,6 +94,14 @@ func parseValue(typ, lit string) (any, error) {
 		return []byte(s), err
 	case "bool":
 		return strconv.ParseBool(lit)
+	case "rune":
+		// and an int32 as a rune literal: rune('\x03').
+		r, err := strconv.Unquote(lit)
+		runes := []rune(r)
+		if err != nil || len(runes) != 1 {
+			return nil, fmt.Errorf("rune(%s) is not one rune", lit)
+		}
+		return runes[0], nil
 	case "byte":
 		// go writes a uint8 as a character literal: byte('\x01').
 		r, err := strconv.Unquote(lit)

@@ -212,3 +212,6 @@ func decodeTolerations(s string) []corev1.Toleration {
 	}
 	return out
 }
+
+// Pairs decodes key=value lines into a map (nil when s is empty), as the decoders do.
+func Pairs(s string) map[string]string { return pairs(s) }
