@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,13 +58,23 @@ func TestInstall(t *testing.T) {
 	}{
 		{"database-operator", defaultNS, nil, 2},
 		{"ha", "database-operator-ha", readValues(t, haValues), 3},
+		// Namespaced mode: the manager's rules as a Role in the one watched namespace.
+		{"scoped", scopedNS, map[string]any{"watchNamespaces": []any{scopedWatch}}, 2},
 	}
+	var scopedObjects []*unstructured.Unstructured
 	for _, rel := range releases {
 		t.Run(rel.name, func(t *testing.T) {
 			r := render(t, rel.name, rel.namespace, rel.values)
 			t.Logf("release %s in %s renders:\n  %s", rel.name, rel.namespace, strings.Join(keys(r.objects), "\n  "))
 			began := time.Now()
 			createNamespace(ctx, t, c, rel.namespace)
+			if rel.name == "scoped" {
+				// The Roles of the namespaced mode go into the watched namespace: it must exist.
+				if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: scopedWatch}}); err != nil {
+					t.Fatal(err)
+				}
+				scopedObjects = r.objects
+			}
 			apply(ctx, t, c, r.objects)
 			d := deploymentOf(t, r.objects)
 			if *d.Spec.Replicas != rel.replicas {
@@ -86,6 +97,47 @@ func TestInstall(t *testing.T) {
 		}
 		runManager(ctx, t, cluster, deploymentOf(t, releaseObjects))
 	})
+	// Namespaced mode: the manager works in its watched namespace with Roles only, and the API
+	// server refuses its writes anywhere else.
+	t.Run("manager as the chart's ServiceAccount, namespaced mode", func(t *testing.T) {
+		if scopedObjects == nil {
+			t.Skip("the namespaced release was not installed")
+		}
+		d := deploymentOf(t, scopedObjects)
+		runManager(ctx, t, cluster, d)
+		sa := d.Spec.Template.Spec.ServiceAccountName
+		expectCanCreateStatefulSets(ctx, t, c, scopedNS, sa, scopedWatch, true)
+		for _, ns := range []string{"samples", "default", scopedNS} {
+			expectCanCreateStatefulSets(ctx, t, c, scopedNS, sa, ns, false)
+		}
+	})
+}
+
+// The namespaced release: its namespace and the one namespace it watches.
+const (
+	scopedNS    = "database-operator-scoped"
+	scopedWatch = "samples-scoped"
+)
+
+// expectCanCreateStatefulSets asks the API server (SubjectAccessReview) whether the
+// ServiceAccount saNamespace/sa may create StatefulSets in namespace, and expects want.
+func expectCanCreateStatefulSets(ctx context.Context, t *testing.T, c client.Client, saNamespace, sa, namespace string, want bool) {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   "system:serviceaccount:" + saNamespace + ":" + sa,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: "create", Group: "apps", Resource: "statefulsets",
+		},
+	}}
+	if err := c.Create(ctx, sar); err != nil {
+		t.Fatal(err)
+	}
+	if sar.Status.Allowed != want {
+		t.Errorf("create statefulsets in %s by %s/%s: allowed=%v, want %v (%s)", namespace, saNamespace, sa, sar.Status.Allowed, want, sar.Status.Reason)
+	} else {
+		t.Logf("create statefulsets in %s by %s/%s: allowed=%v", namespace, saNamespace, sa, want)
+	}
 }
 
 // createNamespace creates the release namespace with the restricted Pod Security Standard

@@ -83,12 +83,14 @@ func runManager(ctx context.Context, t *testing.T, cluster *controlplane.Cluster
 
 // hostManager is a manager process started by startManager.
 type hostManager struct {
-	cmd                    *exec.Cmd
-	args                   []string
-	logs                   *lockedBuffer
-	exited                 chan error
-	stopped                bool
-	namespace, leaseID     string
+	cmd                *exec.Cmd
+	args               []string
+	logs               *lockedBuffer
+	exited             chan error
+	stopped            bool
+	namespace, leaseID string
+	// watch is the Deployment's WATCH_NAMESPACE ("" = every namespace).
+	watch                  string
 	probePort, metricsPort int
 }
 
@@ -122,6 +124,9 @@ func startManager(ctx context.Context, t *testing.T, cluster *controlplane.Clust
 	env := append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	for _, e := range container.Env {
 		env = append(env, e.Name+"="+e.Value)
+		if e.Name == "WATCH_NAMESPACE" {
+			m.watch = e.Value
+		}
 	}
 	t.Logf("running %s %s", bin, strings.Join(m.args, " "))
 	m.cmd = exec.Command(bin, m.args...)
@@ -220,12 +225,16 @@ func checkMetrics(ctx context.Context, t *testing.T, c client.Client, m *hostMan
 	t.Logf("metrics: 200 for a token bound to %s, 403 for another", readerRole)
 }
 
-// reconcileSamples creates every sample of config/samples in a namespace of its own and waits
-// until each has status conditions and a child of the kind its controller creates.
+// reconcileSamples creates every sample of config/samples in a namespace of its own ("samples",
+// or the first watched namespace of a namespaced release) and waits until each has status
+// conditions and a child of the kind its controller creates.
 func reconcileSamples(ctx context.Context, t *testing.T, c client.Client, m *hostManager) {
 	t.Helper()
-	const ns = "samples"
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	ns := "samples"
+	if m.watch != "" {
+		ns, _, _ = strings.Cut(m.watch, ",")
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
 	samples := readSamples(t)
