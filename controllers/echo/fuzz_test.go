@@ -19,7 +19,6 @@ package echo
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
@@ -81,7 +80,7 @@ func FuzzBuildJob(f *testing.F) {
 func checkJob(e *echov1alpha1.Echo, job *batchv1.Job) error {
 	pod := job.Spec.Template
 	errs := []error{
-		fuzzspec.Child(job, e, echov1alpha1.GroupVersion.WithKind(kind), fuzzspec.DNSLabel),
+		fuzzspec.Child(job, e, echov1alpha1.GroupVersion.WithKind(kind), fuzzspec.DNSSubdomain),
 		fuzzspec.LabelValue(job.Name, "the pods' label job-name"),
 		fuzzspec.Labels(pod.Labels, "spec.template.metadata.labels"),
 		fuzzspec.SelectsMap(e.SelectorLabels(), pod.Labels, "the Echo's selector labels"),
@@ -104,11 +103,9 @@ func checkPod(spec corev1.PodSpec, message, image string) error {
 	}
 	c := spec.Containers[0]
 	var errs []error
+	// The command is the same for every message: no message can become shell code.
 	if c.Image != image || !slices.Equal(c.Command, printCommand) || len(c.Args) != 0 {
 		errs = append(errs, fmt.Errorf("container runs %q %q with image %q", c.Command, c.Args, c.Image))
-	}
-	if message != "" && slices.ContainsFunc(c.Command, func(s string) bool { return strings.Contains(s, message) }) {
-		errs = append(errs, fmt.Errorf("the message is part of the shell command"))
 	}
 	if len(c.Env) != 1 || c.Env[0].Name != MessageEnv || c.Env[0].Value != message || c.Env[0].ValueFrom != nil {
 		errs = append(errs, fmt.Errorf("env %+v, want %s=<the message>", c.Env, MessageEnv))

@@ -87,7 +87,7 @@ func FuzzBuildCronJob(f *testing.F) {
 func checkCronJob(s *echov1alpha1.ScheduledEcho, cj *batchv1.CronJob) error {
 	tmpl := cj.Spec.JobTemplate
 	errs := []error{
-		fuzzspec.Child(cj, s, echov1alpha1.GroupVersion.WithKind(kind), fuzzspec.DNSLabel),
+		fuzzspec.Child(cj, s, echov1alpha1.GroupVersion.WithKind(kind), fuzzspec.DNSSubdomain),
 		fuzzspec.LabelValue(cj.Name+maxJobSuffix, "the Jobs' pods' label job-name"),
 		fuzzspec.Labels(tmpl.Labels, "spec.jobTemplate.metadata.labels"),
 		fuzzspec.Labels(tmpl.Spec.Template.Labels, "spec.jobTemplate.spec.template.metadata.labels"),

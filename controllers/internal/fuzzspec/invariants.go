@@ -32,10 +32,10 @@ import (
 
 // Name rules of the children's kinds, as the API server applies them.
 var (
-	// DNSLabel: Services (DNS-1035), and the names the StatefulSet, Job and CronJob controllers
-	// put in pod labels and hostnames (DNS-1123 labels, 63 characters).
+	// DNSLabel: Services (DNS-1035 labels), and pod hostnames.
 	DNSLabel = apimachineryvalidation.NameIsDNS1035Label
-	// DNSSubdomain: ConfigMaps, PodDisruptionBudgets.
+	// DNSSubdomain: StatefulSets, Jobs, CronJobs, ConfigMaps, PodDisruptionBudgets (the names
+	// that end up in pod labels are checked as label values too).
 	DNSSubdomain = apimachineryvalidation.NameIsDNSSubdomain
 )
 
