@@ -431,7 +431,7 @@ $(OLM_RUNTIME_DIR)/.stamp:
 	rm -rf $$dir; mv $$dir.tmp $$dir; cat $$dir/.stamp
 
 .PHONY: olm-e2e
-olm-e2e: build test-env opm catalog-serve olm-runtime $(GINKGO) ## OLM installs catalog/ (OwnNamespace, AllNamespaces), upgrade 0.1.0 -> 0.2.0, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
+olm-e2e: build test-env opm catalog-serve olm-runtime $(GINKGO) ## OLM installs catalog/ (OwnNamespace, SingleNamespace, AllNamespaces; RBAC per mode), upgrade 0.1.0 -> 0.2.0, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OPM=$(OPM) CATALOG_SERVE=$(CATALOG_SERVE) MANAGER_BIN=$(LOCALBIN)/manager \
 		CATALOG_DIR=$(OLM_E2E_CATALOG_DIR) $(GINKGO) $(OLM_E2E_GINKGO_FLAGS) --tags olm ./test/olme2e
 
