@@ -18,7 +18,9 @@ limitations under the License.
 
 // Package olme2e installs the operator with a real Operator Lifecycle Manager on the local
 // control plane (test/harness/controlplane) and checks what OLM does with the bundles of catalog/:
-// install, the RBAC it wires, and the upgrade 0.1.0 -> 0.2.0.
+// install in the OwnNamespace, SingleNamespace and AllNamespaces modes, the RBAC it wires for
+// each (no cluster-wide writes on namespaced resources for the namespaced modes), and the
+// upgrade 0.1.0 -> 0.2.0.
 //
 // Nothing here needs a container runtime:
 //   - OLM's two controllers, cmd/olm and cmd/catalog (hack/olm/go.mod, built by
