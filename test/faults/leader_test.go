@@ -115,13 +115,13 @@ var _ = Describe("the leader killed at each step of storage growth and scale-dow
 			Expect(err).NotTo(HaveOccurred())
 			Expect(exitErr).To(MatchError(ContainSubstring("killed")))
 			hold.Release()
-			// A new standby, so that the next step again has a follower.
-			standby := startStandby(ctx)
-			newLead, _, err := leader.FindLeader(ctx, k8s, []*leader.Manager{follower, standby}, time.Minute)
+			newLead, _, err := leader.FindLeader(ctx, k8s, []*leader.Manager{follower}, time.Minute)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(newLead).To(BeIdenticalTo(follower), "the waiting follower took over")
 			AddReportEntry("kill → follower leads", time.Since(began).Round(time.Millisecond).String())
-			lead, follower = follower, standby
+			// A new standby, started once the follower leads (it would otherwise race the
+			// follower for the Lease), so that the next step again has a follower.
+			lead, follower = follower, startStandby(ctx)
 
 			checked := s.expectConverged(ctx)
 			AddReportEntry("kill → converged", time.Since(began).Round(time.Millisecond).String())

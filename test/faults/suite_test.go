@@ -89,7 +89,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	began := time.Now()
 	var err error
 	cluster, err = controlplane.Start(ctx, controlplane.Options{
-		Nodes:             3,
+		Nodes: 3,
+		// FAULTS_WORK_DIR keeps the logs of every component and manager after the run.
+		WorkDir:           os.Getenv("FAULTS_WORK_DIR"),
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		Log:               GinkgoWriter,
 	})
@@ -131,7 +133,7 @@ var _ = ReportAfterSuite("fault table", func(report Report) {
 		}
 	}
 	table := "| fault | times injected | invariants checked | data lost |\n|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
-	fmt.Fprintf(GinkgoWriter, "\n%s", table)
+	GinkgoWriter.Printf("\n%s", table)
 	if path := os.Getenv("FAULTS_REPORT"); path != "" {
 		Expect(os.WriteFile(path, []byte(table), 0o644)).To(Succeed())
 	}

@@ -1,7 +1,13 @@
 package controlplane
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/seed1b407122/database-operator/test/harness/proc"
@@ -14,24 +20,46 @@ const (
 	ComponentEtcd      = "etcd"
 )
 
-// StopComponent stops kube-apiserver or etcd gracefully (SIGTERM, then SIGKILL after
-// envtest's stop timeout) and waits until it exited; every other component keeps running, so
-// clients see the outage. StartComponent brings it back.
+// stopGrace is how long StopComponent waits after SIGTERM before SIGKILL. kube-apiserver's
+// graceful stop waits for the long-running requests of every client still connected (it
+// stopped listening, and did not exit within envtest's minute, while a manager and the
+// controllers watched); a test of an outage does not need that wait.
+const stopGrace = 3 * time.Second
+
+// StopComponent stops kube-apiserver or etcd: SIGTERM, SIGKILL after stopGrace, and waits
+// until it exited; every other component keeps running, so its clients see the outage.
+// StartComponent brings it back.
 func (c *Cluster) StopComponent(name string) error {
+	if name != ComponentAPIServer && name != ComponentEtcd {
+		return fmt.Errorf("cannot stop %q: only %s and %s can be stopped", name, ComponentAPIServer, ComponentEtcd)
+	}
 	began := time.Now()
-	var err error
+	pid, err := childPID(filepath.Join(c.env.BinaryAssetsDirectory, name))
+	if err != nil {
+		return fmt.Errorf("stopping %s: %w", name, err)
+	}
+	killed := false
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stopping %s (pid %d): %w", name, pid, err)
+	}
+	if !waitGone(pid, stopGrace) {
+		killed = true
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if !waitGone(pid, controlPlaneTimeout) {
+			return fmt.Errorf("%s (pid %d) still runs after SIGKILL", name, pid)
+		}
+	}
+	// envtest reaped the process (its Wait returned); its Stop now only resets its state.
 	switch name {
 	case ComponentAPIServer:
 		err = c.env.ControlPlane.APIServer.Stop()
 	case ComponentEtcd:
 		err = c.env.ControlPlane.Etcd.Stop()
-	default:
-		return fmt.Errorf("cannot stop %q: only %s and %s can be stopped", name, ComponentAPIServer, ComponentEtcd)
 	}
 	if err != nil {
 		return fmt.Errorf("stopping %s: %w", name, err)
 	}
-	c.log.printf("%s stopped in %s", name, time.Since(began).Round(time.Millisecond))
+	c.log.printf("%s (pid %d) stopped in %s (SIGKILL needed: %v)", name, pid, time.Since(began).Round(time.Millisecond), killed)
 	return nil
 }
 
@@ -50,9 +78,63 @@ func (c *Cluster) StartComponent(name string) error {
 		return fmt.Errorf("cannot start %q: only %s and %s can be started", name, ComponentAPIServer, ComponentEtcd)
 	}
 	if err != nil {
-		log := c.WorkDir + "/" + name + ".log"
+		log := filepath.Join(c.WorkDir, name+".log")
 		return fmt.Errorf("starting %s again: %w\ntail of %s:\n%s", name, err, log, proc.Tail(log))
 	}
 	c.log.printf("%s started again in %s", name, time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// childPID finds the child of this process that runs binary. envtest keeps the process to
+// itself; the shim (procattr_linux.go) execs the real binary, so /proc/PID/exe names it.
+func childPID(binary string) (int, error) {
+	want, err := filepath.EvalSymlinks(binary)
+	if err != nil {
+		return 0, err
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	self := os.Getpid()
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || exe != want {
+			continue
+		}
+		if ppid, err := parentPID(pid); err == nil && ppid == self {
+			return pid, nil
+		}
+	}
+	return 0, errors.New("no running child process of " + want)
+}
+
+// parentPID reads the parent's pid from /proc/PID/stat ("pid (comm) state ppid ...").
+func parentPID(pid int) (int, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	fields := strings.Fields(string(data[i+1:]))
+	if i < 0 || len(fields) < 2 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	return strconv.Atoi(fields[1])
+}
+
+// waitGone waits up to timeout until pid is reaped (envtest waits for its children).
+func waitGone(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); os.IsNotExist(err) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
 }
