@@ -11,11 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/operator-framework/api/pkg/manifests"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed1b407122/database-operator/hack/olm/bundlegen"
@@ -253,5 +256,40 @@ func TestCommittedCatalogIsCurrent(t *testing.T) {
 	}
 	if !bytes.Equal(fbc, committed) {
 		t.Error("catalog/ differs from a fresh render (run make catalog)")
+	}
+}
+
+// TestCommittedCSVClusterPermissions pins least privilege by install mode in the committed
+// bundle: clusterPermissions holds only the cluster-scoped reviews of the secure metrics
+// endpoint, and every rule of the manager (config/rbac/role.yaml) is in permissions, which OLM
+// grants in the target namespaces only.
+func TestCommittedCSVClusterPermissions(t *testing.T) {
+	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := b.CSV.Spec.InstallStrategy.StrategySpec
+	wantCluster := []rbacv1.PolicyRule{
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	}
+	if len(s.ClusterPermissions) != 1 || !reflect.DeepEqual(s.ClusterPermissions[0].Rules, wantCluster) {
+		t.Errorf("clusterPermissions %+v, want one ServiceAccount with %+v", s.ClusterPermissions, wantCluster)
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Permissions) != 1 {
+		t.Fatalf("permissions of %d ServiceAccounts, want 1", len(s.Permissions))
+	}
+	for _, r := range role.Rules {
+		if !slices.ContainsFunc(s.Permissions[0].Rules, func(p rbacv1.PolicyRule) bool { return reflect.DeepEqual(p, r) }) {
+			t.Errorf("the manager's rule %+v is not in the CSV's permissions (run make bundle)", r)
+		}
 	}
 }
