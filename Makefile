@@ -105,6 +105,10 @@ OLM_E2E_GINKGO_FLAGS ?= -v --no-color --timeout=20m
 NODE_GINKGO_FLAGS ?= -v --no-color --timeout=40m
 HELM_TEST_FLAGS ?=
 IMAGES_TEST_FLAGS ?=
+# How long "make test-fuzz" runs each fuzz target, and the targets: every func Fuzz* of the
+# controllers' fuzz_test.go files, as <package dir>:<name> (found, so a new target is never left out).
+FUZZ_TIME ?= 10s
+FUZZ_TARGETS = $(shell grep -ro --include=fuzz_test.go '^func Fuzz[A-Za-z0-9_]*' controllers | sed 's|/fuzz_test.go:func |:|' | sort)
 # The file-based catalog the OLM e2e serves (rendered by "make catalog").
 OLM_E2E_CATALOG_DIR ?= $(CURDIR)/catalog
 # Flags of the manager under "make run" (no leader election, metrics and probes on loopback) and
@@ -204,6 +208,13 @@ test-fresh-machine: ## Clone HEAD and run "make test" with empty module, build a
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
 	go test -count=1 . ./api/... ./test/harness/proc/
+
+.PHONY: test-fuzz
+test-fuzz: ## Native Go fuzzing: each fuzz target for FUZZ_TIME (10s), one at a time; a failing input is written to the package's testdata/fuzz/.
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "go test -run '^$$' -fuzz '^$${t##*:}$$' -fuzztime $(FUZZ_TIME) ./$${t%%:*}/"; \
+		go test -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime $(FUZZ_TIME) "./$${t%%:*}/"; \
+	done
 
 .PHONY: test-integration
 test-integration: test-env $(GINKGO) ## envtest specs (label "integration") against a real kube-apiserver and etcd.

@@ -52,6 +52,11 @@ func FuzzMeta(f *testing.F) {
 			Name: "db", Namespace: "ns", Labels: fuzzspec.Pairs(desiredLabels),
 			Annotations: fuzzspec.Pairs(desiredAnnotations), OwnerReferences: []metav1.OwnerReference{ours},
 		}}
+		// The desired metadata comes from a stored resource: its strings went through JSON.
+		desired, err := fuzzspec.Stored(desired)
+		if err != nil {
+			t.Fatal(err)
+		}
 		held := ours
 		if refs&refOldVersion != 0 {
 			held.APIVersion = "database.seed1b407122.io/v1alpha0"
