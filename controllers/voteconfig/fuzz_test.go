@@ -115,7 +115,7 @@ func FuzzBuildConfigMap(f *testing.F) {
 		changed := vc.DeepCopy()
 		changed.Spec.Options[0].Label += "!"
 		if data, err := ConfigData(changed); err != nil || ConfigHash(data) == ConfigHash(cm.Data) {
-			errs = append(errs, fmt.Errorf("the hash does not change with a label (%v)", err))
+			errs = append(errs, fmt.Errorf("the hash does not change with a label (%w)", err))
 		}
 		if err := fuzzspec.JoinErrors(errs); err != nil {
 			t.Fatal(err)

@@ -85,115 +85,127 @@ func roundTrip[T client.Object](obj T, patch []byte) (T, error) {
 func serverDefaults(obj client.Object) {
 	switch o := obj.(type) {
 	case *appsv1.StatefulSet:
-		s := &o.Spec
-		if s.PodManagementPolicy == "" {
-			s.PodManagementPolicy = appsv1.OrderedReadyPodManagement
-		}
-		if s.UpdateStrategy.Type == "" {
-			s.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
-		}
-		if s.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && s.UpdateStrategy.RollingUpdate == nil {
-			s.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](0)}
-		}
-		if s.PersistentVolumeClaimRetentionPolicy == nil {
-			s.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
-		}
-		if s.PersistentVolumeClaimRetentionPolicy.WhenDeleted == "" {
-			s.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-		}
-		if s.PersistentVolumeClaimRetentionPolicy.WhenScaled == "" {
-			s.PersistentVolumeClaimRetentionPolicy.WhenScaled = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-		}
-		if s.Replicas == nil {
-			s.Replicas = ptr.To[int32](1)
-		}
-		if s.RevisionHistoryLimit == nil {
-			s.RevisionHistoryLimit = ptr.To[int32](10)
-		}
-		for i := range s.VolumeClaimTemplates {
-			if s.VolumeClaimTemplates[i].Spec.VolumeMode == nil {
-				s.VolumeClaimTemplates[i].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
-			}
-		}
-		podDefaults(&s.Template.Spec, corev1.RestartPolicyAlways)
+		statefulSetDefaults(&o.Spec)
 	case *corev1.Service:
-		s := &o.Spec
-		if s.Type == "" {
-			s.Type = corev1.ServiceTypeClusterIP
-		}
-		if s.ClusterIP == "" {
-			s.ClusterIP = "10.96.0.10" // allocated
-		}
-		if len(s.ClusterIPs) == 0 {
-			s.ClusterIPs = []string{s.ClusterIP}
-		}
-		if s.SessionAffinity == "" {
-			s.SessionAffinity = corev1.ServiceAffinityNone
-		}
-		if s.InternalTrafficPolicy == nil {
-			s.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
-		}
-		if len(s.IPFamilies) == 0 {
-			s.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
-		}
-		if s.IPFamilyPolicy == nil {
-			s.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
-		}
-		for i := range s.Ports {
-			p := &s.Ports[i]
-			if p.Protocol == "" {
-				p.Protocol = corev1.ProtocolTCP
-			}
-			if p.TargetPort == (intstr.IntOrString{}) {
-				p.TargetPort = intstr.FromInt32(p.Port)
-			}
-		}
+		serviceDefaults(&o.Spec)
 	case *batchv1.Job:
-		s := &o.Spec
-		if s.Completions == nil {
-			s.Completions = ptr.To[int32](1)
-		}
-		if s.Parallelism == nil {
-			s.Parallelism = ptr.To[int32](1)
-		}
-		if s.BackoffLimit == nil {
-			s.BackoffLimit = ptr.To[int32](6)
-		}
-		if s.CompletionMode == nil {
-			s.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
-		}
-		if s.Suspend == nil {
-			s.Suspend = ptr.To(false)
-		}
-		if s.ManualSelector == nil {
-			s.ManualSelector = ptr.To(false)
-		}
-		if s.PodReplacementPolicy == nil {
-			s.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
-		}
-		// The Job controller's labels on the template (and the selector from them).
-		if s.Template.Labels == nil {
-			s.Template.Labels = map[string]string{}
-		}
-		s.Template.Labels[batchv1.ControllerUidLabel] = "11111111-2222-4333-8444-555555555555"
-		s.Template.Labels[batchv1.JobNameLabel] = o.Name
-		podDefaults(&s.Template.Spec, corev1.RestartPolicyNever)
+		jobDefaults(o.Name, &o.Spec)
 	case *batchv1.CronJob:
-		s := &o.Spec
-		if s.ConcurrencyPolicy == "" {
-			s.ConcurrencyPolicy = batchv1.AllowConcurrent
-		}
-		if s.Suspend == nil {
-			s.Suspend = ptr.To(false)
-		}
-		if s.SuccessfulJobsHistoryLimit == nil {
-			s.SuccessfulJobsHistoryLimit = ptr.To[int32](3)
-		}
-		if s.FailedJobsHistoryLimit == nil {
-			s.FailedJobsHistoryLimit = ptr.To[int32](1)
-		}
-		podDefaults(&s.JobTemplate.Spec.Template.Spec, corev1.RestartPolicyNever)
+		cronJobDefaults(&o.Spec)
 	}
+}
+
+func statefulSetDefaults(s *appsv1.StatefulSetSpec) {
+	if s.PodManagementPolicy == "" {
+		s.PodManagementPolicy = appsv1.OrderedReadyPodManagement
+	}
+	if s.UpdateStrategy.Type == "" {
+		s.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
+	}
+	if s.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && s.UpdateStrategy.RollingUpdate == nil {
+		s.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](0)}
+	}
+	if s.PersistentVolumeClaimRetentionPolicy == nil {
+		s.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
+	}
+	if s.PersistentVolumeClaimRetentionPolicy.WhenDeleted == "" {
+		s.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if s.PersistentVolumeClaimRetentionPolicy.WhenScaled == "" {
+		s.PersistentVolumeClaimRetentionPolicy.WhenScaled = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if s.Replicas == nil {
+		s.Replicas = ptr.To[int32](1)
+	}
+	if s.RevisionHistoryLimit == nil {
+		s.RevisionHistoryLimit = ptr.To[int32](10)
+	}
+	for i := range s.VolumeClaimTemplates {
+		if s.VolumeClaimTemplates[i].Spec.VolumeMode == nil {
+			s.VolumeClaimTemplates[i].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+		}
+	}
+	podDefaults(&s.Template.Spec, corev1.RestartPolicyAlways)
+}
+
+func serviceDefaults(s *corev1.ServiceSpec) {
+	if s.Type == "" {
+		s.Type = corev1.ServiceTypeClusterIP
+	}
+	if s.ClusterIP == "" {
+		s.ClusterIP = "10.96.0.10" // allocated
+	}
+	if len(s.ClusterIPs) == 0 {
+		s.ClusterIPs = []string{s.ClusterIP}
+	}
+	if s.SessionAffinity == "" {
+		s.SessionAffinity = corev1.ServiceAffinityNone
+	}
+	if s.InternalTrafficPolicy == nil {
+		s.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	}
+	if len(s.IPFamilies) == 0 {
+		s.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	}
+	if s.IPFamilyPolicy == nil {
+		s.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
+	}
+	for i := range s.Ports {
+		p := &s.Ports[i]
+		if p.Protocol == "" {
+			p.Protocol = corev1.ProtocolTCP
+		}
+		if p.TargetPort == (intstr.IntOrString{}) {
+			p.TargetPort = intstr.FromInt32(p.Port)
+		}
+	}
+}
+
+func jobDefaults(name string, s *batchv1.JobSpec) {
+	if s.Completions == nil {
+		s.Completions = ptr.To[int32](1)
+	}
+	if s.Parallelism == nil {
+		s.Parallelism = ptr.To[int32](1)
+	}
+	if s.BackoffLimit == nil {
+		s.BackoffLimit = ptr.To[int32](6)
+	}
+	if s.CompletionMode == nil {
+		s.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+	}
+	if s.Suspend == nil {
+		s.Suspend = ptr.To(false)
+	}
+	if s.ManualSelector == nil {
+		s.ManualSelector = ptr.To(false)
+	}
+	if s.PodReplacementPolicy == nil {
+		s.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
+	}
+	// The Job controller's labels on the template (and the selector from them).
+	if s.Template.Labels == nil {
+		s.Template.Labels = map[string]string{}
+	}
+	s.Template.Labels[batchv1.ControllerUidLabel] = "11111111-2222-4333-8444-555555555555"
+	s.Template.Labels[batchv1.JobNameLabel] = name
+	podDefaults(&s.Template.Spec, corev1.RestartPolicyNever)
+}
+
+func cronJobDefaults(s *batchv1.CronJobSpec) {
+	if s.ConcurrencyPolicy == "" {
+		s.ConcurrencyPolicy = batchv1.AllowConcurrent
+	}
+	if s.Suspend == nil {
+		s.Suspend = ptr.To(false)
+	}
+	if s.SuccessfulJobsHistoryLimit == nil {
+		s.SuccessfulJobsHistoryLimit = ptr.To[int32](3)
+	}
+	if s.FailedJobsHistoryLimit == nil {
+		s.FailedJobsHistoryLimit = ptr.To[int32](1)
+	}
+	podDefaults(&s.JobTemplate.Spec.Template.Spec, corev1.RestartPolicyNever)
 }
 
 // podDefaults fills in what the API server defaults in a pod template.
@@ -219,46 +231,53 @@ func podDefaults(s *corev1.PodSpec, restart corev1.RestartPolicy) {
 		}
 	}
 	for i := range s.Containers {
-		c := &s.Containers[i]
-		if c.TerminationMessagePath == "" {
-			c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+		containerDefaults(&s.Containers[i])
+	}
+}
+
+func containerDefaults(c *corev1.Container) {
+	if c.TerminationMessagePath == "" {
+		c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	}
+	if c.TerminationMessagePolicy == "" {
+		c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+	}
+	if c.ImagePullPolicy == "" {
+		c.ImagePullPolicy = corev1.PullIfNotPresent
+		if tagIsLatest(c.Image) {
+			c.ImagePullPolicy = corev1.PullAlways
 		}
-		if c.TerminationMessagePolicy == "" {
-			c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+	}
+	for j := range c.Ports {
+		if c.Ports[j].Protocol == "" {
+			c.Ports[j].Protocol = corev1.ProtocolTCP
 		}
-		if c.ImagePullPolicy == "" {
-			c.ImagePullPolicy = corev1.PullIfNotPresent
-			if tagIsLatest(c.Image) {
-				c.ImagePullPolicy = corev1.PullAlways
-			}
+	}
+	for j := range c.Env {
+		if f := c.Env[j].ValueFrom; f != nil && f.FieldRef != nil && f.FieldRef.APIVersion == "" {
+			f.FieldRef.APIVersion = "v1"
 		}
-		for j := range c.Ports {
-			if c.Ports[j].Protocol == "" {
-				c.Ports[j].Protocol = corev1.ProtocolTCP
-			}
-		}
-		for j := range c.Env {
-			if f := c.Env[j].ValueFrom; f != nil && f.FieldRef != nil && f.FieldRef.APIVersion == "" {
-				f.FieldRef.APIVersion = "v1"
-			}
-		}
-		for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
-			if p == nil {
-				continue
-			}
-			if p.TimeoutSeconds == 0 {
-				p.TimeoutSeconds = 1
-			}
-			if p.PeriodSeconds == 0 {
-				p.PeriodSeconds = 10
-			}
-			if p.SuccessThreshold == 0 {
-				p.SuccessThreshold = 1
-			}
-			if p.FailureThreshold == 0 {
-				p.FailureThreshold = 3
-			}
-		}
+	}
+	for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+		probeDefaults(p)
+	}
+}
+
+func probeDefaults(p *corev1.Probe) {
+	if p == nil {
+		return
+	}
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
 	}
 }
 
