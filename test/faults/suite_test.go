@@ -82,6 +82,9 @@ func TestFaults(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(2 * time.Minute)
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	// The waits pass the spec's context; without this they would ignore the 2 min default and
+	// wait for the spec's NodeTimeout.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	RunSpecs(t, "fault injection on the local control plane")
 }
 
