@@ -17,22 +17,28 @@ limitations under the License.
 package databasecluster
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync"
 	"testing"
 
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // admitter is the API server's admission of DatabaseClusters, run in-process (read once).
@@ -302,4 +308,55 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// The drift checks against the real API server's defaults, for every admitted seed of
+// FuzzDriftChildren: each child, as the API server would store it (a server-side dry-run create
+// returns it with every default), is in sync with the child as built, so the operator never
+// patches a child it has just created. The fuzz target checks the same with emulated defaults.
+var _ = Describe("Drift checks against the API server's defaults", Ordered, Label("integration"), func() {
+	var env *testenv.Env
+
+	BeforeAll(func() {
+		var err error
+		// No controller runs: the children are built here and only dry-run.
+		env, err = testenv.Start(GinkgoWriter, func(ctrl.Manager) error { return nil })
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	AfterAll(func() {
+		if env != nil {
+			Expect(env.Stop()).To(Succeed())
+		}
+	})
+
+	It("finds every child of every admitted seed in sync once stored", func(ctx SpecContext) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drift-"}}
+		Expect(env.Client.Create(ctx, ns)).To(Succeed())
+		seeds, err := fuzzspec.AdmittedSeeds[*databasev1alpha1.DatabaseCluster]("controllers/databasecluster",
+			"FuzzDriftChildren", fuzzspec.DatabaseCluster, ns.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(seeds).NotTo(BeEmpty())
+		for _, seed := range seeds {
+			dc := seed.Object
+			sts, err := BuildStatefulSet(dc)
+			Expect(err).NotTo(HaveOccurred(), seed.File)
+			expectStoredInSync(ctx, env.Client, seed.File, sts, statefulSetSpec)
+			expectStoredInSync(ctx, env.Client, seed.File, BuildHeadlessService(dc), serviceSpec)
+			expectStoredInSync(ctx, env.Client, seed.File, BuildClientService(dc), serviceSpec)
+			expectStoredInSync(ctx, env.Client, seed.File, BuildPodDisruptionBudget(dc), pdbSpec)
+		}
+		GinkgoWriter.Printf("%d admitted seeds: every child in sync as the API server stores it\n", len(seeds))
+	})
+})
+
+// expectStoredInSync dry-run creates desired and expects what the API server would store to be
+// in sync with it.
+func expectStoredInSync[T client.Object](ctx context.Context, c client.Client, seed string, desired T, spec child.Spec[T]) {
+	GinkgoHelper()
+	stored := desired.DeepCopyObject().(T)
+	Expect(c.Create(ctx, stored, client.DryRunAll)).To(Succeed(), "%s: %T %s", seed, desired, desired.GetName())
+	Expect(spec.InSync(desired, stored)).To(BeTrue(),
+		"%s: the %T %s as the API server stores it is not in sync with the one built: the operator would patch it at every reconcile",
+		seed, desired, desired.GetName())
 }

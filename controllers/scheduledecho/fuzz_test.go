@@ -24,13 +24,20 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // fuzzImage is the image the operator is configured with (ECHO_IMAGE), not user input.
@@ -227,3 +234,47 @@ func anyDayMatches(spec *cron.SpecSchedule) bool {
 	}
 	return false
 }
+
+// The drift check against the real API server's defaults, for every admitted seed of
+// FuzzDriftCronJob whose schedule the controller lets through: the CronJob as the API server
+// would store it (a server-side dry-run create returns it with every default, the pod template's
+// included) is in sync with the one built, so the operator never patches a CronJob it has just
+// created. The fuzz target checks the same with emulated defaults.
+var _ = Describe("Drift check against the API server's defaults", Ordered, Label("integration"), func() {
+	var env *testenv.Env
+
+	BeforeAll(func() {
+		var err error
+		// No controller runs: the CronJobs are built here and only dry-run.
+		env, err = testenv.Start(GinkgoWriter, func(ctrl.Manager) error { return nil })
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	AfterAll(func() {
+		if env != nil {
+			Expect(env.Stop()).To(Succeed())
+		}
+	})
+
+	It("finds the CronJob of every admitted seed in sync once stored", func(ctx SpecContext) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drift-"}}
+		Expect(env.Client.Create(ctx, ns)).To(Succeed())
+		seeds, err := fuzzspec.AdmittedSeeds[*echov1alpha1.ScheduledEcho]("controllers/scheduledecho",
+			"FuzzDriftCronJob", fuzzspec.ScheduledEcho, ns.Name)
+		Expect(err).NotTo(HaveOccurred())
+		checked := 0
+		for _, seed := range seeds {
+			if checkSchedule(seed.Object.Spec.Schedule) != nil {
+				continue // reported by the controller, never written
+			}
+			desired := BuildCronJob(seed.Object, fuzzImage)
+			stored := desired.DeepCopy()
+			Expect(env.Client.Create(ctx, stored, client.DryRunAll)).To(Succeed(), seed.File)
+			Expect(cronJobSpec.InSync(desired, stored)).To(BeTrue(),
+				"%s: the CronJob as the API server stores it is not in sync with the one built: the operator would patch it at every reconcile", seed.File)
+			checked++
+		}
+		Expect(checked).To(BeNumerically(">", 0))
+		GinkgoWriter.Printf("%d admitted seeds: every CronJob in sync as the API server stores it\n", checked)
+	})
+})

@@ -53,10 +53,6 @@ type seedCorpus struct {
 	build func(obj client.Object) (children []client.Object, wantRefusedField string, err error)
 }
 
-// childRefusedPrefix names the seeds of specs the API server admits although it refuses a child
-// built from them: the fields that admission does not check yet (tolerations, env names).
-const childRefusedPrefix = "child-refused-"
-
 // The seed corpora of the builder fuzz targets (the drift targets hold the same specs).
 var seedCorpora = []seedCorpus{
 	{
@@ -184,7 +180,7 @@ func replaySeed(ctx context.Context, k8s client.Client, admitter *fuzzspec.Admit
 	// obj is now the stored resource, with the API server's defaults and UID.
 	children, refusedField, err := corpus.build(obj)
 	Expect(err).NotTo(HaveOccurred(), "%s: an admitted spec does not build", name)
-	if strings.HasPrefix(seed.File, childRefusedPrefix) {
+	if strings.HasPrefix(seed.File, fuzzspec.ChildRefusedPrefix) {
 		// A known gap of admission: the CRD does not check the field, the API server refuses the
 		// child, and the controller reports Degraded (a terminal error). The seed stays so that
 		// closing the gap shows here (the resource is then refused: rename the seed).
@@ -195,7 +191,7 @@ func replaySeed(ctx context.Context, k8s client.Client, admitter *fuzzspec.Admit
 				refusedChildren++
 			}
 		}
-		Expect(refusedChildren).To(BeNumerically(">", 0), "%s: every child passes: drop the prefix %s", name, childRefusedPrefix)
+		Expect(refusedChildren).To(BeNumerically(">", 0), "%s: every child passes: drop the prefix %s", name, fuzzspec.ChildRefusedPrefix)
 		return 0
 	}
 	for _, c := range children {

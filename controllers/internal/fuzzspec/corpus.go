@@ -23,6 +23,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // corpusHeader is the first line of every file of a Go seed corpus.
@@ -153,4 +155,50 @@ func Call(fn any, args []any) (any, error) {
 		in[i] = v
 	}
 	return f.Call(in)[0].Interface(), nil
+}
+
+// ChildRefusedPrefix names the seeds of specs the API server admits although it refuses a child
+// built from them: the fields admission does not check yet.
+const ChildRefusedPrefix = "child-refused-"
+
+// AdmittedSeed is the resource of one seed that the API server admits, with its defaults.
+type AdmittedSeed[T client.Object] struct {
+	File   string
+	Object T
+}
+
+// AdmittedSeeds decodes the seed corpus of target with decode and returns, in namespace ns, the
+// resources the API server admits whose children it accepts too (not ChildRefusedPrefix).
+func AdmittedSeeds[T client.Object](pkg, target string, decode any, ns string) ([]AdmittedSeed[T], error) {
+	seeds, err := Corpus(pkg, target)
+	if err != nil {
+		return nil, err
+	}
+	a, err := NewAdmitter()
+	if err != nil {
+		return nil, err
+	}
+	var out []AdmittedSeed[T]
+	for _, seed := range seeds {
+		if strings.HasPrefix(seed.File, ChildRefusedPrefix) {
+			continue
+		}
+		decoded, err := Call(decode, seed.Args)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", seed.File, err)
+		}
+		obj, ok := decoded.(T)
+		if !ok || reflect.ValueOf(obj).IsNil() {
+			continue
+		}
+		obj.SetNamespace(ns)
+		refused, err := a.Admit(obj)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", seed.File, err)
+		}
+		if len(refused) == 0 {
+			out = append(out, AdmittedSeed[T]{File: seed.File, Object: obj})
+		}
+	}
+	return out, nil
 }
