@@ -132,7 +132,7 @@ var _ = Describe("Fuzz seed corpora", Ordered, Label("integration"), func() {
 				seeds, err := fuzzspec.Corpus(corpus.pkg, corpus.target)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(seeds).NotTo(BeEmpty())
-				var admitted, refused, dryRuns int
+				var admitted, refused, gaps, dryRuns int
 				for _, seed := range seeds {
 					decoded, err := fuzzspec.Call(corpus.decode, seed.Args)
 					Expect(err).NotTo(HaveOccurred(), seed.File)
@@ -140,23 +140,31 @@ var _ = Describe("Fuzz seed corpora", Ordered, Label("integration"), func() {
 					if !ok || reflect.ValueOf(obj).IsNil() {
 						continue // a quantity that does not parse: the typed API cannot hold it
 					}
-					if replayed := replaySeed(ctx, k8s, admitter, corpus, seed, obj); replayed < 0 {
+					switch replayed := replaySeed(ctx, k8s, admitter, corpus, seed, obj); replayed {
+					case seedRefused:
 						refused++
-					} else {
+					case seedChildRefused:
+						gaps++
+					default:
 						admitted++
 						dryRuns += replayed
 					}
 				}
-				GinkgoWriter.Printf("%s: %d seeds admitted (%d children dry-run created), %d refused\n",
-					corpus.target, admitted, dryRuns, refused)
+				GinkgoWriter.Printf("%s: %d seeds admitted (%d children dry-run created), %d refused, %d admitted with a child refused (%s*)\n",
+					corpus.target, admitted, dryRuns, refused, gaps, fuzzspec.ChildRefusedPrefix)
 				Expect(admitted).To(BeNumerically(">", 0))
 			})
 	}
 })
 
+// What replaySeed returns when it dry-ran no child.
+const (
+	seedRefused      = -1 // the API server refused the resource, as the in-process admission did
+	seedChildRefused = -2 // admitted, and a child refused as the seed's name says
+)
+
 // replaySeed creates the resource of one seed in a namespace of its own and dry-runs its
-// children. It returns the number of children dry-run, or -1 when the API server refused the
-// resource (as the in-process admission must have).
+// children. It returns the number of children dry-run, seedRefused or seedChildRefused.
 func replaySeed(ctx context.Context, k8s client.Client, admitter *fuzzspec.Admitter, corpus seedCorpus,
 	seed fuzzspec.Seed, obj client.Object,
 ) int {
@@ -173,7 +181,7 @@ func replaySeed(ctx context.Context, k8s client.Client, admitter *fuzzspec.Admit
 	if len(refusedHere) > 0 {
 		Expect(err).To(HaveOccurred(), "%s: the fuzz target refuses it (%v), the API server admitted it", name, refusedHere.ToAggregate())
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", name, err)
-		return -1
+		return seedRefused
 	}
 	Expect(err).NotTo(HaveOccurred(), "%s: the fuzz target admits it, the API server refused it", name)
 
@@ -192,7 +200,7 @@ func replaySeed(ctx context.Context, k8s client.Client, admitter *fuzzspec.Admit
 			}
 		}
 		Expect(refusedChildren).To(BeNumerically(">", 0), "%s: every child passes: drop the prefix %s", name, fuzzspec.ChildRefusedPrefix)
-		return 0
+		return seedChildRefused
 	}
 	for _, c := range children {
 		err := k8s.Create(ctx, c, client.DryRunAll)
