@@ -29,6 +29,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,6 +65,9 @@ func Start(log io.Writer, setup func(ctrl.Manager) error) (*Env, error) {
 		CRDDirectoryPaths:     []string{crdDirectory()},
 		ErrorIfCRDPathMissing: true,
 	}}
+	// A first reconcile on a loaded 2-core machine (CI runs compiles beside the suites) can take
+	// longer than gomega's 1 s default: every envtest suite waits up to 10 s.
+	gomega.SetDefaultEventuallyTimeout(10 * time.Second)
 	started := time.Now()
 	cfg, err := e.env.Start()
 	if err != nil {
