@@ -107,7 +107,7 @@ HELM_TEST_FLAGS ?=
 IMAGES_TEST_FLAGS ?=
 # How long "make test-fuzz" runs each fuzz target, and the targets: every func Fuzz* of the
 # controllers' fuzz_test.go files, as <package dir>:<name> (found, so a new target is never left out).
-FUZZ_TIME ?= 10s
+FUZZ_TIME ?= 5s
 FUZZ_TARGETS = $(shell grep -ro --include=fuzz_test.go '^func Fuzz[A-Za-z0-9_]*' controllers | sed 's|/fuzz_test.go:func |:|' | sort)
 # The file-based catalog the OLM e2e serves (rendered by "make catalog").
 OLM_E2E_CATALOG_DIR ?= $(CURDIR)/catalog
@@ -142,7 +142,7 @@ RUN_BUNDLE_FLAGS = --namespace "$(NAMESPACE)" --bundle-dir $(RUN_BUNDLE_BUNDLE_D
 LINT_MODULES ?= hack/olm hack/helm hack/images
 
 # The stages of "make test", in the order they run (hack/fresh-machine.sh times each one).
-TEST_STAGES = verify vet lint test-unit test-integration test-e2e test-ha helm-test olm-test images-test \
+TEST_STAGES = verify vet lint test-unit test-fuzz test-integration test-e2e test-faults test-ha helm-test olm-test images-test \
 	olm-e2e node-images-test test-node bench-smoke
 
 .PHONY: all
@@ -210,7 +210,7 @@ test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions,
 	go test -count=1 . ./api/... ./test/harness/proc/
 
 .PHONY: test-fuzz
-test-fuzz: ## Native Go fuzzing: each fuzz target for FUZZ_TIME (10s), one at a time; a failing input is written to the package's testdata/fuzz/.
+test-fuzz: ## Native Go fuzzing: each fuzz target for FUZZ_TIME (5s), one at a time; a failing input is written to the package's testdata/fuzz/.
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "go test -run '^$$' -fuzz '^$${t##*:}$$' -fuzztime $(FUZZ_TIME) ./$${t%%:*}/"; \
 		go test -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime $(FUZZ_TIME) "./$${t%%:*}/"; \
