@@ -148,7 +148,9 @@ func (s *subject) podUIDs(ctx context.Context) map[string]types.UID {
 //     PodDisruptionBudget when more than one replica, all controlled by the cluster;
 //   - exactly the wanted claims, Bound, with the size asked for and the UIDs first seen;
 //   - exactly the wanted pods, Ready;
-//   - status: observedGeneration, Available with "N/N replicas are ready", Resizing False.
+//   - status: observedGeneration, replicas, updatedReplicas, currentImage, Available with
+//     "N/N replicas are ready", Progressing, Resizing and Degraded False;
+//   - the StatefulSet's own status settled (its controller writes no more).
 func (s *subject) converged(g Gomega, ctx context.Context) []string {
 	dc := s.dc
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
@@ -161,9 +163,17 @@ func (s *subject) converged(g Gomega, ctx context.Context) []string {
 	g.Expect([]string{string(available.Status), available.Reason, available.Message}).To(Equal(
 		[]string{"True", databasev1alpha1.ReasonAllReplicasReady, fmt.Sprintf("%d/%d replicas are ready", replicas, replicas)}))
 	g.Expect(dc.Status.ReadyReplicas).To(Equal(replicas))
-	resizing := meta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionResizing)
-	g.Expect(resizing).NotTo(BeNil())
-	g.Expect([]string{string(resizing.Status), resizing.Reason}).To(Equal([]string{"False", databasev1alpha1.ReasonStorageAsRequested}))
+	g.Expect([]any{dc.Status.Replicas, dc.Status.UpdatedReplicas, dc.Status.CurrentImage}).
+		To(Equal([]any{replicas, replicas, dc.Spec.Image}), "status replicas, updatedReplicas, currentImage")
+	for condition, want := range map[string][]string{
+		databasev1alpha1.ConditionResizing:    {"False", databasev1alpha1.ReasonStorageAsRequested},
+		databasev1alpha1.ConditionProgressing: {"False", databasev1alpha1.ReasonRolloutComplete},
+		databasev1alpha1.ConditionDegraded:    {"False", databasev1alpha1.ReasonAsExpected},
+	} {
+		c := meta.FindStatusCondition(dc.Status.Conditions, condition)
+		g.Expect(c).NotTo(BeNil(), condition)
+		g.Expect([]string{string(c.Status), c.Reason}).To(Equal(want), condition)
+	}
 
 	var statefulSets appsv1.StatefulSetList
 	g.Expect(k8s.List(ctx, &statefulSets, client.InNamespace(dc.Namespace))).To(Succeed())
@@ -171,6 +181,11 @@ func (s *subject) converged(g Gomega, ctx context.Context) []string {
 	sts := &statefulSets.Items[0]
 	g.Expect(sts.DeletionTimestamp).To(BeNil())
 	g.Expect(sts.Spec.Replicas).To(HaveValue(Equal(replicas)))
+	// The StatefulSet controller is done too: a later status update of it would make the
+	// operator write the cluster's status once more, legitimately, inside the quiet window.
+	g.Expect([]any{sts.Status.ObservedGeneration, sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.UpdatedReplicas,
+		sts.Status.CurrentRevision}).To(Equal([]any{sts.Generation, replicas, replicas, replicas, sts.Status.UpdateRevision}),
+		"StatefulSet status: observedGeneration, replicas, readyReplicas, updatedReplicas, currentRevision")
 	g.Expect(sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().Cmp(size)).To(BeZero(), "claim template size")
 	controlledBy(g, dc, sts)
 
@@ -280,11 +295,22 @@ func expectQuiet(ctx context.Context) {
 // expectDeleted deletes the cluster and waits until it, its children and its pods are gone
 // and exactly the claims the whenDeleted policy keeps are left, with their UIDs.
 func (s *subject) expectDeleted(ctx context.Context) []string {
-	dc := s.dc
-	Expect(k8s.Delete(ctx, dc)).To(Succeed())
-	if dc.WhenDeleted() == databasev1alpha1.DeletePVC {
+	s.delete(ctx)
+	return s.waitDeleted(ctx)
+}
+
+// delete deletes the cluster, through the admin client.
+func (s *subject) delete(ctx context.Context) {
+	Expect(k8s.Delete(ctx, s.dc)).To(Succeed())
+	if s.dc.WhenDeleted() == databasev1alpha1.DeletePVC {
 		s.claims = map[string]types.UID{}
 	}
+}
+
+// waitDeleted waits until the cluster, its children and its pods are gone and exactly the
+// claims the whenDeleted policy keeps are left, with their UIDs.
+func (s *subject) waitDeleted(ctx context.Context) []string {
+	dc := s.dc
 	Eventually(func(g Gomega) {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the DatabaseCluster is gone: %v", err)

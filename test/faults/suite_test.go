@@ -57,6 +57,9 @@ const (
 	podReadyTimeout = 3 * time.Second
 	// quietWindow is how long a converged cluster is watched for writes of the operator.
 	quietWindow = 3 * time.Second
+	// faultWindow is how long the operator works through the injected faults of a step of the
+	// rates spec before they are turned off (most steps converge within it even so).
+	faultWindow = 8 * time.Second
 	// The Lease timings of the managers that take over from each other: shorter than the
 	// defaults (15 s, 10 s, 2 s) so that a takeover costs ~6 s, long enough for 2 loaded cores.
 	leaseDuration = 6 * time.Second

@@ -19,7 +19,7 @@ limitations under the License.
 // timeouts (the request is held, then answered 504, with or without reaching the API server),
 // added latency and dropped watches (the stream is cut mid-way). Rules select requests by
 // verb, resource, namespace and name and fire at a configured rate; the proxy counts what it
-// injected and every request it forwarded, so a test can also tell whether the client wrote
+// injected and every request it received, so a test can also tell whether the client wrote
 // while nothing changed. A hold stops one chosen request before or after it reached the API
 // server until the test releases it, e.g. to kill the client at an exact step.
 //
@@ -110,7 +110,7 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
-// Key identifies forwarded requests in Counts.
+// Key identifies requests in Counts.
 type Key struct {
 	Verb, Resource, Namespace string
 }
@@ -236,9 +236,9 @@ func (p *Proxy) Injected() map[string]int {
 	return out
 }
 
-// Counts returns how many requests were forwarded to the API server since Start, by verb,
-// resource and namespace. Requests answered by a fault (other than Latency, DropWatch and a
-// forwarded Timeout) are not counted.
+// Counts returns how many requests the proxy received since Start, by verb, resource and
+// namespace, whether it forwarded them or answered them with a fault: a client that keeps
+// trying to write is seen even when its writes fail.
 func (p *Proxy) Counts() map[Key]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -249,7 +249,7 @@ func (p *Proxy) Counts() map[Key]int {
 	return out
 }
 
-// Writes returns the forwarded write requests (WriteVerbs) of after that are not in before,
+// Writes returns the write requests (WriteVerbs) of after that are not in before,
 // leaving out the resources given (e.g. "leases", which leader election renews).
 func Writes(before, after map[Key]int, except ...string) map[Key]int {
 	out := map[Key]int{}
@@ -266,11 +266,12 @@ func Writes(before, after map[Key]int, except ...string) map[Key]int {
 
 // Kubeconfig writes a kubeconfig that reaches the API server through the proxy.
 func (p *Proxy) Kubeconfig(path string) error {
+	const name = "faultproxy"
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["faultproxy"] = &clientcmdapi.Cluster{Server: p.URL}
-	cfg.AuthInfos["faultproxy"] = &clientcmdapi.AuthInfo{}
-	cfg.Contexts["faultproxy"] = &clientcmdapi.Context{Cluster: "faultproxy", AuthInfo: "faultproxy"}
-	cfg.CurrentContext = "faultproxy"
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: p.URL}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	cfg.CurrentContext = name
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		return fmt.Errorf("faultproxy: writing %s: %w", path, err)
 	}
@@ -280,6 +281,9 @@ func (p *Proxy) Kubeconfig(path string) error {
 // ServeHTTP applies the first hold, then the first rule that fires, then forwards.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := ParseRequest(r)
+	p.mu.Lock()
+	p.counts[Key{Verb: req.Verb, Resource: req.Resource, Namespace: req.Namespace}]++
+	p.mu.Unlock()
 	hold := p.takeHold(req)
 	if hold != nil && !hold.afterForward {
 		if !hold.wait(r.Context(), p.closed) {
@@ -311,9 +315,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hold != nil && hold.afterForward {
 		ctx = context.WithValue(ctx, holdAfterKey, hold)
 	}
-	p.mu.Lock()
-	p.counts[Key{Verb: req.Verb, Resource: req.Resource, Namespace: req.Namespace}]++
-	p.mu.Unlock()
 	p.proxy.ServeHTTP(w, r.WithContext(ctx))
 	if cut.Load() {
 		// The upstream stream may end cleanly on the cancel; the client must see a broken

@@ -228,8 +228,11 @@ func TestAnswerFaults(t *testing.T) {
 			if tc.fault == TooManyRequests && resp.Header.Get("Retry-After") != "3" {
 				t.Fatalf("Retry-After %q, want 3", resp.Header.Get("Retry-After"))
 			}
-			if u.hits.Load() != 0 || len(p.Counts()) != 0 {
+			if u.hits.Load() != 0 {
 				t.Fatalf("the request was forwarded (%d upstream hits)", u.hits.Load())
+			}
+			if got := p.Counts()[Key{VerbPatch, "statefulsets", "a"}]; got != 1 {
+				t.Fatalf("counted %d requests, want 1 (answered by a fault, still received)", got)
 			}
 			if got := p.Injected(); got[string(tc.fault)] != 1 || len(got) != 1 {
 				t.Fatalf("injected %v", got)
