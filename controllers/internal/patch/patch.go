@@ -32,12 +32,19 @@ import (
 // merge patch of the status subresource, and only when it differs from the status of original.
 // It reports whether it wrote; updated then holds the object as the server returned it. A
 // resource that is gone has no status left to write: NotFound is not an error.
+//
+// The patch carries original's resourceVersion, so the API server refuses it with a Conflict
+// when original is stale. original comes from the cache, which may not have seen the previous
+// status write yet: a merge patch leaves out every field whose new value equals the stale one,
+// so without the lock the server would keep the newer, different value of that write, e.g.
+// readyReplicas 0 (written while a StatefulSet was replaced) under "Available: 3/3" for good
+// (found by test/faults). On a Conflict the reconcile is retried on a fresh read.
 func Status[T client.Object](ctx context.Context, c client.Client, original, updated T) (bool, error) {
 	// Only the status differs between the two, so comparing the objects compares the statuses.
 	if equality.Semantic.DeepEqual(original, updated) {
 		return false, nil
 	}
-	if err := c.Status().Patch(ctx, updated, client.MergeFrom(original)); err != nil {
+	if err := c.Status().Patch(ctx, updated, lockedMergeFrom(original)); err != nil {
 		return false, client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
 	}
 	return true, nil

@@ -103,12 +103,41 @@ func TestStatusSendsOnlyTheChangedStatusOnce(t *testing.T) {
 	if err != nil || !written {
 		t.Fatalf("Status() = %t, %v; want true, nil", written, err)
 	}
-	expectSent(t, sent, `status {"status":{"jobName":"hello-echo","phase":"Running"}}`)
+	expectSent(t, sent, `status {"metadata":{"resourceVersion":"`+original.ResourceVersion+`"},"status":{"jobName":"hello-echo","phase":"Running"}}`)
 	if got := stored(t, c).Status.Phase; got != echov1alpha1.EchoRunning {
 		t.Fatalf("stored phase %q, want Running", got)
 	}
 	if updated.ResourceVersion == original.ResourceVersion {
 		t.Fatal("updated does not hold the object the server returned")
+	}
+}
+
+// A status computed from a stale read must not be merged into a newer one: the merge patch
+// would leave out the fields whose new value equals the stale one and keep the newer values
+// (readyReplicas 0 under "Available: 3/3" in test/faults). The API server refuses it.
+func TestStatusFromAStaleReadIsRefused(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newClient(t, newEcho())
+	stale := stored(t, c)
+
+	// A status write the reader has not seen yet (e.g. its cache lags behind).
+	newer := stale.DeepCopy()
+	newer.Status.Phase = echov1alpha1.EchoFailed
+	newer.Status.JobName = "hello-echo"
+	if written, err := Status(ctx, c, stale.DeepCopy(), newer); err != nil || !written {
+		t.Fatalf("first write: %t, %v", written, err)
+	}
+
+	// Computed from the stale read: phase Pending equals the stale value, so a plain merge
+	// patch would send only jobName and leave phase Failed on the server.
+	updated := stale.DeepCopy()
+	updated.Status.JobName = "hello-echo-2"
+	written, err := Status(ctx, c, stale, updated)
+	if !apierrors.IsConflict(err) || written {
+		t.Fatalf("Status() from a stale read = %t, %v; want false and a Conflict", written, err)
+	}
+	if got := stored(t, c).Status; got.Phase != echov1alpha1.EchoFailed || got.JobName != "hello-echo" {
+		t.Fatalf("stored status %+v, want the newer write untouched", got)
 	}
 }
 
@@ -125,6 +154,7 @@ func TestStatusSendsNothingWhenTheStatusIsUnchanged(t *testing.T) {
 func TestStatusOfAGoneResourceIsNotAnError(t *testing.T) {
 	c, _ := newClient(t)
 	original := newEcho()
+	original.ResourceVersion = "7" // as read before it was deleted
 	updated := original.DeepCopy()
 	updated.Status.Phase = echov1alpha1.EchoRunning
 	written, err := Status(context.Background(), c, original, updated)
