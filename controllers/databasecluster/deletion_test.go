@@ -51,19 +51,15 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		writes *writeCounter
 	)
 
-	BeforeAll(func() {
-		env, err := testenv.Start(GinkgoWriter, func(mgr ctrl.Manager) error {
-			writes = &writeCounter{Client: mgr.GetClient()}
-			return (&Reconciler{
-				Client:    writes,
-				APIReader: mgr.GetAPIReader(),
-				Recorder:  mgr.GetEventRecorder("database-operator"),
-			}).SetupWithManager(mgr)
-		})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(env.Stop)
-		k8s = env.Client
+	env := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
+		writes = &writeCounter{Client: mgr.GetClient()}
+		return (&Reconciler{
+			Client:    writes,
+			APIReader: mgr.GetAPIReader(),
+			Recorder:  mgr.GetEventRecorder("database-operator"),
+		}).SetupWithManager(mgr)
 	})
+	BeforeAll(func() { k8s = env.Client })
 
 	newNamespace := func(ctx SpecContext) string {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "dbc-delete-"}}

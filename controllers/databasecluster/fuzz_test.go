@@ -315,20 +315,8 @@ func must[T any](v T, err error) T {
 // returns it with every default), is in sync with the child as built, so the operator never
 // patches a child it has just created. The fuzz target checks the same with emulated defaults.
 var _ = Describe("Drift checks against the API server's defaults", Ordered, Label("integration"), func() {
-	var env *testenv.Env
-
-	BeforeAll(func() {
-		var err error
-		// No controller runs: the children are built here and only dry-run.
-		env, err = testenv.Start(GinkgoWriter, func(ctrl.Manager) error { return nil })
-		Expect(err).NotTo(HaveOccurred())
-	})
-
-	AfterAll(func() {
-		if env != nil {
-			Expect(env.Stop()).To(Succeed())
-		}
-	})
+	// No controller runs: the children are built here and only dry-run.
+	env := testenv.StartInBeforeAll(func(ctrl.Manager) error { return nil })
 
 	It("finds every child of every admitted seed in sync once stored", func(ctx SpecContext) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drift-"}}

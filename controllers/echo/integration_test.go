@@ -31,7 +31,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
@@ -49,27 +48,16 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 		k8s client.Client
 	)
 
-	BeforeAll(func() {
-		ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-		var err error
-		env, err = testenv.Start(GinkgoWriter, func(mgr ctrl.Manager) error {
-			return (&Reconciler{
-				Client:                  mgr.GetClient(),
-				APIReader:               mgr.GetAPIReader(),
-				Recorder:                mgr.GetEventRecorder("database-operator"),
-				Image:                   testImage,
-				MaxConcurrentReconciles: 2,
-			}).SetupWithManager(mgr)
-		})
-		Expect(err).NotTo(HaveOccurred())
-		k8s = env.Client
+	env = testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
+		return (&Reconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("database-operator"),
+			Image:                   testImage,
+			MaxConcurrentReconciles: 2,
+		}).SetupWithManager(mgr)
 	})
-
-	AfterAll(func() {
-		if env != nil {
-			Expect(env.Stop()).To(Succeed())
-		}
-	})
+	BeforeAll(func() { k8s = env.Client })
 
 	// newNamespace creates a namespace of its own for one spec.
 	newNamespace := func(ctx SpecContext) string {

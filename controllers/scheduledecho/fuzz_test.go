@@ -241,20 +241,8 @@ func anyDayMatches(spec *cron.SpecSchedule) bool {
 // included) is in sync with the one built, so the operator never patches a CronJob it has just
 // created. The fuzz target checks the same with emulated defaults.
 var _ = Describe("Drift check against the API server's defaults", Ordered, Label("integration"), func() {
-	var env *testenv.Env
-
-	BeforeAll(func() {
-		var err error
-		// No controller runs: the CronJobs are built here and only dry-run.
-		env, err = testenv.Start(GinkgoWriter, func(ctrl.Manager) error { return nil })
-		Expect(err).NotTo(HaveOccurred())
-	})
-
-	AfterAll(func() {
-		if env != nil {
-			Expect(env.Stop()).To(Succeed())
-		}
-	})
+	// No controller runs: the CronJobs are built here and only dry-run.
+	env := testenv.StartInBeforeAll(func(ctrl.Manager) error { return nil })
 
 	It("finds the CronJob of every admitted seed in sync once stored", func(ctx SpecContext) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drift-"}}

@@ -33,7 +33,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -66,28 +65,17 @@ var _ = Describe("Admission", Ordered, Label("integration"), func() {
 		k8s client.Client
 	)
 
-	BeforeAll(func() {
-		Expect(loadErr).NotTo(HaveOccurred())
-		ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-		var err error
-		env, err = testenv.Start(GinkgoWriter, func(mgr ctrl.Manager) error {
-			return (&scheduledecho.Reconciler{
-				Client:                  mgr.GetClient(),
-				APIReader:               mgr.GetAPIReader(),
-				Recorder:                mgr.GetEventRecorder("database-operator"),
-				Image:                   testImage,
-				MaxConcurrentReconciles: 2,
-			}).SetupWithManager(mgr)
-		})
-		Expect(err).NotTo(HaveOccurred())
-		k8s = env.Client
+	BeforeAll(func() { Expect(loadErr).NotTo(HaveOccurred()) })
+	env = testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
+		return (&scheduledecho.Reconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("database-operator"),
+			Image:                   testImage,
+			MaxConcurrentReconciles: 2,
+		}).SetupWithManager(mgr)
 	})
-
-	AfterAll(func() {
-		if env != nil {
-			Expect(env.Stop()).To(Succeed())
-		}
-	})
+	BeforeAll(func() { k8s = env.Client })
 
 	// newNamespace creates a namespace of its own for one spec, so that names never collide.
 	newNamespace := func(ctx context.Context) string {

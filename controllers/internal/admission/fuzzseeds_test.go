@@ -105,25 +105,17 @@ var seedCorpora = []seedCorpus{
 // kind, by a server-side dry-run create.
 var _ = Describe("Fuzz seed corpora", Ordered, Label("integration"), func() {
 	var (
-		env      *testenv.Env
 		k8s      client.Client
 		admitter *fuzzspec.Admitter
 	)
 
+	// No controller runs: the children are built here and only dry-run.
+	env := testenv.StartInBeforeAll(func(ctrl.Manager) error { return nil })
 	BeforeAll(func() {
 		var err error
 		admitter, err = fuzzspec.NewAdmitter()
 		Expect(err).NotTo(HaveOccurred())
-		// No controller runs: the children are built here and only dry-run.
-		env, err = testenv.Start(GinkgoWriter, func(ctrl.Manager) error { return nil })
-		Expect(err).NotTo(HaveOccurred())
 		k8s = env.Client
-	})
-
-	AfterAll(func() {
-		if env != nil {
-			Expect(env.Stop()).To(Succeed())
-		}
 	})
 
 	for _, corpus := range seedCorpora {

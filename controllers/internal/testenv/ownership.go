@@ -95,12 +95,8 @@ type OwnershipTable struct {
 func DescribeOwnership(text string, t OwnershipTable) bool {
 	return Describe(text, Ordered, Label("integration"), func() {
 		var k8s client.Client
-		BeforeAll(func() {
-			env, err := Start(GinkgoWriter, t.Setup)
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(env.Stop)
-			k8s = env.Client
-		})
+		env := StartInBeforeAll(t.Setup)
+		BeforeAll(func() { k8s = env.Client })
 		for _, c := range t.Children {
 			for _, holder := range Holders {
 				It("leaves a "+c.Name+" held by "+string(holder)+" as it is, reports it, and takes the name once it is free", func(ctx SpecContext) {

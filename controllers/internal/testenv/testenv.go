@@ -29,6 +29,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -36,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/seed1b407122/database-operator/api/scheme"
@@ -53,6 +55,21 @@ type Env struct {
 	env    *envtest.Environment
 	cancel context.CancelFunc
 	done   chan error
+}
+
+// StartInBeforeAll registers, in the current Ordered container, a BeforeAll that starts an
+// environment with setup (the manager logging to GinkgoWriter) and stops it after the container.
+// The returned Env is filled in when the container runs.
+func StartInBeforeAll(setup func(ctrl.Manager) error) *Env {
+	e := &Env{}
+	ginkgo.BeforeAll(func() {
+		ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true)))
+		started, err := Start(ginkgo.GinkgoWriter, setup)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		*e = *started
+		ginkgo.DeferCleanup(e.Stop)
+	})
+	return e
 }
 
 // Start starts the API server, installs the CRDs, creates a manager, lets setup register the
