@@ -272,7 +272,15 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 			`creating StatefulSet ` + ns + `/db: StatefulSet.apps "db" is invalid: spec.template.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: "spec.noSuchField": error converting fieldPath: field label not supported: spec.noSuchField`}))
 		// One attempt per reconcile that an event triggered (the cluster's creation, the creation
 		// of its Services and PDB); a retried write would add ~10 attempts in 5 s of back-off.
-		before := writes.count(ns)
+		// The reconciles those events triggered may still be running when Degraded shows: wait
+		// for a second without a write before counting.
+		var before map[string]int
+		Eventually(func() bool {
+			first := writes.count(ns)
+			time.Sleep(time.Second)
+			before = writes.count(ns)
+			return maps.Equal(first, before)
+		}).Should(BeTrue())
 		Expect(before["create StatefulSet"]).To(BeNumerically("<=", 2), "no retry loop: %v", before)
 		Consistently(func() map[string]int { return writes.count(ns) }, 5*time.Second).Should(Equal(before),
 			"no write at all while nothing changes: %v", before)

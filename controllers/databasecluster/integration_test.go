@@ -34,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -54,15 +53,7 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		k8s client.Client
 	)
 
-	env = testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			MaxConcurrentReconciles: 2,
-			PodReadyTimeout:         podReadyTimeout,
-		}).SetupWithManager(mgr)
-	})
+	env = testenv.StartInBeforeAll(setupController)
 	BeforeAll(func() { k8s = env.Client })
 
 	// newNamespace creates a namespace of its own for one spec.

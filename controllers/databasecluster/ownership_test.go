@@ -23,7 +23,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
@@ -32,11 +31,7 @@ import (
 // The ownership rule, for every child of a DatabaseCluster and every kind of holder: a name
 // held by anything but the cluster is left exactly as it is and reported, never adopted.
 var _ = testenv.DescribeOwnership("DatabaseCluster ownership of its children", testenv.OwnershipTable{
-	Setup: func(mgr ctrl.Manager) error {
-		return (&Reconciler{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("database-operator"),
-		}).SetupWithManager(mgr)
-	},
+	Setup: setupController,
 	Children: []testenv.OwnedChild{
 		{Name: "StatefulSet", Kind: "StatefulSet", Resource: clusterDB, Held: someonesStatefulSet},
 		{Name: "headless Service", Kind: "Service", Resource: clusterDB,

@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // TestDatabaseCluster runs the unit specs (label "unit": builders and conditions, no API server)
@@ -28,4 +29,16 @@ import (
 func TestDatabaseCluster(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "DatabaseCluster controller")
+}
+
+// setupController installs the DatabaseCluster reconciler, with two workers and the suite's
+// pod-ready timeout, into the manager of an envtest environment.
+func setupController(mgr ctrl.Manager) error {
+	return (&Reconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("database-operator"),
+		MaxConcurrentReconciles: 2,
+		PodReadyTimeout:         podReadyTimeout,
+	}).SetupWithManager(mgr)
 }

@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
@@ -48,15 +47,7 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 		k8s client.Client
 	)
 
-	env = testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			Image:                   testImage,
-			MaxConcurrentReconciles: 2,
-		}).SetupWithManager(mgr)
-	})
+	env = testenv.StartInBeforeAll(setupController)
 	BeforeAll(func() { k8s = env.Client })
 
 	// newNamespace creates a namespace of its own for one spec.

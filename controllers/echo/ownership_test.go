@@ -20,7 +20,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
@@ -29,12 +28,7 @@ import (
 // The ownership rule for the Job of an Echo: a Job of that name held by anything but the Echo is
 // left exactly as it is and reported, never adopted; the Echo runs once the name is free.
 var _ = testenv.DescribeOwnership("Echo ownership of its Job", testenv.OwnershipTable{
-	Setup: func(mgr ctrl.Manager) error {
-		return (&Reconciler{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("database-operator"),
-			Image: testImage,
-		}).SetupWithManager(mgr)
-	},
+	Setup: setupController,
 	Children: []testenv.OwnedChild{{
 		Name: "Job", Kind: "Job",
 		Resource: func(ns string) client.Object { return newEcho("ec", withNamespace(ns)) },

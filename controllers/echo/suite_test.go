@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // TestEcho runs the unit specs (label "unit": builders and conditions, no API server) and the
@@ -28,4 +29,16 @@ import (
 func TestEcho(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Echo controller")
+}
+
+// setupController installs the Echo reconciler, with the test image and two workers,
+// into the manager of an envtest environment.
+func setupController(mgr ctrl.Manager) error {
+	return (&Reconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("database-operator"),
+		Image:                   testImage,
+		MaxConcurrentReconciles: 2,
+	}).SetupWithManager(mgr)
 }

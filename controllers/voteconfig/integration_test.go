@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
@@ -43,14 +42,7 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 		k8s client.Client
 	)
 
-	env = testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{
-			Client:                  mgr.GetClient(),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("database-operator"),
-			MaxConcurrentReconciles: 2,
-		}).SetupWithManager(mgr)
-	})
+	env = testenv.StartInBeforeAll(setupController)
 	BeforeAll(func() { k8s = env.Client })
 
 	// newNamespace creates a namespace of its own for one spec.

@@ -19,7 +19,6 @@ package voteconfig
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
@@ -28,11 +27,7 @@ import (
 // The ownership rule for the ConfigMap of a VoteConfig: a ConfigMap of that name held by anything
 // but the VoteConfig is left exactly as it is (its data too) and reported, never adopted.
 var _ = testenv.DescribeOwnership("VoteConfig ownership of its ConfigMap", testenv.OwnershipTable{
-	Setup: func(mgr ctrl.Manager) error {
-		return (&Reconciler{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("database-operator"),
-		}).SetupWithManager(mgr)
-	},
+	Setup: setupController,
 	Children: []testenv.OwnedChild{{
 		Name: "ConfigMap", Kind: "ConfigMap",
 		Resource: func(ns string) client.Object { return newVoteConfig("vote", withNamespace(ns)) },

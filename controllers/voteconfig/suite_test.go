@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // TestVoteConfig runs the unit specs (label "unit": builders and conditions, no API server) and the
@@ -28,4 +29,15 @@ import (
 func TestVoteConfig(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "VoteConfig controller")
+}
+
+// setupController installs the VoteConfig reconciler, with two workers,
+// into the manager of an envtest environment.
+func setupController(mgr ctrl.Manager) error {
+	return (&Reconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("database-operator"),
+		MaxConcurrentReconciles: 2,
+	}).SetupWithManager(mgr)
 }
