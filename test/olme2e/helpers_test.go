@@ -165,6 +165,18 @@ func bindsServiceAccount(namespace, name string) OmegaMatcher {
 	}, ContainElement(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}))
 }
 
+// cleanupInstall removes what an install's specs left: the DatabaseCluster, deleted while its
+// manager still runs so that the finalizer can go, then the manager, then the install.
+func cleanupInstall(mgr *manager.Process, dc *databasev1alpha1.DatabaseCluster, namespace, operatorGroup string) {
+	if mgr != nil && mgr.Running() {
+		if dc != nil {
+			deleteAndWait(dc)
+		}
+		_ = mgr.Stop(managerStopTimeout)
+	}
+	uninstall(namespace, operatorGroup)
+}
+
 // uninstall removes the Subscription, the CSVs and the OperatorGroup of namespace with
 // olm.Uninstall (the DatabaseClusters must be gone already: their finalizer needs the
 // manager), then checks that no CSV and no Deployment is left there (OLM's Deployment goes

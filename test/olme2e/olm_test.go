@@ -61,15 +61,7 @@ var _ = Describe("OwnNamespace install of 0.1.0 and upgrade to 0.2.0", Ordered, 
 		createSubscription(ctx, namespace, csvV010, olm.ApprovalManual)
 	})
 
-	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
-		if mgr != nil && mgr.Running() {
-			if dc != nil {
-				deleteAndWait(dc)
-			}
-			_ = mgr.Stop(managerStopTimeout)
-		}
-		uninstall(namespace, operatorGroup)
-	})
+	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
 	It("installs 0.1.0 with the Deployment, ServiceAccount and RBAC of the CSV", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		approveInstallPlan(ctx, namespace, csvV010)
@@ -156,15 +148,7 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 		dc  *databasev1alpha1.DatabaseCluster
 	)
 
-	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
-		if mgr != nil && mgr.Running() {
-			if dc != nil {
-				deleteAndWait(dc)
-			}
-			_ = mgr.Stop(managerStopTimeout)
-		}
-		uninstall(namespace, operatorGroup)
-	})
+	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
 	It("installs 0.2.0 watching every namespace", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		// olm.Install, as run-bundle uses it: an OperatorGroup without targets, a Subscription

@@ -160,15 +160,7 @@ var _ = Describe("SingleNamespace install", Ordered, func() {
 		dc  *databasev1alpha1.DatabaseCluster
 	)
 
-	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) {
-		if mgr != nil && mgr.Running() {
-			if dc != nil {
-				deleteAndWait(dc)
-			}
-			_ = mgr.Stop(managerStopTimeout)
-		}
-		uninstall(namespace, operatorGroup)
-	})
+	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
 	It("installs 0.2.0 for one other namespace, with Roles there and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		for _, ns := range []string{namespace, target} {
