@@ -98,8 +98,7 @@ type Cluster struct {
 	lock          *os.File // the lock on WorkDir, see lockWorkDir
 	stopCSI       context.CancelFunc
 	csiStopped    <-chan struct{}
-	stopOnce      sync.Once
-	stopErr       error
+	stopped       func() error // stop, run once: see Stop
 }
 
 // Start starts a cluster and returns once its nodes are Ready, the controllers and the
@@ -109,6 +108,7 @@ type Cluster struct {
 // component's log.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	c := &Cluster{log: &logger{w: opts.Log}}
+	c.stopped = sync.OnceValue(c.stop)
 	if err := c.prepare(&opts); err != nil {
 		return nil, errors.Join(err, c.Stop())
 	}
@@ -283,14 +283,11 @@ func (c *Cluster) createLog(name string) (*os.File, error) {
 // startComponents starts kube-controller-manager, kube-scheduler and (with simulated nodes)
 // kwok, each with its own system:masters user.
 func (c *Cluster) startComponents(opts Options) error {
-	schedulerPort, err := proc.FreePort("127.0.0.1")
+	ports, err := proc.FreePorts("127.0.0.1", 2)
 	if err != nil {
 		return err
 	}
-	kwokPort, err := proc.FreePort("127.0.0.1")
-	if err != nil {
-		return err
-	}
+	schedulerPort, kwokPort := ports[0], ports[1]
 	kwokConfig, err := writeKwokConfig(c.WorkDir)
 	if err != nil {
 		return err
@@ -395,10 +392,7 @@ func (c *Cluster) Client() client.Client { return c.client }
 
 // Stop stops kwok, kube-scheduler, kube-controller-manager, then kube-apiserver, then etcd,
 // and waits for each. It is idempotent; later calls return the first result.
-func (c *Cluster) Stop() error {
-	c.stopOnce.Do(func() { c.stopErr = c.stop() })
-	return c.stopErr
-}
+func (c *Cluster) Stop() error { return c.stopped() }
 
 func (c *Cluster) stop() error {
 	began := time.Now()

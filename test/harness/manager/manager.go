@@ -65,7 +65,6 @@ type Process struct {
 type process interface {
 	PID() int
 	Done() <-chan struct{}
-	Exited() bool
 	Err() error
 }
 
@@ -122,7 +121,7 @@ func (p *Process) waitReady(ctx context.Context, timeout time.Duration) error {
 func (p *Process) Pid() int { return p.proc.PID() }
 
 // Running reports whether the process has not exited yet.
-func (p *Process) Running() bool { return !p.proc.Exited() }
+func (p *Process) Running() bool { return !proc.Closed(p.proc.Done()) }
 
 // ExitErr is the process's exit error (nil for exit code 0), once it has exited.
 func (p *Process) ExitErr() error { return p.proc.Err() }
@@ -182,12 +181,3 @@ type fakeProcess struct{ done chan struct{} }
 func (f *fakeProcess) PID() int              { return 0 }
 func (f *fakeProcess) Done() <-chan struct{} { return f.done }
 func (f *fakeProcess) Err() error            { return nil }
-
-func (f *fakeProcess) Exited() bool {
-	select {
-	case <-f.done:
-		return true
-	default:
-		return false
-	}
-}

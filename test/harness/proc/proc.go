@@ -116,9 +116,13 @@ func (p *Process) PID() int { return p.cmd.Process.Pid }
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Exited reports whether the process has ended.
-func (p *Process) Exited() bool {
+func (p *Process) Exited() bool { return Closed(p.done) }
+
+// Closed reports, without blocking, whether done is closed: whether a process that closes it on
+// exit (a Process, a manager's fake) has ended.
+func Closed(done <-chan struct{}) bool {
 	select {
-	case <-p.done:
+	case <-done:
 		return true
 	default:
 		return false
@@ -318,12 +322,26 @@ func StopPID(ctx context.Context, pid int, marks ...string) error {
 // child to listen on. Another process may take it before the child binds it; the child's start
 // failure then says so in its log.
 func FreePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	ports, err := FreePorts(host, 1)
 	if err != nil {
-		return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
+		return 0, err
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts is FreePort for n children at once. It holds every port until it has all of them,
+// so that the n ports differ (FreePort called n times may return one port twice).
+func FreePorts(host string, n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port on %s: %w", host, err)
+		}
+		defer func() { _ = l.Close() }()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // StopAll stops procs in reverse start order and returns the errors of those that had to be

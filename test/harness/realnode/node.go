@@ -61,13 +61,12 @@ type Node struct {
 	// Images are the references imported into containerd.
 	Images []string
 
-	dir      string
-	host     *hostState
-	kubelet  *proc.Process
-	procs    []*proc.Process // containerd, kubelet, kube-proxy, in start order
-	log      io.Writer
-	stopOnce sync.Once
-	stopErr  error
+	dir     string
+	host    *hostState
+	kubelet *proc.Process
+	procs   []*proc.Process // containerd, kubelet, kube-proxy, in start order
+	log     io.Writer
+	stopped func() error // stop, run once: see Stop
 }
 
 // Start brings up the control plane, the node and CoreDNS, and returns once the node is Ready
@@ -83,6 +82,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("creating a work directory: %w", err)
 	}
 	n := &Node{dir: dir, log: opts.Log}
+	n.stopped = sync.OnceValue(n.stop)
 	if err := n.start(ctx, opts); err != nil {
 		return nil, errors.Join(err, n.Stop())
 	}
@@ -239,14 +239,11 @@ func (n *Node) startKubeProxy(binDir string) error {
 	if err != nil {
 		return err
 	}
-	healthz, err := proc.FreePort("127.0.0.1")
+	ports, err := proc.FreePorts("127.0.0.1", 2)
 	if err != nil {
 		return err
 	}
-	metrics, err := proc.FreePort("127.0.0.1")
-	if err != nil {
-		return err
-	}
+	healthz, metrics := ports[0], ports[1]
 	path := filepath.Join(n.dir, "kube-proxy.yaml")
 	if err := os.WriteFile(path, []byte(kubeProxyConfig(kubeconfig, healthz, metrics)), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -306,10 +303,7 @@ func (n *Node) waitFor(ctx context.Context, what string, done func(context.Conte
 
 // Stop deletes every pod while the kubelet runs, stops kube-proxy, the kubelet, containerd and
 // the control plane, and restores the host. It is idempotent.
-func (n *Node) Stop() error {
-	n.stopOnce.Do(func() { n.stopErr = n.stop() })
-	return n.stopErr
-}
+func (n *Node) Stop() error { return n.stopped() }
 
 func (n *Node) stop() error {
 	began := time.Now()
