@@ -76,12 +76,5 @@ func (p *Proxy) takeHold(req Request) *Hold {
 // closed first.
 func (h *Hold) wait(ctx context.Context, closed <-chan struct{}) bool {
 	close(h.held)
-	select {
-	case <-h.released:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-closed:
-		return false
-	}
+	return await(ctx, closed, h.released)
 }

@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -227,11 +228,7 @@ func (p *Proxy) SetRules(rules ...Rule) {
 func (p *Proxy) Injected() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.injected))
-	for f, n := range p.injected {
-		out[f] = n
-	}
-	return out
+	return maps.Clone(p.injected)
 }
 
 // Counts returns how many requests the proxy received since Start, by verb, resource and
@@ -240,11 +237,7 @@ func (p *Proxy) Injected() map[string]int {
 func (p *Proxy) Counts() map[Key]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[Key]int, len(p.counts))
-	for k, n := range p.counts {
-		out[k] = n
-	}
-	return out
+	return maps.Clone(p.counts)
 }
 
 // Writes returns the write requests (WriteVerbs) of after that are not in before,
@@ -438,8 +431,13 @@ func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, me
 func sleep(ctx context.Context, closed <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	return await(ctx, closed, t.C)
+}
+
+// await waits for a value on ch, or its close; false when ctx ended or closed was closed first.
+func await[T any](ctx context.Context, closed <-chan struct{}, ch <-chan T) bool {
 	select {
-	case <-t.C:
+	case <-ch:
 		return true
 	case <-ctx.Done():
 		return false
