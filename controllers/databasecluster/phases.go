@@ -34,11 +34,9 @@ import (
 // reconcileServices keeps the headless and the client Service in place.
 func (r *Reconciler) reconcileServices(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
 	for _, desired := range []*corev1.Service{BuildHeadlessService(dc), BuildClientService(dc)} {
-		_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &corev1.Service{}, serviceSpec)
-		if err != nil {
-			return terminalIfInvalid(err)
+		if err := ensureChild(ctx, r, "Service", desired, &corev1.Service{}, serviceSpec, log); err != nil {
+			return err
 		}
-		log.child(result, "Service", desired.Name)
 	}
 	return nil
 }
@@ -49,12 +47,19 @@ func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, dc *datab
 	if !dc.PDBEnabled() {
 		return r.deletePodDisruptionBudget(ctx, dc, log)
 	}
-	desired := BuildPodDisruptionBudget(dc)
-	_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &policyv1.PodDisruptionBudget{}, pdbSpec)
+	return ensureChild(ctx, r, "PodDisruptionBudget", BuildPodDisruptionBudget(dc), &policyv1.PodDisruptionBudget{}, pdbSpec, log)
+}
+
+// ensureChild keeps one child that is built from the spec alone (a Service, the
+// PodDisruptionBudget) in place and notes what it did; childKind names it in the events.
+func ensureChild[T client.Object](ctx context.Context, r *Reconciler, childKind string, desired, observed T,
+	spec child.Spec[T], log *changes,
+) error {
+	_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, observed, spec)
 	if err != nil {
 		return terminalIfInvalid(err)
 	}
-	log.child(result, "PodDisruptionBudget", desired.Name)
+	log.child(result, childKind, desired.GetName())
 	return nil
 }
 
