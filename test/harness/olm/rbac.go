@@ -39,32 +39,16 @@ func (g RoleGrant) String() string {
 // ClusterRoleBindings first, then the roles of RoleBindings, sorted by namespace, kind and name.
 // A binding to a role that does not exist is skipped, as the authorizer skips it.
 func ServiceAccountGrants(ctx context.Context, c client.Client, namespace, name string) ([]RoleGrant, error) {
+	bindings, err := listBindings(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	var grants []RoleGrant
-	crbs := &rbacv1.ClusterRoleBindingList{}
-	if err := c.List(ctx, crbs); err != nil {
-		return nil, fmt.Errorf("listing ClusterRoleBindings: %w", err)
-	}
-	for _, b := range crbs.Items {
-		if !bindsServiceAccount(b.Subjects, namespace, name) {
+	for _, b := range bindings {
+		if !bindsServiceAccount(b.subjects, namespace, name) {
 			continue
 		}
-		g, ok, err := roleGrant(ctx, c, "", b.RoleRef)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			grants = append(grants, g)
-		}
-	}
-	rbs := &rbacv1.RoleBindingList{}
-	if err := c.List(ctx, rbs); err != nil {
-		return nil, fmt.Errorf("listing RoleBindings: %w", err)
-	}
-	for _, b := range rbs.Items {
-		if !bindsServiceAccount(b.Subjects, namespace, name) {
-			continue
-		}
-		g, ok, err := roleGrant(ctx, c, b.Namespace, b.RoleRef)
+		g, ok, err := roleGrant(ctx, c, b.namespace, b.roleRef)
 		if err != nil {
 			return nil, err
 		}
@@ -77,6 +61,34 @@ func ServiceAccountGrants(ctx context.Context, c client.Client, namespace, name 
 		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && (a.Kind < b.Kind || a.Kind == b.Kind && a.Name < b.Name)
 	})
 	return grants, nil
+}
+
+// binding is what ServiceAccountGrants reads of a ClusterRoleBinding (namespace "") or a
+// RoleBinding.
+type binding struct {
+	namespace string
+	subjects  []rbacv1.Subject
+	roleRef   rbacv1.RoleRef
+}
+
+// listBindings lists the ClusterRoleBindings, then the RoleBindings.
+func listBindings(ctx context.Context, c client.Client) ([]binding, error) {
+	crbs := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(ctx, crbs); err != nil {
+		return nil, fmt.Errorf("listing ClusterRoleBindings: %w", err)
+	}
+	rbs := &rbacv1.RoleBindingList{}
+	if err := c.List(ctx, rbs); err != nil {
+		return nil, fmt.Errorf("listing RoleBindings: %w", err)
+	}
+	bindings := make([]binding, 0, len(crbs.Items)+len(rbs.Items))
+	for _, b := range crbs.Items {
+		bindings = append(bindings, binding{subjects: b.Subjects, roleRef: b.RoleRef})
+	}
+	for _, b := range rbs.Items {
+		bindings = append(bindings, binding{namespace: b.Namespace, subjects: b.Subjects, roleRef: b.RoleRef})
+	}
+	return bindings, nil
 }
 
 // roleGrant reads the role ref points to; a RoleBinding's Role lives in its namespace.
