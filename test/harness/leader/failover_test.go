@@ -97,31 +97,49 @@ func newLease() *coordinationv1.Lease {
 	}
 }
 
+// pollCase is a measurement of a leader, "old", that holds the Lease, and one follower: fake
+// managers that exitLeader and exitFollower end, and a fakeChange.
+type pollCase struct {
+	c            client.Client
+	fc           *fakeChange
+	m            *measurement
+	follower     *Manager
+	exitLeader   func()
+	exitFollower func()
+}
+
+func newPollCase(t *testing.T) *pollCase {
+	t.Helper()
+	pc := &pollCase{c: newFakeClient(t, newLease()), fc: &fakeChange{}}
+	var old *Manager
+	old, pc.exitLeader = fakeManager(t, "old")
+	pc.follower, pc.exitFollower = fakeManager(t, "follower")
+	pc.m = &measurement{Stop: Stop{Client: pc.c, Leader: old, LeaderID: "host_old", Followers: []*Manager{pc.follower},
+		Change: pc.fc.change()}, began: time.Now()}
+	return pc
+}
+
 // A graceful hand-off: the change waits for the release, the new leader starts its workers
 // and then applies it.
 func TestPollHandOff(t *testing.T) {
-	c := newFakeClient(t, newLease())
-	old, _ := fakeManager(t, "old")
-	follower, _ := fakeManager(t, "follower")
-	fc := &fakeChange{}
-	m := &measurement{Stop: Stop{Client: c, Leader: old, LeaderID: "host_old", Followers: []*Manager{follower},
-		Change: fc.change()}, began: time.Now()}
+	pc := newPollCase(t)
+	m, fc := pc.m, pc.fc
 
 	mustPoll(t, m)
 	if fc.made != 0 || m.f.Changed != 0 || m.f.LeaseMoved != 0 {
 		t.Fatalf("the change was made while the leader still held the Lease: %+v", m.f)
 	}
 
-	setHolder(t, c, "") // released on cancel
+	setHolder(t, pc.c, "") // released on cancel
 	mustPoll(t, m)
 	if fc.made != 1 || m.f.Changed == 0 || !m.f.ChangedInGap || m.f.LeaseMoved != 0 {
 		t.Fatalf("after the release: made %d, %+v", fc.made, m.f)
 	}
 
-	setHolder(t, c, "host_new")
-	appendLog(t, follower, workersLine)
+	setHolder(t, pc.c, "host_new")
+	appendLog(t, pc.follower, workersLine)
 	mustPoll(t, m)
-	if m.f.LeaseMoved == 0 || m.f.NewHolder != "host_new" || m.f.Workers == 0 || m.f.NewLeader != follower || m.f.Applied != 0 {
+	if m.f.LeaseMoved == 0 || m.f.NewHolder != "host_new" || m.f.Workers == 0 || m.f.NewLeader != pc.follower || m.f.Applied != 0 {
 		t.Fatalf("after the takeover: %+v", m.f)
 	}
 
@@ -135,18 +153,14 @@ func TestPollHandOff(t *testing.T) {
 // A crash: the killed leader still names itself in the Lease; its exit is the signal to make the
 // change. A change applied before any follower reconciles is flagged.
 func TestPollCrashAppliedEarly(t *testing.T) {
-	c := newFakeClient(t, newLease())
-	old, kill := fakeManager(t, "old")
-	follower, _ := fakeManager(t, "follower")
-	fc := &fakeChange{}
-	m := &measurement{Stop: Stop{Client: c, Leader: old, LeaderID: "host_old", Followers: []*Manager{follower},
-		Change: fc.change()}, began: time.Now()}
+	pc := newPollCase(t)
+	m, fc := pc.m, pc.fc
 
 	mustPoll(t, m)
 	if fc.made != 0 {
 		t.Fatal("the change was made while the leader ran and held the Lease")
 	}
-	kill()
+	pc.exitLeader()
 	mustPoll(t, m)
 	if fc.made != 1 || !m.f.ChangedInGap {
 		t.Fatalf("after the exit: made %d, %+v", fc.made, m.f)
@@ -159,13 +173,9 @@ func TestPollCrashAppliedEarly(t *testing.T) {
 }
 
 func TestPollNoFollowerLeft(t *testing.T) {
-	c := newFakeClient(t, newLease())
-	old, _ := fakeManager(t, "old")
-	follower, exit := fakeManager(t, "follower")
-	exit()
-	m := &measurement{Stop: Stop{Client: c, Leader: old, LeaderID: "host_old", Followers: []*Manager{follower},
-		Change: (&fakeChange{}).change()}, began: time.Now()}
-	if err := m.poll(context.Background()); err == nil {
+	pc := newPollCase(t)
+	pc.exitFollower()
+	if err := pc.m.poll(context.Background()); err == nil {
 		t.Fatal("no error when every follower exited")
 	}
 }
