@@ -64,7 +64,7 @@ const kind = "DatabaseCluster"
 // recordMetrics publishes the observed status in the operator's metrics.
 func recordMetrics(dc *databasev1alpha1.DatabaseCluster, status databasev1alpha1.DatabaseClusterStatus) {
 	opmetrics.RecordConditions(kind, dc.Namespace, dc.Name, status.Conditions)
-	opmetrics.RecordReplicas(dc.Namespace, dc.Name, *dc.Spec.Replicas, status.ReadyReplicas)
+	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), status.ReadyReplicas)
 }
 
 // forgetMetrics removes the series of a cluster that is gone or being deleted.

@@ -106,10 +106,7 @@ func (r *Reconciler) ownStatefulSet(ctx context.Context, dc *databasev1alpha1.Da
 // the StatefulSet controller has observed it. A StatefulSet no controller has observed yet
 // (observedGeneration 0) holds no claim references from an older policy, so it need not wait.
 func (r *Reconciler) alignRetention(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) (bool, error) {
-	want := &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-		WhenDeleted: retentionType(dc.WhenDeleted()),
-		WhenScaled:  retentionType(dc.WhenScaled()),
-	}
+	want := buildRetentionPolicy(dc)
 	if have := sts.Spec.PersistentVolumeClaimRetentionPolicy; have == nil || *have != *want {
 		if sts.DeletionTimestamp != nil {
 			// Too late to change it; the claims are handled below by their references.

@@ -127,7 +127,7 @@ func (r *Reconciler) observePods(ctx context.Context, dc *databasev1alpha1.Datab
 		timeout = DefaultPodReadyTimeout
 	}
 	obs.stuck, obs.recheckAfter = findStuckPod(pods, r.clock().Now(), timeout)
-	if obs.statefulSet == nil || int32(len(pods)) >= *dc.Spec.Replicas {
+	if obs.statefulSet == nil || int32(len(pods)) >= dc.DesiredReplicas() {
 		return
 	}
 	failure, err := r.lastCreateFailure(ctx, obs.statefulSet.Name, dc.Namespace, r.clock().Now().Add(-timeout))

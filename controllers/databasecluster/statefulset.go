@@ -59,7 +59,7 @@ func BuildStatefulSet(dc *databasev1alpha1.DatabaseCluster) (*appsv1.StatefulSet
 	return &appsv1.StatefulSet{
 		ObjectMeta: childMeta(dc, dc.StatefulSetName()),
 		Spec: appsv1.StatefulSetSpec{
-			Replicas:    ptr.To(*dc.Spec.Replicas),
+			Replicas:    ptr.To(dc.DesiredReplicas()),
 			ServiceName: dc.HeadlessServiceName(),
 			Selector:    &metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},
 			// Parallel: pods start together (databases bootstrap their members from each other's
@@ -68,14 +68,25 @@ func BuildStatefulSet(dc *databasev1alpha1.DatabaseCluster) (*appsv1.StatefulSet
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{
 				Type: appsv1.RollingUpdateStatefulSetStrategyType,
 			},
-			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-				WhenDeleted: retentionType(dc.WhenDeleted()),
-				WhenScaled:  retentionType(dc.WhenScaled()),
-			},
+			PersistentVolumeClaimRetentionPolicy: buildRetentionPolicy(dc),
 			Template:             buildPodTemplate(dc),
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{buildClaimTemplate(dc, size)},
 		},
 	}, nil
+}
+
+// buildRetentionPolicy is the StatefulSet's claim retention policy: the spec's, except that a
+// hibernated cluster retains the claims of the pods it stops whatever whenScaled says
+// (hibernation keeps the data; whenScaled is about replicas the user removed).
+func buildRetentionPolicy(dc *databasev1alpha1.DatabaseCluster) *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy {
+	scaled := dc.WhenScaled()
+	if dc.Spec.Hibernated {
+		scaled = databasev1alpha1.RetainPVC
+	}
+	return &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+		WhenDeleted: retentionType(dc.WhenDeleted()),
+		WhenScaled:  retentionType(scaled),
+	}
 }
 
 func retentionType(p databasev1alpha1.PVCRetentionPolicyType) appsv1.PersistentVolumeClaimRetentionPolicyType {
@@ -120,16 +131,7 @@ func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSp
 			EnableServiceLinks: ptr.To(false),
 			// No ServiceAccount token unless the spec asks for one (see the field's doc).
 			AutomountServiceAccountToken: ptr.To(ptr.Deref(dc.Spec.AutomountServiceAccountToken, false)),
-			SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot:   ptr.To(true),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-				// A fresh volume's root belongs to root: without an fsGroup a non-root database
-				// cannot write its data directory. The kubelet gives the volume to this group
-				// (group-writable, setgid) and adds it to every container, whatever its user.
-				// OnRootMismatch: only a volume whose root is not already right is walked.
-				FSGroup:             ptr.To(DataFSGroup),
-				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
-			},
+			SecurityContext:   buildPodSecurityContext(dc.Spec.SecurityContext),
 			Containers:        []corev1.Container{buildContainer(dc)},
 			Affinity:          podAffinity(dc),
 			NodeSelector:      dc.Spec.NodeSelector,
@@ -139,12 +141,33 @@ func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSp
 	}
 }
 
+// buildPodSecurityContext is the pod's security context: the restricted Pod Security profile,
+// and the user and groups of spec.securityContext.
+func buildPodSecurityContext(spec *databasev1alpha1.SecurityContextSpec) *corev1.PodSecurityContext {
+	if spec == nil {
+		spec = &databasev1alpha1.SecurityContextSpec{}
+	}
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      spec.RunAsUser,
+		RunAsGroup:     spec.RunAsGroup,
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		// A fresh volume's root belongs to root: without an fsGroup a non-root database
+		// cannot write its data directory. The kubelet gives the volume to this group
+		// (group-writable, setgid) and adds it to every container, whatever its user.
+		// OnRootMismatch: only a volume whose root is not already right is walked.
+		FSGroup:             ptr.To(ptr.Deref(spec.FSGroup, DataFSGroup)),
+		FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+	}
+}
+
 func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 	port := intstr.FromString(databasev1alpha1.PortName)
 	return corev1.Container{
 		Name:  ContainerName,
-		Image: dc.Spec.Image,
-		Args:  dc.Spec.Args,
+		Image:   dc.Spec.Image,
+		Command: dc.Spec.Command,
+		Args:    dc.Spec.Args,
 		Env:   dc.Spec.Env,
 		Ports: []corev1.ContainerPort{{
 			Name: databasev1alpha1.PortName, ContainerPort: dc.DatabasePort(), Protocol: corev1.ProtocolTCP,
@@ -230,11 +253,21 @@ func templateInSync(desired, observed corev1.PodTemplateSpec) bool {
 	}
 	for i := range desired.Spec.Containers {
 		want, have := desired.Spec.Containers[i], observed.Spec.Containers[i]
-		if len(want.Env) != len(have.Env) || len(want.Args) != len(have.Args) ||
+		if len(want.Env) != len(have.Env) || len(want.Args) != len(have.Args) || len(want.Command) != len(have.Command) ||
 			!equality.Semantic.DeepEqual(want.Resources, have.Resources) {
 			return false
 		}
 	}
 	return maps.Equal(desired.Spec.NodeSelector, observed.Spec.NodeSelector) &&
-		len(desired.Spec.Tolerations) == len(observed.Spec.Tolerations)
+		len(desired.Spec.Tolerations) == len(observed.Spec.Tolerations) &&
+		userInSync(desired.Spec.SecurityContext, observed.Spec.SecurityContext)
+}
+
+// userInSync: the uid and gid the user may remove from the spec (back to the image's) are
+// compared exactly.
+func userInSync(desired, observed *corev1.PodSecurityContext) bool {
+	if desired == nil || observed == nil {
+		return desired == observed
+	}
+	return ptr.Equal(desired.RunAsUser, observed.RunAsUser) && ptr.Equal(desired.RunAsGroup, observed.RunAsGroup)
 }

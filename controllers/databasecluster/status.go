@@ -63,6 +63,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	setDegradedCondition(&status.Conditions, dc, obs)
 	setPausedCondition(&status.Conditions, dc)
 	setResizingCondition(&status.Conditions, dc, obs.statefulSet, obs.claims)
+	setHibernatedCondition(&status.Conditions, dc, obs.statefulSet)
 	return status
 }
 
@@ -76,7 +77,8 @@ func containerImage(sts *appsv1.StatefulSet) string {
 	return ""
 }
 
-// setAvailableCondition: True when the StatefulSet reports as many Ready pods as spec.replicas.
+// setAvailableCondition: True when the StatefulSet reports as many Ready pods as spec.replicas;
+// a hibernated cluster is not available.
 func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
 	want := *dc.Spec.Replicas
 	var ready int32
@@ -90,7 +92,11 @@ func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.
 		Message:            fmt.Sprintf("%d/%d replicas are ready", ready, want),
 		ObservedGeneration: dc.Generation,
 	}
-	if sts != nil && ready >= want {
+	switch {
+	case dc.Spec.Hibernated:
+		cond.Reason = databasev1alpha1.ReasonHibernated
+		cond.Message = fmt.Sprintf("spec.hibernated is true: the cluster is stopped (%d ready pods left); its claims are kept", ready)
+	case sts != nil && ready >= want:
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonAllReplicasReady
 	}
@@ -100,7 +106,7 @@ func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.
 // setProgressingCondition: True while the StatefulSet is created, scaled or rolled out; the
 // reason names the step.
 func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
-	want := *dc.Spec.Replicas
+	want := dc.DesiredReplicas()
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionProgressing,
 		Status:             metav1.ConditionTrue,
@@ -175,6 +181,32 @@ func setPausedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.Dat
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPausedByUser
 		cond.Message = "spec.paused is true: no child is changed until it is false"
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
+
+// setHibernatedCondition: True while spec.hibernated is true; the reason says whether pods are
+// still running.
+func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionHibernated,
+		Status:             metav1.ConditionFalse,
+		Reason:             databasev1alpha1.ReasonNotHibernated,
+		Message:            fmt.Sprintf("the cluster runs spec.replicas (%d) pods", *dc.Spec.Replicas),
+		ObservedGeneration: dc.Generation,
+	}
+	if dc.Spec.Hibernated {
+		var running int32
+		if sts != nil {
+			running = sts.Status.Replicas
+		}
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonHibernated
+		cond.Message = "spec.hibernated is true: no pod runs; claims, Services and status are kept"
+		if running > 0 {
+			cond.Reason = databasev1alpha1.ReasonHibernating
+			cond.Message = fmt.Sprintf("spec.hibernated is true: stopping %d pods; claims, Services and status are kept", running)
+		}
 	}
 	meta.SetStatusCondition(conditions, cond)
 }

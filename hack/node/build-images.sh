@@ -7,6 +7,11 @@
 #   database-operator.test/pause:v1     the CRI sandbox image (test/harness/operands/images/pause), user 65535
 #   database-operator.test/etcd:v1, v2  the static etcd of NODE_ENV_DIR at /usr/local/bin/etcd, user 65532
 #                                       (same binary, label org.opencontainers.image.version=v1/v2)
+#   gcr.io/etcd-development/etcd:vX.Y.Z the same static etcd under the upstream image reference of the
+#                                       etcd version hack/node/go.mod builds (the one config/samples'
+#                                       etcd sample names), built as upstream's Dockerfile does: no
+#                                       USER (root: the sample's spec.securityContext sets the uid),
+#                                       no ENTRYPOINT, CMD ["/usr/local/bin/etcd"]
 #   database-operator.test/testdb:v1    the test database (test/harness/operands/images/testdb), user 65532
 #   database-operator.test/coredns:v1   CoreDNS at /coredns, user 65532 without capabilities: it
 #                                       cannot bind port 53, so its Corefile must listen on a high
@@ -45,6 +50,10 @@ for tag in v1 v2; do
     --file "$NODE_ENV_DIR/etcd:/usr/local/bin/etcd" --user 65532:65532 \
     --label "org.opencontainers.image.version=$tag"
 done
+# The sample's image: the reference config/samples names, the version of hack/node/go.mod.
+etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ {print $2}' "$root/hack/node/go.mod")
+image etcd-upstream.tar "gcr.io/etcd-development/etcd:$etcd_version" static \
+  --file "$NODE_ENV_DIR/etcd:/usr/local/bin/etcd" --user 0 --cmd /usr/local/bin/etcd
 image testdb-v1.tar database-operator.test/testdb:v1 static \
   --file "$out/bin/testdb:/testdb" --user 65532:65532
 image coredns-v1.tar database-operator.test/coredns:v1 static \

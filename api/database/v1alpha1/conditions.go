@@ -26,6 +26,8 @@ const (
 	ConditionResizing = "Resizing"
 	// ConditionPaused is True while spec.paused is true.
 	ConditionPaused = "Paused"
+	// ConditionHibernated is True while spec.hibernated is true.
+	ConditionHibernated = "Hibernated"
 )
 
 // Condition reasons of a DatabaseCluster.
@@ -61,6 +63,12 @@ const (
 	ReasonPausedByUser = "PausedByUser"
 	// ReasonNotPaused: spec.paused is false.
 	ReasonNotPaused = "NotPaused"
+	// ReasonHibernated: spec.hibernated is true and no pod runs.
+	ReasonHibernated = "Hibernated"
+	// ReasonHibernating: spec.hibernated is true and pods are still being stopped.
+	ReasonHibernating = "Hibernating"
+	// ReasonNotHibernated: spec.hibernated is false.
+	ReasonNotHibernated = "NotHibernated"
 )
 
 // Finalizer guards the cleanup of a DatabaseCluster's claims.

@@ -74,6 +74,34 @@ type PodDisruptionBudgetSpec struct {
 	Enabled *bool `json:"enabled,omitempty"`
 }
 
+// SecurityContextSpec is the user and groups the database container runs as. The pods keep the
+// restricted Pod Security profile whatever is set here: runAsNonRoot, no privilege escalation,
+// every capability dropped, the RuntimeDefault seccomp profile.
+type SecurityContextSpec struct {
+	// RunAsUser is the uid of the database process. Unset: the image's USER, which must then be
+	// numeric and not 0 (the kubelet refuses to start a container it cannot prove non-root).
+	// Images that run as root by default (postgres, etcd) need it: e.g. 999 for the official
+	// postgres image, 65532 for etcd.
+	// +optional
+	// +kubebuilder:validation:Maximum=2147483647
+	// +kubebuilder:validation:XValidation:rule="self > 0",message="runAsUser must be a non-root uid (1 or more): database pods never run as root (the restricted Pod Security profile); use the uid of the image's database user, e.g. 999 for postgres"
+	RunAsUser *int64 `json:"runAsUser,omitempty"`
+
+	// RunAsGroup is the primary gid of the database process. Unset: the image's group.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
+
+	// FSGroup owns the data volume: the kubelet makes the volume's root group-writable by it and
+	// adds it to the process's groups, so that a non-root database can write its data directory.
+	// Default 65532.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	FSGroup *int64 `json:"fsGroup,omitempty"`
+}
+
 // DatabaseClusterSpec is the desired state of a DatabaseCluster.
 type DatabaseClusterSpec struct {
 	// Replicas is the number of database pods.
@@ -116,10 +144,22 @@ type DatabaseClusterSpec struct {
 	// +listMapKey=name
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
+	// Command replaces the image's ENTRYPOINT. Needed by images that name their program in CMD
+	// only (the upstream etcd image: CMD ["/usr/local/bin/etcd"]), where args alone would replace
+	// the program itself.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Command []string `json:"command,omitempty"`
+
 	// Args are the arguments of the database container.
 	// +optional
 	// +listType=atomic
 	Args []string `json:"args,omitempty"`
+
+	// SecurityContext sets the user and groups of the database container.
+	// +optional
+	SecurityContext *SecurityContextSpec `json:"securityContext,omitempty"`
 
 	// NodeSelector constrains the nodes the pods run on. Keys and values are those of labels.
 	// +optional
@@ -175,6 +215,13 @@ type DatabaseClusterSpec struct {
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
+	// Hibernated scales the cluster to zero pods while true and keeps everything else: the
+	// claims and their data (whatever pvcRetentionPolicy.whenScaled says), the Services, the
+	// PodDisruptionBudget and the status. False brings back spec.replicas pods on the same
+	// claims.
+	// +optional
+	Hibernated bool `json:"hibernated,omitempty"`
+
 	// PodDisruptionBudget configures the PodDisruptionBudget of the cluster.
 	// +optional
 	// +kubebuilder:default={enabled: true}
@@ -203,7 +250,7 @@ type DatabaseClusterStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Available, Progressing, Degraded, Resizing, Paused.
+	// Conditions: Available, Progressing, Degraded, Resizing, Paused, Hibernated.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -228,6 +275,7 @@ type DatabaseClusterStatus struct {
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
+// +kubebuilder:printcolumn:name="Hibernated",type=string,JSONPath=`.status.conditions[?(@.type=="Hibernated")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DatabaseCluster struct {
 	metav1.TypeMeta   `json:",inline"`

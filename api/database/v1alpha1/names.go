@@ -76,6 +76,15 @@ func (dc *DatabaseCluster) PDBEnabled() bool {
 	return pdb == nil || pdb.Enabled == nil || *pdb.Enabled
 }
 
+// DesiredReplicas is the number of pods the cluster should run: spec.replicas, or 0 while
+// hibernated.
+func (dc *DatabaseCluster) DesiredReplicas() int32 {
+	if dc.Spec.Hibernated || dc.Spec.Replicas == nil {
+		return 0
+	}
+	return *dc.Spec.Replicas
+}
+
 // WhenDeleted is the claim policy on deletion, Retain unless the user said Delete.
 func (dc *DatabaseCluster) WhenDeleted() PVCRetentionPolicyType {
 	if p := dc.Spec.PVCRetentionPolicy; p != nil && p.WhenDeleted == DeletePVC {

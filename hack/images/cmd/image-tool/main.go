@@ -131,7 +131,8 @@ func staticBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
 	fs.Var(&files, "file", "SOURCE:/PATH, a static binary (or other file) and where it goes; repeatable")
 	fs.Var(&env, "env", "KEY=VALUE of the image config; repeatable (default: a PATH)")
 	fs.Var(&labels, "label", "KEY=VALUE label; repeatable")
-	entrypoint := fs.String("entrypoint", "", `entrypoint: a path, or the exec form '["/bin", "arg"]' (default: the first --file)`)
+	entrypoint := fs.String("entrypoint", "", `entrypoint: a path, or the exec form '["/bin", "arg"]' (default: the first --file, none with --cmd)`)
+	cmd := fs.String("cmd", "", `CMD of the image config, a path or the exec form; with --cmd and no --entrypoint the image has no entrypoint, like an upstream image built "CMD [...]"`)
 	user := fs.String("user", images.NonRootUser, "USER of the image config (numeric: there is no /etc/passwd)")
 	workdir := fs.String("workdir", "/", "WORKDIR of the image config")
 	arch := fs.String("arch", "amd64", "GOARCH of the binaries")
@@ -141,8 +142,14 @@ func staticBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
 			return nil, err
 		}
 		cfg := images.Config{User: *user, WorkingDir: *workdir, Architecture: *arch}
-		if cfg.Entrypoint, err = parseEntrypoint(*entrypoint); err != nil {
+		if cfg.Entrypoint, err = parseEntrypoint("--entrypoint", *entrypoint); err != nil {
 			return nil, err
+		}
+		if cfg.Cmd, err = parseEntrypoint("--cmd", *cmd); err != nil {
+			return nil, err
+		}
+		if cfg.Cmd != nil && cfg.Entrypoint == nil {
+			cfg.Entrypoint = []string{} // no entrypoint: the CMD is the program
 		}
 		if len(env) > 0 {
 			cfg.Env = env
@@ -219,15 +226,16 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-// parseEntrypoint reads --entrypoint: empty (the default), a JSON array, or a single path.
-func parseEntrypoint(s string) ([]string, error) {
+// parseEntrypoint reads --entrypoint or --cmd (flag): empty (the default), a JSON array, or a
+// single path.
+func parseEntrypoint(flag, s string) ([]string, error) {
 	switch {
 	case s == "":
 		return nil, nil
 	case strings.HasPrefix(s, "["):
 		var argv []string
 		if err := json.Unmarshal([]byte(s), &argv); err != nil || len(argv) == 0 {
-			return nil, fmt.Errorf("--entrypoint %q: want a non-empty JSON array of strings", s)
+			return nil, fmt.Errorf("%s %q: want a non-empty JSON array of strings", flag, s)
 		}
 		return argv, nil
 	}
