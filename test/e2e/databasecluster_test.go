@@ -96,7 +96,7 @@ var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
 	}
 
 	It("brings the sample of config/samples to Available with 3 Ready pods on 3 nodes", func(ctx SpecContext) {
-		sample, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "database_v1alpha1_databasecluster.yaml"))
+		sample, err := os.ReadFile(filepath.Join(samplesDir, "database_v1alpha1_databasecluster_etcd.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(yaml.UnmarshalStrict(sample, dc)).To(Succeed())
 		dc.Namespace = ns
@@ -119,8 +119,7 @@ var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
 			Expect(pod.Spec.Containers[0].Image).To(Equal(dc.Spec.Image))
 		}
 		Expect(nodes).To(HaveLen(3), "the default anti-affinity spreads the pods over the 3 nodes")
-		Expect(claimNames(Default, ctx)).To(ConsistOf("data-databasecluster-sample-0",
-			"data-databasecluster-sample-1", "data-databasecluster-sample-2"))
+		Expect(claimNames(Default, ctx)).To(ConsistOf("data-etcd-sample-0", "data-etcd-sample-1", "data-etcd-sample-2"))
 	})
 
 	It("scales up from 3 to 5 and back to 3, keeping the claims of removed pods", func(ctx SpecContext) {

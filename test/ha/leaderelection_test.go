@@ -92,7 +92,7 @@ var _ = Describe("Leader election between manager replicas", Ordered, func() {
 		AddReportEntry("two managers started → one leads", time.Since(began).Round(time.Millisecond).String())
 		GinkgoWriter.Printf("leader: manager %s (%s); follower: manager %s\n", lead.Name, leadID, follower.Name)
 
-		sample, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "database_v1alpha1_databasecluster.yaml"))
+		sample, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "database_v1alpha1_databasecluster_etcd.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(yaml.UnmarshalStrict(sample, dc)).To(Succeed())
 		dc.Namespace = ns

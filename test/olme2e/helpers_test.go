@@ -285,9 +285,9 @@ func forbiddenLines(logPath string) []string {
 	return forbidden
 }
 
-// newSample reads config/samples/database_v1alpha1_databasecluster.yaml into namespace.
+// newSample reads config/samples/database_v1alpha1_databasecluster_etcd.yaml into namespace.
 func newSample(namespace string) *databasev1alpha1.DatabaseCluster {
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "database_v1alpha1_databasecluster.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "database_v1alpha1_databasecluster_etcd.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	dc := &databasev1alpha1.DatabaseCluster{}
 	Expect(yaml.UnmarshalStrict(data, dc)).To(Succeed())
