@@ -82,7 +82,7 @@ var _ = Describe("The samples of config/samples", Ordered, func() {
 				conditions := sampleConditions(g, obj)
 				g.Expect(meta.IsStatusConditionFalse(conditions, "Degraded")).To(BeTrue(), "%s %s: %v", obj.GetKind(), obj.GetName(), conditions)
 				g.Expect(meta.IsStatusConditionTrue(conditions, want)).To(BeTrue(), "%s %s: %v", obj.GetKind(), obj.GetName(), conditions)
-			}).WithTimeout(2*time.Minute).Should(Succeed())
+			}).WithTimeout(2 * time.Minute).Should(Succeed())
 		}
 	})
 })
