@@ -264,6 +264,72 @@ var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
 		}).Should(Succeed())
 	})
 
+	// claimUIDs maps each claim of the namespace to its UID, and fails on one being deleted.
+	claimUIDs := func(g Gomega, ctx SpecContext) map[string]string {
+		var claims corev1.PersistentVolumeClaimList
+		g.Expect(k8s.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
+		uids := map[string]string{}
+		for _, claim := range claims.Items {
+			g.Expect(claim.DeletionTimestamp).To(BeNil(), claim.Name)
+			uids[claim.Name] = string(claim.UID)
+		}
+		return uids
+	}
+	hibernate := func(ctx SpecContext, hibernated bool, whenScaled databasev1alpha1.PVCRetentionPolicyType) {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Hibernated = hibernated
+		dc.Spec.PVCRetentionPolicy.WhenScaled = whenScaled
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+	}
+	condition := func(g Gomega, conditionType string) []string {
+		c := meta.FindStatusCondition(dc.Status.Conditions, conditionType)
+		g.Expect(c).NotTo(BeNil(), conditionType)
+		return []string{string(c.Status), c.Reason, c.Message}
+	}
+
+	It("hibernates to zero pods keeping every claim, even with whenScaled Delete, and wakes on the same claims", func(ctx SpecContext) {
+		claimsBefore := claimUIDs(Default, ctx)
+		Expect(claimsBefore).To(HaveLen(5))
+		began := time.Now()
+		// whenScaled Delete would delete the claims of every pod a scale-down removes:
+		// hibernation must not count as one.
+		hibernate(ctx, true, databasev1alpha1.DeletePVC)
+		Eventually(func(g Gomega) {
+			g.Expect(readyPods(g, ctx)).To(BeEmpty())
+			var pods corev1.PodList
+			g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(dc.SelectorLabels()))).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty())
+			available(g, ctx)
+			g.Expect(condition(g, databasev1alpha1.ConditionHibernated)).To(Equal([]string{"True", "Hibernated",
+				"spec.hibernated is true: no pod runs; claims, Services and status are kept"}))
+			g.Expect(condition(g, databasev1alpha1.ConditionAvailable)).To(Equal([]string{"False", "Hibernated",
+				"spec.hibernated is true: the cluster is stopped (0 ready pods left); its claims are kept"}))
+		}).Should(Succeed())
+		AddReportEntry("hibernate: 3 pods → 0", time.Since(began).Round(time.Millisecond).String())
+		// The StatefulSet controller and the garbage collector act on whenScaled after the pods
+		// are gone: give them time.
+		Consistently(func(g Gomega) { g.Expect(claimUIDs(g, ctx)).To(Equal(claimsBefore)) }).
+			WithTimeout(5 * time.Second).Should(Succeed())
+		sts := &appsv1.StatefulSet{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+		Expect(sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled).To(Equal(appsv1.RetainPersistentVolumeClaimRetentionPolicyType))
+		for _, name := range []string{dc.HeadlessServiceName(), dc.ClientServiceName()} {
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Service{})).To(Succeed(), name)
+		}
+
+		began = time.Now()
+		hibernate(ctx, false, databasev1alpha1.RetainPVC)
+		Eventually(func(g Gomega) {
+			g.Expect(readyPods(g, ctx)).To(HaveLen(3))
+			g.Expect(available(g, ctx).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, databasev1alpha1.ConditionHibernated)).To(Equal([]string{"False", "NotHibernated",
+				"the cluster runs spec.replicas (3) pods"}))
+		}).Should(Succeed())
+		AddReportEntry("wake: 0 pods → 3 Ready and Available", time.Since(began).Round(time.Millisecond).String())
+		Expect(claimUIDs(Default, ctx)).To(Equal(claimsBefore), "the pods came back on the same claims")
+	})
+
 	It("puts back a StatefulSet deleted by hand, without losing the claims", func(ctx SpecContext) {
 		sts := &appsv1.StatefulSet{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.StatefulSetName()}, sts)).To(Succeed())
