@@ -5,8 +5,8 @@
 # empty base, assembled by image-tool (hack/images); the same inputs give the same digests.
 #
 #   database-operator.test/pause:v1     the CRI sandbox image (test/harness/operands/images/pause), user 65535
-#   database-operator.test/etcd:v1, v2  the static etcd of NODE_ENV_DIR at /usr/local/bin/etcd, user 65532
-#                                       (same binary, label org.opencontainers.image.version=v1/v2)
+#   database-operator.test/etcd:v2      the static etcd of NODE_ENV_DIR at /usr/local/bin/etcd, user 65532
+#                                       (label org.opencontainers.image.version=v2): the roll target
 #   gcr.io/etcd-development/etcd:vX.Y.Z the same static etcd under the upstream image reference of the
 #                                       etcd version hack/node/go.mod builds (the one config/samples'
 #                                       etcd sample names), built as upstream's Dockerfile does: no
@@ -43,13 +43,12 @@ image() {
 }
 image pause-v1.tar database-operator.test/pause:v1 static \
   --file "$out/bin/pause:/pause" --user 65535:65535
-# The same binary under two tags for the v1 -> v2 roll; the version label gives each tag its own
-# digest, so the kubelet reports a different imageID after the roll, as with a real new release.
-for tag in v1 v2; do
-  image "etcd-$tag.tar" "database-operator.test/etcd:$tag" static \
-    --file "$NODE_ENV_DIR/etcd:/usr/local/bin/etcd" --user 65532:65532 \
-    --label "org.opencontainers.image.version=$tag"
-done
+# The same binary under another reference for the roll sample -> v2 -> sample; its config (user,
+# ENTRYPOINT, label) gives it its own digest, so the kubelet reports a different imageID after the
+# roll, as with a real new release.
+image etcd-v2.tar database-operator.test/etcd:v2 static \
+  --file "$NODE_ENV_DIR/etcd:/usr/local/bin/etcd" --user 65532:65532 \
+  --label "org.opencontainers.image.version=v2"
 # The sample's image: the reference config/samples names, the version of hack/node/go.mod.
 etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ {print $2}' "$root/hack/node/go.mod")
 image etcd-upstream.tar "gcr.io/etcd-development/etcd:$etcd_version" static \

@@ -21,27 +21,32 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 )
 
-// The operand images: one static etcd under two tags, so that an image change really rolls.
+// The operand: the etcd sample of config/samples, applied as it is. Its image
+// (gcr.io/etcd-development/etcd:vX.Y.Z, the version hack/node/go.mod builds) is in the node's
+// image store under that exact reference; etcdImageV2 is the same static etcd under another
+// reference and config (ENTRYPOINT, user 65532), so that an image change really rolls.
 const (
-	etcdImageV1 = "database-operator.test/etcd:v1"
-	etcdImageV2 = "database-operator.test/etcd:v2"
-	etcdMembers = 3
-	etcdKeys    = 3000
-	etcdPrefix  = "data/"
+	etcdSampleFile = "database_v1alpha1_databasecluster_etcd.yaml"
+	etcdImageV2    = "database-operator.test/etcd:v2"
+	etcdMembers    = 3
+	etcdKeys       = 3000
+	etcdPrefix     = "data/"
 )
 
 // One ordered story: the operator OLM installed runs in pods on the node, then reconciles a
 // 3-member etcd through every change, its own upgrade and the loss of its leader included.
 var _ = Describe("The operator installed by OLM, with a 3-member etcd as its operand, on a real node", Ordered, func() {
 	var (
-		dc *databasev1alpha1.DatabaseCluster
-		db *etcdClient
+		dc          *databasev1alpha1.DatabaseCluster
+		db          *etcdClient
+		sampleImage string
 	)
 
 	It("runs the operator in pods: restricted Pod Security enforced, non-root, probes passing, one leader", func(ctx SpecContext) {
@@ -96,15 +101,22 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	}, NodeTimeout(2*time.Minute))
 
-	It("bootstraps from the stable names of the headless Service and becomes Available", func(ctx SpecContext) {
+	It("runs the etcd sample of config/samples as it is: bootstraps through the headless Service, serves keys through the client Service", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "etcd")
-		dc = newEtcdCluster(ns, "etcd")
+		dc = sampleCluster(ns, etcdSampleFile)
+		sampleImage = dc.Spec.Image
+		Expect(sampleImage).To(HavePrefix("gcr.io/etcd-development/etcd:v"))
 		began := time.Now()
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
-		report("etcd: create -> Available (3 members, real node)", waitAvailable(ctx, dc, began))
+		report("etcd sample: create -> Available (3 members, real node)", waitAvailable(ctx, dc, began))
 		expectQuorumBudget(ctx, dc)
+		for _, p := range podsOf(ctx, dc) {
+			Expect(p.Spec.Containers[0].Image).To(Equal(sampleImage))
+			Expect(p.Spec.SecurityContext.RunAsUser).To(Equal(dc.Spec.SecurityContext.RunAsUser))
+		}
 		db = &etcdClient{dc: dc}
 		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
+		db.served = map[string]int{}
 		began = time.Now()
 		for i := range etcdKeys {
 			Expect(db.put(ctx, etcdKey(i), etcdValue(i))).To(Succeed())
@@ -112,6 +124,8 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		report(fmt.Sprintf("etcd: %d keys written", etcdKeys), time.Since(began))
 		reportCount("etcd keys written", etcdKeys)
 		db.expectAll(ctx)
+		Expect(db.served).To(Equal(map[string]int{db.serviceAddr(ctx): etcdKeys + 1}),
+			"every write and the read went through the client Service")
 	}, NodeTimeout(6*time.Minute))
 
 	It("keeps every key and its quorum through a rolling image update v1 -> v2", func(ctx SpecContext) {
@@ -185,6 +199,28 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		db.expectAll(ctx)
 	}, NodeTimeout(5*time.Minute))
 
+	It("keeps every key through hibernation: no member runs, the claims stay, the wake brings the same data back", func(ctx SpecContext) {
+		claims := claimUIDs(ctx, dc)
+		Expect(claims).To(HaveLen(etcdMembers))
+		began := time.Now()
+		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Hibernated = true })
+		Eventually(func(g Gomega) {
+			g.Expect(podsOf(ctx, dc)).To(BeEmpty())
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			hibernated := apimeta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionHibernated)
+			g.Expect(hibernated).NotTo(BeNil())
+			g.Expect(hibernated.Reason).To(Equal(databasev1alpha1.ReasonHibernated))
+		}).WithContext(ctx).Should(Succeed())
+		report("etcd: hibernate (3 members -> 0 pods)", time.Since(began))
+		Expect(claimUIDs(ctx, dc)).To(Equal(claims), "hibernation kept every claim")
+
+		began = time.Now()
+		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Hibernated = false })
+		report("etcd: wake (0 pods -> 3 members Available)", waitAvailable(ctx, dc, began))
+		Expect(claimUIDs(ctx, dc)).To(Equal(claims), "the members came back on the same claims")
+		db.expectAll(ctx)
+	}, NodeTimeout(6*time.Minute))
+
 	It("keeps every key through the operator's upgrade 0.1.0 -> 0.2.0 through OLM, without rolling the database", func(ctx SpecContext) {
 		before := statefulSet(ctx, dc)
 		members := podsOf(ctx, dc)
@@ -218,11 +254,12 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		var killed corev1.Pod
 		var oldIdentity string
 		db.duringChange(ctx, func() {
-			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = etcdImageV1 })
-			// The roll has begun: the StatefulSet carries v1 and not every member runs it yet.
+			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = sampleImage })
+			// The roll has begun: the StatefulSet carries the sample's image and not every member
+			// runs it yet.
 			Eventually(func(g Gomega) {
 				sts := statefulSet(ctx, dc)
-				g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal(etcdImageV1))
+				g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal(sampleImage))
 				g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
 				g.Expect(sts.Status.UpdatedReplicas).To(And(BeNumerically(">=", 1), BeNumerically("<", etcdMembers)))
 			}).WithContext(ctx).WithPolling(50 * time.Millisecond).Should(Succeed())
@@ -240,9 +277,9 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 			report("operator leader killed -> a new leader holds the Lease", time.Since(killedAt))
 			waitAvailable(ctx, dc, began)
 		})
-		report("etcd: rolling update v2 -> v1 with the operator's leader killed", time.Since(began))
+		report("etcd: rolling update v2 -> the sample's image with the operator's leader killed", time.Since(began))
 		for _, p := range podsOf(ctx, dc) {
-			Expect(p.Spec.Containers[0].Image).To(Equal(etcdImageV1))
+			Expect(p.Spec.Containers[0].Image).To(Equal(sampleImage))
 		}
 		// The kubelet restarted the killed manager, and its probes pass again.
 		Eventually(func(g Gomega) {
@@ -274,54 +311,24 @@ func expectQuorumBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluste
 	}).WithContext(ctx).Should(Succeed(), "PodDisruptionBudget of %s", dc.Name)
 }
 
-// newEtcdCluster returns a 3-member etcd whose members find each other through the stable pod
-// names of the headless Service (published before they are Ready).
-func newEtcdCluster(namespace, name string) *databasev1alpha1.DatabaseCluster {
-	domain := fmt.Sprintf("%s-headless.%s.svc.cluster.local", name, namespace)
-	var initial []string
-	for i := range etcdMembers {
-		initial = append(initial, fmt.Sprintf("%[1]s-%[2]d=http://%[1]s-%[2]d.%[3]s:2380", name, i, domain))
-	}
-	return newCluster(namespace, name, withReplicas(etcdMembers), withImage(etcdImageV1), withPort(2379),
-		withEnv(
-			corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-			corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-		),
-		withArgs(
-			"--name=$(POD_NAME)",
-			"--data-dir=/var/lib/database/etcd",
-			"--listen-client-urls=http://0.0.0.0:2379",
-			"--advertise-client-urls=http://$(POD_IP):2379",
-			"--listen-peer-urls=http://0.0.0.0:2380",
-			"--initial-advertise-peer-urls=http://$(POD_NAME)."+domain+":2380",
-			"--initial-cluster="+joinComma(initial),
-			"--initial-cluster-state=new",
-			"--initial-cluster-token="+namespace,
-			// A busy 2-core machine: patient elections.
-			"--heartbeat-interval=250",
-			"--election-timeout=2500",
-		))
-}
-
-func joinComma(s []string) string {
-	var b bytes.Buffer
-	for i, v := range s {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(v)
-	}
-	return b.String()
-}
-
 func etcdKey(i int) string   { return fmt.Sprintf("%s%05d", etcdPrefix, i) }
 func etcdValue(i int) string { return "value-" + strconv.Itoa(i) }
 
-// etcdClient speaks etcd's JSON gateway (/v3/kv/*) to whichever member answers, so a write
-// succeeds as long as the cluster has quorum.
+// etcdClient speaks etcd's JSON gateway (/v3/kv/*) through the client Service first, then to
+// whichever member answers, so a write succeeds as long as the cluster has quorum.
 type etcdClient struct {
 	dc   *databasev1alpha1.DatabaseCluster
 	http http.Client
+	// served counts the calls each address answered, when not nil.
+	served map[string]int
+}
+
+// serviceAddr is the address of the cluster's client Service (its ClusterIP: kube-proxy on the
+// node routes it to a Ready member).
+func (e *etcdClient) serviceAddr(ctx context.Context) string {
+	svc := &corev1.Service{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: e.dc.Namespace, Name: e.dc.ClientServiceName()}, svc)).To(Succeed())
+	return "http://" + net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(e.dc.DatabasePort())))
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -343,7 +350,7 @@ func (e *etcdClient) call(ctx context.Context, path string, body, out any) error
 		return err
 	}
 	lastErr := fmt.Errorf("no member has an address")
-	for _, addr := range e.members(ctx) {
+	for _, addr := range append([]string{e.serviceAddr(ctx)}, e.members(ctx)...) {
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+path, bytes.NewReader(data))
 		if err != nil {
@@ -365,6 +372,9 @@ func (e *etcdClient) call(ctx context.Context, path string, body, out any) error
 		}()
 		cancel()
 		if err == nil {
+			if e.served != nil {
+				e.served[addr]++
+			}
 			return nil
 		}
 		lastErr = err

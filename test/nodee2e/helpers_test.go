@@ -5,6 +5,8 @@ package nodee2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,16 +18,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 )
 
 // clusterOption changes a DatabaseCluster fixture.
 type clusterOption func(*databasev1alpha1.DatabaseCluster)
-
-func withReplicas(n int32) clusterOption {
-	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Replicas = ptr.To(n) }
-}
 
 func withImage(image string) clusterOption {
 	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = image }
@@ -35,12 +34,28 @@ func withPort(port int32) clusterOption {
 	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Port = port }
 }
 
-func withArgs(args ...string) clusterOption {
-	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Args = args }
+// claimUIDs maps each claim of dc's namespace to its UID; a claim being deleted fails.
+func claimUIDs(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) map[string]string {
+	GinkgoHelper()
+	var claims corev1.PersistentVolumeClaimList
+	Expect(k8s.List(ctx, &claims, client.InNamespace(dc.Namespace))).To(Succeed())
+	uids := map[string]string{}
+	for _, claim := range claims.Items {
+		Expect(claim.DeletionTimestamp).To(BeNil(), claim.Name)
+		uids[claim.Name] = string(claim.UID)
+	}
+	return uids
 }
 
-func withEnv(env ...corev1.EnvVar) clusterOption {
-	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Env = env }
+// sampleCluster reads a DatabaseCluster sample of config/samples, as it is, into namespace.
+func sampleCluster(namespace, file string) *databasev1alpha1.DatabaseCluster {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", file))
+	Expect(err).NotTo(HaveOccurred())
+	dc := &databasev1alpha1.DatabaseCluster{}
+	Expect(yaml.UnmarshalStrict(data, dc)).To(Succeed())
+	dc.Namespace = namespace
+	return dc
 }
 
 // newCluster returns a DatabaseCluster on the node's "standard" class with small requests.
@@ -94,7 +109,7 @@ func expectTruthfulStatus(g Gomega, dc *databasev1alpha1.DatabaseCluster) {
 	}
 	if cond.Status == metav1.ConditionTrue {
 		g.Expect(dc.Status.ReadyReplicas).To(Equal(dc.Status.Replicas), "Available=True with %d/%d Ready", dc.Status.ReadyReplicas, dc.Status.Replicas)
-	} else {
+	} else if cond.Reason != databasev1alpha1.ReasonHibernated {
 		g.Expect(cond.Message).To(Equal(fmt.Sprintf("%d/%d replicas are ready", dc.Status.ReadyReplicas, *dc.Spec.Replicas)))
 	}
 }
