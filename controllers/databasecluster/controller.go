@@ -24,21 +24,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
-	"github.com/seed1b407122/database-operator/controllers/internal/patch"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
 // Reasons of the events a DatabaseCluster gets.
@@ -60,18 +57,6 @@ const (
 
 // kind names DatabaseClusters in owner references and in the operator's metrics.
 const kind = "DatabaseCluster"
-
-// recordMetrics publishes the observed status in the operator's metrics.
-func recordMetrics(dc *databasev1alpha1.DatabaseCluster, status databasev1alpha1.DatabaseClusterStatus) {
-	opmetrics.RecordConditions(kind, dc.Namespace, dc.Name, status.Conditions)
-	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), status.ReadyReplicas)
-}
-
-// forgetMetrics removes the series of a cluster that is gone or being deleted.
-func forgetMetrics(namespace, name string) {
-	opmetrics.Forget(kind, namespace, name)
-	opmetrics.ForgetReplicas(namespace, name)
-}
 
 // Reconciler keeps the children of DatabaseClusters in place and reports their state.
 type Reconciler struct {
@@ -108,32 +93,30 @@ func (r *Reconciler) clock() clock.PassiveClock {
 
 // Reconcile brings the children of one DatabaseCluster to the state its spec asks for and writes
 // the status it observed: get → deletion → finalizer → children → status (once, only if changed).
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	dc := &databasev1alpha1.DatabaseCluster{}
-	if err := r.Get(ctx, req.NamespacedName, dc); err != nil {
-		if apierrors.IsNotFound(err) {
-			forgetMetrics(req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !dc.DeletionTimestamp.IsZero() {
-		forgetMetrics(req.Namespace, req.Name)
-		return r.reconcileDelete(ctx, dc)
-	}
-	if err := patch.AddFinalizer(ctx, r.Client, dc, databasev1alpha1.Finalizer); err != nil {
-		return ctrl.Result{}, err
-	}
-	original := dc.DeepCopy()
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return skeleton.Reconcile(ctx, r.Client, req, &databasev1alpha1.DatabaseCluster{}, r)
+}
+
+// Phases runs the phases, looks at the pods, and sets the status of dc to what they observed. A
+// pod that is not Ready yet is looked at again when it reaches the bound; its becoming Ready
+// earlier triggers a reconcile through the pod watch.
+func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (ctrl.Result, error) {
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
-	defer func() {
-		status := computeStatus(dc, obs)
-		recordMetrics(dc, status)
-		err = errors.Join(err, r.patchStatus(ctx, original, status))
-	}()
-	// A pod that is not Ready yet is looked at again when it reaches the bound; its becoming
-	// Ready earlier triggers a reconcile through the pod watch.
+	dc.Status = computeStatus(dc, obs)
+	opmetrics.RecordConditions(kind, dc.Namespace, dc.Name, dc.Status.Conditions)
+	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
 	return ctrl.Result{RequeueAfter: obs.recheckAfter}, obs.err
+}
+
+// Finalizer guards the data, which garbage collection alone would not handle as the spec says
+// (see Finalize).
+func (r *Reconciler) Finalizer() string { return databasev1alpha1.Finalizer }
+
+// ForgetMetrics removes the series of a cluster that is gone or being deleted.
+func (r *Reconciler) ForgetMetrics(namespace, name string) {
+	opmetrics.Forget(kind, namespace, name)
+	opmetrics.ForgetReplicas(namespace, name)
 }
 
 // reconcileChildren runs the phases in order and returns what they observed. While the cluster
@@ -180,29 +163,13 @@ func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseC
 	return obs
 }
 
-// patchStatus writes the status computed from observation, and only when it changed. It also
-// emits the events of the condition transitions, so that each transition is told exactly once.
-func (r *Reconciler) patchStatus(ctx context.Context, original *databasev1alpha1.DatabaseCluster,
-	status databasev1alpha1.DatabaseClusterStatus,
-) error {
-	updated := original.DeepCopy()
-	updated.Status = status
-	if written, err := patch.Status(ctx, r.Client, original, updated); !written {
-		return err
-	}
-	r.recordTransitions(original, updated)
-	logf.FromContext(ctx).V(1).Info("Patched the status", "ready", status.ReadyReplicas, "replicas", status.Replicas)
-	return nil
-}
-
 // SetupWithManager registers the controller and its watches. Updates of owned children only
 // trigger a reconcile when they change something the operator reads: a spec edit (generation),
 // a label change (the cache selects by label), the StatefulSet's replica counts, or a data
 // claim's size.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&databasev1alpha1.DatabaseCluster{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+	return skeleton.NewController(mgr, "databasecluster", r.MaxConcurrentReconciles, &databasev1alpha1.DatabaseCluster{},
+		predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(statefulSetChanged())).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(
@@ -211,7 +178,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(claimSizeChanged())).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),
 			builder.WithPredicates(podReadinessChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Named("databasecluster").
 		Complete(r)
 }

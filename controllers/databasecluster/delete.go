@@ -37,7 +37,7 @@ import (
 // not yet observed the claim retention policy the finalizer just set.
 const retentionRecheck = 2 * time.Second
 
-// reconcileDelete is the finalizer path. The StatefulSet, Services and PDB carry owner
+// Finalize is the finalizer path. The StatefulSet, Services and PDB carry owner
 // references and are garbage collected; what the finalizer guards is the data. Before the
 // finalizer goes, whatever the cluster's state (paused included):
 //  1. the StatefulSet's claim retention policy is brought in line with the spec, and the
@@ -49,7 +49,7 @@ const retentionRecheck = 2 * time.Second
 //
 // Only member claims (isMemberClaim) are ever touched. It is idempotent, and removes the
 // finalizer even when there is nothing left to clean (e.g. in a namespace being deleted).
-func (r *Reconciler) reconcileDelete(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (ctrl.Result, error) {
+func (r *Reconciler) Finalize(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(dc, databasev1alpha1.Finalizer) {
 		return ctrl.Result{}, nil
 	}

@@ -15,6 +15,7 @@
 package databasecluster
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -113,10 +115,11 @@ var transitions = []struct {
 	{databasev1alpha1.ConditionResizing, metav1.ConditionFalse, EventResized, corev1.EventTypeNormal},
 }
 
-// recordTransitions emits one event per condition that changed status between two statuses. A
-// condition seen for the first time is only told when it is True: a new cluster is not
-// "Unavailable", it is being created.
-func (r *Reconciler) recordTransitions(before, after *databasev1alpha1.DatabaseCluster) {
+// StatusWritten tells what a status write changed: a log line, and one event per condition that
+// changed status between before and after. A condition seen for the first time is only told when
+// it is True: a new cluster is not "Unavailable", it is being created.
+func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev1alpha1.DatabaseCluster) {
+	logf.FromContext(ctx).V(1).Info("Patched the status", "ready", after.Status.ReadyReplicas, "replicas", after.Status.Replicas)
 	for _, t := range transitions {
 		was := meta.FindStatusCondition(before.Status.Conditions, t.condition)
 		now := meta.FindStatusCondition(after.Status.Conditions, t.condition)

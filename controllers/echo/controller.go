@@ -18,22 +18,18 @@ package echo
 
 import (
 	"context"
-	"errors"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
-	"github.com/seed1b407122/database-operator/controllers/internal/patch"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
 // kind names Echos in owner references and in the operator's metrics.
@@ -61,49 +57,30 @@ type Reconciler struct {
 
 // Reconcile makes sure the Job of one Echo runs once and writes the status it observed:
 // get → Job (unless finished) → status (once, only if changed).
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	e := &echov1alpha1.Echo{}
-	if err := r.Get(ctx, req.NamespacedName, e); err != nil {
-		if apierrors.IsNotFound(err) {
-			opmetrics.Forget(kind, req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	original := e.DeepCopy()
-	obs := r.reconcileJob(ctx, e)
-	defer func() {
-		status := computeStatus(e, obs)
-		opmetrics.RecordConditions(kind, e.Namespace, e.Name, status.Conditions)
-		err = errors.Join(err, r.patchStatus(ctx, original, status))
-	}()
-	if apierrors.IsInvalid(obs.err) {
-		// The API server will never take this Job; the Failed condition says why.
-		return ctrl.Result{}, reconcile.TerminalError(obs.err)
-	}
-	return ctrl.Result{}, obs.err
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return skeleton.Reconcile(ctx, r.Client, req, &echov1alpha1.Echo{}, r)
 }
 
-// patchStatus writes status, and only when it changed. It also emits the events of the phase
-// transitions, so that each is told exactly once.
-func (r *Reconciler) patchStatus(ctx context.Context, original *echov1alpha1.Echo, status echov1alpha1.EchoStatus) error {
-	updated := original.DeepCopy()
-	updated.Status = status
-	if written, err := patch.Status(ctx, r.Client, original, updated); !written {
-		return err
-	}
-	r.recordTransitions(original, updated)
-	logf.FromContext(ctx).V(1).Info("Patched the status", "phase", status.Phase, "job", status.JobName)
-	return nil
+// Phases runs the one phase of an Echo, its Job, and sets the status of e to what it observed. A
+// Job the API server will never take is a terminal error: the Failed condition says why.
+func (r *Reconciler) Phases(ctx context.Context, e *echov1alpha1.Echo) (ctrl.Result, error) {
+	obs := r.reconcileJob(ctx, e)
+	e.Status = computeStatus(e, obs)
+	opmetrics.RecordConditions(kind, e.Namespace, e.Name, e.Status.Conditions)
+	return ctrl.Result{}, skeleton.TerminalIf(obs.err, apierrors.IsInvalid)
+}
+
+// ForgetMetrics removes the series of an Echo that is gone.
+func (r *Reconciler) ForgetMetrics(namespace, name string) {
+	opmetrics.Forget(kind, namespace, name)
 }
 
 // SetupWithManager registers the controller and its watches. The spec of an Echo is immutable,
 // so only its creation (and a generation change, should one happen) triggers a reconcile, plus
 // the changes of its Job that the status is computed from.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&echov1alpha1.Echo{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+	return skeleton.NewController(mgr, "echo", r.MaxConcurrentReconciles, &echov1alpha1.Echo{},
+		predicate.GenerationChangedPredicate{}).
 		Owns(&batchv1.Job{}, builder.WithPredicates(jobChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Named("echo").
 		Complete(r)
 }

@@ -15,8 +15,11 @@
 package echo
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
@@ -29,10 +32,11 @@ const (
 	EventFailed    = "Failed"
 )
 
-// recordTransitions emits a warning when the Job's name turns out to be held by another object,
-// and an event when the phase reaches an end. The phase of a finished Echo never changes again,
-// so each end is told once.
-func (r *Reconciler) recordTransitions(before, after *echov1alpha1.Echo) {
+// StatusWritten tells what a status write changed: a log line, a warning when the Job's name
+// turns out to be held by another object, and an event when the phase reaches an end. The phase
+// of a finished Echo never changes again, so each end is told once.
+func (r *Reconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.Echo) {
+	logf.FromContext(ctx).V(1).Info("Patched the status", "phase", after.Status.Phase, "job", after.Status.JobName)
 	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, echov1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
 	}

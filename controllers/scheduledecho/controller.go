@@ -18,22 +18,17 @@ package scheduledecho
 
 import (
 	"context"
-	"errors"
 
 	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
-	"github.com/seed1b407122/database-operator/controllers/internal/patch"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
 // kind names ScheduledEchos in owner references and in the operator's metrics.
@@ -60,51 +55,31 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings the CronJob of one ScheduledEcho in line with its spec and writes the status
-// it observed: get → CronJob → status (once, only if changed). A spec the CronJob API rejects is
-// a terminal error: retrying cannot help until the user changes it, and Ready says why.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	s := &echov1alpha1.ScheduledEcho{}
-	if err := r.Get(ctx, req.NamespacedName, s); err != nil {
-		if apierrors.IsNotFound(err) {
-			opmetrics.Forget(kind, req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	original := s.DeepCopy()
-	obs := r.reconcileCronJob(ctx, s)
-	defer func() {
-		status := computeStatus(s, obs)
-		opmetrics.RecordConditions(kind, s.Namespace, s.Name, status.Conditions)
-		err = errors.Join(err, r.patchStatus(ctx, original, status))
-	}()
-	if isTerminal(obs.err) {
-		return ctrl.Result{}, reconcile.TerminalError(obs.err)
-	}
-	return ctrl.Result{}, obs.err
+// it observed: get → CronJob → status (once, only if changed).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return skeleton.Reconcile(ctx, r.Client, req, &echov1alpha1.ScheduledEcho{}, r)
 }
 
-// patchStatus writes status, and only when it changed. It also emits the events of the
-// condition transitions, so that each is told exactly once.
-func (r *Reconciler) patchStatus(ctx context.Context, original *echov1alpha1.ScheduledEcho,
-	status echov1alpha1.ScheduledEchoStatus,
-) error {
-	updated := original.DeepCopy()
-	updated.Status = status
-	if written, err := patch.Status(ctx, r.Client, original, updated); !written {
-		return err
-	}
-	r.recordTransitions(original, updated)
-	logf.FromContext(ctx).V(1).Info("Patched the status", "cronJob", status.CronJobName)
-	return nil
+// Phases runs the one phase of a ScheduledEcho, its CronJob, and sets the status of s to what it
+// observed. A spec the CronJob API rejects is a terminal error: retrying cannot help until the
+// user changes it, and Ready says why.
+func (r *Reconciler) Phases(ctx context.Context, s *echov1alpha1.ScheduledEcho) (ctrl.Result, error) {
+	obs := r.reconcileCronJob(ctx, s)
+	s.Status = computeStatus(s, obs)
+	opmetrics.RecordConditions(kind, s.Namespace, s.Name, s.Status.Conditions)
+	return ctrl.Result{}, skeleton.TerminalIf(obs.err, isTerminal)
+}
+
+// ForgetMetrics removes the series of a ScheduledEcho that is gone.
+func (r *Reconciler) ForgetMetrics(namespace, name string) {
+	opmetrics.Forget(kind, namespace, name)
 }
 
 // SetupWithManager registers the controller and its watches: spec changes of ScheduledEchos,
 // and the changes of their CronJobs that the operator reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&echov1alpha1.ScheduledEcho{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+	return skeleton.NewController(mgr, "scheduledecho", r.MaxConcurrentReconciles, &echov1alpha1.ScheduledEcho{},
+		predicate.GenerationChangedPredicate{}).
 		Owns(&batchv1.CronJob{}, builder.WithPredicates(cronJobChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Named("scheduledecho").
 		Complete(r)
 }

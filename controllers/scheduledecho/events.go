@@ -15,9 +15,12 @@
 package scheduledecho
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
@@ -37,10 +40,12 @@ var rejections = map[string]string{
 	echov1alpha1.ReasonCronJobRejected: EventRejected,
 }
 
-// recordTransitions emits a warning when the CronJob's name turns out to be held by another
-// object, and when the Ready condition turns to a reason that needs the user to change the spec.
-// A retried write (SyncFailed) is not told: it is expected to pass.
-func (r *Reconciler) recordTransitions(before, after *echov1alpha1.ScheduledEcho) {
+// StatusWritten tells what a status write changed: a log line, and a warning when the CronJob's
+// name turns out to be held by another object or when the Ready condition turns to a reason that
+// needs the user to change the spec. A retried write (SyncFailed) is not told: it is expected to
+// pass.
+func (r *Reconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.ScheduledEcho) {
+	logf.FromContext(ctx).V(1).Info("Patched the status", "cronJob", after.Status.CronJobName)
 	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, echov1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
 	}

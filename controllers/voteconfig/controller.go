@@ -23,13 +23,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -39,7 +37,7 @@ import (
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
-	"github.com/seed1b407122/database-operator/controllers/internal/patch"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
 // kind names VoteConfigs in owner references and in the operator's metrics.
@@ -72,30 +70,21 @@ type Reconciler struct {
 // Reconcile keeps the ConfigMap of one VoteConfig and the annotation of its target Deployment,
 // and writes the status it observed: get → deletion → finalizer → ConfigMap → target → status
 // (once, only if changed).
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	vc := &votingv1alpha1.VoteConfig{}
-	if err := r.Get(ctx, req.NamespacedName, vc); err != nil {
-		if apierrors.IsNotFound(err) {
-			opmetrics.Forget(kind, req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !vc.DeletionTimestamp.IsZero() {
-		opmetrics.Forget(kind, req.Namespace, req.Name)
-		return ctrl.Result{}, r.reconcileDelete(ctx, vc)
-	}
-	if err := patch.AddFinalizer(ctx, r.Client, vc, votingv1alpha1.Finalizer); err != nil {
-		return ctrl.Result{}, err
-	}
-	original := vc.DeepCopy()
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return skeleton.Reconcile(ctx, r.Client, req, &votingv1alpha1.VoteConfig{}, r)
+}
+
+// Phases keeps the children of vc and sets its status to what they observed, at the time of
+// this reconcile.
+func (r *Reconciler) Phases(ctx context.Context, vc *votingv1alpha1.VoteConfig) (ctrl.Result, error) {
 	obs := r.reconcileChildren(ctx, vc)
-	defer func() {
-		status := computeStatus(vc, obs, metav1.Now())
-		opmetrics.RecordConditions(kind, vc.Namespace, vc.Name, status.Conditions)
-		err = errors.Join(err, r.patchStatus(ctx, original, status))
-	}()
+	vc.Status = computeStatus(vc, obs, metav1.Now())
+	opmetrics.RecordConditions(kind, vc.Namespace, vc.Name, vc.Status.Conditions)
 	return ctrl.Result{}, errors.Join(obs.configMapErr, obs.targetErr)
 }
+
+// Finalizer guards the config-hash annotation on the target Deployment (see Finalize).
+func (r *Reconciler) Finalizer() string { return votingv1alpha1.Finalizer }
 
 // reconcileChildren keeps the ConfigMap, then the annotation of the target Deployment, which
 // carries the hash of the content the ConfigMap now holds.
@@ -114,17 +103,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, vc *votingv1alpha1.V
 	return obs
 }
 
-// patchStatus writes status, and only when it changed. It also emits the events of the
-// condition transitions, so that each is told exactly once.
-func (r *Reconciler) patchStatus(ctx context.Context, original *votingv1alpha1.VoteConfig, status votingv1alpha1.VoteConfigStatus) error {
-	updated := original.DeepCopy()
-	updated.Status = status
-	if written, err := patch.Status(ctx, r.Client, original, updated); !written {
-		return err
-	}
-	r.recordTransitions(original, updated)
-	logf.FromContext(ctx).V(1).Info("Patched the status", "configMap", status.ConfigMapName)
-	return nil
+// ForgetMetrics removes the series of a VoteConfig that is gone or being deleted.
+func (r *Reconciler) ForgetMetrics(namespace, name string) {
+	opmetrics.Forget(kind, namespace, name)
 }
 
 // SetupWithManager registers the controller, its watches and the index of VoteConfigs by target.
@@ -141,14 +122,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		targetDeploymentIndex, indexTargetDeployment); err != nil {
 		return fmt.Errorf("indexing VoteConfigs by target Deployment: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&votingv1alpha1.VoteConfig{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+	return skeleton.NewController(mgr, "voteconfig", r.MaxConcurrentReconciles, &votingv1alpha1.VoteConfig{},
+		predicate.GenerationChangedPredicate{}).
 		// ConfigMaps have no generation: every change of one is a possible hand edit to revert.
 		Owns(&corev1.ConfigMap{}).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.voteConfigsOf),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Named("voteconfig").
 		Complete(r)
 }
 

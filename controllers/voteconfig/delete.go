@@ -17,6 +17,7 @@ package voteconfig
 import (
 	"context"
 
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -25,21 +26,21 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
 
-// reconcileDelete is the finalizer path. The ConfigMap carries an owner reference and is garbage
+// Finalize is the finalizer path. The ConfigMap carries an owner reference and is garbage
 // collected; what the finalizer guards is the config-hash annotation on the target Deployment,
 // which nothing else would remove. It is idempotent, and removes the finalizer even when there
 // is nothing left to clean (no target, or a Deployment already gone with its namespace).
-func (r *Reconciler) reconcileDelete(ctx context.Context, vc *votingv1alpha1.VoteConfig) error {
+func (r *Reconciler) Finalize(ctx context.Context, vc *votingv1alpha1.VoteConfig) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(vc, votingv1alpha1.Finalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if err := r.removeTargetAnnotation(ctx, vc); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	if err := patch.RemoveFinalizer(ctx, r.Client, vc, votingv1alpha1.Finalizer); err != nil {
 		// A VoteConfig that is already gone needs nothing more.
-		return client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	logf.FromContext(ctx).Info("Removed the finalizer", "targetDeployment", vc.Spec.TargetDeployment)
-	return nil
+	return ctrl.Result{}, nil
 }

@@ -15,8 +15,11 @@
 package voteconfig
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
@@ -42,10 +45,11 @@ func (r *Reconciler) recordConfigMap(vc *votingv1alpha1.VoteConfig, result child
 	}
 }
 
-// recordTransitions tells when the ConfigMap's name turns out to be held by another object, and
-// when the target Deployment goes missing or is found. A VoteConfig without a target is told
-// nothing about it.
-func (r *Reconciler) recordTransitions(before, after *votingv1alpha1.VoteConfig) {
+// StatusWritten tells what a status write changed: a log line, a warning when the ConfigMap's
+// name turns out to be held by another object, and an event when the target Deployment goes
+// missing or is found. A VoteConfig without a target is told nothing about it.
+func (r *Reconciler) StatusWritten(ctx context.Context, before, after *votingv1alpha1.VoteConfig) {
+	logf.FromContext(ctx).V(1).Info("Patched the status", "configMap", after.Status.ConfigMapName)
 	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, votingv1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
 	}

@@ -1,0 +1,114 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Package skeleton is the reconcile skeleton every controller shares: get (a resource that is
+// gone ends the reconcile) → deletion first → finalizer → the kind's ordered phases → the status
+// they observed, written once by merge patch and only when it changed. A controller plugs in only
+// what is its own: its phases, its finalizer path, what it tells when its status changed.
+package skeleton
+
+import (
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
+)
+
+// Object is the pointer type of a resource whose DeepCopy keeps its type, e.g. *v1alpha1.Echo.
+type Object[T any] interface {
+	client.Object
+	DeepCopy() T
+}
+
+// Kind is what a controller plugs into Reconcile for its resources of type T.
+type Kind[T Object[T]] interface {
+	// Phases bring the children of obj in line with its spec, in order, and set the status of
+	// obj to what they observed, also in the operator's metrics. They return what the reconcile
+	// returns.
+	Phases(ctx context.Context, obj T) (ctrl.Result, error)
+	// StatusWritten tells what a status write changed: before and after are the resource around
+	// it. It is called only when the status changed, so that each transition is told once.
+	StatusWritten(ctx context.Context, before, after T)
+	// ForgetMetrics removes the series of a resource that is gone or being deleted.
+	ForgetMetrics(namespace, name string)
+}
+
+// Finalizing is a Kind whose resources carry a finalizer, for a cleanup that garbage collection
+// cannot do.
+type Finalizing[T Object[T]] interface {
+	Kind[T]
+	// Finalizer is added before any child is written.
+	Finalizer() string
+	// Finalize is the finalizer path: it runs instead of the phases once the resource is being
+	// deleted, and removes the finalizer when the cleanup is done.
+	Finalize(ctx context.Context, obj T) (ctrl.Result, error)
+}
+
+// Reconcile runs one reconcile of the resource req names, read into obj, an empty object of the
+// kind: get → deletion (a Finalizing kind) → finalizer → phases → status. The status is patched
+// only when it changed, with the resourceVersion of the object read (see patch.Status); the
+// patch's error joins the phases' own.
+func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Request, obj T, k Kind[T]) (ctrl.Result, error) {
+	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			k.ForgetMetrics(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if f, ok := k.(Finalizing[T]); ok {
+		if !obj.GetDeletionTimestamp().IsZero() {
+			k.ForgetMetrics(req.Namespace, req.Name)
+			return f.Finalize(ctx, obj)
+		}
+		if err := patch.AddFinalizer(ctx, c, obj, f.Finalizer()); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	original := obj.DeepCopy()
+	result, err := k.Phases(ctx, obj)
+	written, patchErr := patch.Status(ctx, c, original, obj)
+	if written {
+		k.StatusWritten(ctx, original, obj)
+	}
+	return result, errors.Join(err, patchErr)
+}
+
+// TerminalIf marks err as terminal (reconcile.TerminalError) when permanent says that retrying
+// cannot help until the spec changes; the kind's conditions say why.
+func TerminalIf(err error, permanent func(error) bool) error {
+	if err != nil && permanent(err) {
+		return reconcile.TerminalError(err)
+	}
+	return err
+}
+
+// NewController starts the builder of the controller named name: it reconciles the resources of
+// obj's kind on the events that pass predicates, at most maxConcurrent at once. The caller adds
+// what the kind owns and watches, and completes it.
+func NewController(mgr ctrl.Manager, name string, maxConcurrent int, obj client.Object,
+	predicates ...predicate.Predicate,
+) *builder.Builder {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(obj, builder.WithPredicates(predicates...)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
+		Named(name)
+}
