@@ -128,14 +128,14 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 			"every write and the read went through the client Service")
 	}, NodeTimeout(6*time.Minute))
 
-	It("keeps every key and its quorum through a rolling image update v1 -> v2", func(ctx SpecContext) {
+	It("keeps every key and its quorum through a rolling image update from the sample's image to v2", func(ctx SpecContext) {
 		began := time.Now()
 		rolled := db.duringChange(ctx, func() {
 			update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = etcdImageV2 })
 			waitAvailable(ctx, dc, began)
 			Expect(dc.Status.CurrentImage).To(Equal(etcdImageV2))
 		})
-		report("etcd: rolling update of 3 members v1 -> v2", time.Since(began))
+		report("etcd: rolling update of 3 members sample -> v2", time.Since(began))
 		Expect(rolled).To(BeNumerically(">", 0))
 		for _, p := range podsOf(ctx, dc) {
 			Expect(p.Spec.Containers[0].Image).To(Equal(etcdImageV2))
