@@ -18,15 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // childMeta is the metadata of every child of dc: its name, dc's namespace, the operator's labels
 // and a controller reference to dc, so that children are garbage collected with it.
 func childMeta(dc *databasev1alpha1.DatabaseCluster, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name:            name,
-		Namespace:       dc.Namespace,
-		Labels:          dc.Labels(),
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dc, databasev1alpha1.GroupVersion.WithKind(kind))},
-	}
+	return child.Meta(dc, databasev1alpha1.GroupVersion.WithKind(kind), name, dc.Labels())
 }

@@ -58,13 +58,8 @@ func BuildJob(e *echov1alpha1.Echo, image string) *batchv1.Job {
 	spec := BuildJobSpec(e.Spec.Message, image, e.SelectorLabels())
 	spec.TTLSecondsAfterFinished = ptr.To[int32](TTLSecondsAfterFinished)
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            e.JobName(),
-			Namespace:       e.Namespace,
-			Labels:          e.Labels(),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(e, echov1alpha1.GroupVersion.WithKind(kind))},
-		},
-		Spec: spec,
+		ObjectMeta: child.Meta(e, echov1alpha1.GroupVersion.WithKind(kind), e.JobName(), e.Labels()),
+		Spec:       spec,
 	}
 }
 

@@ -39,12 +39,7 @@ const (
 // of the operator's cache: the CronJob controller owns and cleans them.
 func BuildCronJob(s *echov1alpha1.ScheduledEcho, image string) *batchv1.CronJob {
 	return &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            s.CronJobName(),
-			Namespace:       s.Namespace,
-			Labels:          s.Labels(),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s, echov1alpha1.GroupVersion.WithKind(kind))},
-		},
+		ObjectMeta: child.Meta(s, echov1alpha1.GroupVersion.WithKind(kind), s.CronJobName(), s.Labels()),
 		Spec: batchv1.CronJobSpec{
 			Schedule: s.Spec.Schedule,
 			Suspend:  ptr.To(s.Spec.Suspend),

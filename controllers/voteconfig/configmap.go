@@ -24,7 +24,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
@@ -43,13 +42,8 @@ func BuildConfigMap(vc *votingv1alpha1.VoteConfig) (*corev1.ConfigMap, error) {
 		return nil, err
 	}
 	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            vc.ConfigMapName(),
-			Namespace:       vc.Namespace,
-			Labels:          vc.Labels(),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vc, votingv1alpha1.GroupVersion.WithKind(kind))},
-		},
-		Data: data,
+		ObjectMeta: child.Meta(vc, votingv1alpha1.GroupVersion.WithKind(kind), vc.ConfigMapName(), vc.Labels()),
+		Data:       data,
 	}, nil
 }
 

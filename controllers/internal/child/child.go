@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -101,6 +102,17 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 		return observed, "", fmt.Errorf("patching %s: %w", describe(desired), err)
 	}
 	return patched, Patched, nil
+}
+
+// Meta is the metadata of a child of owner (of kind gvk): its name, owner's namespace, labels,
+// and a controller reference to owner, so that the child is garbage collected with it.
+func Meta(owner metav1.Object, gvk schema.GroupVersionKind, name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:            name,
+		Namespace:       owner.GetNamespace(),
+		Labels:          labels,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, gvk)},
+	}
 }
 
 // describe names a child in errors: "StatefulSet ns/name".
