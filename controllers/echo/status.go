@@ -133,20 +133,23 @@ func computeStatus(e *echov1alpha1.Echo, obs observation) echov1alpha1.EchoStatu
 
 // setCompleteCondition: True once the Job succeeded; the reason tells where it is otherwise.
 func setCompleteCondition(conditions *[]metav1.Condition, e *echov1alpha1.Echo, st jobState) {
-	meta.SetStatusCondition(conditions, metav1.Condition{
-		Type:               echov1alpha1.ConditionComplete,
-		Status:             conditionStatus(st.phase == echov1alpha1.EchoSucceeded),
-		Reason:             st.reason,
-		Message:            st.message,
-		ObservedGeneration: e.Generation,
-	})
+	setEndCondition(conditions, e, st, echov1alpha1.ConditionComplete, echov1alpha1.EchoSucceeded)
 }
 
 // setFailedCondition: True once the Job failed, or when the API server rejected it.
 func setFailedCondition(conditions *[]metav1.Condition, e *echov1alpha1.Echo, st jobState) {
+	setEndCondition(conditions, e, st, echov1alpha1.ConditionFailed, echov1alpha1.EchoFailed)
+}
+
+// setEndCondition sets the condition of type conditionType, which is True once the Job's phase
+// is end. Complete and Failed both carry the reason and message of the Job's state, so that
+// either tells where the Job is.
+func setEndCondition(conditions *[]metav1.Condition, e *echov1alpha1.Echo, st jobState, conditionType string,
+	end echov1alpha1.EchoPhase,
+) {
 	meta.SetStatusCondition(conditions, metav1.Condition{
-		Type:               echov1alpha1.ConditionFailed,
-		Status:             conditionStatus(st.phase == echov1alpha1.EchoFailed),
+		Type:               conditionType,
+		Status:             conditionStatus(st.phase == end),
 		Reason:             st.reason,
 		Message:            st.message,
 		ObservedGeneration: e.Generation,
