@@ -55,12 +55,7 @@ func AddFinalizer(ctx context.Context, c client.Client, obj client.Object, final
 	if controllerutil.ContainsFinalizer(obj, finalizer) {
 		return nil
 	}
-	original := obj.DeepCopyObject().(client.Object)
-	controllerutil.AddFinalizer(obj, finalizer)
-	if err := c.Patch(ctx, obj, lockedMergeFrom(original)); err != nil {
-		return fmt.Errorf("adding the finalizer: %w", err)
-	}
-	return nil
+	return patchFinalizers(ctx, c, obj, "adding the finalizer", func() { controllerutil.AddFinalizer(obj, finalizer) })
 }
 
 // RemoveFinalizer removes finalizer from obj once its cleanup is done, with a patch that fails
@@ -70,10 +65,16 @@ func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object, fi
 	if !controllerutil.ContainsFinalizer(obj, finalizer) {
 		return nil
 	}
+	return patchFinalizers(ctx, c, obj, "removing the finalizer", func() { controllerutil.RemoveFinalizer(obj, finalizer) })
+}
+
+// patchFinalizers makes change to the finalizers of obj and writes it in one merge patch that
+// carries obj's resourceVersion; doing names the write in its error.
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, doing string, change func()) error {
 	original := obj.DeepCopyObject().(client.Object)
-	controllerutil.RemoveFinalizer(obj, finalizer)
+	change()
 	if err := c.Patch(ctx, obj, lockedMergeFrom(original)); err != nil {
-		return fmt.Errorf("removing the finalizer: %w", err)
+		return fmt.Errorf("%s: %w", doing, err)
 	}
 	return nil
 }
