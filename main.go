@@ -26,8 +26,13 @@ import (
 	"strings"
 	"time"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -35,6 +40,7 @@ import (
 
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasebackup"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
@@ -53,7 +59,7 @@ const (
 )
 
 // controllerNames are the controllers --controllers can select.
-var controllerNames = []string{"databasecluster", "echo", "scheduledecho", "voteconfig"}
+var controllerNames = []string{"databasecluster", "databasebackup", "echo", "scheduledecho", "voteconfig"}
 
 // options are the command-line settings of the manager.
 type options struct {
@@ -138,7 +144,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(cfg, managerOptions(o, kinds))
+	opts := managerOptions(o, kinds)
+	if opts.Cache, err = withSnapshotCache(cfg, opts.Cache); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -186,6 +196,8 @@ func newReconcilers(mgr ctrl.Manager, o options) map[string]reconciler {
 	return map[string]reconciler{
 		"databasecluster": &databasecluster.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
 			MaxConcurrentReconciles: o.maxConcurrentReconciles, PodReadyTimeout: o.podReadyTimeout},
+		"databasebackup": &databasebackup.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
+			MaxConcurrentReconciles: o.maxConcurrentReconciles},
 		"echo": &echo.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
 			Image: echoImage(), MaxConcurrentReconciles: o.maxConcurrentReconciles},
 		"scheduledecho": &scheduledecho.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
@@ -260,4 +272,26 @@ func watchNamespaces() []string {
 		}
 	}
 	return namespaces
+}
+
+// withSnapshotCache adds the VolumeSnapshots to the cache settings when the API server serves
+// snapshot.storage.k8s.io/v1; without it, DatabaseBackups fail and say what to install.
+func withSnapshotCache(cfg *rest.Config, opts cache.Options) (cache.Options, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return opts, fmt.Errorf("creating the discovery client: %w", err)
+	}
+	resources, err := dc.ServerResourcesForGroupVersion(snapshotv1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return opts, nil
+	}
+	if err != nil {
+		return opts, fmt.Errorf("looking up the VolumeSnapshot API: %w", err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Kind == "VolumeSnapshot" {
+			return cachecfg.WithVolumeSnapshots(opts), nil
+		}
+	}
+	return opts, nil
 }

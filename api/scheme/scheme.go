@@ -20,6 +20,7 @@ package scheme
 import (
 	"fmt"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,8 +30,9 @@ import (
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 )
 
-// New returns a new scheme with the built-in kinds, CustomResourceDefinitions and the kinds of
-// database/v1alpha1, echo/v1alpha1 and voting/v1alpha1.
+// New returns a new scheme with the built-in kinds, CustomResourceDefinitions, the kinds of
+// database/v1alpha1, echo/v1alpha1 and voting/v1alpha1, and the CSI snapshot kinds
+// (snapshot.storage.k8s.io/v1) that DatabaseBackups create.
 func New() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	builder := runtime.NewSchemeBuilder(
@@ -39,6 +41,7 @@ func New() (*runtime.Scheme, error) {
 		databasev1alpha1.AddToScheme,
 		echov1alpha1.AddToScheme,
 		votingv1alpha1.AddToScheme,
+		snapshotv1.AddToScheme,
 	)
 	if err := builder.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("registering the kinds of the scheme: %w", err)

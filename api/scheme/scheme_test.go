@@ -33,6 +33,9 @@ func TestNewKnowsTheBuiltInKindsCRDsAndEveryKindOfTheOperator(t *testing.T) {
 		{Group: "echo.seed1b407122.io", Version: "v1alpha1", Kind: "Echo"},
 		{Group: "echo.seed1b407122.io", Version: "v1alpha1", Kind: "ScheduledEcho"},
 		{Group: "voting.seed1b407122.io", Version: "v1alpha1", Kind: "VoteConfig"},
+		{Group: "database.seed1b407122.io", Version: "v1alpha1", Kind: "DatabaseBackup"},
+		{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshot"},
+		{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"},
 	} {
 		if !s.Recognizes(gvk) {
 			t.Errorf("the scheme does not know %s", gvk)

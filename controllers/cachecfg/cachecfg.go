@@ -17,6 +17,7 @@
 package cachecfg
 
 import (
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -51,5 +52,14 @@ func Options(namespaces []string) cache.Options {
 			opts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
+	return opts
+}
+
+// WithVolumeSnapshots adds the operator's VolumeSnapshots (label-selected like every child) to
+// opts. Only for an API server that serves snapshot.storage.k8s.io/v1: the cache refuses to
+// start with a kind the server does not know.
+func WithVolumeSnapshots(opts cache.Options) cache.Options {
+	owned := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: labels.ManagedByValue})}
+	opts.ByObject[&snapshotv1.VolumeSnapshot{}] = owned
 	return opts
 }

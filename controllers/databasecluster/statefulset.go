@@ -69,18 +69,19 @@ func BuildStatefulSet(dc *databasev1alpha1.DatabaseCluster) (*appsv1.StatefulSet
 				Type: appsv1.RollingUpdateStatefulSetStrategyType,
 			},
 			PersistentVolumeClaimRetentionPolicy: buildRetentionPolicy(dc),
-			Template:             buildPodTemplate(dc),
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{buildClaimTemplate(dc, size)},
+			Template:                             buildPodTemplate(dc),
+			VolumeClaimTemplates:                 []corev1.PersistentVolumeClaim{buildClaimTemplate(dc, size)},
 		},
 	}, nil
 }
 
 // buildRetentionPolicy is the StatefulSet's claim retention policy: the spec's, except that a
-// hibernated cluster retains the claims of the pods it stops whatever whenScaled says
-// (hibernation keeps the data; whenScaled is about replicas the user removed).
+// stopped cluster (hibernated, or held by an Offline backup) retains the claims of the pods it
+// stops whatever whenScaled says (stopping keeps the data; whenScaled is about replicas the user
+// removed).
 func buildRetentionPolicy(dc *databasev1alpha1.DatabaseCluster) *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy {
 	scaled := dc.WhenScaled()
-	if dc.Spec.Hibernated {
+	if dc.Stopped() {
 		scaled = databasev1alpha1.RetainPVC
 	}
 	return &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
@@ -131,12 +132,12 @@ func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSp
 			EnableServiceLinks: ptr.To(false),
 			// No ServiceAccount token unless the spec asks for one (see the field's doc).
 			AutomountServiceAccountToken: ptr.To(ptr.Deref(dc.Spec.AutomountServiceAccountToken, false)),
-			SecurityContext:   buildPodSecurityContext(dc.Spec.SecurityContext),
-			Containers:        []corev1.Container{buildContainer(dc)},
-			Affinity:          podAffinity(dc),
-			NodeSelector:      dc.Spec.NodeSelector,
-			Tolerations:       dc.Spec.Tolerations,
-			PriorityClassName: dc.Spec.PriorityClassName,
+			SecurityContext:              buildPodSecurityContext(dc.Spec.SecurityContext),
+			Containers:                   []corev1.Container{buildContainer(dc)},
+			Affinity:                     podAffinity(dc),
+			NodeSelector:                 dc.Spec.NodeSelector,
+			Tolerations:                  dc.Spec.Tolerations,
+			PriorityClassName:            dc.Spec.PriorityClassName,
 		},
 	}
 }
@@ -164,11 +165,11 @@ func buildPodSecurityContext(spec *databasev1alpha1.SecurityContextSpec) *corev1
 func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 	port := intstr.FromString(databasev1alpha1.PortName)
 	return corev1.Container{
-		Name:  ContainerName,
+		Name:    ContainerName,
 		Image:   dc.Spec.Image,
 		Command: dc.Spec.Command,
 		Args:    dc.Spec.Args,
-		Env:   dc.Spec.Env,
+		Env:     dc.Spec.Env,
 		Ports: []corev1.ContainerPort{{
 			Name: databasev1alpha1.PortName, ContainerPort: dc.DatabasePort(), Protocol: corev1.ProtocolTCP,
 		}},

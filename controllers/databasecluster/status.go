@@ -185,8 +185,8 @@ func setPausedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.Dat
 	meta.SetStatusCondition(conditions, cond)
 }
 
-// setHibernatedCondition: True while spec.hibernated is true; the reason says whether pods are
-// still running.
+// setHibernatedCondition: True while the cluster is stopped, by spec.hibernated or for an
+// Offline backup (the message names it); the reason says whether pods are still running.
 func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionHibernated,
@@ -195,18 +195,24 @@ func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1
 		Message:            fmt.Sprintf("the cluster runs spec.replicas (%d) pods", *dc.Spec.Replicas),
 		ObservedGeneration: dc.Generation,
 	}
-	if dc.Spec.Hibernated {
-		var running int32
-		if sts != nil {
-			running = sts.Status.Replicas
-		}
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = databasev1alpha1.ReasonHibernated
-		cond.Message = "spec.hibernated is true: no pod runs; claims, Services and status are kept"
-		if running > 0 {
-			cond.Reason = databasev1alpha1.ReasonHibernating
-			cond.Message = fmt.Sprintf("spec.hibernated is true: stopping %d pods; claims, Services and status are kept", running)
-		}
+	if !dc.Stopped() {
+		meta.SetStatusCondition(conditions, cond)
+		return
+	}
+	var running int32
+	if sts != nil {
+		running = sts.Status.Replicas
+	}
+	why := "spec.hibernated is true"
+	if !dc.Spec.Hibernated {
+		why = "stopped for offline backup " + dc.OfflineBackup()
+	}
+	cond.Status = metav1.ConditionTrue
+	cond.Reason = databasev1alpha1.ReasonHibernated
+	cond.Message = why + ": no pod runs; claims, Services and status are kept"
+	if running > 0 {
+		cond.Reason = databasev1alpha1.ReasonHibernating
+		cond.Message = fmt.Sprintf("%s: stopping %d pods; claims, Services and status are kept", why, running)
 	}
 	meta.SetStatusCondition(conditions, cond)
 }

@@ -76,3 +76,45 @@ const Finalizer = "database.seed1b407122.io/finalizer"
 
 // RestartedAtAnnotation on a DatabaseCluster rolls its pods once per new value.
 const RestartedAtAnnotation = "database.seed1b407122.io/restartedAt"
+
+// Condition types of a DatabaseBackup.
+const (
+	// ConditionCompleted is True once every snapshot of the backup is ready to use.
+	ConditionCompleted = "Completed"
+	// ConditionFailed is True once the backup cannot complete; the message says what to do.
+	ConditionFailed = "Failed"
+)
+
+// Condition reasons of a DatabaseBackup.
+const (
+	// ReasonBackupPending: the backup has not begun.
+	ReasonBackupPending = "Pending"
+	// ReasonStoppingCluster: an Offline backup waits for every member of the cluster to stop.
+	ReasonStoppingCluster = "StoppingCluster"
+	// ReasonSnapshotting: the snapshots exist and are not all ready to use yet.
+	ReasonSnapshotting = "Snapshotting"
+	// ReasonSnapshotsReady: every snapshot is ready to use.
+	ReasonSnapshotsReady = "SnapshotsReady"
+	// ReasonClusterNotFound: the DatabaseCluster does not exist.
+	ReasonClusterNotFound = "ClusterNotFound"
+	// ReasonClusterNotAvailable: an Offline backup needs the cluster Available first.
+	ReasonClusterNotAvailable = "ClusterNotAvailable"
+	// ReasonClusterBusy: another Offline backup holds the cluster stopped.
+	ReasonClusterBusy = "ClusterBusy"
+	// ReasonNoSnapshotAPI: the cluster has no snapshot.storage.k8s.io/v1 API.
+	ReasonNoSnapshotAPI = "NoSnapshotAPI"
+	// ReasonNoSnapshotClass: no VolumeSnapshotClass is named or no default fits the driver.
+	ReasonNoSnapshotClass = "NoSnapshotClass"
+	// ReasonSnapshotFailed: a snapshot reports an error, or was deleted before it was ready.
+	ReasonSnapshotFailed = "SnapshotFailed"
+	// ReasonBackupSyncFailed: an API call failed; the backup is retried.
+	ReasonBackupSyncFailed = "SyncFailed"
+)
+
+// BackupFinalizer is on a DatabaseBackup while it holds its cluster stopped (Offline), so that
+// deleting the backup starts the cluster again.
+const BackupFinalizer = "database.seed1b407122.io/backup"
+
+// OfflineBackupAnnotation on a DatabaseCluster names the Offline DatabaseBackup that holds it
+// stopped: the cluster runs no pod (its claims kept) while it is set.
+const OfflineBackupAnnotation = "database.seed1b407122.io/offline-backup"

@@ -77,12 +77,50 @@ func (dc *DatabaseCluster) PDBEnabled() bool {
 }
 
 // DesiredReplicas is the number of pods the cluster should run: spec.replicas, or 0 while
-// hibernated.
+// hibernated or stopped for an Offline backup.
 func (dc *DatabaseCluster) DesiredReplicas() int32 {
-	if dc.Spec.Hibernated || dc.Spec.Replicas == nil {
+	if dc.Stopped() || dc.Spec.Replicas == nil {
 		return 0
 	}
 	return *dc.Spec.Replicas
+}
+
+// Stopped says whether the cluster must run no pod and keep its claims: spec.hibernated, or
+// an Offline backup holding it (OfflineBackupAnnotation).
+func (dc *DatabaseCluster) Stopped() bool {
+	return dc.Spec.Hibernated || dc.OfflineBackup() != ""
+}
+
+// OfflineBackup is the name of the Offline DatabaseBackup that holds the cluster stopped, or "".
+func (dc *DatabaseCluster) OfflineBackup() string {
+	return dc.Annotations[OfflineBackupAnnotation]
+}
+
+// SnapshotName is the name of the VolumeSnapshot of the member with the given ordinal.
+func (b *DatabaseBackup) SnapshotName(ordinal int32) string {
+	return b.Name + "-" + itoa(ordinal)
+}
+
+// backupAppName is the value of labels.Name on the VolumeSnapshots of a DatabaseBackup.
+const backupAppName = "database-backup"
+
+// BackupClusterLabel on a VolumeSnapshot names the DatabaseCluster it is a copy of.
+const BackupClusterLabel = "database.seed1b407122.io/cluster"
+
+// Labels are the labels of every VolumeSnapshot of the backup: the backup's child labels plus
+// the cluster it copies.
+func (b *DatabaseBackup) Labels() map[string]string {
+	l := labels.Child(backupAppName, b.Name)
+	l[BackupClusterLabel] = b.Spec.ClusterName
+	return l
+}
+
+// BackupMethod is spec.method, or Online when the API server has not defaulted it.
+func (b *DatabaseBackup) BackupMethod() BackupMethod {
+	if b.Spec.Method == "" {
+		return BackupOnline
+	}
+	return b.Spec.Method
 }
 
 // WhenDeleted is the claim policy on deletion, Retain unless the user said Delete.
