@@ -56,26 +56,23 @@ func computeStatus(s *echov1alpha1.ScheduledEcho, obs observation) echov1alpha1.
 }
 
 // setReadyCondition: True when the CronJob matches the spec; otherwise the reason tells whether
-// the spec must change (InvalidSchedule, CronJobRejected) or the write is retried (SyncFailed).
+// the spec must change or the write is retried (failureReason).
 func setReadyCondition(conditions *[]metav1.Condition, s *echov1alpha1.ScheduledEcho, err error) {
-	cond := metav1.Condition{
-		Type:               echov1alpha1.ConditionReady,
-		Status:             metav1.ConditionFalse,
-		ObservedGeneration: s.Generation,
-	}
+	synced := fmt.Sprintf("CronJob %s runs on schedule %q", s.CronJobName(), s.Spec.Schedule)
+	meta.SetStatusCondition(conditions, child.ReadyCondition(s.Generation, err,
+		echov1alpha1.ReasonCronJobSynced, synced, failureReason(err)))
+}
+
+// failureReason is the reason of a Ready condition that is False for err: InvalidSchedule or
+// CronJobRejected when the spec must change, SyncFailed when the write is retried.
+func failureReason(err error) string {
 	switch {
-	case err == nil:
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = echov1alpha1.ReasonCronJobSynced
-		cond.Message = fmt.Sprintf("CronJob %s runs on schedule %q", s.CronJobName(), s.Spec.Schedule)
 	case isScheduleError(err):
-		cond.Reason, cond.Message = echov1alpha1.ReasonInvalidSchedule, err.Error()
+		return echov1alpha1.ReasonInvalidSchedule
 	case apierrors.IsInvalid(err):
-		cond.Reason, cond.Message = echov1alpha1.ReasonCronJobRejected, err.Error()
-	default:
-		cond.Reason, cond.Message = echov1alpha1.ReasonSyncFailed, err.Error()
+		return echov1alpha1.ReasonCronJobRejected
 	}
-	meta.SetStatusCondition(conditions, cond)
+	return echov1alpha1.ReasonSyncFailed
 }
 
 // setSuspendedCondition: True while no new run starts. It follows the CronJob, which keeps its

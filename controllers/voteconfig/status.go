@@ -60,17 +60,9 @@ func computeStatus(vc *votingv1alpha1.VoteConfig, obs observation, now metav1.Ti
 
 // setReadyCondition: True when the ConfigMap holds the options of the spec.
 func setReadyCondition(conditions *[]metav1.Condition, vc *votingv1alpha1.VoteConfig, err error) {
-	cond := metav1.Condition{
-		Type:               votingv1alpha1.ConditionReady,
-		Status:             metav1.ConditionTrue,
-		Reason:             votingv1alpha1.ReasonConfigMapSynced,
-		Message:            fmt.Sprintf("ConfigMap %s holds the %d options", vc.ConfigMapName(), len(vc.Spec.Options)),
-		ObservedGeneration: vc.Generation,
-	}
-	if err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, votingv1alpha1.ReasonSyncFailed, err.Error()
-	}
-	meta.SetStatusCondition(conditions, cond)
+	synced := fmt.Sprintf("ConfigMap %s holds the %d options", vc.ConfigMapName(), len(vc.Spec.Options))
+	meta.SetStatusCondition(conditions, child.ReadyCondition(vc.Generation, err,
+		votingv1alpha1.ReasonConfigMapSynced, synced, votingv1alpha1.ReasonSyncFailed))
 }
 
 // setTargetFoundCondition: True when spec.targetDeployment names an existing Deployment. A

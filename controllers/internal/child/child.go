@@ -268,6 +268,27 @@ func DegradedCondition(err error, generation int64) metav1.Condition {
 	return cond
 }
 
+// ConditionReady is the type of the Ready condition of a resource that keeps one child in line
+// with its spec (each group's ConditionReady has this value).
+const ConditionReady = "Ready"
+
+// ReadyCondition is the Ready condition of a resource whose reconcile of its child ended with
+// err: True with reason synced and message when the child matches the spec, False with reason
+// failed and err's message otherwise.
+func ReadyCondition(generation int64, err error, synced, message, failed string) metav1.Condition {
+	cond := metav1.Condition{
+		Type:               ConditionReady,
+		Status:             metav1.ConditionTrue,
+		Reason:             synced,
+		Message:            message,
+		ObservedGeneration: generation,
+	}
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, failed, err.Error()
+	}
+	return cond
+}
+
 // ConflictBegan returns the message of the Degraded condition when it turned True between
 // before and after, so that the conflict is told in one event, not in one per retry.
 func ConflictBegan(before, after []metav1.Condition) (string, bool) {
