@@ -1,0 +1,38 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasebackup
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+func TestDatabaseBackup(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "DatabaseBackup controller")
+}
+
+// setupController registers the backup controller alone.
+func setupController(mgr ctrl.Manager) error {
+	return (&Reconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("database-operator"),
+		MaxConcurrentReconciles: 2,
+	}).SetupWithManager(mgr)
+}
