@@ -15,8 +15,9 @@
 // Package prometheus_test checks the operator's alerts (config/prometheus/prometheusrule.yaml)
 // beyond what promtool checks: every alert has its annotations, its runbook and its promtool
 // test file; every metric the expressions use is one docs/metrics.md lists (the one list of
-// the metrics the operator, controller-runtime, Prometheus and the kubelet export); every
-// metric of controllers/internal/opmetrics is listed there; the chart's copy is current.
+// the metrics the operator, controller-runtime, Prometheus and the kubelet export), and so is
+// every metric the Grafana dashboards read; every metric of controllers/internal/opmetrics is
+// listed there; the chart's copies are current.
 package prometheus_test
 
 import (
@@ -34,14 +35,17 @@ import (
 )
 
 const (
-	repoRoot    = "../.."
-	ruleFile    = "config/prometheus/prometheusrule.yaml"
-	chartCopy   = "charts/database-operator/files/prometheusrule.yaml"
-	testsDir    = "config/prometheus/tests"
-	runbooksDir = "docs/runbooks"
-	metricsDoc  = "docs/metrics.md"
-	opmetrics   = "controllers/internal/opmetrics/opmetrics.go"
-	runbookURL  = "https://github.com/seed1b407122/database-operator/blob/main/docs/runbooks/"
+	repoRoot      = "../.."
+	ruleFile      = "config/prometheus/prometheusrule.yaml"
+	chartCopy     = "charts/database-operator/files/prometheusrule.yaml"
+	dashboardFile = "config/grafana/database-operator.json"
+	// chartDashboard is the chart's copy of dashboardFile.
+	chartDashboard = "charts/database-operator/files/grafana-dashboard.json"
+	testsDir       = "config/prometheus/tests"
+	runbooksDir    = "docs/runbooks"
+	metricsDoc     = "docs/metrics.md"
+	opmetrics      = "controllers/internal/opmetrics/opmetrics.go"
+	runbookURL     = "https://github.com/seed1b407122/database-operator/blob/main/docs/runbooks/"
 	// clusterGroup holds the alerts about one DatabaseCluster: they name it.
 	clusterGroup = "database-operator.databasecluster"
 	clusterRef   = "{{ $labels.namespace }}/{{ $labels.name }}"
@@ -256,9 +260,12 @@ func TestOperatorMetricsAreDocumented(t *testing.T) {
 	}
 }
 
-// TestChartCopyIsCurrent: the chart renders its PrometheusRule from a copy ("make helm-crds").
-func TestChartCopyIsCurrent(t *testing.T) {
-	if !bytes.Equal(read(t, ruleFile), read(t, chartCopy)) {
-		t.Errorf("%s differs from %s; run \"make helm-crds\"", chartCopy, ruleFile)
+// TestChartCopiesAreCurrent: the chart renders its PrometheusRule and its dashboard ConfigMap
+// from copies ("make helm-crds").
+func TestChartCopiesAreCurrent(t *testing.T) {
+	for src, dst := range map[string]string{ruleFile: chartCopy, dashboardFile: chartDashboard} {
+		if !bytes.Equal(read(t, src), read(t, dst)) {
+			t.Errorf("%s differs from %s; run \"make helm-crds\"", dst, src)
+		}
 	}
 }
