@@ -35,6 +35,23 @@ TOOLS_HASH := $(shell sha256sum hack/tools/go.sum 2>/dev/null | cut -c1-12)
 TEST_ENV_DIR ?= $(CACHE_DIR)/test-env-$(KUBE_VERSION)-$(TOOLS_HASH)
 export KUBEBUILDER_ASSETS = $(TEST_ENV_DIR)
 
+# The local control plane's snapshot parts (snapshot-controller, VolumeSnapshot CRDs), from
+# hack/snapshot/go.mod. Exported: test/harness/controlplane starts them when it is set.
+SNAPSHOT_HASH := $(shell sha256sum hack/snapshot/go.sum 2>/dev/null | cut -c1-12)
+SNAPSHOT_ENV_DIR ?= $(CACHE_DIR)/snapshot-$(SNAPSHOT_HASH)
+export SNAPSHOT_ENV_DIR
+
+# promtool (only that binary) from the Prometheus module pinned in hack/prometheus/go.mod, for
+# "make test-rules". PROMETHEUS_GO: Go commands inside that module.
+PROMETHEUS_HASH := $(shell sha256sum hack/prometheus/go.sum 2>/dev/null | cut -c1-12)
+PROMETHEUS_ENV_DIR ?= $(CACHE_DIR)/prometheus-$(PROMETHEUS_HASH)
+PROMTOOL ?= $(PROMETHEUS_ENV_DIR)/promtool
+PROMETHEUS_GO = cd $(CURDIR)/hack/prometheus && GOWORK=off go
+# The alerts (the PrometheusRule kustomize, the chart and docs/metrics.md share) and the Grafana
+# dashboard; the chart ships copies of both ("make helm-crds", checked by "make verify").
+PROMETHEUS_RULE ?= config/prometheus/prometheusrule.yaml
+GRAFANA_DASHBOARD ?= config/grafana/database-operator.json
+
 # OLM's tools (opm, catalog-serve) and runtime (olm, catalog binaries + CRDs), from hack/olm/go.mod.
 OLM_HASH := $(shell sha256sum hack/olm/go.sum 2>/dev/null | cut -c1-12)
 OLM_TOOLS_DIR ?= $(CACHE_DIR)/olm-tools-$(OLM_HASH)
@@ -142,10 +159,10 @@ RUN_BUNDLE_FLAGS = --namespace "$(NAMESPACE)" --bundle-dir $(RUN_BUNDLE_BUNDLE_D
 	--state-dir $(RUN_BUNDLE_STATE_DIR) --timeout $(RUN_BUNDLE_TIMEOUT)
 
 # Tools modules with their own go.mod, linted with the same configuration.
-LINT_MODULES ?= hack/olm hack/helm hack/images
+LINT_MODULES ?= hack/olm hack/helm hack/images hack/prometheus
 
 # The stages of "make test", in the order they run (hack/fresh-machine.sh times each one).
-TEST_STAGES = verify vet lint test-unit test-fuzz test-integration test-e2e test-faults test-ha helm-test olm-test images-test \
+TEST_STAGES = verify vet lint test-unit test-rules test-fuzz test-integration test-e2e test-faults test-ha helm-test olm-test images-test \
 	olm-e2e node-images-test test-node bench-smoke
 
 .PHONY: all
@@ -187,6 +204,9 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools mod
 .PHONY: verify
 verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy), formatting, the layout rule or the benchmark tables drift.
 	hack/check-layout.sh
+	@for f in $(PROMETHEUS_RULE):prometheusrule.yaml $(GRAFANA_DASHBOARD):grafana-dashboard.json; do \
+		cmp -s $${f%%:*} $(HELM_CHART)/files/$${f##*:} || { \
+		echo "$(HELM_CHART)/files/$${f##*:} differs from $${f%%:*}; run 'make helm-crds' and commit"; exit 1; }; done
 	go run ./hack/bench -render-docs docs/benchmarks.md -results docs/bench -check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
@@ -224,14 +244,30 @@ test-integration: test-env $(GINKGO) ## envtest specs (label "integration") agai
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=integration ./controllers/...
 
 .PHONY: test-e2e
-test-e2e: build test-env $(GINKGO) $(KUSTOMIZE) ## e2e specs: the manager binary on the local control plane (simulated nodes).
+test-e2e: build test-env snapshot-env $(GINKGO) $(KUSTOMIZE) ## e2e specs: the manager binary on the local control plane (simulated nodes).
 	go test -tags e2e ./test/harness/controlplane/ -count=1 -v -timeout 10m
 	MANAGER_BIN=$(LOCALBIN)/manager KUSTOMIZE=$(KUSTOMIZE) $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/e2e
 
 .PHONY: test-faults
-test-faults: build test-env $(GINKGO) ## Fault injection: the proxy's unit tests, then test/faults (injected API errors, API server/etcd outages, leader killed mid-growth/scale-down); table in bin/faults-report.md.
+test-faults: build test-env snapshot-env $(GINKGO) ## Fault injection: the proxy's unit tests, then test/faults (injected API errors, API server/etcd outages, leader killed mid-growth/scale-down); table in bin/faults-report.md.
 	go test -count=1 ./test/harness/faultproxy/
 	MANAGER_BIN=$(LOCALBIN)/manager FAULTS_REPORT=$(LOCALBIN)/faults-report.md $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/faults
+
+.PHONY: test-rules
+test-rules: prometheus-env ## The alerts (config/prometheus) checked and tested by promtool (a test file per alert in config/prometheus/tests/), then hack/prometheus's Go tests (runbooks, chart copy, metric names).
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	($(PROMETHEUS_GO) run ./cmd/rules-extract -o $$tmp/rules.yaml $(CURDIR)/$(PROMETHEUS_RULE)); \
+	cp config/prometheus/tests/*.yaml $$tmp/; \
+	echo "promtool check rules $(PROMETHEUS_RULE) (its spec)"; $(PROMTOOL) check rules $$tmp/rules.yaml; \
+	echo "promtool test rules config/prometheus/tests/*.yaml"; \
+	cd $$tmp && $(PROMTOOL) test rules $$(cd $(CURDIR)/config/prometheus/tests && ls *.yaml)
+	$(PROMETHEUS_GO) test -count=1 ./...
+
+.PHONY: prometheus-env
+prometheus-env: $(PROMETHEUS_ENV_DIR)/.stamp ## Build promtool from hack/prometheus once per machine.
+
+$(PROMETHEUS_ENV_DIR)/.stamp: hack/prometheus/go.mod hack/prometheus/go.sum hack/prometheus/build.sh
+	hack/prometheus/build.sh $(PROMETHEUS_ENV_DIR)
 
 .PHONY: test-env
 test-env: $(TEST_ENV_DIR)/.stamp ## Build the local control plane binaries once per machine.
@@ -239,8 +275,14 @@ test-env: $(TEST_ENV_DIR)/.stamp ## Build the local control plane binaries once 
 $(TEST_ENV_DIR)/.stamp: hack/tools/go.mod hack/tools/go.sum hack/build-test-env.sh
 	hack/build-test-env.sh $(TEST_ENV_DIR)
 
+.PHONY: snapshot-env
+snapshot-env: $(SNAPSHOT_ENV_DIR)/.stamp ## Build snapshot-controller and copy the VolumeSnapshot CRDs once per machine.
+
+$(SNAPSHOT_ENV_DIR)/.stamp: hack/snapshot/go.mod hack/snapshot/go.sum hack/snapshot/build.sh
+	hack/snapshot/build.sh $(SNAPSHOT_ENV_DIR)
+
 .PHONY: test-ha
-test-ha: build test-env $(GINKGO) ## Leader election e2e: 2 managers, graceful hand-off and crash takeover.
+test-ha: build test-env snapshot-env $(GINKGO) ## Leader election e2e: 2 managers, graceful hand-off and crash takeover.
 	MANAGER_BIN=$(LOCALBIN)/manager $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/ha
 
 ##@ Build
@@ -250,7 +292,7 @@ build: manifests generate ## Build the manager binary.
 	go build -o $(LOCALBIN)/manager .
 
 .PHONY: run
-run: manifests generate test-env ## Run the manager against KUBECONFIG, or start a local control plane.
+run: manifests generate test-env snapshot-env ## Run the manager against KUBECONFIG, or start a local control plane.
 	go build -o $(LOCALBIN)/run ./hack/run
 	exec $(LOCALBIN)/run --manager $(LOCALBIN)/manager $(RUN_FLAGS) -- $(RUN_ARGS)
 
@@ -328,10 +370,12 @@ images-test: manager-static $(OPM) ## Go tests of hack/images: build, push to an
 ##@ Helm
 
 .PHONY: helm-crds
-helm-crds: manifests ## Sync the chart with config/: crds/ from config/crd/bases, files/manager-role.yaml from config/rbac/role.yaml.
+helm-crds: manifests ## Sync the chart with config/: crds/ from config/crd/bases, files/manager-role.yaml from config/rbac/role.yaml, files/prometheusrule.yaml and grafana-dashboard.json from config/prometheus and config/grafana.
 	rm -f $(HELM_CHART)/crds/*.yaml
 	cp config/crd/bases/*.yaml $(HELM_CHART)/crds/
 	cp config/rbac/role.yaml $(HELM_CHART)/files/manager-role.yaml
+	cp $(PROMETHEUS_RULE) $(HELM_CHART)/files/prometheusrule.yaml
+	cp $(GRAFANA_DASHBOARD) $(HELM_CHART)/files/grafana-dashboard.json
 
 .PHONY: helm-lint
 helm-lint: ## Lint the chart (helm lint, via the Go library) with its default and HA values.
@@ -343,7 +387,7 @@ helm-template: ## Print the chart's manifests like "helm template --include-crds
 		$(foreach f,$(HELM_VALUES),-f $(abspath $(f))) $(CURDIR)/$(HELM_CHART)
 
 .PHONY: helm-test
-helm-test: test-env ## Test the chart: render (default, HA), lint, drift from config/, install on the local control plane.
+helm-test: test-env snapshot-env ## Test the chart: render (default, HA), lint, drift from config/, install on the local control plane.
 	$(HELM_GO) test ./... -count=1 -v -timeout 10m $(HELM_TEST_FLAGS)
 
 ##@ OLM
@@ -445,7 +489,7 @@ $(OLM_RUNTIME_DIR)/.stamp:
 	rm -rf $$dir; mv $$dir.tmp $$dir; cat $$dir/.stamp
 
 .PHONY: olm-e2e
-olm-e2e: build test-env opm catalog-serve olm-runtime $(GINKGO) ## OLM installs catalog/ (OwnNamespace, SingleNamespace, AllNamespaces; RBAC per mode), upgrade 0.1.0 -> 0.2.0, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
+olm-e2e: build test-env snapshot-env opm catalog-serve olm-runtime $(GINKGO) ## OLM installs catalog/ (OwnNamespace, SingleNamespace, AllNamespaces; RBAC per mode), upgrade 0.1.0 -> 0.2.0, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OPM=$(OPM) CATALOG_SERVE=$(CATALOG_SERVE) MANAGER_BIN=$(LOCALBIN)/manager \
 		CATALOG_DIR=$(OLM_E2E_CATALOG_DIR) $(GINKGO) $(OLM_E2E_GINKGO_FLAGS) --tags olm ./test/olme2e
 
@@ -481,7 +525,7 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 ##@ Real node tier
 
 .PHONY: test-node
-test-node: test-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across an operator upgrade and a killed leader; a retained store scaled 1-3-1-3; host restored.
+test-node: test-env snapshot-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across an operator upgrade and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) CATALOG_SERVE=$(CATALOG_SERVE) $(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 
@@ -492,15 +536,15 @@ bench-build: build ## Build the benchmark command (hack/bench) into bin/bench.
 	go build -o $(LOCALBIN)/bench ./hack/bench
 
 .PHONY: bench
-bench: bench-build test-env ## Scale benchmark: N=100 and 1,000 DatabaseClusters, 5 min idle, leader case; JSON in bench-results/.
+bench: bench-build test-env snapshot-env ## Scale benchmark: N=100 and 1,000 DatabaseClusters, 5 min idle, leader case; JSON in bench-results/.
 	$(LOCALBIN)/bench -manager $(LOCALBIN)/manager $(BENCH_FLAGS)
 
 .PHONY: bench-leader
-bench-leader: bench-build test-env ## Leader case only: hand-off (SIGTERM) and takeover (SIGKILL) times, 3 runs each.
+bench-leader: bench-build test-env snapshot-env ## Leader case only: hand-off (SIGTERM) and takeover (SIGKILL) times, 3 runs each.
 	$(LOCALBIN)/bench -manager $(LOCALBIN)/manager -leader-only $(BENCH_LEADER_FLAGS)
 
 .PHONY: bench-smoke
-bench-smoke: bench-build test-env ## Benchmark harness smoke run (20 clusters, 20 s idle, one hand-off and one takeover, < 90 s).
+bench-smoke: bench-build test-env snapshot-env ## Benchmark harness smoke run (20 clusters, 20 s idle, one hand-off and one takeover, < 90 s).
 	go test ./hack/bench/ ./test/harness/leader/
 	$(LOCALBIN)/bench -manager $(LOCALBIN)/manager $(BENCH_SMOKE_FLAGS)
 

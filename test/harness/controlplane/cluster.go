@@ -3,13 +3,17 @@
 // also makes the certificates and users), kube-controller-manager, kube-scheduler, and kwok,
 // which simulates nodes and the kubelet's work on pods (they become Ready, Job pods succeed,
 // deleted pods go away; no container runs). A simulated CSI driver provisions and expands
-// volumes of the default StorageClass "standard" (package csisim).
+// volumes of the default StorageClass "standard" (package csisim). With the snapshot parts
+// (Options.SnapshotDir) it also runs external-snapshotter's snapshot-controller on the
+// VolumeSnapshot CRDs, with the default VolumeSnapshotClass "standard-snapshots" whose
+// snapshots the simulated CSI driver cuts and restores.
 //
 // Everything binds 127.0.0.1 on free ports. Children die with the process that started them
 // (Linux parent-death signal) and Stop waits for every one of them.
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +24,9 @@ import (
 	"syscall"
 	"time"
 
+	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -60,6 +66,12 @@ type Options struct {
 	CRDDirectoryPaths []string
 	// Log receives progress lines (default: discarded).
 	Log io.Writer
+	// SnapshotDir holds snapshot-controller and crds/ with the VolumeSnapshot CRDs ("make
+	// snapshot-env"; default: $SNAPSHOT_ENV_DIR, which the Makefile exports). When it is set the
+	// CRDs are installed, the controller runs, the default VolumeSnapshotClass is created and the
+	// simulated CSI driver cuts snapshots and restores claims from them; when it is empty the
+	// cluster has no snapshot API (Start logs so).
+	SnapshotDir string
 
 	// The options below serve the real-node tier (test/nodee2e), where a real kubelet
 	// joins the cluster instead of kwok's simulated nodes.
@@ -92,13 +104,17 @@ type Cluster struct {
 	cpLogs        []*os.File      // kube-apiserver's and etcd's logs, which envtest writes to
 	procs         []*proc.Process // the other children, in start order
 	schedulerPort int
-	client        client.Client
-	log           *logger
-	removeDir     bool
-	lock          *os.File // the lock on WorkDir, see lockWorkDir
-	stopCSI       context.CancelFunc
-	csiStopped    <-chan struct{}
-	stopped       func() error // stop, run once: see Stop
+	// snapshotPort is snapshot-controller's metrics port; 0 without the snapshot parts.
+	snapshotPort int
+	// snapshots is a client of the VolumeSnapshot API; nil without the snapshot parts.
+	snapshots  snapclient.Interface
+	client     client.Client
+	log        *logger
+	removeDir  bool
+	lock       *os.File // the lock on WorkDir, see lockWorkDir
+	stopCSI    context.CancelFunc
+	csiStopped <-chan struct{}
+	stopped    func() error // stop, run once: see Stop
 }
 
 // Start starts a cluster and returns once its nodes are Ready, the controllers and the
@@ -132,6 +148,12 @@ func (c *Cluster) prepare(opts *Options) error {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, name)); err != nil {
 			return fmt.Errorf("binary %s missing from %s (build the test environment first): %w", name, opts.BinDir, err)
 		}
+	}
+	if err := resolveSnapshotDir(opts); err != nil {
+		return err
+	}
+	if opts.SnapshotDir == "" {
+		c.log.printf("No snapshot parts: Options.SnapshotDir and $%s are empty (make snapshot-env builds them)", SnapshotDirEnv)
 	}
 	if opts.Nodes <= 0 {
 		opts.Nodes = defaultNodes
@@ -203,7 +225,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	if err := c.startComponents(opts); err != nil {
 		return err
 	}
-	if err := c.createFixtures(ctx, opts.Nodes); err != nil {
+	if err := c.createFixtures(ctx, opts); err != nil {
 		return err
 	}
 	if err := c.startCSI(opts.LocalVolumeDir); err != nil {
@@ -266,6 +288,11 @@ func (c *Cluster) startControlPlane(opts Options) error {
 	if c.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return fmt.Errorf("creating a client: %w", err)
 	}
+	if opts.SnapshotDir != "" {
+		if c.snapshots, err = snapclient.NewForConfig(cfg); err != nil {
+			return fmt.Errorf("creating a VolumeSnapshot client: %w", err)
+		}
+	}
 	c.log.printf("kube-apiserver and etcd ready at %s in %s", cfg.Host, time.Since(began).Round(time.Millisecond))
 	return nil
 }
@@ -280,20 +307,20 @@ func (c *Cluster) createLog(name string) (*os.File, error) {
 	return f, nil
 }
 
-// startComponents starts kube-controller-manager, kube-scheduler and (with simulated nodes)
-// kwok, each with its own system:masters user.
+// startComponents starts kube-controller-manager, kube-scheduler, (with simulated nodes) kwok
+// and (with the snapshot parts) snapshot-controller, each with its own system:masters user.
 func (c *Cluster) startComponents(opts Options) error {
-	ports, err := proc.FreePorts("127.0.0.1", 2)
+	ports, err := proc.FreePorts("127.0.0.1", 3)
 	if err != nil {
 		return err
 	}
-	schedulerPort, kwokPort := ports[0], ports[1]
+	schedulerPort, kwokPort, snapshotPort := ports[0], ports[1], ports[2]
 	kwokConfig, err := writeKwokConfig(c.WorkDir)
 	if err != nil {
 		return err
 	}
 	kubeconfigs := map[string]string{}
-	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok", snapshotController} {
 		if kubeconfigs[name], err = writeUserKubeconfig(c.env, c.WorkDir, name); err != nil {
 			return err
 		}
@@ -305,8 +332,13 @@ func (c *Cluster) startComponents(opts Options) error {
 	if opts.Nodes > 0 {
 		comps = append(comps, kwok(kubeconfigs["kwok"], kwokConfig, c.WorkDir, kwokPort))
 	}
+	if opts.SnapshotDir != "" {
+		comps = append(comps, snapshotControllerComponent(opts.SnapshotDir, kubeconfigs[snapshotController], snapshotPort))
+		c.snapshotPort = snapshotPort
+	}
 	for _, comp := range comps {
-		p, err := startChild(comp.name, filepath.Join(c.env.BinaryAssetsDirectory, comp.name), comp.args, c.WorkDir, comp.env)
+		dir := cmp.Or(comp.dir, c.env.BinaryAssetsDirectory)
+		p, err := startChild(comp.name, filepath.Join(dir, comp.name), comp.args, c.WorkDir, comp.env)
 		if err != nil {
 			return err
 		}
@@ -316,14 +348,21 @@ func (c *Cluster) startComponents(opts Options) error {
 	return nil
 }
 
-// createFixtures creates the storage class, the CSI driver object and the nodes.
-func (c *Cluster) createFixtures(ctx context.Context, nodes int) error {
+// createFixtures creates the storage class, the CSI driver object, (with the snapshot parts)
+// the default snapshot class, and the nodes.
+func (c *Cluster) createFixtures(ctx context.Context, opts Options) error {
 	for _, obj := range []client.Object{csisim.BuildStorageClass(), csisim.BuildCSIDriver()} {
 		if err := c.client.Create(ctx, obj); err != nil {
 			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
 		}
 	}
-	return createNodes(ctx, c.client, nodes)
+	if c.snapshots != nil {
+		class := csisim.BuildSnapshotClass()
+		if _, err := c.snapshots.SnapshotV1().VolumeSnapshotClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating VolumeSnapshotClass %s: %w", class.Name, err)
+		}
+	}
+	return createNodes(ctx, c.client, opts.Nodes)
 }
 
 // startCSI starts the simulated CSI driver, which runs until Stop.
@@ -333,7 +372,7 @@ func (c *Cluster) startCSI(localVolumeDir string) error {
 		return fmt.Errorf("creating a clientset: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done, err := csisim.Start(ctx, cs, localVolumeDir, c.log.printf)
+	done, err := csisim.Start(ctx, csisim.Config{Client: cs, Snapshots: c.snapshots, LocalDir: localVolumeDir, Logf: c.log.printf})
 	if err != nil {
 		cancel()
 		return err
@@ -357,6 +396,11 @@ func (c *Cluster) waitReady(ctx context.Context, nodes int) error {
 			return err == nil, client.IgnoreNotFound(err)
 		}},
 		{"kube-scheduler", func(ctx context.Context) (bool, error) { return healthy(ctx, c.schedulerPort), nil }},
+	}
+	if c.snapshotPort != 0 {
+		steps = append(steps, readyStep{snapshotController, func(ctx context.Context) (bool, error) {
+			return metricsServed(ctx, c.snapshotPort), nil
+		}})
 	}
 	if nodes > 0 {
 		steps = append(steps, readyStep{fmt.Sprintf("%d Ready nodes", nodes), func(ctx context.Context) (bool, error) {
@@ -390,8 +434,8 @@ func (c *Cluster) AddUser(name string, groups ...string) (*envtest.Authenticated
 // Client returns an admin client whose scheme knows the built-in types and CRDs.
 func (c *Cluster) Client() client.Client { return c.client }
 
-// Stop stops kwok, kube-scheduler, kube-controller-manager, then kube-apiserver, then etcd,
-// and waits for each. It is idempotent; later calls return the first result.
+// Stop stops the simulated CSI driver, snapshot-controller, kwok, kube-scheduler,
+// kube-controller-manager, then kube-apiserver, then etcd, and waits for each. It is idempotent; later calls return the first result.
 func (c *Cluster) Stop() error { return c.stopped() }
 
 func (c *Cluster) stop() error {

@@ -36,6 +36,8 @@ type component struct {
 	name string
 	args []string
 	env  []string
+	// dir holds the binary <name> (default: Options.BinDir).
+	dir string
 }
 
 // writeUserKubeconfig provisions a system:masters user named after a component and writes

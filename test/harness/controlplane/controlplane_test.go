@@ -29,12 +29,16 @@ import (
 
 const namespace = "e2e-localcluster"
 
-// TestLocalCluster runs a StatefulSet with claims, a volume expansion and a Job on a fresh
-// cluster, then checks that Stop leaves no process and no port behind.
-// Run: KUBEBUILDER_ASSETS=<bin dir> go test -tags e2e ./test/harness/controlplane/ -v -count=1
+// TestLocalCluster runs a StatefulSet with claims, a volume expansion, a Job, and a snapshot
+// and restore of a claim on a fresh cluster, then checks that Stop leaves no process and no port
+// behind.
+// Run: KUBEBUILDER_ASSETS=<bin dir> SNAPSHOT_ENV_DIR=<snapshot dir> go test -tags e2e ./test/harness/controlplane/ -v -count=1
 func TestLocalCluster(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
+	if os.Getenv(controlplane.SnapshotDirEnv) == "" {
+		t.Fatalf("%s is empty: this test runs the snapshot parts too (make snapshot-env builds them)", controlplane.SnapshotDirEnv)
+	}
 
 	began := time.Now()
 	cluster, err := controlplane.Start(ctx, controlplane.Options{Nodes: 3, Log: testLog{t}})
@@ -75,12 +79,14 @@ func TestLocalCluster(t *testing.T) {
 	}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
 	t.Logf("Job succeeded: %s", time.Since(began).Round(time.Millisecond))
 
+	snapshotAndRestore(ctx, t, g, cluster)
+
 	began = time.Now()
 	deleteStatefulSetAndClaims(ctx, g, c, "db")
 	t.Logf("StatefulSet, pods, claims and volumes deleted: %s", time.Since(began).Round(time.Millisecond))
 
 	children := childPIDs(t)
-	g.Expect(children).To(HaveLen(5), "kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok")
+	g.Expect(children).To(HaveLen(6), "kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, snapshot-controller")
 	apiServer, err := url.Parse(cluster.Config.Host)
 	g.Expect(err).NotTo(HaveOccurred())
 

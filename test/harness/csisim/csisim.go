@@ -1,26 +1,34 @@
-// Package csisim simulates a CSI driver with its external-provisioner and external-resizer
-// sidecars for the local control plane (see the provisioner type): the CSIDriver and the default
-// StorageClass "standard" (WaitForFirstConsumer, expandable), volumes provisioned for pending
-// claims, claims expanded, Released volumes deleted. Nothing stores data, except that with a
-// local directory (real-node tier) each volume is a real directory on the host.
+// Package csisim simulates a CSI driver with its external-provisioner, external-resizer and
+// external-snapshotter sidecars for the local control plane (see the provisioner type): the
+// CSIDriver, the default StorageClass "standard" (WaitForFirstConsumer, expandable) and the default
+// VolumeSnapshotClass "standard-snapshots", volumes provisioned for pending claims (also from a
+// VolumeSnapshot), claims expanded, Released volumes deleted, snapshots cut and deleted. Nothing
+// stores data, except that with a local directory (real-node tier) each volume is a real directory
+// on the host.
 package csisim
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
+	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	snapinformers "github.com/kubernetes-csi/external-snapshotter/client/v8/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 )
@@ -38,6 +46,7 @@ const (
 	annDefaultClass   = "storageclass.kubernetes.io/is-default-class"
 	claimKeyPrefix    = "claim/"
 	volumeKeyPrefix   = "volume/"
+	contentKeyPrefix  = "content/"
 	simulatedFSType   = "ext4"
 	simulatedQueueTag = "simulated-csi"
 )
@@ -73,7 +82,9 @@ func BuildCSIDriver() *storagev1.CSIDriver {
 //     binder then binds the two;
 //   - expands: when a bound claim requests more than it has, it grows the volume and reports
 //     the new size in the claim's status, as the resizer and the kubelet would;
-//   - deletes: a Released volume it provisioned whose reclaim policy is Delete.
+//   - deletes: a Released volume it provisioned whose reclaim policy is Delete;
+//   - with snapshots (Config.Snapshots), what snapshot.go says: cuts and deletes the snapshots
+//     of VolumeSnapshotContents of its driver, provisions claims from VolumeSnapshots.
 type provisioner struct {
 	client  kubernetes.Interface
 	claims  corelisters.PersistentVolumeClaimLister
@@ -81,40 +92,86 @@ type provisioner struct {
 	classes storagelisters.StorageClassLister
 	queue   workqueue.TypedRateLimitingInterface[string]
 	logf    func(format string, args ...any)
+	// events records the claims' ProvisioningFailed events, as the external-provisioner does.
+	events record.EventRecorder
 	// localDir, when set, holds the directories of "local" volumes (real-node tier).
 	localDir string
+	// snap is the snapshot part; nil without Config.Snapshots.
+	snap *snapshotter
 }
 
-// Start watches claims and volumes until ctx ends. The returned channel is closed
-// once every goroutine it started has returned.
-func Start(ctx context.Context, cs kubernetes.Interface, localDir string, logf func(string, ...any)) (<-chan struct{}, error) {
-	factory := informers.NewSharedInformerFactory(cs, 0)
+// Config configures Start.
+type Config struct {
+	// Client reads and writes claims, volumes, classes and events.
+	Client kubernetes.Interface
+	// Snapshots, when set, turns on the snapshot part (snapshot.go); the VolumeSnapshot CRDs
+	// must be installed. Without it a claim from a VolumeSnapshot stays Pending with an event.
+	Snapshots snapclient.Interface
+	// LocalDir, when set, makes volumes "local" ones, the directory LocalDir/<volume name>.
+	LocalDir string
+	// Logf receives the retries (required).
+	Logf func(format string, args ...any)
+}
+
+// Start watches claims and volumes (and with Config.Snapshots the VolumeSnapshots and their
+// contents) until ctx ends. The returned channel is closed once every goroutine it started has
+// returned.
+func Start(ctx context.Context, cfg Config) (<-chan struct{}, error) {
+	factory := informers.NewSharedInformerFactory(cfg.Client, 0)
 	claimInformer := factory.Core().V1().PersistentVolumeClaims()
 	volumeInformer := factory.Core().V1().PersistentVolumes()
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	p := &provisioner{
-		client:  cs,
+		client:  cfg.Client,
 		claims:  claimInformer.Lister(),
 		volumes: volumeInformer.Lister(),
 		classes: factory.Storage().V1().StorageClasses().Lister(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: simulatedQueueTag}),
-		logf:     logf,
-		localDir: localDir,
+		logf:     cfg.Logf,
+		events:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: ProvisionerName}),
+		localDir: cfg.LocalDir,
 	}
-	if _, err := claimInformer.Informer().AddEventHandler(p.handler(claimKeyPrefix)); err != nil {
-		return nil, fmt.Errorf("watching claims: %w", err)
+	watches := []watch{
+		{claimInformer.Informer(), p.handler(claimKeyPrefix), "claims"},
+		{volumeInformer.Informer(), p.handler(volumeKeyPrefix), "volumes"},
 	}
-	if _, err := volumeInformer.Informer().AddEventHandler(p.handler(volumeKeyPrefix)); err != nil {
-		return nil, fmt.Errorf("watching volumes: %w", err)
+	var snapFactory snapinformers.SharedInformerFactory
+	if cfg.Snapshots != nil {
+		snapFactory = snapinformers.NewSharedInformerFactory(cfg.Snapshots, 0)
+		snapshots := snapFactory.Snapshot().V1().VolumeSnapshots()
+		contents := snapFactory.Snapshot().V1().VolumeSnapshotContents()
+		p.snap = &snapshotter{client: cfg.Snapshots, snapshots: snapshots.Lister(), contents: contents.Lister()}
+		watches = append(watches,
+			watch{snapshots.Informer(), p.snapshotHandler(), "volume snapshots"},
+			watch{contents.Informer(), p.handler(contentKeyPrefix), "volume snapshot contents"})
+	}
+	for _, w := range watches {
+		if _, err := w.informer.AddEventHandler(w.handler); err != nil {
+			return nil, fmt.Errorf("watching %s: %w", w.what, err)
+		}
+	}
+	shutdown := func() {
+		p.queue.ShutDown()
+		factory.Shutdown()
+		if snapFactory != nil {
+			snapFactory.Shutdown()
+		}
+		broadcaster.Shutdown()
 	}
 	factory.Start(ctx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+	synced := factory.WaitForCacheSync(ctx.Done())
+	if snapFactory != nil {
+		snapFactory.Start(ctx.Done())
+		maps.Insert(synced, maps.All(snapFactory.WaitForCacheSync(ctx.Done())))
+	}
+	for typ, ok := range synced {
 		if !ok {
-			p.queue.ShutDown()
-			factory.Shutdown()
+			shutdown()
 			return nil, fmt.Errorf("caches of the simulated CSI driver did not sync: %v", typ)
 		}
 	}
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Client.CoreV1().Events("")})
 	done := make(chan struct{})
 	go func() {
 		<-ctx.Done()
@@ -124,9 +181,16 @@ func Start(ctx context.Context, cs kubernetes.Interface, localDir string, logf f
 		defer close(done)
 		for p.processNext(ctx) {
 		}
-		factory.Shutdown()
+		shutdown()
 	}()
 	return done, nil
+}
+
+// watch is an informer and the handler that queues its objects.
+type watch struct {
+	informer cache.SharedIndexInformer
+	handler  cache.ResourceEventHandler
+	what     string
 }
 
 // handler queues "<prefix><namespace>/<name>" for every added or updated object.
@@ -152,6 +216,8 @@ func (p *provisioner) processNext(ctx context.Context) bool {
 	var err error
 	if name, ok := strings.CutPrefix(key, volumeKeyPrefix); ok {
 		err = p.syncVolume(ctx, name)
+	} else if name, ok := strings.CutPrefix(key, contentKeyPrefix); ok {
+		err = p.syncContent(ctx, name)
 	} else {
 		ns, name, _ := cache.SplitMetaNamespaceKey(strings.TrimPrefix(key, claimKeyPrefix))
 		err = p.syncClaim(ctx, ns, name)
@@ -200,10 +266,20 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 	if waitForConsumer && node == "" {
 		return nil // The scheduler has not picked a node yet.
 	}
-	pv := buildVolume(claim, class, node, p.localDir)
-	if _, err := p.volumes.Get(pv.Name); err == nil {
+	if _, err := p.volumes.Get(volumeName(claim)); err == nil {
 		return nil // Provisioned already; the PV binder finishes the binding.
 	}
+	var from *restoreSource
+	if ref := snapshotDataSource(claim); ref != nil {
+		var problem string
+		if from, problem = p.restoreSource(claim, ref); from == nil {
+			// The claim stays Pending; a change of the snapshot queues it again.
+			p.events.Event(claim, corev1.EventTypeWarning, eventProvisioningFailed,
+				fmt.Sprintf("failed to provision volume with StorageClass %q: %s", class.Name, problem))
+			return nil
+		}
+	}
+	pv := buildVolume(claim, class, node, p.localDir, from)
 	if pv.Spec.Local != nil {
 		if err := makeLocalVolume(pv.Spec.Local.Path); err != nil {
 			return err
@@ -216,11 +292,20 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 	return nil
 }
 
+// volumeName is the name the external-provisioner gives the volume of a claim.
+func volumeName(claim *corev1.PersistentVolumeClaim) string { return "pvc-" + string(claim.UID) }
+
 // buildVolume returns the volume of a claim, pre-bound to it (claimRef with UID), as the
 // external-provisioner names and shapes it; node, if set, pins the volume to that node. With
-// localDir the volume is a "local" one, the directory localDir/<name> on the node.
-func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node, localDir string) *corev1.PersistentVolume {
-	name := "pvc-" + string(claim.UID)
+// localDir the volume is a "local" one, the directory localDir/<name> on the node. A volume
+// restored from a snapshot (from) is at least the snapshot's size and names it in annotations.
+func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node, localDir string,
+	from *restoreSource) *corev1.PersistentVolume {
+	name := volumeName(claim)
+	capacity := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+	if from != nil && from.size.Cmp(capacity) > 0 {
+		capacity = from.size
+	}
 	source := corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 		Driver: ProvisionerName, VolumeHandle: name, FSType: simulatedFSType,
 	}}
@@ -230,7 +315,7 @@ func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageCl
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: ProvisionerName}},
 		Spec: corev1.PersistentVolumeSpec{
-			Capacity:    corev1.ResourceList{corev1.ResourceStorage: claim.Spec.Resources.Requests[corev1.ResourceStorage]},
+			Capacity:    corev1.ResourceList{corev1.ResourceStorage: capacity},
 			AccessModes: claim.Spec.AccessModes,
 			ClaimRef: &corev1.ObjectReference{
 				Kind: "PersistentVolumeClaim", APIVersion: "v1",
@@ -242,6 +327,9 @@ func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageCl
 			VolumeMode:                    claim.Spec.VolumeMode,
 			PersistentVolumeSource:        source,
 		},
+	}
+	if from != nil {
+		from.annotate(pv)
 	}
 	if node != "" {
 		pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
