@@ -1,0 +1,293 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasebackup
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+)
+
+// simDriver provisions StorageClass "standard"; "sim-default" is its default snapshot class.
+const simDriver = "csi.sim.example.com"
+
+var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), func() {
+	env := testenv.StartInBeforeAll(setupWithSnapshots)
+	var s suite
+
+	BeforeAll(func(ctx context.Context) {
+		s = suite{c: env.Client}
+		for _, obj := range []client.Object{
+			&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "standard"}, Provisioner: simDriver},
+			&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "nosnap"}, Provisioner: "other.example.com"},
+			ptr.To(snapshotClass("sim-default", simDriver, true)),
+			ptr.To(snapshotClass("sim-other", simDriver, false)),
+		} {
+			Expect(env.Client.Create(ctx, obj)).To(Succeed())
+		}
+	})
+
+	Describe("admission", func() {
+		DescribeTable("refuses a spec that can never work, with a message",
+			func(ctx context.Context, change func(*databasev1alpha1.DatabaseBackup), message string) {
+				b := newBackup("refused")
+				change(b)
+				err := env.Client.Create(ctx, b)
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
+				Expect(err.Error()).To(ContainSubstring(message))
+			},
+			Entry("no cluster", func(b *databasev1alpha1.DatabaseBackup) { b.Spec.ClusterName = "" },
+				`spec.clusterName: Invalid value: "": spec.clusterName in body should be at least 1 chars long`),
+			Entry("a cluster name that no DatabaseCluster can have", withCluster("Db_1"),
+				`spec.clusterName: Invalid value: "Db_1": clusterName must be the name of a DatabaseCluster (a DNS-1035 label: lowercase letters, digits and '-', starting with a letter)`),
+			Entry("a cluster name longer than a DatabaseCluster's", withCluster(strings.Repeat("a", 53)),
+				"spec.clusterName: Too long: may not be more than 52 bytes"),
+			Entry("an unknown method", withMethod("Hot"),
+				`spec.method: Unsupported value: "Hot": supported values: "Online", "Offline"`),
+			Entry("a class name that is no object name", withClass("Fast Class"),
+				`spec.volumeSnapshotClassName: Invalid value: "Fast Class": volumeSnapshotClassName must be a VolumeSnapshotClass name (a DNS subdomain: lowercase letters, digits, '-' and '.')`),
+			Entry("a name longer than a label value", func(b *databasev1alpha1.DatabaseBackup) { b.Name = strings.Repeat("b", 64) },
+				"metadata.name must be at most 63 characters: the VolumeSnapshots carry it as the label app.kubernetes.io/instance, and label values are limited to 63"),
+		)
+
+		It("defaults the method to Online and keeps the spec as it was created", func(ctx context.Context) {
+			b := newBackup("record", withMethod(""), withCluster("ghost"))
+			Expect(env.Client.Create(ctx, b)).To(Succeed())
+			Expect(b.Spec.Method).To(Equal(databasev1alpha1.BackupOnline))
+			for change, message := range map[string]string{
+				`{"spec":{"clusterName":"other"}}`:                "clusterName is immutable",
+				`{"spec":{"method":"Offline"}}`:                   "spec is immutable: a DatabaseBackup is the record of one backup; create a new DatabaseBackup to back up again",
+				`{"spec":{"volumeSnapshotClassName":"sim-other"}}`: "spec is immutable: a DatabaseBackup is the record of one backup",
+			} {
+				err := env.Client.Patch(ctx, b.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(change)))
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: expected Invalid, got %v", change, err)
+				Expect(err.Error()).To(ContainSubstring(message), change)
+			}
+		})
+	})
+
+	It("Online: snapshots every member together, owned by the backup, and completes when every one is ready", func(ctx context.Context) {
+		ns := s.namespace(ctx)
+		dc := inNamespace(ns, newCluster("db"))
+		Expect(env.Client.Create(ctx, dc)).To(Succeed())
+		b := inNamespace(ns, newBackup("nightly"))
+		Expect(env.Client.Create(ctx, b)).To(Succeed())
+
+		running := s.phase(ctx, b, databasev1alpha1.BackupRunning)
+		for ordinal := range int32(3) {
+			got := s.snapshot(ctx, ns, b.SnapshotName(ordinal))(Default)
+			Expect(got.Spec).To(Equal(snapshotv1.VolumeSnapshotSpec{
+				Source:                  snapshotv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptr.To(dc.ClaimName(ordinal))},
+				VolumeSnapshotClassName: ptr.To("sim-default"),
+			}))
+			Expect(got.Labels).To(Equal(b.Labels()))
+			Expect(got.OwnerReferences).To(Equal([]metav1.OwnerReference{{
+				APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseBackup", Name: "nightly", UID: running.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}}), "owned by the backup alone, never by the cluster: deleting the backup deletes its snapshots")
+		}
+		Expect(running.Status.VolumeSnapshotClassName).To(Equal("sim-default"))
+		Expect(running.Status.ClusterReplicas).To(Equal(int32(3)))
+		Expect(running.Status.StorageSize).To(Equal("1Gi"))
+		Expect(running.Status.StartTime).NotTo(BeNil())
+		Expect(running.Status.Members).To(Equal([]databasev1alpha1.BackupMember{
+			{Ordinal: 0, ClaimName: "data-db-0", VolumeSnapshotName: "nightly-0"},
+			{Ordinal: 1, ClaimName: "data-db-1", VolumeSnapshotName: "nightly-1"},
+			{Ordinal: 2, ClaimName: "data-db-2", VolumeSnapshotName: "nightly-2"},
+		}))
+		Expect(conditionOf(running.Status.Conditions, "Completed")).To(Equal([]string{"Completed", "False", "Snapshotting", "0/3 VolumeSnapshots are ready to use"}))
+		Expect(s.cluster(ctx, dc)(Default).Annotations).NotTo(HaveKey(databasev1alpha1.OfflineBackupAnnotation), "an Online backup never stops the cluster")
+
+		for ordinal := range int32(3) {
+			s.setSnapshotStatus(ctx, ns, b.SnapshotName(ordinal), ready("1Gi"))
+		}
+		done := s.phase(ctx, b, databasev1alpha1.BackupCompleted)
+		Expect(done.Status.CompletionTime).NotTo(BeNil())
+		Expect(done.Status.StartTime).To(Equal(running.Status.StartTime))
+		for _, m := range done.Status.Members {
+			Expect(m.ReadyToUse).To(BeTrue())
+			Expect(m.RestoreSize).To(Equal(ptr.To(resource.MustParse("1Gi"))))
+		}
+		Expect(conditionOf(done.Status.Conditions, "Completed")).To(Equal([]string{"Completed", "True", "SnapshotsReady", "3/3 VolumeSnapshots are ready to use"}))
+		Expect(conditionOf(done.Status.Conditions, "Failed")).To(Equal([]string{"Failed", "False", "AsExpected", "nothing keeps the backup from completing"}))
+		Eventually(s.events(ctx, b)).Should(ConsistOf(
+			"Normal Started: Started the Online backup of cluster db",
+			"Normal SnapshotsCreated: Created VolumeSnapshots nightly-0, nightly-1, nightly-2 of class sim-default",
+			"Normal Completed: Every VolumeSnapshot of cluster db is ready to use",
+		))
+
+		By("outliving its cluster")
+		Expect(env.Client.Delete(ctx, dc)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(dc), dc)) }).Should(BeTrue())
+		Consistently(func(g Gomega) databasev1alpha1.BackupPhase { return s.backup(ctx, b)(g).Status.Phase }, "1s").
+			Should(Equal(databasev1alpha1.BackupCompleted))
+
+		By("going when deleted, its snapshots with it by their owner reference")
+		Expect(env.Client.Delete(ctx, b)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
+	})
+
+	It("uses the class the spec names", func(ctx context.Context) {
+		ns := s.namespace(ctx)
+		Expect(env.Client.Create(ctx, inNamespace(ns, newCluster("db", withReplicas(1))))).To(Succeed())
+		b := inNamespace(ns, newBackup("named", withClass("sim-other")))
+		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		Expect(s.phase(ctx, b, databasev1alpha1.BackupRunning).Status.VolumeSnapshotClassName).To(Equal("sim-other"))
+		Expect(s.snapshot(ctx, ns, "named-0")(Default).Spec.VolumeSnapshotClassName).To(Equal(ptr.To("sim-other")))
+	})
+
+	It("fails when a snapshot reports an error, naming the member and what to do", func(ctx context.Context) {
+		ns := s.namespace(ctx)
+		Expect(env.Client.Create(ctx, inNamespace(ns, newCluster("db", withReplicas(2))))).To(Succeed())
+		b := inNamespace(ns, newBackup("broken"))
+		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		s.phase(ctx, b, databasev1alpha1.BackupRunning)
+		s.setSnapshotStatus(ctx, ns, "broken-0", ready("1Gi"))
+		s.setSnapshotStatus(ctx, ns, "broken-1", failed("rpc error: code = Internal desc = disk full"))
+		s.failedWith(ctx, b, "SnapshotFailed",
+			"VolumeSnapshot broken-1 of member 1 (claim data-db-1) failed: rpc error: code = Internal desc = disk full; fix the CSI driver or the VolumeSnapshotClass, then create a new DatabaseBackup")
+		Expect(s.backup(ctx, b)(Default).Status.Members[1].Error).To(Equal("rpc error: code = Internal desc = disk full"))
+	})
+
+	DescribeTable("fails with what to do",
+		func(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, b *databasev1alpha1.DatabaseBackup, reason, message string) {
+			ns := s.namespace(ctx)
+			if dc != nil {
+				Expect(env.Client.Create(ctx, inNamespace(ns, dc))).To(Succeed())
+			}
+			b = inNamespace(ns, b)
+			Expect(env.Client.Create(ctx, b)).To(Succeed())
+			s.failedWith(ctx, b, reason, strings.ReplaceAll(message, "NS", ns))
+			var list snapshotv1.VolumeSnapshotList
+			Expect(env.Client.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			Expect(list.Items).To(BeEmpty())
+		},
+		Entry("the cluster does not exist", nil, newBackup("lost", withCluster("ghost")),
+			"ClusterNotFound", "DatabaseCluster ghost not found in namespace NS"),
+		Entry("the named class does not exist", newCluster("db"), newBackup("noclass", withClass("gone")),
+			"NoSnapshotClass", "VolumeSnapshotClass gone not found: create it, or name another class in a new DatabaseBackup"),
+		Entry("no default class for the cluster's driver", newCluster("db", withStorageClass("nosnap")), newBackup("nodefault"),
+			"NoSnapshotClass", `no VolumeSnapshotClass of driver other.example.com is annotated snapshot.storage.kubernetes.io/is-default-class: "true": create one, or name a class in spec.volumeSnapshotClassName`),
+		Entry("the cluster's StorageClass does not exist", newCluster("db", withStorageClass("absent")), newBackup("nostorage"),
+			"NoSnapshotClass", "StorageClass absent of cluster db not found: the default VolumeSnapshotClass is the one of its provisioner; name a class in spec.volumeSnapshotClassName"),
+		Entry("Offline, the cluster not Available", newCluster("db"), newBackup("cold", withMethod(databasev1alpha1.BackupOffline)),
+			"ClusterNotAvailable", "cluster db is not Available: an Offline backup needs every member Ready; retry when it is, or use method Online"),
+	)
+
+	It("Offline: stops the cluster, cuts the snapshots, starts it again before they are ready", func(ctx context.Context) {
+		ns := s.namespace(ctx)
+		dc := inNamespace(ns, newCluster("db", withReplicas(2)))
+		s.availableCluster(ctx, dc)
+		b := inNamespace(ns, newBackup("cold", withMethod(databasev1alpha1.BackupOffline)))
+		Expect(env.Client.Create(ctx, b)).To(Succeed())
+
+		By("stopping the cluster through the annotation; the DatabaseCluster controller scales it to zero")
+		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
+			Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "cold"))
+		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](0)))
+		stopping := s.phase(ctx, b, databasev1alpha1.BackupRunning)
+		Expect(conditionOf(stopping.Status.Conditions, "Completed")).To(Equal([]string{"Completed", "False", "StoppingCluster",
+			"waiting for 2 member pods of cluster db to stop before the snapshots are cut"}))
+		Expect(stopping.Finalizers).To(ContainElement(databasev1alpha1.BackupFinalizer))
+		var list snapshotv1.VolumeSnapshotList
+		Expect(env.Client.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+		Expect(list.Items).To(BeEmpty(), "no snapshot while a member runs")
+
+		By("cutting the snapshots once no member runs")
+		s.setPods(ctx, dc, 0)
+		Eventually(func(g Gomega) { s.snapshot(ctx, ns, "cold-1")(g) }).Should(Succeed())
+		s.snapshot(ctx, ns, "cold-0")(Default)
+		Eventually(func(g Gomega) []string {
+			return conditionOf(s.cluster(ctx, dc)(g).Status.Conditions, databasev1alpha1.ConditionHibernated)
+		}).Should(Equal([]string{"Hibernated", "True", "Hibernated", "stopped for offline backup cold: no pod runs; claims, Services and status are kept"}))
+		Consistently(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }, "1s").
+			Should(HaveKey(databasev1alpha1.OfflineBackupAnnotation), "the cluster stays stopped until every snapshot is cut")
+
+		By("starting the cluster again once every snapshot is cut, not waiting for readyToUse")
+		s.setSnapshotStatus(ctx, ns, "cold-0", cut())
+		s.setSnapshotStatus(ctx, ns, "cold-1", cut())
+		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
+			ShouldNot(HaveKey(databasev1alpha1.OfflineBackupAnnotation))
+		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](2)))
+		Expect(s.backup(ctx, b)(Default).Status.Phase).To(Equal(databasev1alpha1.BackupRunning))
+
+		s.setSnapshotStatus(ctx, ns, "cold-0", ready("1Gi"))
+		s.setSnapshotStatus(ctx, ns, "cold-1", ready("1Gi"))
+		done := s.phase(ctx, b, databasev1alpha1.BackupCompleted)
+		Expect(done.Status.ClusterReplicas).To(Equal(int32(2)))
+		Eventually(s.events(ctx, b)).Should(ConsistOf(
+			"Normal Started: Started the Offline backup of cluster db",
+			"Normal SnapshotsCreated: Created VolumeSnapshots cold-0, cold-1 of class sim-default",
+			"Normal Completed: Every VolumeSnapshot of cluster db is ready to use",
+		))
+	})
+
+	It("Offline: a backup deleted while it holds the cluster stopped starts the cluster again", func(ctx context.Context) {
+		ns := s.namespace(ctx)
+		dc := inNamespace(ns, newCluster("db", withReplicas(2)))
+		s.availableCluster(ctx, dc)
+		b := inNamespace(ns, newBackup("abandoned", withMethod(databasev1alpha1.BackupOffline)))
+		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
+			Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "abandoned"))
+		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](0)))
+
+		Expect(env.Client.Delete(ctx, b)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
+		Expect(s.cluster(ctx, dc)(Default).Annotations).NotTo(HaveKey(databasev1alpha1.OfflineBackupAnnotation))
+		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](2)))
+	})
+
+	It("Offline: refuses a cluster another Offline backup holds", func(ctx context.Context) {
+		ns := s.namespace(ctx)
+		dc := inNamespace(ns, newCluster("db", withReplicas(1)))
+		s.availableCluster(ctx, dc)
+		first := inNamespace(ns, newBackup("first", withMethod(databasev1alpha1.BackupOffline)))
+		Expect(env.Client.Create(ctx, first)).To(Succeed())
+		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
+			Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "first"))
+		second := inNamespace(ns, newBackup("second", withMethod(databasev1alpha1.BackupOffline)))
+		Expect(env.Client.Create(ctx, second)).To(Succeed())
+		s.failedWith(ctx, second, "ClusterBusy", "cluster db is stopped for offline backup first: retry when that backup is done, or use method Online")
+		Expect(s.cluster(ctx, dc)(Default).Annotations).To(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "first"),
+			"the failed backup leaves the other's hold alone")
+	})
+})
+
+var _ = Describe("DatabaseBackup controller without the snapshot API", Ordered, Label("integration"), func() {
+	env := testenv.StartInBeforeAll(setupController)
+
+	It("fails with what to install", func(ctx context.Context) {
+		s := suite{c: env.Client}
+		ns := s.namespace(ctx)
+		Expect(env.Client.Create(ctx, inNamespace(ns, newCluster("db")))).To(Succeed())
+		b := inNamespace(ns, newBackup("nosnapshots"))
+		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		s.failedWith(ctx, b, "NoSnapshotAPI",
+			"the cluster has no VolumeSnapshot API (snapshot.storage.k8s.io/v1): install the CSI snapshot CRDs and snapshot-controller")
+	})
+})
