@@ -18,9 +18,9 @@ import (
 	"context"
 	"strings"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -47,7 +47,7 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 			ptr.To(snapshotClass("sim-default", simDriver, true)),
 			ptr.To(snapshotClass("sim-other", simDriver, false)),
 		} {
-			Expect(env.Client.Create(ctx, obj)).To(Succeed())
+			Expect(s.c.Create(ctx, obj)).To(Succeed())
 		}
 	})
 
@@ -56,7 +56,7 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 			func(ctx context.Context, change func(*databasev1alpha1.DatabaseBackup), message string) {
 				b := newBackup("refused")
 				change(b)
-				err := env.Client.Create(ctx, b)
+				err := s.c.Create(ctx, b)
 				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
 				Expect(err.Error()).To(ContainSubstring(message))
 			},
@@ -76,14 +76,14 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 
 		It("defaults the method to Online and keeps the spec as it was created", func(ctx context.Context) {
 			b := newBackup("record", withMethod(""), withCluster("ghost"))
-			Expect(env.Client.Create(ctx, b)).To(Succeed())
+			Expect(s.c.Create(ctx, b)).To(Succeed())
 			Expect(b.Spec.Method).To(Equal(databasev1alpha1.BackupOnline))
 			for change, message := range map[string]string{
-				`{"spec":{"clusterName":"other"}}`:                "clusterName is immutable",
-				`{"spec":{"method":"Offline"}}`:                   "spec is immutable: a DatabaseBackup is the record of one backup; create a new DatabaseBackup to back up again",
+				`{"spec":{"clusterName":"other"}}`:                 "clusterName is immutable",
+				`{"spec":{"method":"Offline"}}`:                    "spec is immutable: a DatabaseBackup is the record of one backup; create a new DatabaseBackup to back up again",
 				`{"spec":{"volumeSnapshotClassName":"sim-other"}}`: "spec is immutable: a DatabaseBackup is the record of one backup",
 			} {
-				err := env.Client.Patch(ctx, b.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(change)))
+				err := s.c.Patch(ctx, b.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(change)))
 				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: expected Invalid, got %v", change, err)
 				Expect(err.Error()).To(ContainSubstring(message), change)
 			}
@@ -93,9 +93,9 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 	It("Online: snapshots every member together, owned by the backup, and completes when every one is ready", func(ctx context.Context) {
 		ns := s.namespace(ctx)
 		dc := inNamespace(ns, newCluster("db"))
-		Expect(env.Client.Create(ctx, dc)).To(Succeed())
+		Expect(s.c.Create(ctx, dc)).To(Succeed())
 		b := inNamespace(ns, newBackup("nightly"))
-		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		Expect(s.c.Create(ctx, b)).To(Succeed())
 
 		running := s.phase(ctx, b, databasev1alpha1.BackupRunning)
 		for ordinal := range int32(3) {
@@ -141,30 +141,30 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		))
 
 		By("outliving its cluster")
-		Expect(env.Client.Delete(ctx, dc)).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(dc), dc)) }).Should(BeTrue())
+		Expect(s.c.Delete(ctx, dc)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(s.c.Get(ctx, client.ObjectKeyFromObject(dc), dc)) }).Should(BeTrue())
 		Consistently(func(g Gomega) databasev1alpha1.BackupPhase { return s.backup(ctx, b)(g).Status.Phase }, "1s").
 			Should(Equal(databasev1alpha1.BackupCompleted))
 
 		By("going when deleted, its snapshots with it by their owner reference")
-		Expect(env.Client.Delete(ctx, b)).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
+		Expect(s.c.Delete(ctx, b)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(s.c.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
 	})
 
 	It("uses the class the spec names", func(ctx context.Context) {
 		ns := s.namespace(ctx)
-		Expect(env.Client.Create(ctx, inNamespace(ns, newCluster("db", withReplicas(1))))).To(Succeed())
+		Expect(s.c.Create(ctx, inNamespace(ns, newCluster("db", withReplicas(1))))).To(Succeed())
 		b := inNamespace(ns, newBackup("named", withClass("sim-other")))
-		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		Expect(s.c.Create(ctx, b)).To(Succeed())
 		Expect(s.phase(ctx, b, databasev1alpha1.BackupRunning).Status.VolumeSnapshotClassName).To(Equal("sim-other"))
 		Expect(s.snapshot(ctx, ns, "named-0")(Default).Spec.VolumeSnapshotClassName).To(Equal(ptr.To("sim-other")))
 	})
 
 	It("fails when a snapshot reports an error, naming the member and what to do", func(ctx context.Context) {
 		ns := s.namespace(ctx)
-		Expect(env.Client.Create(ctx, inNamespace(ns, newCluster("db", withReplicas(2))))).To(Succeed())
+		Expect(s.c.Create(ctx, inNamespace(ns, newCluster("db", withReplicas(2))))).To(Succeed())
 		b := inNamespace(ns, newBackup("broken"))
-		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		Expect(s.c.Create(ctx, b)).To(Succeed())
 		s.phase(ctx, b, databasev1alpha1.BackupRunning)
 		s.setSnapshotStatus(ctx, ns, "broken-0", ready("1Gi"))
 		s.setSnapshotStatus(ctx, ns, "broken-1", failed("rpc error: code = Internal desc = disk full"))
@@ -177,13 +177,13 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		func(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, b *databasev1alpha1.DatabaseBackup, reason, message string) {
 			ns := s.namespace(ctx)
 			if dc != nil {
-				Expect(env.Client.Create(ctx, inNamespace(ns, dc))).To(Succeed())
+				Expect(s.c.Create(ctx, inNamespace(ns, dc))).To(Succeed())
 			}
 			b = inNamespace(ns, b)
-			Expect(env.Client.Create(ctx, b)).To(Succeed())
+			Expect(s.c.Create(ctx, b)).To(Succeed())
 			s.failedWith(ctx, b, reason, strings.ReplaceAll(message, "NS", ns))
 			var list snapshotv1.VolumeSnapshotList
-			Expect(env.Client.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			Expect(s.c.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
 			Expect(list.Items).To(BeEmpty())
 		},
 		Entry("the cluster does not exist", nil, newBackup("lost", withCluster("ghost")),
@@ -203,7 +203,7 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		dc := inNamespace(ns, newCluster("db", withReplicas(2)))
 		s.availableCluster(ctx, dc)
 		b := inNamespace(ns, newBackup("cold", withMethod(databasev1alpha1.BackupOffline)))
-		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		Expect(s.c.Create(ctx, b)).To(Succeed())
 
 		By("stopping the cluster through the annotation; the DatabaseCluster controller scales it to zero")
 		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
@@ -214,7 +214,7 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 			"waiting for 2 member pods of cluster db to stop before the snapshots are cut"}))
 		Expect(stopping.Finalizers).To(ContainElement(databasev1alpha1.BackupFinalizer))
 		var list snapshotv1.VolumeSnapshotList
-		Expect(env.Client.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+		Expect(s.c.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
 		Expect(list.Items).To(BeEmpty(), "no snapshot while a member runs")
 
 		By("cutting the snapshots once no member runs")
@@ -251,13 +251,13 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		dc := inNamespace(ns, newCluster("db", withReplicas(2)))
 		s.availableCluster(ctx, dc)
 		b := inNamespace(ns, newBackup("abandoned", withMethod(databasev1alpha1.BackupOffline)))
-		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		Expect(s.c.Create(ctx, b)).To(Succeed())
 		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
 			Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "abandoned"))
 		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](0)))
 
-		Expect(env.Client.Delete(ctx, b)).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
+		Expect(s.c.Delete(ctx, b)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(s.c.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
 		Expect(s.cluster(ctx, dc)(Default).Annotations).NotTo(HaveKey(databasev1alpha1.OfflineBackupAnnotation))
 		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](2)))
 	})
@@ -267,11 +267,11 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		dc := inNamespace(ns, newCluster("db", withReplicas(1)))
 		s.availableCluster(ctx, dc)
 		first := inNamespace(ns, newBackup("first", withMethod(databasev1alpha1.BackupOffline)))
-		Expect(env.Client.Create(ctx, first)).To(Succeed())
+		Expect(s.c.Create(ctx, first)).To(Succeed())
 		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
 			Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "first"))
 		second := inNamespace(ns, newBackup("second", withMethod(databasev1alpha1.BackupOffline)))
-		Expect(env.Client.Create(ctx, second)).To(Succeed())
+		Expect(s.c.Create(ctx, second)).To(Succeed())
 		s.failedWith(ctx, second, "ClusterBusy", "cluster db is stopped for offline backup first: retry when that backup is done, or use method Online")
 		Expect(s.cluster(ctx, dc)(Default).Annotations).To(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "first"),
 			"the failed backup leaves the other's hold alone")
@@ -284,9 +284,9 @@ var _ = Describe("DatabaseBackup controller without the snapshot API", Ordered, 
 	It("fails with what to install", func(ctx context.Context) {
 		s := suite{c: env.Client}
 		ns := s.namespace(ctx)
-		Expect(env.Client.Create(ctx, inNamespace(ns, newCluster("db")))).To(Succeed())
+		Expect(s.c.Create(ctx, inNamespace(ns, newCluster("db")))).To(Succeed())
 		b := inNamespace(ns, newBackup("nosnapshots"))
-		Expect(env.Client.Create(ctx, b)).To(Succeed())
+		Expect(s.c.Create(ctx, b)).To(Succeed())
 		s.failedWith(ctx, b, "NoSnapshotAPI",
 			"the cluster has no VolumeSnapshot API (snapshot.storage.k8s.io/v1): install the CSI snapshot CRDs and snapshot-controller")
 	})

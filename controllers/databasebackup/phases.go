@@ -16,6 +16,7 @@ package databasebackup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -74,19 +75,7 @@ func (r *Reconciler) observe(ctx context.Context, b *databasev1alpha1.DatabaseBa
 		return obs.fail(databasev1alpha1.ReasonClusterNotFound,
 			fmt.Sprintf("DatabaseCluster %s not found in namespace %s", b.Spec.ClusterName, b.Namespace))
 	}
-	served, err := snapshotAPIServed(r.RESTMapper())
-	if err != nil || !served {
-		obs.err = err
-		if !served && err == nil {
-			return obs.fail(databasev1alpha1.ReasonNoSnapshotAPI, noSnapshotAPI)
-		}
-		return obs
-	}
-	if obs.class, err = r.resolveClass(ctx, b, cluster); err != nil {
-		if apierrors.IsNotFound(err) || isNoClass(err) {
-			return obs.fail(databasev1alpha1.ReasonNoSnapshotClass, err.Error())
-		}
-		obs.err = err
+	if !r.resolve(ctx, b, cluster, &obs) {
 		return obs
 	}
 	obs.replicas, obs.storageSize = ptr.Deref(cluster.Spec.Replicas, 0), cluster.Spec.Storage.Size
@@ -103,6 +92,34 @@ func (r *Reconciler) observe(ctx context.Context, b *databasev1alpha1.DatabaseBa
 		return obs.fail(databasev1alpha1.ReasonSnapshotFailed, obs.err.Error())
 	}
 	return obs
+}
+
+// resolve checks that the snapshot API is served and resolves the class of the snapshots; it
+// reports whether the backup can go on.
+func (r *Reconciler) resolve(ctx context.Context, b *databasev1alpha1.DatabaseBackup,
+	cluster *databasev1alpha1.DatabaseCluster, obs *observation,
+) bool {
+	served, err := snapshotAPIServed(r.RESTMapper())
+	if err != nil {
+		obs.err = err
+		return false
+	}
+	if !served {
+		obs.fail(databasev1alpha1.ReasonNoSnapshotAPI, noSnapshotAPI)
+		return false
+	}
+	class, err := r.resolveClass(ctx, b, cluster)
+	var noClass noClassError
+	switch {
+	case errors.As(err, &noClass):
+		obs.fail(databasev1alpha1.ReasonNoSnapshotClass, err.Error())
+		return false
+	case err != nil:
+		obs.err = err
+		return false
+	}
+	obs.class = class
+	return true
 }
 
 // stopCluster is the Offline step: it takes the cluster (the annotation that stops it) once it
@@ -185,11 +202,6 @@ func (r *Reconciler) runningMembers(ctx context.Context, cluster *databasev1alph
 
 // noClassError is a class that cannot be found or chosen: the backup fails with its message.
 type noClassError struct{ error }
-
-func isNoClass(err error) bool {
-	_, ok := err.(noClassError)
-	return ok
-}
 
 // resolveClass is the VolumeSnapshotClass of the snapshots: the one chosen before, the one the
 // spec names, or the default of the driver that provisions the cluster's StorageClass.

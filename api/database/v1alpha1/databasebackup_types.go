@@ -36,13 +36,13 @@ const (
 type BackupPhase string
 
 const (
-	// BackupPending: nothing was done yet.
+	// BackupPending is a backup that has not begun.
 	BackupPending BackupPhase = "Pending"
-	// BackupRunning: the cluster is being stopped (Offline) or the snapshots are being cut.
+	// BackupRunning is a backup that stops the cluster (Offline) or waits for its snapshots.
 	BackupRunning BackupPhase = "Running"
-	// BackupCompleted: every snapshot is ready to use. Final.
+	// BackupCompleted is a backup whose every snapshot is ready to use. Final.
 	BackupCompleted BackupPhase = "Completed"
-	// BackupFailed: the backup cannot complete; the Failed condition says why. Final.
+	// BackupFailed is a backup that cannot complete; the Failed condition says why. Final.
 	BackupFailed BackupPhase = "Failed"
 )
 
