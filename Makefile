@@ -245,7 +245,7 @@ test-integration: test-env $(GINKGO) ## envtest specs (label "integration") agai
 
 .PHONY: test-e2e
 test-e2e: build test-env snapshot-env $(GINKGO) $(KUSTOMIZE) ## e2e specs: the manager binary on the local control plane (simulated nodes).
-	go test -tags e2e ./test/harness/controlplane/ -count=1 -v -timeout 10m
+	go test -tags e2e ./test/harness/controlplane/ ./test/harness/csisim/ -count=1 -v -timeout 10m
 	MANAGER_BIN=$(LOCALBIN)/manager KUSTOMIZE=$(KUSTOMIZE) $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/e2e
 
 .PHONY: test-faults

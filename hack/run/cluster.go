@@ -60,7 +60,7 @@ func connect(ctx context.Context, o options) (*cluster, error) {
 		return c, err
 	}
 	if c.local != nil {
-		printLocalBanner(c.local, o.nodes)
+		printLocalBanner(c.local, o.nodes, o.snapshotDir != "")
 	}
 	return c, nil
 }
@@ -129,6 +129,7 @@ func startLocal(ctx context.Context, o options) (*cluster, error) {
 	}
 	local, err := controlplane.Start(ctx, controlplane.Options{
 		BinDir:            o.binDir,
+		SnapshotDir:       o.snapshotDir,
 		WorkDir:           o.workDir,
 		Nodes:             o.nodes,
 		CRDDirectoryPaths: []string{o.crdDir},
@@ -151,7 +152,11 @@ func newClient(cfg *rest.Config) (client.Client, error) {
 }
 
 // printLocalBanner tells how to reach the local cluster.
-func printLocalBanner(local *controlplane.Cluster, nodes int) {
+func printLocalBanner(local *controlplane.Cluster, nodes int, snapshots bool) {
+	storage := fmt.Sprintf("StorageClass %q", csisim.StorageClassName)
+	if snapshots {
+		storage += fmt.Sprintf(", VolumeSnapshotClass %q", csisim.SnapshotClassName)
+	}
 	kubeconfig := local.KubeconfigPath
 	if wd, err := os.Getwd(); err == nil {
 		if rel, err := filepath.Rel(wd, kubeconfig); err == nil && !strings.HasPrefix(rel, "..") {
@@ -160,7 +165,7 @@ func printLocalBanner(local *controlplane.Cluster, nodes int) {
 	}
 	fmt.Fprintf(os.Stderr, `
 ========================================================================================
-Local cluster ready: %s, %d simulated (kwok) nodes, StorageClass %q.
+Local cluster ready: %s, %d simulated (kwok) nodes, %s.
   kubeconfig: %s
   logs:       %s/*.log
   try:        KUBECONFIG=%s kubectl get dbc -A
@@ -168,5 +173,5 @@ Local cluster ready: %s, %d simulated (kwok) nodes, StorageClass %q.
 Ctrl-C stops the manager and the cluster.
 ========================================================================================
 
-`, local.Config.Host, nodes, csisim.StorageClassName, local.KubeconfigPath, local.WorkDir, kubeconfig, kubeconfig)
+`, local.Config.Host, nodes, storage, local.KubeconfigPath, local.WorkDir, kubeconfig, kubeconfig)
 }

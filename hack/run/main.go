@@ -5,7 +5,8 @@
 //
 // The cluster is the one of KUBECONFIG (or ~/.kube/config) when it answers within a few
 // seconds; otherwise a local control plane (test/harness/controlplane: kube-apiserver, etcd,
-// kube-controller-manager, kube-scheduler and kwok's simulated nodes) is started in .run/,
+// kube-controller-manager, kube-scheduler and kwok's simulated nodes; with --snapshot-dir, which
+// make run sets, snapshot-controller and the VolumeSnapshot API too) is started in .run/,
 // with its kubeconfig at .run/kubeconfig. The CRDs of config/crd/bases are installed, the
 // manager is built (bin/manager) and run with KUBECONFIG pointing at the cluster. Ctrl-C
 // (SIGINT or SIGTERM) stops the manager, then the local cluster, and exits 0; if the manager
@@ -30,6 +31,7 @@ type options struct {
 	managerBin   string
 	workDir      string
 	binDir       string
+	snapshotDir  string
 	crdDir       string
 	samplesDir   string
 	nodes        int
@@ -50,6 +52,8 @@ func parseFlags() options {
 	flag.StringVar(&o.workDir, "work-dir", ".run", "Directory of the local cluster: kubeconfig, logs, data.")
 	flag.StringVar(&o.binDir, "bin-dir", os.Getenv("KUBEBUILDER_ASSETS"),
 		"Directory of the control-plane binaries (default $KUBEBUILDER_ASSETS).")
+	flag.StringVar(&o.snapshotDir, "snapshot-dir", os.Getenv("SNAPSHOT_ENV_DIR"),
+		"Directory of snapshot-controller and the VolumeSnapshot CRDs (make snapshot-env; default $SNAPSHOT_ENV_DIR); empty: no snapshots.")
 	flag.StringVar(&o.crdDir, "crd-dir", "config/crd/bases", "Directory of the CRDs to install.")
 	flag.StringVar(&o.samplesDir, "samples-dir", "config/samples", "Directory of the samples of --apply-samples.")
 	flag.IntVar(&o.nodes, "nodes", 3, "Number of simulated nodes of a local cluster.")

@@ -223,7 +223,11 @@ func (p *provisioner) processNext(ctx context.Context) bool {
 		err = p.syncClaim(ctx, ns, name)
 	}
 	if err != nil && ctx.Err() == nil {
-		p.logf("simulated CSI driver: %s: %v (retrying)", key, err)
+		// A conflict is another writer's update, the snapshot-controller's mostly: the retry
+		// reads it, so it is not worth a line.
+		if !apierrors.IsConflict(err) {
+			p.logf("simulated CSI driver: %s: %v (retrying)", key, err)
+		}
 		p.queue.AddRateLimited(key)
 		return true
 	}
