@@ -21,6 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // claimOption changes a test claim.
@@ -32,10 +34,7 @@ func memberClaim(name string, opts ...claimOption) *corev1.PersistentVolumeClaim
 	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Namespace: "default", Labels: newCluster("db").Labels(),
 	}}
-	for _, opt := range opts {
-		opt(claim)
-	}
-	return claim
+	return testenv.Apply(claim, opts...)
 }
 
 func withClaimLabels(labels map[string]string) claimOption {
@@ -53,6 +52,14 @@ func ownedBy(apiVersion, kind, name string, uid types.UID) claimOption {
 var _ = Describe("isMemberClaim", Label("unit"), func() {
 	dc := newCluster("db")
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", UID: "sts-uid"}}
+	// The owners a claim may have.
+	var (
+		ourStatefulSet     = ownedBy("apps/v1", "StatefulSet", "db", "sts-uid")
+		earlierStatefulSet = ownedBy("apps/v1", "StatefulSet", "db", "old-uid")
+		otherStatefulSet   = ownedBy("apps/v1", "StatefulSet", "other", "other-uid")
+		otherPod           = ownedBy("v1", "Pod", "other-1", "pod-uid")
+		backupTool         = ownedBy("backup.example.com/v1", "Backup", "nightly", "backup-uid")
+	)
 
 	DescribeTable("tells a member's data claim from every look-alike",
 		func(sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim, want bool) {
@@ -60,12 +67,10 @@ var _ = Describe("isMemberClaim", Label("unit"), func() {
 		},
 		Entry("a member's claim", sts, memberClaim("data-db-0"), true),
 		Entry("a retained claim of a removed pod", sts, memberClaim("data-db-7"), true),
-		Entry("owned by our StatefulSet (whenDeleted: Delete)", sts,
-			memberClaim("data-db-1", ownedBy("apps/v1", "StatefulSet", "db", "sts-uid")), true),
+		Entry("owned by our StatefulSet (whenDeleted: Delete)", sts, memberClaim("data-db-1", ourStatefulSet), true),
 		Entry("owned by a condemned pod (whenScaled: Delete)", sts,
 			memberClaim("data-db-4", ownedBy("v1", "Pod", "db-4", "pod-uid")), true),
-		Entry("owned by a StatefulSet of that name, the StatefulSet not known", nil,
-			memberClaim("data-db-1", ownedBy("apps/v1", "StatefulSet", "db", "old-uid")), true),
+		Entry("owned by a StatefulSet of that name, the StatefulSet not known", nil, memberClaim("data-db-1", earlierStatefulSet), true),
 		Entry("a copy with the labels copied", sts, memberClaim("data-db-0-copy"), false),
 		Entry("a restore named after the member", sts, memberClaim("restore-data-db-0"), false),
 		Entry("an ordinal with a leading zero", sts, memberClaim("data-db-01"), false),
@@ -78,17 +83,11 @@ var _ = Describe("isMemberClaim", Label("unit"), func() {
 			memberClaim("data-db-0", withClaimLabels(map[string]string{"app": "db"})), false),
 		Entry("the member's name with another cluster's labels", sts,
 			memberClaim("data-db-0", withClaimLabels(newCluster("other").Labels())), false),
-		Entry("owned by a StatefulSet of an earlier cluster (another UID)", sts,
-			memberClaim("data-db-1", ownedBy("apps/v1", "StatefulSet", "db", "old-uid")), false),
-		Entry("owned by another StatefulSet", sts,
-			memberClaim("data-db-1", ownedBy("apps/v1", "StatefulSet", "other", "other-uid")), false),
-		Entry("owned by a pod of another StatefulSet", sts,
-			memberClaim("data-db-1", ownedBy("v1", "Pod", "other-1", "pod-uid")), false),
-		Entry("taken over by a backup tool", sts,
-			memberClaim("data-db-2", ownedBy("backup.example.com/v1", "Backup", "nightly", "backup-uid")), false),
-		Entry("owned by our StatefulSet and by a backup tool", sts,
-			memberClaim("data-db-2", ownedBy("apps/v1", "StatefulSet", "db", "sts-uid"),
-				ownedBy("backup.example.com/v1", "Backup", "nightly", "backup-uid")), false),
+		Entry("owned by a StatefulSet of an earlier cluster (another UID)", sts, memberClaim("data-db-1", earlierStatefulSet), false),
+		Entry("owned by another StatefulSet", sts, memberClaim("data-db-1", otherStatefulSet), false),
+		Entry("owned by a pod of another StatefulSet", sts, memberClaim("data-db-1", otherPod), false),
+		Entry("taken over by a backup tool", sts, memberClaim("data-db-2", backupTool), false),
+		Entry("owned by our StatefulSet and by a backup tool", sts, memberClaim("data-db-2", ourStatefulSet, backupTool), false),
 	)
 
 	It("removes only the references to the given owner", func() {

@@ -44,12 +44,8 @@ import (
 // only marked deleted, and what the garbage collector would do with the rest is read off their
 // owner references (the e2e tier checks it with the real garbage collector).
 var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), func() {
-	var (
-		k8s    client.Client
-		writes *writeCounter
-	)
-
-	env := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
+	var writes *writeCounter
+	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
 		writes = &writeCounter{Client: mgr.GetClient()}
 		return (&Reconciler{
 			Client:    writes,
@@ -57,27 +53,14 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 			Recorder:  mgr.GetEventRecorder("database-operator"),
 		}).SetupWithManager(mgr)
 	})
-	BeforeAll(func() { k8s = env.Client })
-
-	newNamespace := func(ctx SpecContext) string {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "dbc-delete-"}}
-		Expect(k8s.Create(ctx, ns)).To(Succeed())
-		return ns.Name
-	}
-	// createCluster stores dc and returns its StatefulSet once the operator made it.
-	createCluster := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) *appsv1.StatefulSet {
-		Expect(k8s.Create(ctx, dc)).To(Succeed())
-		sts := &appsv1.StatefulSet{}
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)).To(Succeed())
-		}).Should(Succeed())
-		return sts
+	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
+		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
 	}
 	// observe plays the StatefulSet controller having observed the current generation.
 	observe := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) {
 		Eventually(func(g Gomega) {
 			sts := &appsv1.StatefulSet{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+			g.Expect(k8s.Get(ctx, clusters.ChildKey(dc), sts)).To(Succeed())
 			sts.Status.ObservedGeneration = sts.Generation
 			g.Expect(k8s.Status().Update(ctx, sts)).To(Succeed())
 		}).Should(Succeed())
@@ -96,12 +79,6 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		Expect(k8s.Create(ctx, claim)).To(Succeed())
 		return claim
 	}
-	deleteAndWait := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) {
-		Expect(k8s.Delete(ctx, dc)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
-		}).Should(BeTrue())
-	}
 	// claimState is "deleted" for a claim marked deleted or gone, else its owners' kinds and UIDs.
 	claimState := func(ctx SpecContext, ns, name string) string {
 		claim := &corev1.PersistentVolumeClaim{}
@@ -118,11 +95,11 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	}
 
 	It("deletes with whenDeleted: Delete only the member claims, never a look-alike", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "dbc-delete-")
 		dc := newCluster("db", withNamespace(ns), withWhenDeleted(databasev1alpha1.DeletePVC))
-		sts := createCluster(ctx, dc)
+		sts := clusters.Create(ctx, dc)
 		neighbour := newCluster("db-1", withNamespace(ns), withWhenDeleted(databasev1alpha1.DeletePVC))
-		createCluster(ctx, neighbour)
+		clusters.Create(ctx, neighbour)
 		stsRef := ownedBy("apps/v1", "StatefulSet", "db", sts.UID)
 		backup := ownedBy("backup.example.com/v1", "Backup", "nightly", "backup-uid")
 		for _, name := range []string{"data-db-0", "data-db-1", "data-db-7"} {
@@ -138,7 +115,7 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		makeClaim(ctx, ns, "data-db-1-0", withClaimLabels(neighbour.Labels()))
 		makeClaim(ctx, ns, "data-db-1-1") // db's labels, the neighbour's name
 
-		deleteAndWait(ctx, dc)
+		k8s.DeleteAndWait(ctx, dc)
 		want := map[string]string{
 			"data-db-0": "deleted", "data-db-1": "deleted", "data-db-7": "deleted", "data-db-2": "deleted",
 			"data-db-0-copy": "kept", "data-db-01": "kept", "data-db-3": "kept",
@@ -155,16 +132,16 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	})
 
 	It("keeps every claim with Retain and releases the member claims from the StatefulSet", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "dbc-delete-")
 		dc := newCluster("db", withNamespace(ns))
-		sts := createCluster(ctx, dc)
+		sts := clusters.Create(ctx, dc)
 		stsRef := ownedBy("apps/v1", "StatefulSet", "db", sts.UID)
 		makeClaim(ctx, ns, "data-db-0", stsRef)
 		makeClaim(ctx, ns, "data-db-1", stsRef, ownedBy("v1", "Pod", "db-1", "pod-uid"))
 		makeClaim(ctx, ns, "data-db-2")
 		makeClaim(ctx, ns, "data-db-0-copy", stsRef) // not a member: its reference is not ours to change
 
-		deleteAndWait(ctx, dc)
+		k8s.DeleteAndWait(ctx, dc)
 		Expect(map[string]string{
 			"data-db-0":      claimState(ctx, ns, "data-db-0"),
 			"data-db-1":      claimState(ctx, ns, "data-db-1"),
@@ -177,9 +154,9 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	})
 
 	It("brings a stale retention policy in line with the spec before the finalizer goes, also when paused", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "dbc-delete-")
 		dc := newCluster("db", withNamespace(ns), withWhenDeleted(databasev1alpha1.DeletePVC))
-		sts := createCluster(ctx, dc)
+		sts := clusters.Create(ctx, dc)
 		observe(ctx, dc)
 		stsRef := ownedBy("apps/v1", "StatefulSet", "db", sts.UID)
 		for _, name := range []string{"data-db-0", "data-db-1", "data-db-2"} {
@@ -217,9 +194,9 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	})
 
 	It("turns Degraded when the StatefulSet controller cannot create a pod, and back once the pods exist", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "dbc-delete-")
 		dc := newCluster("db", withNamespace(ns), withReplicas(1))
-		sts := createCluster(ctx, dc)
+		sts := clusters.Create(ctx, dc)
 		By("the StatefulSet controller's event, as it writes it when a quota refuses the pod")
 		note := `create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=0, limited: pods=0`
 		Expect(k8s.Create(ctx, &corev1.Event{
@@ -253,7 +230,7 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	})
 
 	It("reports a StatefulSet the API server refuses in Degraded within one reconcile, and does not retry it", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "dbc-delete-")
 		dc := newCluster("db", withNamespace(ns))
 		// The CRD cannot check the downward API's field paths; the API server refuses the pod template.
 		dc.Spec.Env = []corev1.EnvVar{{Name: "NODE", ValueFrom: &corev1.EnvVarSource{

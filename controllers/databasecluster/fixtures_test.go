@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // clusterOption changes a test DatabaseCluster.
@@ -28,7 +29,7 @@ type clusterOption func(*databasev1alpha1.DatabaseCluster)
 
 // newCluster returns a valid DatabaseCluster of 3 replicas, changed by the options.
 func newCluster(name string, opts ...clusterOption) *databasev1alpha1.DatabaseCluster {
-	dc := &databasev1alpha1.DatabaseCluster{
+	return testenv.Apply(&databasev1alpha1.DatabaseCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + "1234"},
 		Spec: databasev1alpha1.DatabaseClusterSpec{
 			Replicas: ptr.To[int32](3),
@@ -39,16 +40,10 @@ func newCluster(name string, opts ...clusterOption) *databasev1alpha1.DatabaseCl
 			},
 			Storage: databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
 		},
-	}
-	for _, opt := range opts {
-		opt(dc)
-	}
-	return dc
+	}, opts...)
 }
 
-func withNamespace(ns string) clusterOption {
-	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Namespace = ns }
-}
+var withNamespace = testenv.InNamespace[*databasev1alpha1.DatabaseCluster]
 
 func withReplicas(n int32) clusterOption {
 	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Replicas = ptr.To(n) }

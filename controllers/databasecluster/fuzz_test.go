@@ -15,10 +15,8 @@
 package databasecluster
 
 import (
-	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,48 +26,35 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
-
-// admitter is the API server's admission of DatabaseClusters, run in-process (read once).
-var admitter = sync.OnceValues(fuzzspec.NewAdmitter)
 
 // maxRevisionHash is the longest hash the StatefulSet controller appends to the StatefulSet's
 // name in the pods' controller-revision-hash label (a 32-bit FNV sum, up to 10 characters).
 const maxRevisionHash = "bbbbbbbbbb"
 
-// admittedCluster decodes a fuzz input into a DatabaseCluster with the CRD's defaults applied,
-// and skips the input when the API server would refuse it: the builders only ever see admitted
-// specs.
-func admittedCluster(t *testing.T, name, image, size, storageClass string, replicas, port int32, flags uint8,
-	resources, podLabels, podAnnotations, nodeSelector, env, args, tolerations, priorityClassName, restartedAt string,
-) *databasev1alpha1.DatabaseCluster {
-	t.Helper()
-	dc := fuzzspec.DatabaseCluster(name, image, size, storageClass, replicas, port, flags, resources, podLabels,
-		podAnnotations, nodeSelector, env, args, tolerations, priorityClassName, restartedAt)
-	if dc == nil {
-		t.Skip("a quantity does not parse")
-	}
-	a, err := admitter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused, err := a.Admit(dc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(refused) > 0 {
-		t.Skip(refused.ToAggregate())
-	}
-	return dc
+// fuzzClusters fuzzes test with every admitted DatabaseCluster: it decodes the fuzz input into
+// a DatabaseCluster with the CRD's defaults applied, and skips the input when a quantity does not
+// parse or the API server would refuse it: the builders only ever see admitted specs. The seed is
+// a cluster of 3 with requests and limits.
+func fuzzClusters(f *testing.F, test func(t *testing.T, dc *databasev1alpha1.DatabaseCluster)) {
+	f.Add("db", "registry.example/db:1.0", "1Gi", "standard", int32(3), int32(0), uint8(0),
+		"requests.cpu=100m\nlimits.memory=256Mi", "", "", "", "", "", "", "", "")
+	f.Fuzz(func(t *testing.T, name, image, size, storageClass string, replicas, port int32, flags uint8,
+		resources, podLabels, podAnnotations, nodeSelector, env, args, tolerations, priorityClassName, restartedAt string,
+	) {
+		dc := fuzzspec.DatabaseCluster(name, image, size, storageClass, replicas, port, flags, resources, podLabels,
+			podAnnotations, nodeSelector, env, args, tolerations, priorityClassName, restartedAt)
+		if dc == nil {
+			t.Skip("a quantity does not parse")
+		}
+		test(t, fuzzspec.Admitted(t, dc))
+	})
 }
 
 // FuzzBuildChildren builds the StatefulSet, the two Services and the PodDisruptionBudget of any
@@ -78,27 +63,15 @@ func admittedCluster(t *testing.T, name, image, size, storageClass string, repli
 // controller reference, the spec carried over, the restricted Pod Security profile, and builders
 // that are pure (the same input builds the same objects and the input is left as it was).
 func FuzzBuildChildren(f *testing.F) {
-	f.Add("db", "registry.example/db:1.0", "1Gi", "standard", int32(3), int32(0), uint8(0),
-		"requests.cpu=100m\nlimits.memory=256Mi", "", "", "", "", "", "", "", "")
-	f.Fuzz(func(t *testing.T, name, image, size, storageClass string, replicas, port int32, flags uint8,
-		resources, podLabels, podAnnotations, nodeSelector, env, args, tolerations, priorityClassName, restartedAt string,
-	) {
-		dc := admittedCluster(t, name, image, size, storageClass, replicas, port, flags, resources, podLabels,
-			podAnnotations, nodeSelector, env, args, tolerations, priorityClassName, restartedAt)
-		before := dc.DeepCopy()
-		sts, err := BuildStatefulSet(dc)
-		if err != nil {
-			t.Fatalf("an admitted spec does not build: %v", err)
-		}
-		headless, clientSvc, pdb := BuildHeadlessService(dc), BuildClientService(dc), BuildPodDisruptionBudget(dc)
-		if !equality.Semantic.DeepEqual(before, dc) {
-			t.Fatal("a builder changed the DatabaseCluster")
-		}
-		again, _ := BuildStatefulSet(dc)
-		if !equality.Semantic.DeepEqual(sts, again) || !equality.Semantic.DeepEqual(headless, BuildHeadlessService(dc)) ||
-			!equality.Semantic.DeepEqual(clientSvc, BuildClientService(dc)) || !equality.Semantic.DeepEqual(pdb, BuildPodDisruptionBudget(dc)) {
-			t.Fatal("the builders are not deterministic")
-		}
+	fuzzClusters(f, func(t *testing.T, dc *databasev1alpha1.DatabaseCluster) {
+		c := fuzzspec.Pure(t, "the builders", dc, func(dc *databasev1alpha1.DatabaseCluster) children {
+			sts, err := BuildStatefulSet(dc)
+			if err != nil {
+				t.Fatalf("an admitted spec does not build: %v", err)
+			}
+			return children{sts, BuildHeadlessService(dc), BuildClientService(dc), BuildPodDisruptionBudget(dc)}
+		})
+		sts, headless, clientSvc, pdb := c.StatefulSet, c.Headless, c.ClientSvc, c.PodDisruptionBudget
 		for _, err := range []error{
 			checkStatefulSet(dc, sts),
 			checkService(dc, headless, sts.Spec.Template.Labels, true),
@@ -110,6 +83,14 @@ func FuzzBuildChildren(f *testing.F) {
 			}
 		}
 	})
+}
+
+// children are the children of one DatabaseCluster, as built (exported fields: the semantic
+// comparison of Pure reads them).
+type children struct {
+	StatefulSet         *appsv1.StatefulSet
+	Headless, ClientSvc *corev1.Service
+	PodDisruptionBudget *policyv1.PodDisruptionBudget
 }
 
 func checkStatefulSet(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) error {
@@ -248,15 +229,9 @@ func baseline(name string) *databasev1alpha1.DatabaseCluster {
 //     (Merge, then the merge patch that child.Ensure sends, applied as the API server does), is
 //     in sync: one write, then none.
 func FuzzDriftChildren(f *testing.F) {
-	f.Add("db", "registry.example/db:1.0", "1Gi", "standard", int32(3), int32(0), uint8(0),
-		"requests.cpu=100m\nlimits.memory=256Mi", "", "", "", "", "", "", "", "")
-	f.Fuzz(func(t *testing.T, name, image, size, storageClass string, replicas, port int32, flags uint8,
-		resources, podLabels, podAnnotations, nodeSelector, env, args, tolerations, priorityClassName, restartedAt string,
-	) {
-		dc := admittedCluster(t, name, image, size, storageClass, replicas, port, flags, resources, podLabels,
-			podAnnotations, nodeSelector, env, args, tolerations, priorityClassName, restartedAt)
+	fuzzClusters(f, func(t *testing.T, dc *databasev1alpha1.DatabaseCluster) {
 		old := baseline(dc.Name)
-		if refused, err := must(admitter()).Admit(old); err != nil || len(refused) > 0 {
+		if refused, err := must(fuzzspec.SharedAdmitter()).Admit(old); err != nil || len(refused) > 0 {
 			t.Fatalf("the baseline is refused: %v %v", err, refused)
 		}
 		desired, err := BuildStatefulSet(dc)
@@ -267,38 +242,11 @@ func FuzzDriftChildren(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkDrift(t, desired, observed, statefulSetSpec)
-		checkDrift(t, BuildHeadlessService(dc), BuildHeadlessService(old), serviceSpec)
-		checkDrift(t, BuildClientService(dc), BuildClientService(old), serviceSpec)
-		checkDrift(t, BuildPodDisruptionBudget(dc), BuildPodDisruptionBudget(old), pdbSpec)
+		fuzzspec.CheckDrift(t, desired, observed, statefulSetSpec.InSync, statefulSetSpec.Merge)
+		fuzzspec.CheckDrift(t, BuildHeadlessService(dc), BuildHeadlessService(old), serviceSpec.InSync, serviceSpec.Merge)
+		fuzzspec.CheckDrift(t, BuildClientService(dc), BuildClientService(old), serviceSpec.InSync, serviceSpec.Merge)
+		fuzzspec.CheckDrift(t, BuildPodDisruptionBudget(dc), BuildPodDisruptionBudget(old), pdbSpec.InSync, pdbSpec.Merge)
 	})
-}
-
-// checkDrift checks that desired, stored, is in sync, and that observed (another build, stored)
-// is in sync once the write path has patched it.
-func checkDrift[T client.Object](t *testing.T, desired, observed T, spec child.Spec[T]) {
-	t.Helper()
-	stored, err := fuzzspec.Stored(desired)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !spec.InSync(desired, stored) {
-		t.Fatalf("%T %s as built and stored is not in sync: the operator would patch it at every reconcile", desired, desired.GetName())
-	}
-	before, err := fuzzspec.Stored(observed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patched := before.DeepCopyObject().(T)
-	spec.Merge(desired, patched)
-	after, err := fuzzspec.Patched(before, patched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !spec.InSync(desired, after) {
-		t.Fatalf("%T %s is not in sync after the write path patched it: the operator would patch it again at every reconcile",
-			desired, desired.GetName())
-	}
 }
 
 func must[T any](v T, err error) T {
@@ -317,32 +265,19 @@ var _ = Describe("Drift checks against the API server's defaults", Ordered, Labe
 	env := testenv.StartInBeforeAll(func(ctrl.Manager) error { return nil })
 
 	It("finds every child of every admitted seed in sync once stored", func(ctx SpecContext) {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drift-"}}
-		Expect(env.Client.Create(ctx, ns)).To(Succeed())
 		seeds, err := fuzzspec.AdmittedSeeds[*databasev1alpha1.DatabaseCluster]("controllers/databasecluster",
-			"FuzzDriftChildren", fuzzspec.DatabaseCluster, ns.Name)
+			"FuzzDriftChildren", fuzzspec.DatabaseCluster, env.Namespace(ctx, "drift-"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(seeds).NotTo(BeEmpty())
 		for _, seed := range seeds {
 			dc := seed.Object
 			sts, err := BuildStatefulSet(dc)
 			Expect(err).NotTo(HaveOccurred(), seed.File)
-			expectStoredInSync(ctx, env.Client, seed.File, sts, statefulSetSpec)
-			expectStoredInSync(ctx, env.Client, seed.File, BuildHeadlessService(dc), serviceSpec)
-			expectStoredInSync(ctx, env.Client, seed.File, BuildClientService(dc), serviceSpec)
-			expectStoredInSync(ctx, env.Client, seed.File, BuildPodDisruptionBudget(dc), pdbSpec)
+			testenv.ExpectStoredInSync(ctx, env, seed.File, sts, statefulSetSpec.InSync)
+			testenv.ExpectStoredInSync(ctx, env, seed.File, BuildHeadlessService(dc), serviceSpec.InSync)
+			testenv.ExpectStoredInSync(ctx, env, seed.File, BuildClientService(dc), serviceSpec.InSync)
+			testenv.ExpectStoredInSync(ctx, env, seed.File, BuildPodDisruptionBudget(dc), pdbSpec.InSync)
 		}
 		GinkgoWriter.Printf("%d admitted seeds: every child in sync as the API server stores it\n", len(seeds))
 	})
 })
-
-// expectStoredInSync dry-run creates desired and expects what the API server would store to be
-// in sync with it.
-func expectStoredInSync[T client.Object](ctx context.Context, c client.Client, seed string, desired T, spec child.Spec[T]) {
-	GinkgoHelper()
-	stored := desired.DeepCopyObject().(T)
-	Expect(c.Create(ctx, stored, client.DryRunAll)).To(Succeed(), "%s: %T %s", seed, desired, desired.GetName())
-	Expect(spec.InSync(desired, stored)).To(BeTrue(),
-		"%s: the %T %s as the API server stores it is not in sync with the one built: the operator would patch it at every reconcile",
-		seed, desired, desired.GetName())
-}

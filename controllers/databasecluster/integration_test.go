@@ -26,7 +26,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,37 +45,19 @@ import (
 const podReadyTimeout = 2 * time.Second
 
 var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), func() {
-	var (
-		env *testenv.Env
-		k8s client.Client
-	)
+	k8s := testenv.StartInBeforeAll(setupController)
 
-	env = testenv.StartInBeforeAll(setupController)
-	BeforeAll(func() { k8s = env.Client })
-
-	// newNamespace creates a namespace of its own for one spec.
-	newNamespace := func(ctx SpecContext) string {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "dbc-"}}
-		Expect(k8s.Create(ctx, ns)).To(Succeed())
-		return ns.Name
+	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
+		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
 	}
 	key := func(dc *databasev1alpha1.DatabaseCluster, name string) client.ObjectKey {
 		return client.ObjectKey{Namespace: dc.Namespace, Name: name}
-	}
-	// create stores a cluster and waits until the operator created its StatefulSet.
-	create := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) *appsv1.StatefulSet {
-		Expect(k8s.Create(ctx, dc)).To(Succeed())
-		sts := &appsv1.StatefulSet{}
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, key(dc, dc.StatefulSetName()), sts)).To(Succeed())
-		}).Should(Succeed())
-		return sts
 	}
 	// markReady plays the StatefulSet controller: all pods exist, are Ready and current.
 	markReady := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, ready int32) {
 		Eventually(func(g Gomega) {
 			sts := &appsv1.StatefulSet{}
-			g.Expect(k8s.Get(ctx, key(dc, dc.StatefulSetName()), sts)).To(Succeed())
+			g.Expect(k8s.Get(ctx, clusters.ChildKey(dc), sts)).To(Succeed())
 			sts.Status = appsv1.StatefulSetStatus{
 				ObservedGeneration: sts.Generation, Replicas: *sts.Spec.Replicas, ReadyReplicas: ready,
 				AvailableReplicas: ready, UpdatedReplicas: *sts.Spec.Replicas, CurrentReplicas: *sts.Spec.Replicas,
@@ -85,37 +66,12 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 			g.Expect(k8s.Status().Update(ctx, sts)).To(Succeed())
 		}).Should(Succeed())
 	}
-	condition := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, conditionType string) func(g Gomega) []string {
-		return func(g Gomega) []string {
-			current := &databasev1alpha1.DatabaseCluster{}
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), current)).To(Succeed())
-			c := meta.FindStatusCondition(current.Status.Conditions, conditionType)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.ObservedGeneration).To(Equal(current.Generation))
-			return []string{string(c.Status), c.Reason, c.Message}
-		}
-	}
-	// events lists the events about dc as "Reason: note", or only their reasons.
-	events := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, withNote bool) func(g Gomega) []string {
-		return func(g Gomega) []string {
-			var list eventsv1.EventList
-			g.Expect(k8s.List(ctx, &list, client.InNamespace(dc.Namespace))).To(Succeed())
-			var out []string
-			for _, e := range list.Items {
-				if e.Regarding.Name != dc.Name || e.Regarding.Kind != "DatabaseCluster" {
-					continue
-				}
-				if withNote {
-					out = append(out, e.Reason+": "+e.Note)
-				} else {
-					out = append(out, e.Reason)
-				}
-			}
-			return out
-		}
+	// events lists the events about dc as "Reason: note".
+	events := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) func(g Gomega) []string {
+		return k8s.EventsAbout(ctx, "DatabaseCluster", dc, func(e eventsv1.Event) string { return e.Reason + ": " + e.Note })
 	}
 	eventReasons := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) func(g Gomega) []string {
-		return events(ctx, dc, false)
+		return k8s.EventsAbout(ctx, "DatabaseCluster", dc, func(e eventsv1.Event) string { return e.Reason })
 	}
 	// series reads the operator's series about dc from the manager's metrics registry: its
 	// conditions by type and status, and its replicas by metric name.
@@ -144,21 +100,14 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	}
 
 	It("creates the exact children, with owner references and a finalizer", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		sts := create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		sts := clusters.Create(ctx, dc)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
 		Expect(dc.Finalizers).To(Equal([]string{"database.seed1b407122.io/finalizer"}))
 		Expect(dc.Spec.Port).To(Equal(int32(9000)), "the API server defaults the port")
 
-		owner := []metav1.OwnerReference{{
-			APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", Name: "db", UID: dc.UID,
-			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-		}}
-		childLabels := map[string]string{
-			"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db",
-			"app.kubernetes.io/managed-by": "database-operator",
-		}
-		selector := map[string]string{"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db"}
+		parent := testenv.Parent{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", App: "database", Name: "db", UID: dc.UID}
+		owner, childLabels, selector := parent.OwnerReferences(), parent.Labels(), parent.Selector()
 
 		Expect(sts.OwnerReferences).To(Equal(owner))
 		Expect(sts.Labels).To(Equal(childLabels))
@@ -204,27 +153,27 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		Expect(*pdb.Spec.MaxUnavailable).To(Equal(intstr.FromInt32(1)))
 		Expect(pdb.Spec.Selector.MatchLabels).To(Equal(selector))
 
-		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "0/3 replicas are ready"}))
-		Eventually(condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate",
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "0/3 replicas are ready"}))
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate",
 			"waiting for the StatefulSet controller to observe generation 1"}))
-		Eventually(condition(ctx, dc, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
-		Eventually(condition(ctx, dc, "Paused")).Should(Equal([]string{"False", "NotPaused", "changes to the spec are applied"}))
-		Eventually(events(ctx, dc, true)).Should(ConsistOf(
+		Eventually(k8s.Condition(ctx, dc, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
+		Eventually(k8s.Condition(ctx, dc, "Paused")).Should(Equal([]string{"False", "NotPaused", "changes to the spec are applied"}))
+		Eventually(events(ctx, dc)).Should(ConsistOf(
 			"Created: Created Service db-headless, Service db, PodDisruptionBudget db, StatefulSet db"))
-		Consistently(events(ctx, dc, true), 2*time.Second).Should(HaveLen(1), "nothing else happened")
+		Consistently(events(ctx, dc), 2*time.Second).Should(HaveLen(1), "nothing else happened")
 	})
 
 	It("turns Available true when the StatefulSet reports every replica ready", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		create(ctx, dc)
-		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "0/3 replicas are ready"}))
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		clusters.Create(ctx, dc)
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "0/3 replicas are ready"}))
 
 		markReady(ctx, dc, 2)
-		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "2/3 replicas are ready"}))
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "2/3 replicas are ready"}))
 
 		markReady(ctx, dc, 3)
-		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"True", "AllReplicasReady", "3/3 replicas are ready"}))
-		Eventually(condition(ctx, dc, "Progressing")).Should(Equal([]string{"False", "RolloutComplete", "all 3 pods run the current revision"}))
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(Equal([]string{"True", "AllReplicasReady", "3/3 replicas are ready"}))
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"False", "RolloutComplete", "all 3 pods run the current revision"}))
 		current := &databasev1alpha1.DatabaseCluster{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), current)).To(Succeed())
 		Expect(current.Status.Replicas).To(Equal(int32(3)))
@@ -236,10 +185,10 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("makes no write when a reconcile finds nothing to change", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		clusters.Create(ctx, dc)
 		markReady(ctx, dc, 3)
-		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"True", "AllReplicasReady", "3/3 replicas are ready"}))
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(Equal([]string{"True", "AllReplicasReady", "3/3 replicas are ready"}))
 
 		// An annotation change passes the watch predicate and triggers a reconcile.
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
@@ -264,10 +213,10 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("applies replica changes to the StatefulSet", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		clusters.Create(ctx, dc)
 		markReady(ctx, dc, 3)
-		Eventually(condition(ctx, dc, "Available")).Should(HaveExactElements("True", "AllReplicasReady", "3/3 replicas are ready"))
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(HaveExactElements("True", "AllReplicasReady", "3/3 replicas are ready"))
 
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
 		patch := client.MergeFrom(dc.DeepCopy())
@@ -278,7 +227,7 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
 			return *sts.Spec.Replicas
 		}).Should(Equal(int32(5)))
-		Eventually(condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "3/5 replicas are ready"}))
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "3/5 replicas are ready"}))
 		Eventually(eventReasons(ctx, dc)).Should(ContainElements("Scaled", "Unavailable"))
 
 		By("scaling to one replica, the PodDisruptionBudget goes away")
@@ -292,8 +241,8 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("applies image and resources changes to the pod template", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		clusters.Create(ctx, dc)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
 		patch := client.MergeFrom(dc.DeepCopy())
 		dc.Spec.Image = "registry.example/db:2.0"
@@ -310,8 +259,8 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("puts back a deleted headless Service and a hand-edited StatefulSet", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		sts := create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		sts := clusters.Create(ctx, dc)
 		headless := &corev1.Service{}
 		Eventually(func() error { return k8s.Get(ctx, key(dc, "db-headless"), headless) }).Should(Succeed())
 		oldUID := headless.UID
@@ -364,14 +313,14 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("changes no child while paused and applies the pending change on resume", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		clusters.Create(ctx, dc)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
 		patch := client.MergeFrom(dc.DeepCopy())
 		dc.Spec.Paused = true
 		dc.Spec.Image = "registry.example/db:3.0"
 		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
-		Eventually(condition(ctx, dc, "Paused")).Should(Equal([]string{"True", "PausedByUser",
+		Eventually(k8s.Condition(ctx, dc, "Paused")).Should(Equal([]string{"True", "PausedByUser",
 			"spec.paused is true: no child is changed until it is false"}))
 		sts := &appsv1.StatefulSet{}
 		Consistently(func(g Gomega) string {
@@ -391,8 +340,8 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("serves spec.port on the Services and the container", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)), withPort(5432))
-		sts := create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withPort(5432))
+		sts := clusters.Create(ctx, dc)
 		Expect(sts.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort).To(Equal(int32(5432)))
 		svc := &corev1.Service{}
 		Eventually(func() error { return k8s.Get(ctx, key(dc, "db"), svc) }).Should(Succeed())
@@ -420,14 +369,11 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	}
 
 	It("goes away on delete, removing its finalizer and keeping its claims", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		clusters.Create(ctx, dc)
 		claims := claimsOf(ctx, dc)
 		Expect(claims).To(Equal([]string{"data-db-0", "data-db-1", "data-db-2"}))
-		Expect(k8s.Delete(ctx, dc)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
-		}).Should(BeTrue())
+		k8s.DeleteAndWait(ctx, dc)
 		for _, name := range claims {
 			claim := &corev1.PersistentVolumeClaim{}
 			Expect(k8s.Get(ctx, key(dc, name), claim)).To(Succeed())
@@ -437,36 +383,30 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("records its conditions and replicas in the operator's metrics, and removes them once deleted", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		clusters.Create(ctx, dc)
 		Eventually(series(dc)).Should(Equal(wantSeries(0, map[string]string{
-			"Available": "false", "Progressing": "true", "Degraded": "false", "Paused": "false", "Resizing": "false",
+			"Available": "false", "Progressing": "true", "Degraded": "false", "Paused": "false", "Resizing": "false", "Hibernated": "false",
 		})))
 
 		By("the 1 moves to the new status of a condition")
 		markReady(ctx, dc, 3)
 		Eventually(series(dc)).Should(Equal(wantSeries(3, map[string]string{
-			"Available": "true", "Progressing": "false", "Degraded": "false", "Paused": "false", "Resizing": "false",
+			"Available": "true", "Progressing": "false", "Degraded": "false", "Paused": "false", "Resizing": "false", "Hibernated": "false",
 		})))
 
-		Expect(k8s.Delete(ctx, dc)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
-		}).Should(BeTrue())
+		k8s.DeleteAndWait(ctx, dc)
 		Eventually(series(dc)).Should(BeEmpty())
 	})
 
 	It("deletes its claims on delete when whenDeleted is Delete", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)), withWhenDeleted(databasev1alpha1.DeletePVC))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withWhenDeleted(databasev1alpha1.DeletePVC))
+		clusters.Create(ctx, dc)
 		claims := claimsOf(ctx, dc)
 		// The claims must be in the operator's cache before the delete, as they would be for
 		// claims made long before.
 		time.Sleep(500 * time.Millisecond)
-		Expect(k8s.Delete(ctx, dc)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{}))
-		}).Should(BeTrue())
+		k8s.DeleteAndWait(ctx, dc)
 		for _, name := range claims {
 			// The pvc-protection finalizer keeps a deleted claim until a controller-manager
 			// removes it; envtest has none, so "being deleted" is the end state here.
@@ -477,10 +417,10 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("reports a claim it cannot expand in Degraded, with the API server's reason", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
+		clusters.Create(ctx, dc)
 		claimsOf(ctx, dc)
-		Eventually(condition(ctx, dc, "Degraded")).Should(HaveExactElements("False", "AsExpected", "every child is as specified"))
+		Eventually(k8s.Condition(ctx, dc, "Degraded")).Should(HaveExactElements("False", "AsExpected", "every child is as specified"))
 
 		// The claims are not bound (envtest provisions nothing), and the API server refuses to
 		// resize an unbound claim.
@@ -489,7 +429,7 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		dc.Spec.Storage.Size = "2Gi"
 		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
 		Eventually(func(g Gomega) {
-			got := condition(ctx, dc, "Degraded")(g)
+			got := k8s.Condition(ctx, dc, "Degraded")(g)
 			g.Expect(got[:2]).To(Equal([]string{"True", "ReconcileFailed"}))
 			g.Expect(got[2]).To(HavePrefix("expanding claim data-db-0 to 2Gi: "))
 			g.Expect(got[2]).To(HaveSuffix("spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"))
@@ -501,8 +441,8 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	It("turns Degraded when a pod stays not Ready past the bound, and back when it gets Ready", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(newNamespace(ctx)), withReplicas(1))
-		create(ctx, dc)
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withReplicas(1))
+		clusters.Create(ctx, dc)
 		// envtest has no StatefulSet controller and no kubelet: the spec makes the pod and
 		// reports what a kubelet would for an image that cannot be pulled.
 		pod := &corev1.Pod{
@@ -523,26 +463,24 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 
 		// Nothing else happens: only the requeue at the bound can notice the pod is stuck.
 		Eventually(func(g Gomega) {
-			got := condition(ctx, dc, "Degraded")(g)
+			got := k8s.Condition(ctx, dc, "Degraded")(g)
 			g.Expect(got[:2]).To(Equal([]string{"True", "PodNotReady"}))
 			g.Expect(got[2]).To(MatchRegexp(`^pod db-0 has not been Ready for \d+s \(ImagePullBackOff: Back-off pulling image\)$`))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Eventually(eventReasons(ctx, dc)).Should(ContainElement("PodNotReady"))
 
 		setReady(corev1.ConditionTrue, nil)
-		Eventually(condition(ctx, dc, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
+		Eventually(k8s.Condition(ctx, dc, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
 	})
 
 	Describe("admission", func() {
 		var ns string
-		BeforeAll(func(ctx SpecContext) { ns = newNamespace(ctx) })
+		BeforeAll(func(ctx SpecContext) { ns = k8s.Namespace(ctx, "dbc-") })
 
 		DescribeTable("rejects an invalid new cluster with a message a user understands",
 			func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, message string) {
 				dc.Namespace = ns
-				err := k8s.Create(ctx, dc)
-				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
-				Expect(err.Error()).To(ContainSubstring(message))
+				k8s.ExpectCreateRefused(ctx, dc, message)
 			},
 			Entry("replicas 0", newCluster("zero", withReplicas(0)),
 				"spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"),
@@ -619,15 +557,13 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 
 		It("rejects a smaller storage size and accepts a larger one", func(ctx SpecContext) {
 			err := update(ctx, "shrink", func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Storage.Size = "512Mi" })
-			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
-			Expect(err.Error()).To(ContainSubstring("spec.storage.size: Invalid value: \"512Mi\": storage size cannot shrink: volumes can only be expanded"))
+			testenv.ExpectInvalid(err, "spec.storage.size: Invalid value: \"512Mi\": storage size cannot shrink: volumes can only be expanded")
 			Expect(update(ctx, "grow", func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Storage.Size = "2Gi" })).To(Succeed())
 		})
 
 		It("rejects a changed storageClassName", func(ctx SpecContext) {
 			err := update(ctx, "newclass", func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Storage.StorageClassName = "fast" })
-			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
-			Expect(err.Error()).To(ContainSubstring("storageClassName is immutable: create a new DatabaseCluster to move to another StorageClass"))
+			testenv.ExpectInvalid(err, "storageClassName is immutable: create a new DatabaseCluster to move to another StorageClass")
 		})
 	})
 })

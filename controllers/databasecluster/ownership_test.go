@@ -30,29 +30,20 @@ import (
 // The ownership rule, for every child of a DatabaseCluster and every kind of holder: a name
 // held by anything but the cluster is left exactly as it is and reported, never adopted.
 var _ = testenv.DescribeOwnership("DatabaseCluster ownership of its children", testenv.OwnershipTable{
-	Setup: setupController,
-	Children: []testenv.OwnedChild{
-		{Name: "StatefulSet", Kind: "StatefulSet", Resource: clusterDB, Held: someonesStatefulSet},
-		{Name: "headless Service", Kind: "Service", Resource: clusterDB,
-			Held: func(ns string) client.Object { return service(ns, "db-headless") }},
-		{Name: "client Service", Kind: "Service", Resource: clusterDB,
-			Held: func(ns string) client.Object { return service(ns, "db") }},
-		{Name: "PodDisruptionBudget", Kind: "PodDisruptionBudget", Resource: clusterDB, Held: someonesPDB},
-	},
-	More: func(k8s func() client.Client) {
+	Setup:    setupController,
+	Resource: func(ns string) client.Object { return newCluster("db", withNamespace(ns)) },
+	Held:     []client.Object{someonesStatefulSet(), service("db-headless"), service("db"), someonesPDB()},
+	More: func(env *testenv.Env) {
 		It("lets the second of clusters a and a-headless report the Service name the first one holds", func(ctx SpecContext) {
-			expectNameHeldByFirstCluster(ctx, k8s())
+			expectNameHeldByFirstCluster(ctx, env)
 		})
 	},
 })
 
-// clusterDB is the cluster "db" of the ownership table.
-func clusterDB(ns string) client.Object { return newCluster("db", withNamespace(ns)) }
-
 // expectNameHeldByFirstCluster: cluster a holds the Service a-headless, so cluster a-headless
 // reports that its client Service's name is held and a keeps its Service.
-func expectNameHeldByFirstCluster(ctx SpecContext, k8s client.Client) {
-	ns := testenv.NewNamespace(ctx, k8s)
+func expectNameHeldByFirstCluster(ctx SpecContext, k8s *testenv.Env) {
+	ns := k8s.Namespace(ctx, "own-")
 	first := newCluster("a", withNamespace(ns))
 	Expect(k8s.Create(ctx, first)).To(Succeed())
 	Eventually(func() error {
@@ -74,9 +65,9 @@ func expectNameHeldByFirstCluster(ctx SpecContext, k8s client.Client) {
 var someonesSelector = map[string]string{"app": "someone-elses"}
 
 // someonesStatefulSet is a StatefulSet "db" someone else made.
-func someonesStatefulSet(ns string) client.Object {
+func someonesStatefulSet() client.Object {
 	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
 		Spec: appsv1.StatefulSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: someonesSelector},
 			Template: corev1.PodTemplateSpec{
@@ -88,9 +79,9 @@ func someonesStatefulSet(ns string) client.Object {
 }
 
 // someonesPDB is a PodDisruptionBudget "db" someone else made.
-func someonesPDB(ns string) client.Object {
+func someonesPDB() client.Object {
 	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptrIntOrString(1), Selector: &metav1.LabelSelector{MatchLabels: someonesSelector},
 		},
@@ -98,9 +89,9 @@ func someonesPDB(ns string) client.Object {
 }
 
 // service is a plain ClusterIP Service someone else made.
-func service(ns, name string) *corev1.Service {
+func service(name string) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"made-by": "hand"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80}}},
 	}
 }

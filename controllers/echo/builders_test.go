@@ -25,24 +25,16 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 var _ = Describe("Builders", Label("unit"), func() {
 	Describe("BuildJob", func() {
 		It("builds the whole Job", func() {
 			Expect(BuildJob(newEcho("ec"), "busybox:1.36")).To(Equal(&batchv1.Job{
-				ObjectMeta: metav1.ObjectMeta{
-					Name: "ec-echo", Namespace: "default",
-					Labels: map[string]string{
-						"app.kubernetes.io/name": "echo", "app.kubernetes.io/instance": "ec",
-						"app.kubernetes.io/managed-by": "database-operator",
-					},
-					OwnerReferences: []metav1.OwnerReference{{
-						APIVersion: "echo.seed1b407122.io/v1alpha1", Kind: "Echo", Name: "ec", UID: "uid-1234",
-						Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-					}},
-				},
+				ObjectMeta: testenv.Parent{
+					APIVersion: "echo.seed1b407122.io/v1alpha1", Kind: "Echo", App: "echo", Name: "ec", UID: "uid-1234",
+				}.ChildMeta("ec-echo"),
 				Spec: batchv1.JobSpec{
 					BackoffLimit:            ptr.To[int32](2),
 					ActiveDeadlineSeconds:   ptr.To[int64](600),
@@ -105,12 +97,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 		)
 
 		It("carries the label the operator's cache selects Jobs by", func() {
-			var selector labels.Selector
-			for obj, byObject := range cachecfg.Options(nil).ByObject {
-				if _, ok := obj.(*batchv1.Job); ok {
-					selector = byObject.Label
-				}
-			}
+			selector := testenv.CacheSelector(&batchv1.Job{})
 			Expect(selector).NotTo(BeNil(), "the cache has no entry for Jobs")
 			Expect(selector.Matches(labels.Set(BuildJob(newEcho("ec"), "busybox").Labels))).To(BeTrue())
 		})

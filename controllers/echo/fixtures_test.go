@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // echoOption changes a test Echo.
@@ -29,19 +30,10 @@ type echoOption func(*echov1alpha1.Echo)
 
 // newEcho returns a valid Echo that prints "hello", changed by the options.
 func newEcho(name string, opts ...echoOption) *echov1alpha1.Echo {
-	e := &echov1alpha1.Echo{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-1234", Generation: 1},
-		Spec:       echov1alpha1.EchoSpec{Message: "hello"},
-	}
-	for _, opt := range opts {
-		opt(e)
-	}
-	return e
+	return testenv.Apply(&echov1alpha1.Echo{ObjectMeta: testenv.Meta(name), Spec: echov1alpha1.EchoSpec{Message: "hello"}}, opts...)
 }
 
-func withNamespace(ns string) echoOption {
-	return func(e *echov1alpha1.Echo) { e.Namespace = ns }
-}
+var withNamespace = testenv.InNamespace[*echov1alpha1.Echo]
 
 func withMessage(message string) echoOption {
 	return func(e *echov1alpha1.Echo) { e.Spec.Message = message }

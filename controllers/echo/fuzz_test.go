@@ -17,12 +17,10 @@ package echo
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
@@ -31,28 +29,6 @@ import (
 // fuzzImage is the image the operator is configured with (ECHO_IMAGE), not user input.
 const fuzzImage = "registry.example/tools/busybox:1.36"
 
-// admitter is the API server's admission of Echos, run in-process (read once).
-var admitter = sync.OnceValues(fuzzspec.NewAdmitter)
-
-// admittedEcho decodes a fuzz input into an Echo with the CRD's defaults applied, and skips the
-// input when the API server would refuse it.
-func admittedEcho(t *testing.T, name, message string) *echov1alpha1.Echo {
-	t.Helper()
-	e := fuzzspec.Echo(name, message)
-	a, err := admitter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused, err := a.Admit(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(refused) > 0 {
-		t.Skip(refused.ToAggregate())
-	}
-	return e
-}
-
 // FuzzBuildJob builds the Job of any admitted Echo and checks: no panic, the name within what
 // the Job controller puts in the pods' job-name label, valid labels that hold the selector
 // labels, the controller reference, the message carried only in the environment (never in the
@@ -60,18 +36,9 @@ func admittedEcho(t *testing.T, name, message string) *echov1alpha1.Echo {
 func FuzzBuildJob(f *testing.F) {
 	f.Add("hello", "Hello, world")
 	f.Fuzz(func(t *testing.T, name, message string) {
-		e := admittedEcho(t, name, message)
-		before := e.DeepCopy()
-		job := BuildJob(e, fuzzImage)
-		if !equality.Semantic.DeepEqual(before, e) {
-			t.Fatal("BuildJob changed the Echo")
-		}
-		if !equality.Semantic.DeepEqual(job, BuildJob(e, fuzzImage)) {
-			t.Fatal("BuildJob is not deterministic")
-		}
-		if err := checkJob(e, job); err != nil {
-			t.Fatal(err)
-		}
+		e := fuzzspec.Admitted(t, fuzzspec.Echo(name, message))
+		build := func(e *echov1alpha1.Echo) *batchv1.Job { return BuildJob(e, fuzzImage) }
+		fuzzspec.CheckBuilder(t, "BuildJob", e, build, checkJob)
 	})
 }
 
@@ -127,30 +94,12 @@ func checkPod(spec corev1.PodSpec, message, image string) error {
 func FuzzDriftJob(f *testing.F) {
 	f.Add("hello", "Hello, world", int32(-1), int32(-1))
 	f.Fuzz(func(t *testing.T, name, message string, backoffLimit, ttl int32) {
-		e := admittedEcho(t, name, message)
+		e := fuzzspec.Admitted(t, fuzzspec.Echo(name, message))
 		desired := BuildJob(e, fuzzImage)
-		stored, err := fuzzspec.Stored(desired)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !jobSpec.InSync(desired, stored) {
-			t.Fatal("the Job as built and stored is not in sync: the operator would patch it at every reconcile")
-		}
 		// Someone changed (or, with -1, removed) the settings the operator keeps.
-		observed := stored.DeepCopy()
+		observed := desired.DeepCopy()
 		observed.Spec.BackoffLimit, observed.Spec.TTLSecondsAfterFinished = orNil(backoffLimit), orNil(ttl)
-		if observed, err = fuzzspec.Stored(observed); err != nil {
-			t.Fatal(err)
-		}
-		patched := observed.DeepCopy()
-		jobSpec.Merge(desired, patched)
-		after, err := fuzzspec.Patched(observed, patched)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !jobSpec.InSync(desired, after) {
-			t.Fatal("the Job is not in sync after the write path patched it: the operator would patch it again at every reconcile")
-		}
+		fuzzspec.CheckDrift(t, desired, observed, jobSpec.InSync, jobSpec.Merge)
 	})
 }
 

@@ -26,17 +26,13 @@ import (
 // The ownership rule for the Job of an Echo: a Job of that name held by anything but the Echo is
 // left exactly as it is and reported, never adopted; the Echo runs once the name is free.
 var _ = testenv.DescribeOwnership("Echo ownership of its Job", testenv.OwnershipTable{
-	Setup: setupController,
-	Children: []testenv.OwnedChild{{
-		Name: "Job", Kind: "Job",
-		Resource: func(ns string) client.Object { return newEcho("ec", withNamespace(ns)) },
-		Held: func(ns string) client.Object {
-			return &batchv1.Job{
-				ObjectMeta: metav1.ObjectMeta{Name: "ec-echo", Namespace: ns, Labels: map[string]string{"made-by": "hand"}},
-				Spec:       batchv1.JobSpec{Template: someonesPod("work")},
-			}
-		},
-	}}})
+	Setup:    setupController,
+	Resource: func(ns string) client.Object { return newEcho("ec", withNamespace(ns)) },
+	Held: []client.Object{&batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "ec-echo"},
+		Spec:       batchv1.JobSpec{Template: someonesPod("work")},
+	}},
+})
 
 // someonesPod is the pod template of a Job someone else made.
 func someonesPod(container string) corev1.PodTemplateSpec {

@@ -20,28 +20,20 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // conditionOf returns type, status, reason and message of one condition, for exact comparison.
-func conditionOf(conditions []metav1.Condition, conditionType string) []string {
-	c := meta.FindStatusCondition(conditions, conditionType)
-	if c == nil {
-		return nil
-	}
-	return []string{c.Type, string(c.Status), c.Reason, c.Message}
-}
+var conditionOf = testenv.ConditionOf
 
 // errRejected is the error the API server answers for a Job whose name is too long.
-var errRejected = apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "x-echo", field.ErrorList{
-	field.Invalid(field.NewPath("spec", "template", "labels"), "x-echo", "must be no more than 63 bytes"),
-})
+var errRejected = testenv.Invalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "x-echo",
+	field.NewPath("spec", "template", "labels"), "x-echo", "must be no more than 63 bytes")
 
 var _ = Describe("Status", Label("unit"), func() {
 	DescribeTable("stateOf",

@@ -24,8 +24,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/echo"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 var _ = Describe("Builders", Label("unit"), func() {
@@ -34,17 +34,9 @@ var _ = Describe("Builders", Label("unit"), func() {
 	Describe("BuildCronJob", func() {
 		It("builds the whole CronJob, running the pod of an Echo", func() {
 			Expect(BuildCronJob(newScheduledEcho("se"), "busybox:1.36")).To(Equal(&batchv1.CronJob{
-				ObjectMeta: metav1.ObjectMeta{
-					Name: "se-echo", Namespace: "default",
-					Labels: map[string]string{
-						"app.kubernetes.io/name": "scheduledecho", "app.kubernetes.io/instance": "se",
-						"app.kubernetes.io/managed-by": "database-operator",
-					},
-					OwnerReferences: []metav1.OwnerReference{{
-						APIVersion: "echo.seed1b407122.io/v1alpha1", Kind: "ScheduledEcho", Name: "se", UID: "uid-1234",
-						Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-					}},
-				},
+				ObjectMeta: testenv.Parent{
+					APIVersion: "echo.seed1b407122.io/v1alpha1", Kind: "ScheduledEcho", App: "scheduledecho", Name: "se", UID: "uid-1234",
+				}.ChildMeta("se-echo"),
 				Spec: batchv1.CronJobSpec{
 					Schedule:                   "*/5 * * * *",
 					Suspend:                    ptr.To(false),
@@ -78,12 +70,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 		)
 
 		It("carries the label the operator's cache selects CronJobs by, and its Jobs do not", func() {
-			var selector labels.Selector
-			for obj, byObject := range cachecfg.Options(nil).ByObject {
-				if _, ok := obj.(*batchv1.CronJob); ok {
-					selector = byObject.Label
-				}
-			}
+			selector := testenv.CacheSelector(&batchv1.CronJob{})
 			Expect(selector).NotTo(BeNil(), "the cache has no entry for CronJobs")
 			cj := BuildCronJob(newScheduledEcho("se"), "busybox")
 			Expect(selector.Matches(labels.Set(cj.Labels))).To(BeTrue())

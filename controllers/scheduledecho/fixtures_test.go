@@ -18,12 +18,12 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // scheduledOption changes a test ScheduledEcho.
@@ -32,19 +32,11 @@ type scheduledOption func(*echov1alpha1.ScheduledEcho)
 // newScheduledEcho returns a valid ScheduledEcho that prints "hello" every five minutes,
 // changed by the options.
 func newScheduledEcho(name string, opts ...scheduledOption) *echov1alpha1.ScheduledEcho {
-	s := &echov1alpha1.ScheduledEcho{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-1234", Generation: 1},
-		Spec:       echov1alpha1.ScheduledEchoSpec{Message: "hello", Schedule: "*/5 * * * *"},
-	}
-	for _, opt := range opts {
-		opt(s)
-	}
-	return s
+	spec := echov1alpha1.ScheduledEchoSpec{Message: "hello", Schedule: "*/5 * * * *"}
+	return testenv.Apply(&echov1alpha1.ScheduledEcho{ObjectMeta: testenv.Meta(name), Spec: spec}, opts...)
 }
 
-func withNamespace(ns string) scheduledOption {
-	return func(s *echov1alpha1.ScheduledEcho) { s.Namespace = ns }
-}
+var withNamespace = testenv.InNamespace[*echov1alpha1.ScheduledEcho]
 
 func withMessage(message string) scheduledOption {
 	return func(s *echov1alpha1.ScheduledEcho) { s.Spec.Message = message }
@@ -70,6 +62,5 @@ var lastSchedule = metav1.NewTime(time.Date(2026, 1, 2, 3, 5, 0, 0, time.UTC))
 
 // invalid is the error the API server answers for a CronJob with an error in field.
 func invalid(path *field.Path, value, detail string) error {
-	return apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "CronJob"}, "se-echo",
-		field.ErrorList{field.Invalid(path, value, detail)})
+	return testenv.Invalid(schema.GroupKind{Group: "batch", Kind: "CronJob"}, "se-echo", path, value, detail)
 }

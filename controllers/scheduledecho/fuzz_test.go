@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,11 +25,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
@@ -45,28 +40,6 @@ const fuzzImage = "registry.example/tools/busybox:1.36"
 // "-<scheduled time in minutes since 1970>" (10 digits last until the year 20984).
 const maxJobSuffix = "-9999999999"
 
-// admitter is the API server's admission of ScheduledEchos, run in-process (read once).
-var admitter = sync.OnceValues(fuzzspec.NewAdmitter)
-
-// admittedScheduledEcho decodes a fuzz input into a ScheduledEcho with the CRD's defaults
-// applied, and skips the input when the API server would refuse it.
-func admittedScheduledEcho(t *testing.T, name, message, schedule string, suspend bool) *echov1alpha1.ScheduledEcho {
-	t.Helper()
-	s := fuzzspec.ScheduledEcho(name, message, schedule, suspend)
-	a, err := admitter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused, err := a.Admit(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(refused) > 0 {
-		t.Skip(refused.ToAggregate())
-	}
-	return s
-}
-
 // FuzzBuildCronJob builds the CronJob of any admitted ScheduledEcho and checks: no panic, the
 // name within what its Jobs and their pods' job-name label allow, valid labels, the controller
 // reference, the spec carried over, Jobs that carry the selector labels but not managed-by (the
@@ -74,18 +47,9 @@ func admittedScheduledEcho(t *testing.T, name, message, schedule string, suspend
 func FuzzBuildCronJob(f *testing.F) {
 	f.Add("nightly", "Good night", "0 3 * * *", false)
 	f.Fuzz(func(t *testing.T, name, message, schedule string, suspend bool) {
-		s := admittedScheduledEcho(t, name, message, schedule, suspend)
-		before := s.DeepCopy()
-		cj := BuildCronJob(s, fuzzImage)
-		if !equality.Semantic.DeepEqual(before, s) {
-			t.Fatal("BuildCronJob changed the ScheduledEcho")
-		}
-		if !equality.Semantic.DeepEqual(cj, BuildCronJob(s, fuzzImage)) {
-			t.Fatal("BuildCronJob is not deterministic")
-		}
-		if err := checkCronJob(s, cj); err != nil {
-			t.Fatal(err)
-		}
+		s := fuzzspec.Admitted(t, fuzzspec.ScheduledEcho(name, message, schedule, suspend))
+		build := func(s *echov1alpha1.ScheduledEcho) *batchv1.CronJob { return BuildCronJob(s, fuzzImage) }
+		fuzzspec.CheckBuilder(t, "BuildCronJob", s, build, checkCronJob)
 	})
 }
 
@@ -121,29 +85,10 @@ func checkCronJob(s *echov1alpha1.ScheduledEcho, cj *batchv1.CronJob) error {
 func FuzzDriftCronJob(f *testing.F) {
 	f.Add("nightly", "Good night", "0 3 * * *", false)
 	f.Fuzz(func(t *testing.T, name, message, schedule string, suspend bool) {
-		s := admittedScheduledEcho(t, name, message, schedule, suspend)
-		desired := BuildCronJob(s, fuzzImage)
-		stored, err := fuzzspec.Stored(desired)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !cronJobSpec.InSync(desired, stored) {
-			t.Fatal("the CronJob as built and stored is not in sync: the operator would patch it at every reconcile")
-		}
+		s := fuzzspec.Admitted(t, fuzzspec.ScheduledEcho(name, message, schedule, suspend))
 		old := fuzzspec.ScheduledEcho(s.Name, "an older message", "*/5 * * * *", !suspend)
-		observed, err := fuzzspec.Stored(BuildCronJob(old, "registry.example/tools/busybox:1.35"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		patched := observed.DeepCopy()
-		cronJobSpec.Merge(desired, patched)
-		after, err := fuzzspec.Patched(observed, patched)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !cronJobSpec.InSync(desired, after) {
-			t.Fatal("the CronJob is not in sync after the write path patched it: the operator would patch it again at every reconcile")
-		}
+		observed := BuildCronJob(old, "registry.example/tools/busybox:1.35")
+		fuzzspec.CheckDrift(t, BuildCronJob(s, fuzzImage), observed, cronJobSpec.InSync, cronJobSpec.Merge)
 	})
 }
 
@@ -243,21 +188,15 @@ var _ = Describe("Drift check against the API server's defaults", Ordered, Label
 	env := testenv.StartInBeforeAll(func(ctrl.Manager) error { return nil })
 
 	It("finds the CronJob of every admitted seed in sync once stored", func(ctx SpecContext) {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "drift-"}}
-		Expect(env.Client.Create(ctx, ns)).To(Succeed())
 		seeds, err := fuzzspec.AdmittedSeeds[*echov1alpha1.ScheduledEcho]("controllers/scheduledecho",
-			"FuzzDriftCronJob", fuzzspec.ScheduledEcho, ns.Name)
+			"FuzzDriftCronJob", fuzzspec.ScheduledEcho, env.Namespace(ctx, "drift-"))
 		Expect(err).NotTo(HaveOccurred())
 		checked := 0
 		for _, seed := range seeds {
 			if checkSchedule(seed.Object.Spec.Schedule) != nil {
 				continue // reported by the controller, never written
 			}
-			desired := BuildCronJob(seed.Object, fuzzImage)
-			stored := desired.DeepCopy()
-			Expect(env.Client.Create(ctx, stored, client.DryRunAll)).To(Succeed(), seed.File)
-			Expect(cronJobSpec.InSync(desired, stored)).To(BeTrue(),
-				"%s: the CronJob as the API server stores it is not in sync with the one built: the operator would patch it at every reconcile", seed.File)
+			testenv.ExpectStoredInSync(ctx, env, seed.File, BuildCronJob(seed.Object, fuzzImage), cronJobSpec.InSync)
 			checked++
 		}
 		Expect(checked).To(BeNumerically(">", 0))

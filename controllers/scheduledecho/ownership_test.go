@@ -26,19 +26,15 @@ import (
 // The ownership rule for the CronJob of a ScheduledEcho: a CronJob of that name held by anything
 // but the ScheduledEcho is left exactly as it is and reported, never adopted.
 var _ = testenv.DescribeOwnership("ScheduledEcho ownership of its CronJob", testenv.OwnershipTable{
-	Setup: setupController,
-	Children: []testenv.OwnedChild{{
-		Name: "CronJob", Kind: "CronJob",
-		Resource: func(ns string) client.Object { return newScheduledEcho("se", withNamespace(ns)) },
-		Held: func(ns string) client.Object {
-			return &batchv1.CronJob{
-				ObjectMeta: metav1.ObjectMeta{Name: "se-echo", Namespace: ns, Labels: map[string]string{"made-by": "hand"}},
-				Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
-					Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-						RestartPolicy: corev1.RestartPolicyNever,
-						Containers:    []corev1.Container{{Name: "backup", Image: "registry.example/backup:1"}},
-					}},
-				}}},
-			}
-		},
-	}}})
+	Setup:    setupController,
+	Resource: func(ns string) client.Object { return newScheduledEcho("se", withNamespace(ns)) },
+	Held: []client.Object{&batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "se-echo"},
+		Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "backup", Image: "registry.example/backup:1"}},
+			}},
+		}}},
+	}},
+})

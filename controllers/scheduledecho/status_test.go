@@ -22,22 +22,16 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // conditionOf returns type, status, reason and message of one condition, for exact comparison.
-func conditionOf(conditions []metav1.Condition, conditionType string) []string {
-	c := meta.FindStatusCondition(conditions, conditionType)
-	if c == nil {
-		return nil
-	}
-	return []string{c.Type, string(c.Status), c.Reason, c.Message}
-}
+var conditionOf = testenv.ConditionOf
 
 var (
 	errTZ        = invalid(field.NewPath("spec", "schedule"), "CRON_TZ=UTC 0 * * *", "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")

@@ -18,12 +18,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/utils/ptr"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // mustBuild builds the ConfigMap of vc, failing the spec on an error.
@@ -37,17 +35,9 @@ var _ = Describe("Builders", Label("unit"), func() {
 	Describe("BuildConfigMap", func() {
 		It("builds the whole ConfigMap", func() {
 			Expect(mustBuild(newVoteConfig("vc"))).To(Equal(&corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{
-					Name: "vc-config", Namespace: "default",
-					Labels: map[string]string{
-						"app.kubernetes.io/name": "voteconfig", "app.kubernetes.io/instance": "vc",
-						"app.kubernetes.io/managed-by": "database-operator",
-					},
-					OwnerReferences: []metav1.OwnerReference{{
-						APIVersion: "voting.seed1b407122.io/v1alpha1", Kind: "VoteConfig", Name: "vc", UID: "uid-1234",
-						Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-					}},
-				},
+				ObjectMeta: testenv.Parent{
+					APIVersion: "voting.seed1b407122.io/v1alpha1", Kind: "VoteConfig", App: "voteconfig", Name: "vc", UID: "uid-1234",
+				}.ChildMeta("vc-config"),
 				Data: map[string]string{
 					"OPTION_A":     "Cats",
 					"OPTION_B":     "Dogs",
@@ -58,12 +48,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 		})
 
 		It("carries the label the operator's cache selects ConfigMaps by", func() {
-			var selector labels.Selector
-			for obj, byObject := range cachecfg.Options(nil).ByObject {
-				if _, ok := obj.(*corev1.ConfigMap); ok {
-					selector = byObject.Label
-				}
-			}
+			selector := testenv.CacheSelector(&corev1.ConfigMap{})
 			Expect(selector).NotTo(BeNil(), "the cache has no entry for ConfigMaps")
 			Expect(selector.Matches(labels.Set(mustBuild(newVoteConfig("vc")).Labels))).To(BeTrue())
 		})

@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // voteOption changes a test VoteConfig.
@@ -30,22 +31,16 @@ type voteOption func(*votingv1alpha1.VoteConfig)
 // newVoteConfig returns a valid VoteConfig "Cats or dogs?" with options A and B, changed by
 // the options.
 func newVoteConfig(name string, opts ...voteOption) *votingv1alpha1.VoteConfig {
-	vc := &votingv1alpha1.VoteConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-1234", Generation: 1},
+	return testenv.Apply(&votingv1alpha1.VoteConfig{
+		ObjectMeta: testenv.Meta(name),
 		Spec: votingv1alpha1.VoteConfigSpec{
 			Title:   "Cats or dogs?",
 			Options: []votingv1alpha1.VoteOption{{ID: "A", Label: "Cats"}, {ID: "B", Label: "Dogs"}},
 		},
-	}
-	for _, opt := range opts {
-		opt(vc)
-	}
-	return vc
+	}, opts...)
 }
 
-func withNamespace(ns string) voteOption {
-	return func(vc *votingv1alpha1.VoteConfig) { vc.Namespace = ns }
-}
+var withNamespace = testenv.InNamespace[*votingv1alpha1.VoteConfig]
 
 func withTitle(title string) voteOption {
 	return func(vc *votingv1alpha1.VoteConfig) { vc.Spec.Title = title }

@@ -17,11 +17,11 @@ package voteconfig
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sync"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/equality"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
@@ -31,28 +31,6 @@ import (
 // maxConfigMapBytes is the API server's limit on the data of a ConfigMap.
 const maxConfigMapBytes = 1 << 20
 
-// admitter is the API server's admission of VoteConfigs, run in-process (read once).
-var admitter = sync.OnceValues(fuzzspec.NewAdmitter)
-
-// admittedVoteConfig decodes a fuzz input into a VoteConfig with the CRD's defaults applied, and
-// skips the input when the API server would refuse it.
-func admittedVoteConfig(t *testing.T, name, title, targetDeployment, options string) *votingv1alpha1.VoteConfig {
-	t.Helper()
-	vc := fuzzspec.VoteConfig(name, title, targetDeployment, options)
-	a, err := admitter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused, err := a.Admit(vc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(refused) > 0 {
-		t.Skip(refused.ToAggregate())
-	}
-	return vc
-}
-
 // FuzzBuildConfigMap builds the ConfigMap of any admitted VoteConfig and checks: no panic, a
 // valid name and labels, the controller reference, keys the API server accepts, every option
 // under its own key, options.json that reads back as exactly the title and the options in
@@ -61,18 +39,16 @@ func admittedVoteConfig(t *testing.T, name, title, targetDeployment, options str
 func FuzzBuildConfigMap(f *testing.F) {
 	f.Add("poll", "Cats or dogs?", "", "cats=Cats\ndogs=Dogs")
 	f.Fuzz(func(t *testing.T, name, title, targetDeployment, options string) {
-		vc := admittedVoteConfig(t, name, title, targetDeployment, options)
-		before := vc.DeepCopy()
-		cm, err := BuildConfigMap(vc)
-		if err != nil {
-			t.Fatalf("an admitted spec does not build: %v", err)
-		}
-		if !equality.Semantic.DeepEqual(before, vc) {
-			t.Fatal("BuildConfigMap changed the VoteConfig")
-		}
-		again, _ := BuildConfigMap(vc)
-		if !equality.Semantic.DeepEqual(cm, again) || ConfigHash(cm.Data) != ConfigHash(again.Data) {
-			t.Fatal("BuildConfigMap or ConfigHash is not deterministic")
+		vc := fuzzspec.Admitted(t, fuzzspec.VoteConfig(name, title, targetDeployment, options))
+		cm := fuzzspec.Pure(t, "BuildConfigMap", vc, func(vc *votingv1alpha1.VoteConfig) *corev1.ConfigMap {
+			cm, err := BuildConfigMap(vc)
+			if err != nil {
+				t.Fatalf("an admitted spec does not build: %v", err)
+			}
+			return cm
+		})
+		if ConfigHash(cm.Data) != ConfigHash(maps.Clone(cm.Data)) {
+			t.Fatal("ConfigHash is not deterministic")
 		}
 		errs := []error{fuzzspec.Child(cm, vc, votingv1alpha1.GroupVersion.WithKind(kind), fuzzspec.DNSSubdomain)}
 		if cm.Name != vc.ConfigMapName() {
@@ -128,38 +104,18 @@ func FuzzBuildConfigMap(f *testing.F) {
 func FuzzDriftConfigMap(f *testing.F) {
 	f.Add("poll", "Cats or dogs?", "", "cats=Cats\ndogs=Dogs")
 	f.Fuzz(func(t *testing.T, name, title, targetDeployment, options string) {
-		vc := admittedVoteConfig(t, name, title, targetDeployment, options)
+		vc := fuzzspec.Admitted(t, fuzzspec.VoteConfig(name, title, targetDeployment, options))
 		desired, err := BuildConfigMap(vc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, err := fuzzspec.Stored(desired)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !configMapSpec.InSync(desired, stored) {
-			t.Fatal("the ConfigMap as built and stored is not in sync: the operator would patch it at every reconcile")
-		}
 		old := fuzzspec.VoteConfig(vc.Name, "Old title", "", "a=A\nb=B\nTITLE=x")
-		built, err := BuildConfigMap(old)
+		observed, err := BuildConfigMap(old)
 		if err != nil {
 			t.Fatal(err)
 		}
-		built.Data["added-by-hand"] = ""
-		built.BinaryData = map[string][]byte{"blob": {0, 1}}
-		observed, err := fuzzspec.Stored(built)
-		if err != nil {
-			t.Fatal(err)
-		}
-		patched := observed.DeepCopy()
-		configMapSpec.Merge(desired, patched)
-		after, err := fuzzspec.Patched(observed, patched)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !configMapSpec.InSync(desired, after) {
-			t.Fatalf("the ConfigMap is not in sync after the write path patched it (data %v, binaryData %v): the operator would patch it again at every reconcile",
-				after.Data, after.BinaryData)
-		}
+		observed.Data["added-by-hand"] = ""
+		observed.BinaryData = map[string][]byte{"blob": {0, 1}}
+		fuzzspec.CheckDrift(t, desired, observed, configMapSpec.InSync, configMapSpec.Merge)
 	})
 }

@@ -21,11 +21,6 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
@@ -35,74 +30,12 @@ import (
 // The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
 // envtest runs no other controller: Deployments are only stored, never rolled out.
 var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() {
-	var (
-		env *testenv.Env
-		k8s client.Client
-	)
-
-	env = testenv.StartInBeforeAll(setupController)
-	BeforeAll(func() { k8s = env.Client })
-
-	// newNamespace creates a namespace of its own for one spec.
-	newNamespace := func(ctx SpecContext) string {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "vc-"}}
-		Expect(k8s.Create(ctx, ns)).To(Succeed())
-		return ns.Name
-	}
-	configMapKey := func(vc *votingv1alpha1.VoteConfig) client.ObjectKey {
-		return client.ObjectKey{Namespace: vc.Namespace, Name: vc.ConfigMapName()}
-	}
-	// create stores a VoteConfig and waits until the operator created its ConfigMap.
-	create := func(ctx SpecContext, vc *votingv1alpha1.VoteConfig) *corev1.ConfigMap {
-		Expect(k8s.Create(ctx, vc)).To(Succeed())
-		cm := &corev1.ConfigMap{}
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, configMapKey(vc), cm)).To(Succeed())
-		}).Should(Succeed())
-		return cm
+	k8s := testenv.StartInBeforeAll(setupController)
+	voteConfigs := testenv.Kind[*votingv1alpha1.VoteConfig, *corev1.ConfigMap]{
+		Env: k8s, Name: "VoteConfig", ChildName: (*votingv1alpha1.VoteConfig).ConfigMapName,
 	}
 	configData := func(ctx SpecContext, vc *votingv1alpha1.VoteConfig) func(g Gomega) map[string]string {
-		return func(g Gomega) map[string]string {
-			cm := &corev1.ConfigMap{}
-			g.Expect(k8s.Get(ctx, configMapKey(vc), cm)).To(Succeed())
-			return cm.Data
-		}
-	}
-	current := func(ctx SpecContext, vc *votingv1alpha1.VoteConfig) func(g Gomega) *votingv1alpha1.VoteConfig {
-		return func(g Gomega) *votingv1alpha1.VoteConfig {
-			got := &votingv1alpha1.VoteConfig{}
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vc), got)).To(Succeed())
-			return got
-		}
-	}
-	update := func(ctx SpecContext, vc *votingv1alpha1.VoteConfig, change func(*votingv1alpha1.VoteConfig)) {
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vc), vc)).To(Succeed())
-		patch := client.MergeFrom(vc.DeepCopy())
-		change(vc)
-		Expect(k8s.Patch(ctx, vc, patch)).To(Succeed())
-	}
-	condition := func(ctx SpecContext, vc *votingv1alpha1.VoteConfig, conditionType string) func(g Gomega) []string {
-		return func(g Gomega) []string {
-			got := current(ctx, vc)(g)
-			c := meta.FindStatusCondition(got.Status.Conditions, conditionType)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
-			return []string{string(c.Status), c.Reason, c.Message}
-		}
-	}
-	// events lists the events about vc as "Type Reason: note".
-	events := func(ctx SpecContext, vc *votingv1alpha1.VoteConfig) func(g Gomega) []string {
-		return func(g Gomega) []string {
-			var list eventsv1.EventList
-			g.Expect(k8s.List(ctx, &list, client.InNamespace(vc.Namespace))).To(Succeed())
-			var out []string
-			for _, e := range list.Items {
-				if e.Regarding.Name == vc.Name && e.Regarding.Kind == "VoteConfig" {
-					out = append(out, e.Type+" "+e.Reason+": "+e.Note)
-				}
-			}
-			return out
-		}
+		return func(g Gomega) map[string]string { return voteConfigs.Child(ctx, vc)(g).Data }
 	}
 	// hashOf is the config-hash the target of vc must carry.
 	hashOf := func(vc *votingv1alpha1.VoteConfig) string {
@@ -118,55 +51,37 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 			return dep.Spec.Template.Annotations
 		}
 	}
-	gone := func(ctx SpecContext, vc *votingv1alpha1.VoteConfig) func() bool {
-		return func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(vc), &votingv1alpha1.VoteConfig{}))
-		}
-	}
-	// conditionSeries reads the condition series of vc from the manager's metrics registry.
-	conditionSeries := func(vc *votingv1alpha1.VoteConfig) func(g Gomega) map[string]float64 {
-		return func(g Gomega) map[string]float64 {
-			series, err := testenv.ConditionSeries("VoteConfig", vc.Namespace, vc.Name)
-			g.Expect(err).NotTo(HaveOccurred())
-			return series
-		}
-	}
 	options := `{"title":"Cats or dogs?","options":[{"id":"A","label":"Cats"},{"id":"B","label":"Dogs"}]}`
 
 	It("creates the exact ConfigMap, owner-referenced, with a finalizer on the VoteConfig", func(ctx SpecContext) {
-		vc := newVoteConfig("vote", withNamespace(newNamespace(ctx)))
-		cm := create(ctx, vc)
+		vc := newVoteConfig("vote", withNamespace(k8s.Namespace(ctx, "vc-")))
+		cm := voteConfigs.Create(ctx, vc)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vc), vc)).To(Succeed())
 		Expect(vc.Finalizers).To(Equal([]string{"voting.seed1b407122.io/finalizer"}))
 
-		Expect(cm.OwnerReferences).To(Equal([]metav1.OwnerReference{{
-			APIVersion: "voting.seed1b407122.io/v1alpha1", Kind: "VoteConfig", Name: "vote", UID: vc.UID,
-			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-		}}))
-		Expect(cm.Labels).To(Equal(map[string]string{
-			"app.kubernetes.io/name": "voteconfig", "app.kubernetes.io/instance": "vote",
-			"app.kubernetes.io/managed-by": "database-operator",
-		}))
+		parent := testenv.Parent{APIVersion: "voting.seed1b407122.io/v1alpha1", Kind: "VoteConfig", App: "voteconfig", Name: "vote", UID: vc.UID}
+		Expect(cm.OwnerReferences).To(Equal(parent.OwnerReferences()))
+		Expect(cm.Labels).To(Equal(parent.Labels()))
 		Expect(cm.Data).To(Equal(map[string]string{
 			"OPTION_A": "Cats", "OPTION_B": "Dogs", "TITLE": "Cats or dogs?", "options.json": options,
 		}))
 		Expect(cm.BinaryData).To(BeEmpty())
 
-		Eventually(condition(ctx, vc, "Ready")).Should(Equal([]string{"True", "ConfigMapSynced", "ConfigMap vote-config holds the 2 options"}))
-		Eventually(condition(ctx, vc, "TargetFound")).Should(Equal([]string{"False", "NoTargetDeployment",
+		Eventually(k8s.Condition(ctx, vc, "Ready")).Should(Equal([]string{"True", "ConfigMapSynced", "ConfigMap vote-config holds the 2 options"}))
+		Eventually(k8s.Condition(ctx, vc, "TargetFound")).Should(Equal([]string{"False", "NoTargetDeployment",
 			"spec.targetDeployment is not set: no Deployment rolls on change"}))
-		got := current(ctx, vc)(Default)
+		got := voteConfigs.Current(ctx, vc)(Default)
 		Expect(got.Status.ConfigMapName).To(Equal("vote-config"))
 		Expect(got.Status.ObservedGeneration).To(Equal(int64(1)))
 		Expect(got.Status.LastUpdated).NotTo(BeNil())
 		Expect(got.Status.LastUpdated.Time).To(BeTemporally("~", time.Now(), 10*time.Second))
-		Eventually(events(ctx, vc)).Should(ConsistOf("Normal Created: Created ConfigMap vote-config"))
-		Consistently(events(ctx, vc), 2*time.Second).Should(HaveLen(1), "nothing else happened")
+		Eventually(voteConfigs.Events(ctx, vc)).Should(ConsistOf("Normal Created: Created ConfigMap vote-config"))
+		Consistently(voteConfigs.Events(ctx, vc), 2*time.Second).Should(HaveLen(1), "nothing else happened")
 	})
 
 	It("reverts hand edits of the ConfigMap and applies new options", func(ctx SpecContext) {
-		vc := newVoteConfig("vote", withNamespace(newNamespace(ctx)))
-		cm := create(ctx, vc)
+		vc := newVoteConfig("vote", withNamespace(k8s.Namespace(ctx, "vc-")))
+		cm := voteConfigs.Create(ctx, vc)
 		patch := client.MergeFrom(cm.DeepCopy())
 		cm.Data["OPTION_A"] = "Hamsters"
 		cm.Data["OPTION_Z"] = "Zebras"
@@ -175,9 +90,9 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 		Eventually(configData(ctx, vc)).Should(Equal(map[string]string{
 			"OPTION_A": "Cats", "OPTION_B": "Dogs", "TITLE": "Cats or dogs?", "options.json": options,
 		}))
-		Eventually(events(ctx, vc)).Should(ContainElement("Normal Updated: Updated ConfigMap vote-config to the spec"))
+		Eventually(voteConfigs.Events(ctx, vc)).Should(ContainElement("Normal Updated: Updated ConfigMap vote-config to the spec"))
 
-		update(ctx, vc, func(vc *votingv1alpha1.VoteConfig) {
+		voteConfigs.Update(ctx, vc, func(vc *votingv1alpha1.VoteConfig) {
 			vc.Spec.Title = ""
 			vc.Spec.Options = append(vc.Spec.Options, votingv1alpha1.VoteOption{ID: "C", Label: "Fish"})
 		})
@@ -185,53 +100,53 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 			"OPTION_A": "Cats", "OPTION_B": "Dogs", "OPTION_C": "Fish",
 			"options.json": `{"title":"","options":[{"id":"A","label":"Cats"},{"id":"B","label":"Dogs"},{"id":"C","label":"Fish"}]}`,
 		}))
-		Eventually(condition(ctx, vc, "Ready")).Should(Equal([]string{"True", "ConfigMapSynced", "ConfigMap vote-config holds the 3 options"}))
+		Eventually(k8s.Condition(ctx, vc, "Ready")).Should(Equal([]string{"True", "ConfigMapSynced", "ConfigMap vote-config holds the 3 options"}))
 	})
 
 	It("keeps lastUpdated and writes nothing while the content does not change", func(ctx SpecContext) {
-		vc := newVoteConfig("vote", withNamespace(newNamespace(ctx)))
-		create(ctx, vc)
-		Eventually(condition(ctx, vc, "Ready")).Should(HaveExactElements("True", "ConfigMapSynced", Not(BeEmpty())))
-		lastUpdated := current(ctx, vc)(Default).Status.LastUpdated
+		vc := newVoteConfig("vote", withNamespace(k8s.Namespace(ctx, "vc-")))
+		voteConfigs.Create(ctx, vc)
+		Eventually(k8s.Condition(ctx, vc, "Ready")).Should(HaveExactElements("True", "ConfigMapSynced", Not(BeEmpty())))
+		lastUpdated := voteConfigs.Current(ctx, vc)(Default).Status.LastUpdated
 		Expect(lastUpdated).NotTo(BeNil())
 		// Timestamps are stored in whole seconds: a change now would show.
 		time.Sleep(1100 * time.Millisecond)
 
 		By("a label added to the ConfigMap triggers a reconcile that finds nothing to change")
 		cm := &corev1.ConfigMap{}
-		Expect(k8s.Get(ctx, configMapKey(vc), cm)).To(Succeed())
+		Expect(k8s.Get(ctx, voteConfigs.ChildKey(vc), cm)).To(Succeed())
 		patch := client.MergeFrom(cm.DeepCopy())
 		cm.Labels["example.com/team"] = "voting"
 		Expect(k8s.Patch(ctx, cm, patch)).To(Succeed())
-		version := current(ctx, vc)(Default).ResourceVersion
+		version := voteConfigs.Current(ctx, vc)(Default).ResourceVersion
 		Consistently(func(g Gomega) string {
-			g.Expect(k8s.Get(ctx, configMapKey(vc), cm)).To(Succeed())
-			return current(ctx, vc)(g).ResourceVersion + "/" + cm.ResourceVersion
+			g.Expect(k8s.Get(ctx, voteConfigs.ChildKey(vc), cm)).To(Succeed())
+			return voteConfigs.Current(ctx, vc)(g).ResourceVersion + "/" + cm.ResourceVersion
 		}, 2*time.Second).Should(Equal(version + "/" + cm.ResourceVersion))
 
 		By("a spec change that leaves the content alone changes the status but not lastUpdated")
-		update(ctx, vc, func(vc *votingv1alpha1.VoteConfig) { vc.Spec.TargetDeployment = "absent" })
-		Eventually(condition(ctx, vc, "TargetFound")).Should(HaveExactElements("False", "DeploymentNotFound", Not(BeEmpty())))
-		Expect(current(ctx, vc)(Default).Status.LastUpdated).To(Equal(lastUpdated))
+		voteConfigs.Update(ctx, vc, func(vc *votingv1alpha1.VoteConfig) { vc.Spec.TargetDeployment = "absent" })
+		Eventually(k8s.Condition(ctx, vc, "TargetFound")).Should(HaveExactElements("False", "DeploymentNotFound", Not(BeEmpty())))
+		Expect(voteConfigs.Current(ctx, vc)(Default).Status.LastUpdated).To(Equal(lastUpdated))
 	})
 
 	It("annotates the target Deployment with the config hash, and again when the options change", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "vc-")
 		Expect(k8s.Create(ctx, newDeployment(ns, "web"))).To(Succeed())
 		vc := newVoteConfig("vote", withNamespace(ns), withTarget("web"))
-		create(ctx, vc)
+		voteConfigs.Create(ctx, vc)
 		first := hashOf(vc)
 		Eventually(templateAnnotations(ctx, ns, "web")).Should(Equal(map[string]string{
 			"example.com/keep": "yes", "voting.seed1b407122.io/config-hash": first,
 		}))
-		Eventually(condition(ctx, vc, "TargetFound")).Should(Equal([]string{"True", "DeploymentFound",
+		Eventually(k8s.Condition(ctx, vc, "TargetFound")).Should(Equal([]string{"True", "DeploymentFound",
 			"Deployment web rolls its pods when the options change"}))
 
-		update(ctx, vc, func(vc *votingv1alpha1.VoteConfig) { vc.Spec.Options[1].Label = "Wolves" })
+		voteConfigs.Update(ctx, vc, func(vc *votingv1alpha1.VoteConfig) { vc.Spec.Options[1].Label = "Wolves" })
 		second := hashOf(vc)
 		Expect(second).NotTo(Equal(first))
 		Eventually(templateAnnotations(ctx, ns, "web")).Should(HaveKeyWithValue("voting.seed1b407122.io/config-hash", second))
-		Eventually(events(ctx, vc)).Should(ContainElements(
+		Eventually(voteConfigs.Events(ctx, vc)).Should(ContainElements(
 			"Normal RolloutTriggered: Set voting.seed1b407122.io/config-hash="+first+" on the pod template of Deployment web",
 			"Normal RolloutTriggered: Set voting.seed1b407122.io/config-hash="+second+" on the pod template of Deployment web"))
 
@@ -245,72 +160,58 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 	})
 
 	It("reports a missing target Deployment without retrying, and annotates it once it is created", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "vc-")
 		vc := newVoteConfig("vote", withNamespace(ns), withTarget("web"))
-		create(ctx, vc)
+		voteConfigs.Create(ctx, vc)
 		message := "Deployment web does not exist in namespace " + ns
-		Eventually(condition(ctx, vc, "TargetFound")).Should(Equal([]string{"False", "DeploymentNotFound", message}))
-		Eventually(condition(ctx, vc, "Ready")).Should(HaveExactElements("True", "ConfigMapSynced", Not(BeEmpty())))
-		Eventually(events(ctx, vc)).Should(ContainElement("Warning TargetNotFound: " + message))
-		version := current(ctx, vc)(Default).ResourceVersion
-		Consistently(func(g Gomega) string { return current(ctx, vc)(g).ResourceVersion }, 2*time.Second).Should(Equal(version))
+		Eventually(k8s.Condition(ctx, vc, "TargetFound")).Should(Equal([]string{"False", "DeploymentNotFound", message}))
+		Eventually(k8s.Condition(ctx, vc, "Ready")).Should(HaveExactElements("True", "ConfigMapSynced", Not(BeEmpty())))
+		Eventually(voteConfigs.Events(ctx, vc)).Should(ContainElement("Warning TargetNotFound: " + message))
+		k8s.ExpectQuiet(ctx, vc)
 
 		Expect(k8s.Create(ctx, newDeployment(ns, "web"))).To(Succeed())
-		Eventually(condition(ctx, vc, "TargetFound")).Should(Equal([]string{"True", "DeploymentFound",
+		Eventually(k8s.Condition(ctx, vc, "TargetFound")).Should(Equal([]string{"True", "DeploymentFound",
 			"Deployment web rolls its pods when the options change"}))
 		Eventually(templateAnnotations(ctx, ns, "web")).Should(HaveKeyWithValue("voting.seed1b407122.io/config-hash", hashOf(vc)))
-		Eventually(events(ctx, vc)).Should(ContainElement("Normal TargetFound: Deployment web rolls its pods when the options change"))
+		Eventually(voteConfigs.Events(ctx, vc)).Should(ContainElement("Normal TargetFound: Deployment web rolls its pods when the options change"))
 	})
 
 	It("removes the config hash from the target on delete, then its finalizer", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "vc-")
 		Expect(k8s.Create(ctx, newDeployment(ns, "web"))).To(Succeed())
 		vc := newVoteConfig("vote", withNamespace(ns), withTarget("web"))
-		create(ctx, vc)
+		voteConfigs.Create(ctx, vc)
 		Eventually(templateAnnotations(ctx, ns, "web")).Should(HaveKey("voting.seed1b407122.io/config-hash"))
 
-		Expect(k8s.Delete(ctx, vc)).To(Succeed())
-		Eventually(gone(ctx, vc)).Should(BeTrue())
+		k8s.DeleteAndWait(ctx, vc)
 		Expect(templateAnnotations(ctx, ns, "web")(Default)).To(Equal(map[string]string{"example.com/keep": "yes"}))
 	})
 
 	It("is never stuck on delete when its target is missing", func(ctx SpecContext) {
-		vc := newVoteConfig("vote", withNamespace(newNamespace(ctx)), withTarget("web"))
-		create(ctx, vc)
-		Eventually(condition(ctx, vc, "TargetFound")).Should(HaveExactElements("False", "DeploymentNotFound", Not(BeEmpty())))
-		Expect(k8s.Delete(ctx, vc)).To(Succeed())
-		Eventually(gone(ctx, vc)).Should(BeTrue())
+		vc := newVoteConfig("vote", withNamespace(k8s.Namespace(ctx, "vc-")), withTarget("web"))
+		voteConfigs.Create(ctx, vc)
+		Eventually(k8s.Condition(ctx, vc, "TargetFound")).Should(HaveExactElements("False", "DeploymentNotFound", Not(BeEmpty())))
+		k8s.DeleteAndWait(ctx, vc)
 	})
 
 	It("records its conditions in the operator's metrics, and removes them once deleted", func(ctx SpecContext) {
-		ns := newNamespace(ctx)
+		ns := k8s.Namespace(ctx, "vc-")
 		vc := newVoteConfig("vote", withNamespace(ns), withTarget("web"))
-		create(ctx, vc)
-		Eventually(conditionSeries(vc)).Should(Equal(testenv.WantConditionSeries(map[string]string{
-			"Ready": "true", "TargetFound": "false", "Degraded": "false",
-		})))
-
-		By("the 1 moves to the new status of a condition")
-		Expect(k8s.Create(ctx, newDeployment(ns, "web"))).To(Succeed())
-		Eventually(conditionSeries(vc)).Should(Equal(testenv.WantConditionSeries(map[string]string{
-			"Ready": "true", "TargetFound": "true", "Degraded": "false",
-		})))
-
-		Expect(k8s.Delete(ctx, vc)).To(Succeed())
-		Eventually(gone(ctx, vc)).Should(BeTrue())
-		Eventually(conditionSeries(vc)).Should(BeEmpty())
+		voteConfigs.Create(ctx, vc)
+		voteConfigs.ExpectConditionSeries(ctx, vc,
+			map[string]string{"Ready": "true", "TargetFound": "false", "Degraded": "false"},
+			func() { Expect(k8s.Create(ctx, newDeployment(ns, "web"))).To(Succeed()) },
+			map[string]string{"Ready": "true", "TargetFound": "true", "Degraded": "false"})
 	})
 
 	Describe("admission", func() {
 		var ns string
-		BeforeAll(func(ctx SpecContext) { ns = newNamespace(ctx) })
+		BeforeAll(func(ctx SpecContext) { ns = k8s.Namespace(ctx, "vc-") })
 
 		DescribeTable("rejects invalid options with a message a user understands",
 			func(ctx SpecContext, vc *votingv1alpha1.VoteConfig, message string) {
 				vc.Namespace = ns
-				err := k8s.Create(ctx, vc)
-				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
-				Expect(err.Error()).To(ContainSubstring(message))
+				k8s.ExpectCreateRefused(ctx, vc, message)
 			},
 			Entry("duplicate ids", newVoteConfig("dup", withOptions("A", "Cats", "A", "Dogs")), "option ids must be unique"),
 			Entry("one option", newVoteConfig("one", withOptions("A", "Cats")), "spec.options: Invalid value: 1: spec.options in body should have at least 2 items"),

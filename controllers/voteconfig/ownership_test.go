@@ -25,14 +25,10 @@ import (
 // The ownership rule for the ConfigMap of a VoteConfig: a ConfigMap of that name held by anything
 // but the VoteConfig is left exactly as it is (its data too) and reported, never adopted.
 var _ = testenv.DescribeOwnership("VoteConfig ownership of its ConfigMap", testenv.OwnershipTable{
-	Setup: setupController,
-	Children: []testenv.OwnedChild{{
-		Name: "ConfigMap", Kind: "ConfigMap",
-		Resource: func(ns string) client.Object { return newVoteConfig("vote", withNamespace(ns)) },
-		Held: func(ns string) client.Object {
-			return &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Name: "vote-config", Namespace: ns, Labels: map[string]string{"made-by": "hand"}},
-				Data:       map[string]string{"app.properties": "someone's settings"},
-			}
-		},
-	}}})
+	Setup:    setupController,
+	Resource: func(ns string) client.Object { return newVoteConfig("vote", withNamespace(ns)) },
+	Held: []client.Object{&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "vote-config"},
+		Data:       map[string]string{"app.properties": "someone's settings"},
+	}},
+})

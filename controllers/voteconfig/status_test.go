@@ -20,20 +20,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // conditionOf returns type, status, reason and message of one condition, for exact comparison.
-func conditionOf(conditions []metav1.Condition, conditionType string) []string {
-	c := meta.FindStatusCondition(conditions, conditionType)
-	if c == nil {
-		return nil
-	}
-	return []string{c.Type, string(c.Status), c.Reason, c.Message}
-}
+var conditionOf = testenv.ConditionOf
 
 var (
 	earlier = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))

@@ -15,6 +15,7 @@
 package opmetrics
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -23,22 +24,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// The HELP and TYPE lines of each gauge, as the text exposition format starts it.
+const (
+	conditionHelp = `
+# HELP database_operator_resource_condition Condition of a resource managed by the operator (1 for the current status).
+# TYPE database_operator_resource_condition gauge
+`
+	replicasHelp = `
+# HELP database_operator_databasecluster_replicas Replicas a DatabaseCluster asks for.
+# TYPE database_operator_databasecluster_replicas gauge
+`
+	readyReplicasHelp = `
+# HELP database_operator_databasecluster_ready_replicas Ready replicas of a DatabaseCluster.
+# TYPE database_operator_databasecluster_ready_replicas gauge
+`
+)
+
 func TestRecordConditionsMovesTheOneAndForgetRemovesTheSeries(t *testing.T) {
 	Condition.Reset()
 	RecordConditions("DatabaseCluster", "ns", "db", []metav1.Condition{{Type: "Available", Status: metav1.ConditionFalse}})
 	RecordConditions("DatabaseCluster", "ns", "db", []metav1.Condition{{Type: "Available", Status: metav1.ConditionTrue}})
 	RecordConditions("DatabaseCluster", "ns", "other", []metav1.Condition{{Type: "Available", Status: metav1.ConditionTrue}})
-	want := `
-# HELP database_operator_resource_condition Condition of a resource managed by the operator (1 for the current status).
-# TYPE database_operator_resource_condition gauge
-database_operator_resource_condition{kind="DatabaseCluster",name="db",namespace="ns",status="false",type="Available"} 0
-database_operator_resource_condition{kind="DatabaseCluster",name="db",namespace="ns",status="true",type="Available"} 1
-database_operator_resource_condition{kind="DatabaseCluster",name="db",namespace="ns",status="unknown",type="Available"} 0
-database_operator_resource_condition{kind="DatabaseCluster",name="other",namespace="ns",status="false",type="Available"} 0
-database_operator_resource_condition{kind="DatabaseCluster",name="other",namespace="ns",status="true",type="Available"} 1
-database_operator_resource_condition{kind="DatabaseCluster",name="other",namespace="ns",status="unknown",type="Available"} 0
-`
-	compare(t, Condition, want)
+	compare(t, Condition, conditionHelp+
+		conditionSeries("DatabaseCluster", "db", "Available", "true")+
+		conditionSeries("DatabaseCluster", "other", "Available", "true"))
 
 	Forget("DatabaseCluster", "ns", "db")
 	if got := testutil.CollectAndCount(Condition); got != 3 {
@@ -53,20 +62,10 @@ func TestForgetRemovesOnlyTheSeriesOfOneKind(t *testing.T) {
 		RecordConditions(kind, "ns", "same-name", ready)
 	}
 	Forget("Echo", "ns", "same-name")
-	want := `
-# HELP database_operator_resource_condition Condition of a resource managed by the operator (1 for the current status).
-# TYPE database_operator_resource_condition gauge
-database_operator_resource_condition{kind="DatabaseCluster",name="same-name",namespace="ns",status="false",type="Ready"} 0
-database_operator_resource_condition{kind="DatabaseCluster",name="same-name",namespace="ns",status="true",type="Ready"} 1
-database_operator_resource_condition{kind="DatabaseCluster",name="same-name",namespace="ns",status="unknown",type="Ready"} 0
-database_operator_resource_condition{kind="ScheduledEcho",name="same-name",namespace="ns",status="false",type="Ready"} 0
-database_operator_resource_condition{kind="ScheduledEcho",name="same-name",namespace="ns",status="true",type="Ready"} 1
-database_operator_resource_condition{kind="ScheduledEcho",name="same-name",namespace="ns",status="unknown",type="Ready"} 0
-database_operator_resource_condition{kind="VoteConfig",name="same-name",namespace="ns",status="false",type="Ready"} 0
-database_operator_resource_condition{kind="VoteConfig",name="same-name",namespace="ns",status="true",type="Ready"} 1
-database_operator_resource_condition{kind="VoteConfig",name="same-name",namespace="ns",status="unknown",type="Ready"} 0
-`
-	compare(t, Condition, want)
+	compare(t, Condition, conditionHelp+
+		conditionSeries("DatabaseCluster", "same-name", "Ready", "true")+
+		conditionSeries("ScheduledEcho", "same-name", "Ready", "true")+
+		conditionSeries("VoteConfig", "same-name", "Ready", "true"))
 }
 
 func TestRecordReplicasAndForgetReplicas(t *testing.T) {
@@ -74,16 +73,10 @@ func TestRecordReplicasAndForgetReplicas(t *testing.T) {
 	ReadyReplicas.Reset()
 	RecordReplicas("ns", "db", 3, 2)
 	RecordReplicas("ns", "other", 1, 1)
-	compare(t, Replicas, `
-# HELP database_operator_databasecluster_replicas Replicas a DatabaseCluster asks for.
-# TYPE database_operator_databasecluster_replicas gauge
-database_operator_databasecluster_replicas{name="db",namespace="ns"} 3
+	compare(t, Replicas, replicasHelp+`database_operator_databasecluster_replicas{name="db",namespace="ns"} 3
 database_operator_databasecluster_replicas{name="other",namespace="ns"} 1
 `)
-	compare(t, ReadyReplicas, `
-# HELP database_operator_databasecluster_ready_replicas Ready replicas of a DatabaseCluster.
-# TYPE database_operator_databasecluster_ready_replicas gauge
-database_operator_databasecluster_ready_replicas{name="db",namespace="ns"} 2
+	compare(t, ReadyReplicas, readyReplicasHelp+`database_operator_databasecluster_ready_replicas{name="db",namespace="ns"} 2
 database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
 `)
 
@@ -93,16 +86,26 @@ database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
 		t.Fatalf("after Forget, %d replica series remain, want 2", got)
 	}
 	ForgetReplicas("ns", "db")
-	compare(t, Replicas, `
-# HELP database_operator_databasecluster_replicas Replicas a DatabaseCluster asks for.
-# TYPE database_operator_databasecluster_replicas gauge
-database_operator_databasecluster_replicas{name="other",namespace="ns"} 1
+	compare(t, Replicas, replicasHelp+`database_operator_databasecluster_replicas{name="other",namespace="ns"} 1
 `)
-	compare(t, ReadyReplicas, `
-# HELP database_operator_databasecluster_ready_replicas Ready replicas of a DatabaseCluster.
-# TYPE database_operator_databasecluster_ready_replicas gauge
-database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
+	compare(t, ReadyReplicas, readyReplicasHelp+`database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
 `)
+}
+
+// conditionSeries is the exposition of the condition conditionType of one resource in namespace
+// ns whose status is current: a series per status, 1 for current and 0 for the two others, in
+// the order Prometheus prints them.
+func conditionSeries(kind, name, conditionType, current string) string {
+	var b strings.Builder
+	for _, status := range []string{"false", "true", "unknown"} {
+		value := 0
+		if status == current {
+			value = 1
+		}
+		fmt.Fprintf(&b, "database_operator_resource_condition{kind=%q,name=%q,namespace=\"ns\",status=%q,type=%q} %d\n",
+			kind, name, status, conditionType, value)
+	}
+	return b.String()
 }
 
 // compare fails t unless c holds exactly the series of want, in the text exposition format.

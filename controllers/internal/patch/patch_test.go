@@ -77,6 +77,13 @@ func stored(t *testing.T, c client.Client) *echov1alpha1.Echo {
 	return e
 }
 
+// withStatus returns a copy of e whose status has the given phase and Job name.
+func withStatus(e *echov1alpha1.Echo, phase echov1alpha1.EchoPhase, jobName string) *echov1alpha1.Echo {
+	updated := e.DeepCopy()
+	updated.Status.Phase, updated.Status.JobName = phase, jobName
+	return updated
+}
+
 func expectSent(t *testing.T, sent *[]string, want ...string) {
 	t.Helper()
 	if len(*sent) != len(want) {
@@ -93,9 +100,7 @@ func TestStatusSendsOnlyTheChangedStatusOnce(t *testing.T) {
 	ctx := context.Background()
 	c, sent := newClient(t, newEcho())
 	original := stored(t, c)
-	updated := original.DeepCopy()
-	updated.Status.Phase = echov1alpha1.EchoRunning
-	updated.Status.JobName = "hello-echo"
+	updated := withStatus(original, echov1alpha1.EchoRunning, "hello-echo")
 
 	written, err := Status(ctx, c, original, updated)
 	if err != nil || !written {
@@ -119,17 +124,14 @@ func TestStatusFromAStaleReadIsRefused(t *testing.T) {
 	stale := stored(t, c)
 
 	// A status write the reader has not seen yet (e.g. its cache lags behind).
-	newer := stale.DeepCopy()
-	newer.Status.Phase = echov1alpha1.EchoFailed
-	newer.Status.JobName = "hello-echo"
+	newer := withStatus(stale, echov1alpha1.EchoFailed, "hello-echo")
 	if written, err := Status(ctx, c, stale.DeepCopy(), newer); err != nil || !written {
 		t.Fatalf("first write: %t, %v", written, err)
 	}
 
 	// Computed from the stale read: phase Pending equals the stale value, so a plain merge
 	// patch would send only jobName and leave phase Failed on the server.
-	updated := stale.DeepCopy()
-	updated.Status.JobName = "hello-echo-2"
+	updated := withStatus(stale, echov1alpha1.EchoPending, "hello-echo-2")
 	written, err := Status(ctx, c, stale, updated)
 	if !apierrors.IsConflict(err) || written {
 		t.Fatalf("Status() from a stale read = %t, %v; want false and a Conflict", written, err)
@@ -153,9 +155,7 @@ func TestStatusOfAGoneResourceIsNotAnError(t *testing.T) {
 	c, _ := newClient(t)
 	original := newEcho()
 	original.ResourceVersion = "7" // as read before it was deleted
-	updated := original.DeepCopy()
-	updated.Status.Phase = echov1alpha1.EchoRunning
-	written, err := Status(context.Background(), c, original, updated)
+	written, err := Status(context.Background(), c, original, withStatus(original, echov1alpha1.EchoRunning, ""))
 	if err != nil || written {
 		t.Fatalf("Status() = %t, %v; want false, nil", written, err)
 	}

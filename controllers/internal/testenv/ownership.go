@@ -21,7 +21,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck // the specs' own vocabulary
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck // the specs' own vocabulary
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,58 +64,59 @@ type OwnershipCase struct {
 	Holder Holder
 }
 
-// OwnedChild is one child in the ownership table of a kind.
-type OwnedChild struct {
-	// Name says which child it is in the spec's text, e.g. "headless Service".
-	Name string
-	// Kind is the child's kind as the condition names it, e.g. "Service".
-	Kind string
-	// Resource returns the custom resource in namespace ns, not created yet.
-	Resource func(ns string) client.Object
-	// Held returns an object of the child's type with the child's name in ns and a spec of its
-	// own, not created yet: what someone else made.
-	Held func(ns string) client.Object
-}
-
-// OwnershipTable is the ownership rule of one kind: its controller and its children.
+// OwnershipTable is the ownership rule of one kind: its controller, a resource, and its children
+// as someone else made them.
 type OwnershipTable struct {
 	// Setup installs the kind's controller into the manager of the environment.
-	Setup    func(ctrl.Manager) error
-	Children []OwnedChild
-	// More registers further specs of the kind's ownership in the same environment; k8s returns
-	// its client once the environment runs.
-	More func(k8s func() client.Client)
+	Setup func(ctrl.Manager) error
+	// Resource returns the custom resource in namespace ns, not created yet.
+	Resource func(ns string) client.Object
+	// Held are objects of the children's types with the children's names and specs of their
+	// own: what someone else made. Each case creates a copy in its own namespace, labelled
+	// made-by=hand.
+	Held []client.Object
+	// More registers further specs of the kind's ownership in the same environment, which runs
+	// once the specs run.
+	More func(env *Env)
 }
 
-// DescribeOwnership registers one envtest spec per child and Holder of t: the ownership rule of
-// ExpectOwnershipRule, each in a namespace of its own.
+// DescribeOwnership registers one envtest spec per held child and Holder of t: the ownership
+// rule of ExpectOwnershipRule, each in a namespace of its own.
 func DescribeOwnership(text string, t OwnershipTable) bool {
 	return Describe(text, Ordered, Label("integration"), func() {
-		var k8s client.Client
 		env := StartInBeforeAll(t.Setup)
-		BeforeAll(func() { k8s = env.Client })
-		for _, c := range t.Children {
+		for _, held := range t.Held {
+			gvk, err := apiutil.GVKForObject(held, scheme.Must())
+			if err != nil {
+				panic(err) // a table of a kind the operator does not know: a mistake in the spec itself
+			}
 			for _, holder := range Holders {
-				It("leaves a "+c.Name+" held by "+string(holder)+" as it is, reports it, and takes the name once it is free", func(ctx SpecContext) {
-					ns := NewNamespace(ctx, k8s)
-					took := ExpectOwnershipRule(ctx, k8s, OwnershipCase{
-						Resource: c.Resource(ns), Child: c.Held(ns), Kind: c.Kind, Holder: holder,
+				It("leaves the "+gvk.Kind+" "+held.GetName()+" held by "+string(holder)+" as it is, reports it, and takes the name once it is free", func(ctx SpecContext) {
+					ns := env.Namespace(ctx, "own-")
+					took := ExpectOwnershipRule(ctx, env, OwnershipCase{
+						Resource: t.Resource(ns), Child: madeByHand(held, ns), Kind: gvk.Kind, Holder: holder,
 					})
 					AddReportEntry("recovered after the holder was deleted", took.String())
 				})
 			}
 		}
 		if t.More != nil {
-			t.More(func() client.Client { return k8s })
+			t.More(env)
 		}
 	})
 }
 
-// NewNamespace creates a namespace of its own for one spec and returns its name.
-func NewNamespace(ctx context.Context, k8s client.Client) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "own-"}}
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	return ns.Name
+// madeByHand is a copy of held in namespace ns, labelled made-by=hand.
+func madeByHand(held client.Object, ns string) client.Object {
+	child := held.DeepCopyObject().(client.Object)
+	child.SetNamespace(ns)
+	labels := child.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["made-by"] = "hand"
+	child.SetLabels(labels)
+	return child
 }
 
 // ExpectOwnershipRule runs one case against the manager of the environment: the child's holder

@@ -45,10 +45,10 @@ import (
 // stopTimeout bounds how long the manager may take to stop.
 const stopTimeout = 30 * time.Second
 
-// Env is a running API server with a manager.
+// Env is a running API server with a manager. It is a client of that API server: its Client
+// talks to it directly (no cache), as a user would.
 type Env struct {
-	// Client talks to the API server directly (no cache), as a user would.
-	Client client.Client
+	client.Client
 
 	env    *envtest.Environment
 	cancel context.CancelFunc
