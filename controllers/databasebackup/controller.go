@@ -23,6 +23,7 @@ import (
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -44,6 +45,9 @@ const kind = "DatabaseBackup"
 // API appeared after the manager started, so that no watch on VolumeSnapshots was set up.
 const snapshotPollInterval = 10 * time.Second
 
+// DefaultClusterWait is how long a backup waits for a cluster that does not exist before it fails.
+const DefaultClusterWait = 30 * time.Second
+
 // Reconciler takes the snapshots of each DatabaseBackup and reports them.
 type Reconciler struct {
 	client.Client
@@ -53,6 +57,9 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 	// MaxConcurrentReconciles is how many DatabaseBackups are reconciled at once.
 	MaxConcurrentReconciles int
+	// ClusterWait is how long a backup waits for its cluster to exist before it fails
+	// (default DefaultClusterWait).
+	ClusterWait time.Duration
 
 	// snapshotsWatched says that the snapshot API was served when the controller was set up,
 	// so that the changes of the VolumeSnapshots trigger reconciles.
@@ -67,6 +74,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshotclasses,verbs=get;list
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
@@ -96,6 +104,9 @@ func (r *Reconciler) Phases(ctx context.Context, b *databasev1alpha1.DatabaseBac
 		}
 	}
 	opmetrics.RecordConditions(kind, b.Namespace, b.Name, b.Status.Conditions)
+	if obs.retryAfter > 0 {
+		return ctrl.Result{RequeueAfter: obs.retryAfter}, err
+	}
 	if !r.snapshotsWatched && b.Status.Phase == databasev1alpha1.BackupRunning {
 		return ctrl.Result{RequeueAfter: snapshotPollInterval}, err
 	}
@@ -122,7 +133,8 @@ func (r *Reconciler) ForgetMetrics(namespace, name string) {
 
 // SetupWithManager registers the controller and its watches: the backups (their spec is
 // immutable, so creation and deletion), their VolumeSnapshots when the snapshot API is served,
-// and the StatefulSets of the clusters, which tell an Offline backup when every member stopped.
+// the claims of the clusters (a backup waits for them to be Bound) and their StatefulSets,
+// which tell an Offline backup when every member stopped.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	served, err := snapshotAPIServed(mgr.GetRESTMapper())
 	if err != nil {
@@ -136,5 +148,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return b.Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.backupsOfCluster),
 		builder.WithPredicates(replicasChanged())).
+		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.backupsOfCluster),
+			builder.WithPredicates(claimPhaseChanged())).
 		Complete(r)
 }

@@ -26,7 +26,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -177,9 +179,33 @@ func (s suite) setPods(ctx context.Context, dc *databasev1alpha1.DatabaseCluster
 	}).Should(Succeed())
 }
 
-// availableCluster creates a cluster and plays its pods until it is Available.
-func (s suite) availableCluster(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
+// clusterWithClaims creates a cluster and a Bound data claim per member, as the StatefulSet
+// and the volume controllers would (envtest has neither).
+func (s suite) clusterWithClaims(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
 	Expect(s.c.Create(ctx, dc)).To(Succeed())
+	s.boundClaims(ctx, dc)
+}
+
+// boundClaims creates the data claims of every member of dc and marks them Bound.
+func (s suite) boundClaims(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
+	for ordinal := range *dc.Spec.Replicas {
+		claim := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: dc.ClaimName(ordinal), Namespace: dc.Namespace, Labels: dc.Labels()},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr.To(dc.Spec.Storage.StorageClassName),
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(dc.Spec.Storage.Size)}},
+			},
+		}
+		Expect(s.c.Create(ctx, claim)).To(Succeed())
+		claim.Status.Phase = corev1.ClaimBound
+		Expect(s.c.Status().Update(ctx, claim)).To(Succeed())
+	}
+}
+
+// availableCluster creates a cluster with its claims and plays its pods until it is Available.
+func (s suite) availableCluster(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
+	s.clusterWithClaims(ctx, dc)
 	s.setPods(ctx, dc, *dc.Spec.Replicas)
 	Eventually(func(g Gomega) {
 		g.Expect(meta.IsStatusConditionTrue(s.cluster(ctx, dc)(g).Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue())

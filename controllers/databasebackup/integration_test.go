@@ -97,6 +97,13 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		b := inNamespace(ns, newBackup("nightly"))
 		Expect(s.c.Create(ctx, b)).To(Succeed())
 
+		By("waiting for the claims to be Bound before any snapshot")
+		waiting := s.phase(ctx, b, databasev1alpha1.BackupPending)
+		Expect(conditionOf(waiting.Status.Conditions, "Completed")).To(Equal([]string{"Completed", "False", "WaitingForClaims",
+			"waiting for claim data-db-0 of cluster db to exist"}))
+		Expect(waiting.Status.StartTime).To(BeNil())
+		s.boundClaims(ctx, dc)
+
 		running := s.phase(ctx, b, databasev1alpha1.BackupRunning)
 		for ordinal := range int32(3) {
 			got := s.snapshot(ctx, ns, b.SnapshotName(ordinal))(Default)
@@ -153,7 +160,7 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 
 	It("uses the class the spec names", func(ctx context.Context) {
 		ns := s.namespace(ctx)
-		Expect(s.c.Create(ctx, inNamespace(ns, newCluster("db", withReplicas(1))))).To(Succeed())
+		s.clusterWithClaims(ctx, inNamespace(ns, newCluster("db", withReplicas(1))))
 		b := inNamespace(ns, newBackup("named", withClass("sim-other")))
 		Expect(s.c.Create(ctx, b)).To(Succeed())
 		Expect(s.phase(ctx, b, databasev1alpha1.BackupRunning).Status.VolumeSnapshotClassName).To(Equal("sim-other"))
@@ -162,7 +169,7 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 
 	It("fails when a snapshot reports an error, naming the member and what to do", func(ctx context.Context) {
 		ns := s.namespace(ctx)
-		Expect(s.c.Create(ctx, inNamespace(ns, newCluster("db", withReplicas(2))))).To(Succeed())
+		s.clusterWithClaims(ctx, inNamespace(ns, newCluster("db", withReplicas(2))))
 		b := inNamespace(ns, newBackup("broken"))
 		Expect(s.c.Create(ctx, b)).To(Succeed())
 		s.phase(ctx, b, databasev1alpha1.BackupRunning)
@@ -177,10 +184,15 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		func(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, b *databasev1alpha1.DatabaseBackup, reason, message string) {
 			ns := s.namespace(ctx)
 			if dc != nil {
-				Expect(s.c.Create(ctx, inNamespace(ns, dc))).To(Succeed())
+				s.clusterWithClaims(ctx, inNamespace(ns, dc))
 			}
 			b = inNamespace(ns, b)
 			Expect(s.c.Create(ctx, b)).To(Succeed())
+			if dc == nil {
+				got := s.phase(ctx, b, databasev1alpha1.BackupPending)
+				Expect(conditionOf(got.Status.Conditions, "Completed")).To(Equal([]string{"Completed", "False", "WaitingForCluster",
+					"DatabaseCluster ghost not found in namespace " + ns + " yet: the backup fails if it does not exist 2s after the backup was created"}))
+			}
 			s.failedWith(ctx, b, reason, strings.ReplaceAll(message, "NS", ns))
 			var list snapshotv1.VolumeSnapshotList
 			Expect(s.c.List(ctx, &list, client.InNamespace(ns))).To(Succeed())

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -58,13 +59,9 @@ func snapshotAPIServed(mapper meta.RESTMapper) (bool, error) {
 // stopped (Offline), the snapshots created together. Once the snapshots exist, only they are
 // read: the backup no longer depends on the cluster.
 func (r *Reconciler) observe(ctx context.Context, b *databasev1alpha1.DatabaseBackup) observation {
-	cluster := &databasev1alpha1.DatabaseCluster{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, cluster)
-	switch {
-	case apierrors.IsNotFound(err):
-		cluster = nil
-	case err != nil:
-		return observation{err: fmt.Errorf("reading DatabaseCluster %s: %w", b.Spec.ClusterName, err)}
+	cluster, err := r.readCluster(ctx, b)
+	if err != nil {
+		return observation{err: err}
 	}
 	obs := observation{holding: cluster != nil && cluster.OfflineBackup() == b.Name}
 	if len(b.Status.Members) > 0 {
@@ -72,13 +69,15 @@ func (r *Reconciler) observe(ctx context.Context, b *databasev1alpha1.DatabaseBa
 		return obs
 	}
 	if cluster == nil {
-		return obs.fail(databasev1alpha1.ReasonClusterNotFound,
-			fmt.Sprintf("DatabaseCluster %s not found in namespace %s", b.Spec.ClusterName, b.Namespace))
+		return r.clusterMissing(b, obs)
 	}
 	if !r.resolve(ctx, b, cluster, &obs) {
 		return obs
 	}
 	obs.replicas, obs.storageSize = ptr.Deref(cluster.Spec.Replicas, 0), cluster.Spec.Storage.Size
+	if obs.waiting, obs.err = r.unboundClaim(ctx, cluster, obs.replicas); obs.waiting != "" || obs.err != nil {
+		return obs
+	}
 	if b.BackupMethod() == databasev1alpha1.BackupOffline {
 		if done := r.stopCluster(ctx, b, cluster, &obs); !done {
 			return obs
@@ -92,6 +91,71 @@ func (r *Reconciler) observe(ctx context.Context, b *databasev1alpha1.DatabaseBa
 		return obs.fail(databasev1alpha1.ReasonSnapshotFailed, obs.err.Error())
 	}
 	return obs
+}
+
+// readCluster reads the backup's cluster, nil when it does not exist. A cluster the cache does
+// not hold yet (created a moment before the backup) is asked of the API server.
+func (r *Reconciler) readCluster(ctx context.Context, b *databasev1alpha1.DatabaseBackup) (*databasev1alpha1.DatabaseCluster, error) {
+	cluster := &databasev1alpha1.DatabaseCluster{}
+	key := client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}
+	err := r.Get(ctx, key, cluster)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, cluster)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading DatabaseCluster %s: %w", b.Spec.ClusterName, err)
+	}
+	return cluster, nil
+}
+
+// clusterMissing fails a backup whose cluster does not exist, once the backup is older than
+// the cluster wait: "kubectl apply -f" of a folder creates a backup before the cluster it
+// copies when its file sorts first, as config/samples/ does.
+func (r *Reconciler) clusterMissing(b *databasev1alpha1.DatabaseBackup, obs observation) observation {
+	message := fmt.Sprintf("DatabaseCluster %s not found in namespace %s", b.Spec.ClusterName, b.Namespace)
+	wait := r.clusterWait()
+	if left := wait - time.Since(b.CreationTimestamp.Time); left > 0 {
+		obs.retryAfter = left
+		obs.waiting = fmt.Sprintf("%s yet: the backup fails if it does not exist %s after the backup was created", message, wait)
+		obs.waitReason = databasev1alpha1.ReasonWaitingForCluster
+		return obs
+	}
+	return obs.fail(databasev1alpha1.ReasonClusterNotFound, message)
+}
+
+// clusterWait is ClusterWait or DefaultClusterWait.
+func (r *Reconciler) clusterWait() time.Duration {
+	if r.ClusterWait > 0 {
+		return r.ClusterWait
+	}
+	return DefaultClusterWait
+}
+
+// unboundClaim says which member claim is not there or not Bound yet, "" when every one is: a
+// snapshot of a claim that is not bound copies nothing.
+func (r *Reconciler) unboundClaim(ctx context.Context, cluster *databasev1alpha1.DatabaseCluster, replicas int32) (string, error) {
+	for ordinal := range replicas {
+		claim := &corev1.PersistentVolumeClaim{}
+		key := client.ObjectKey{Namespace: cluster.Namespace, Name: cluster.ClaimName(ordinal)}
+		err := r.Get(ctx, key, claim)
+		if apierrors.IsNotFound(err) {
+			// A claim without the operator's labels (made by hand or restored) is not cached.
+			err = r.APIReader.Get(ctx, key, claim)
+		}
+		if apierrors.IsNotFound(err) {
+			return fmt.Sprintf("waiting for claim %s of cluster %s to exist", key.Name, cluster.Name), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading claim %s: %w", key.Name, err)
+		}
+		if claim.Status.Phase != corev1.ClaimBound {
+			return fmt.Sprintf("waiting for claim %s of cluster %s to be Bound", key.Name, cluster.Name), nil
+		}
+	}
+	return "", nil
 }
 
 // resolve checks that the snapshot API is served and resolves the class of the snapshots; it

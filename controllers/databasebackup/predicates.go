@@ -19,6 +19,7 @@ import (
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -58,8 +59,16 @@ func replicasChanged() predicate.Predicate {
 	})
 }
 
-// backupsOfCluster maps the StatefulSet of a DatabaseCluster to the backups of that cluster
-// that have not finished.
+// claimPhaseChanged passes the phase changes of a claim: a backup waits for its cluster's
+// claims to be Bound.
+func claimPhaseChanged() predicate.Predicate {
+	return child.UpdateChanged(func(before, after *corev1.PersistentVolumeClaim) bool {
+		return before.Status.Phase != after.Status.Phase
+	})
+}
+
+// backupsOfCluster maps a child of a DatabaseCluster (its StatefulSet, a claim) to the backups
+// of that cluster that have not finished.
 func (r *Reconciler) backupsOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := obj.GetLabels()
 	if set[labels.Name] != "database" || set[labels.Instance] == "" {

@@ -17,6 +17,7 @@ package databasebackup
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,6 +39,11 @@ type observation struct {
 	// before the snapshots were created.
 	replicas    int32
 	storageSize string
+	// waiting says what the backup waits for before it begins (the cluster to exist, its claims
+	// to be Bound); waitReason is the reason, WaitingForClaims when empty.
+	waiting, waitReason string
+	// retryAfter is when to look again for what the backup waits for, 0 when a watch tells.
+	retryAfter time.Duration
 	// holding says that the cluster carries the annotation of this (Offline) backup.
 	holding bool
 	// running is how many member pods of a held cluster still run.
@@ -88,6 +94,12 @@ func stateOf(b *databasev1alpha1.DatabaseBackup, obs observation, previous datab
 		return backupState{previous, databasev1alpha1.ReasonBackupSyncFailed, obs.err.Error()}
 	case obs.snapshots != nil:
 		return snapshotsState(b, obs.snapshots)
+	case obs.waiting != "":
+		reason := obs.waitReason
+		if reason == "" {
+			reason = databasev1alpha1.ReasonWaitingForClaims
+		}
+		return backupState{databasev1alpha1.BackupPending, reason, obs.waiting}
 	case obs.holding:
 		return backupState{databasev1alpha1.BackupRunning, databasev1alpha1.ReasonStoppingCluster,
 			fmt.Sprintf("waiting for %d member pods of cluster %s to stop before the snapshots are cut", obs.running, b.Spec.ClusterName)}

@@ -16,6 +16,7 @@ package databasebackup
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -27,6 +28,9 @@ func TestDatabaseBackup(t *testing.T) {
 	RunSpecs(t, "DatabaseBackup controller")
 }
 
+// clusterWait is how long the specs' backups wait for a missing cluster.
+const clusterWait = 2 * time.Second
+
 // setupController registers the backup controller alone.
 func setupController(mgr ctrl.Manager) error {
 	return (&Reconciler{
@@ -34,5 +38,6 @@ func setupController(mgr ctrl.Manager) error {
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder("database-operator"),
 		MaxConcurrentReconciles: 2,
+		ClusterWait:             clusterWait,
 	}).SetupWithManager(mgr)
 }

@@ -89,6 +89,11 @@ const (
 const (
 	// ReasonBackupPending: the backup has not begun.
 	ReasonBackupPending = "Pending"
+	// ReasonWaitingForCluster: the DatabaseCluster does not exist yet; the backup fails if it
+	// does not appear soon.
+	ReasonWaitingForCluster = "WaitingForCluster"
+	// ReasonWaitingForClaims: a member's data claim does not exist or is not Bound yet.
+	ReasonWaitingForClaims = "WaitingForClaims"
 	// ReasonStoppingCluster: an Offline backup waits for every member of the cluster to stop.
 	ReasonStoppingCluster = "StoppingCluster"
 	// ReasonSnapshotting: the snapshots exist and are not all ready to use yet.
