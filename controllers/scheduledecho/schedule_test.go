@@ -31,15 +31,7 @@ var _ = Describe("A schedule that never fires", Label("unit"), func() {
 
 	DescribeTable("checkSchedule refuses it, and only it",
 		func(schedule string, refused bool) {
-			err := checkSchedule(schedule)
-			if !refused {
-				Expect(err).NotTo(HaveOccurred())
-				return
-			}
-			Expect(err).To(MatchError(neverFires(schedule)))
-			Expect(err).To(MatchError(errNeverFires))
-			Expect(isScheduleError(err)).To(BeTrue())
-			Expect(isTerminal(err)).To(BeTrue())
+			expectVerdict(schedule, refused, neverFires(schedule), errNeverFires)
 		},
 		Entry("30 February", "0 0 30 2 *", true),
 		Entry("31 February", "0 0 31 2 *", true),
@@ -60,14 +52,7 @@ var _ = Describe("A schedule that never fires", Label("unit"), func() {
 	// Found by FuzzSchedule: the parser reads a field of commas only as matching nothing.
 	DescribeTable("checkSchedule says when a field names no value",
 		func(schedule string, refused bool) {
-			err := checkSchedule(schedule)
-			if !refused {
-				Expect(err).NotTo(HaveOccurred())
-				return
-			}
-			Expect(err).To(MatchError(`invalid schedule "` + schedule + `": it never fires: a field names no value (e.g. a lone ',')`))
-			Expect(err).To(MatchError(errEmptyField))
-			Expect(isTerminal(err)).To(BeTrue())
+			expectVerdict(schedule, refused, `invalid schedule "`+schedule+`": it never fires: a field names no value (e.g. a lone ',')`, errEmptyField)
 		},
 		Entry("the hour", "* , * * *", true),
 		Entry("the hour, with a step of minutes", "*/2 , 1 1 0", true),
@@ -89,3 +74,18 @@ var _ = Describe("A schedule that never fires", Label("unit"), func() {
 		Expect(conditionOf(conditions, "Ready")).To(Equal([]string{"Ready", "False", "InvalidSchedule", neverFires("0 0 30 2 *")}))
 	})
 })
+
+// expectVerdict checks that checkSchedule lets schedule through or, when refused, refuses it for
+// good with message and the sentinel error that names the reason.
+func expectVerdict(schedule string, refused bool, message string, sentinel error) {
+	GinkgoHelper()
+	err := checkSchedule(schedule)
+	if !refused {
+		Expect(err).NotTo(HaveOccurred())
+		return
+	}
+	Expect(err).To(MatchError(message))
+	Expect(err).To(MatchError(sentinel))
+	Expect(isScheduleError(err)).To(BeTrue())
+	Expect(isTerminal(err)).To(BeTrue())
+}

@@ -17,6 +17,8 @@ package testenv
 import (
 	"reflect"
 
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,4 +115,17 @@ func CacheSelector(obj client.Object) labels.Selector {
 // field path holds a value it refuses, for detail.
 func Invalid(kind schema.GroupKind, name string, path *field.Path, value, detail string) error {
 	return apierrors.NewInvalid(kind, name, field.ErrorList{field.Invalid(path, value, detail)})
+}
+
+// SetOn runs set on an empty list of conditions, as a condition setter of a controller fills
+// it, checks that every condition it set observed generation 1 (that of Meta) and returns the
+// list.
+func SetOn(set func(conditions *[]metav1.Condition)) []metav1.Condition {
+	ginkgo.GinkgoHelper()
+	var conditions []metav1.Condition
+	set(&conditions)
+	for _, c := range conditions {
+		gomega.Expect(c.ObservedGeneration).To(gomega.Equal(int64(1)), "condition %s", c.Type)
+	}
+	return conditions
 }
