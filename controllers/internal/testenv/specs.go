@@ -36,6 +36,7 @@ import (
 // Namespace creates a namespace of its own for one spec, named prefix and a random suffix, so
 // that names never collide.
 func (e *Env) Namespace(ctx context.Context, prefix string) string {
+	ginkgo.GinkgoHelper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
 	gomega.Expect(e.Create(ctx, ns)).To(gomega.Succeed())
 	return ns.Name
@@ -58,6 +59,7 @@ func (k Kind[R, C]) ChildKey(r R) client.ObjectKey {
 
 // Create stores r and waits until the operator created its main child, which it returns.
 func (k Kind[R, C]) Create(ctx context.Context, r R) C {
+	ginkgo.GinkgoHelper()
 	gomega.Expect(k.Env.Create(ctx, r)).To(gomega.Succeed())
 	var child C
 	gomega.Eventually(func(g gomega.Gomega) { child = k.Child(ctx, r)(g) }).Should(gomega.Succeed())
@@ -115,6 +117,7 @@ func read[T client.Object](ctx context.Context, c client.Reader, key client.Obje
 // Update reads obj again, lets change edit it and sends the edit as a merge patch, as a user's
 // kubectl edit would.
 func Update[T client.Object](ctx context.Context, c client.Client, obj T, change func(T)) {
+	ginkgo.GinkgoHelper()
 	gomega.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(gomega.Succeed())
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	change(obj)
@@ -179,6 +182,7 @@ const quietPeriod = 2 * time.Second
 // ExpectQuiet checks that nothing writes obj for a while (its resourceVersion stays): the
 // controller is not in a retry or write loop.
 func (e *Env) ExpectQuiet(ctx context.Context, obj client.Object) {
+	ginkgo.GinkgoHelper()
 	version := Current(ctx, e, obj)(gomega.Default).GetResourceVersion()
 	gomega.Consistently(func(g gomega.Gomega) string { return Current(ctx, e, obj)(g).GetResourceVersion() }, quietPeriod).
 		Should(gomega.Equal(version))
@@ -187,6 +191,7 @@ func (e *Env) ExpectQuiet(ctx context.Context, obj client.Object) {
 // DeleteAndWait deletes obj and waits until the API server no longer has it (its finalizers,
 // if any, removed).
 func (e *Env) DeleteAndWait(ctx context.Context, obj client.Object) {
+	ginkgo.GinkgoHelper()
 	gomega.Expect(e.Delete(ctx, obj)).To(gomega.Succeed())
 	gomega.Eventually(func() bool {
 		return apierrors.IsNotFound(e.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)))

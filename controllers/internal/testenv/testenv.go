@@ -15,6 +15,10 @@
 // Package testenv starts what the envtest specs of every controller need: a real kube-apiserver
 // and etcd (envtest, binaries from KUBEBUILDER_ASSETS) with the operator's CRDs, and a manager
 // with the production cache settings running the controller under test.
+//
+// It is also what the specs of every controller share: reading and writing resources in that API
+// server (specs.go, Kind), the ownership rule (ownership.go), the operator's metrics
+// (metrics.go), and the fixtures of the unit specs (fixtures.go).
 package testenv
 
 import (
