@@ -49,7 +49,7 @@ const (
 )
 
 // kinds are the directories of each half of the corpus: the operator's four kinds.
-var kinds = []string{"databasecluster", "echo", "scheduledecho", "voteconfig"}
+var kinds = []string{"databasebackup", "databasecluster", "echo", "scheduledecho", "voteconfig"}
 
 // entry is one file of the corpus.
 type entry struct {
