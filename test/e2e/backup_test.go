@@ -1,0 +1,213 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package e2e
+
+import (
+	"fmt"
+	"time"
+
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// DatabaseBackup with the real snapshot-controller (external-snapshotter v8, built from the
+// module) and the simulated CSI driver cutting the snapshots of its VolumeSnapshotContents.
+var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
+	const ns = "e2e-backup"
+	dc := &databasev1alpha1.DatabaseCluster{}
+
+	BeforeAll(func(ctx SpecContext) {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		dc = &databasev1alpha1.DatabaseCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns},
+			Spec: databasev1alpha1.DatabaseClusterSpec{
+				Replicas: ptr.To[int32](3),
+				Image:    "registry.example.com/db:1.0",
+				Storage:  databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("10m"),
+				}},
+				PVCRetentionPolicy: &databasev1alpha1.PVCRetentionPolicy{WhenDeleted: databasev1alpha1.DeletePVC},
+			},
+		}
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue())
+		}).Should(Succeed())
+	})
+
+	newBackup := func(name string, method databasev1alpha1.BackupMethod, class string) *databasev1alpha1.DatabaseBackup {
+		return &databasev1alpha1.DatabaseBackup{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: databasev1alpha1.DatabaseBackupSpec{
+				ClusterName: dc.Name, Method: method, VolumeSnapshotClassName: class,
+			},
+		}
+	}
+	waitPhase := func(ctx SpecContext, b *databasev1alpha1.DatabaseBackup, phase databasev1alpha1.BackupPhase) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+			g.Expect(b.Status.Phase).To(Equal(phase), "conditions: %v", b.Status.Conditions)
+		}).Should(Succeed())
+	}
+	claimUIDs := func(ctx SpecContext) map[string]string {
+		var claims corev1.PersistentVolumeClaimList
+		Expect(k8s.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
+		uids := map[string]string{}
+		for _, c := range claims.Items {
+			uids[c.Name] = string(c.UID)
+		}
+		return uids
+	}
+	// expectSnapshots checks one ready snapshot per member, of the member's claim, owned by b.
+	expectSnapshots := func(ctx SpecContext, b *databasev1alpha1.DatabaseBackup) {
+		GinkgoHelper()
+		Expect(b.Status.Members).To(HaveLen(3))
+		Expect(b.Status.ClusterReplicas).To(Equal(int32(3)))
+		Expect(b.Status.StorageSize).To(Equal("1Gi"))
+		Expect(b.Status.VolumeSnapshotClassName).To(Equal("standard-snapshots"), "the default class of the claims' driver")
+		Expect(b.Status.StartTime).NotTo(BeNil())
+		Expect(b.Status.CompletionTime).NotTo(BeNil())
+		for i, m := range b.Status.Members {
+			Expect(m.Ordinal).To(Equal(int32(i)))
+			Expect(m.ClaimName).To(Equal(fmt.Sprintf("data-%s-%d", dc.Name, i)))
+			Expect(m.VolumeSnapshotName).To(Equal(fmt.Sprintf("%s-%d", b.Name, i)))
+			Expect(m.ReadyToUse).To(BeTrue())
+			Expect(m.RestoreSize).NotTo(BeNil())
+			Expect(m.RestoreSize.Cmp(resource.MustParse("1Gi"))).To(Equal(0), "restore size of %s", m.VolumeSnapshotName)
+			snap := &snapshotv1.VolumeSnapshot{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.VolumeSnapshotName}, snap)).To(Succeed())
+			Expect(ptr.Deref(snap.Spec.Source.PersistentVolumeClaimName, "")).To(Equal(m.ClaimName))
+			Expect(ptr.Deref(snap.Spec.VolumeSnapshotClassName, "")).To(Equal("standard-snapshots"))
+			Expect(ptr.Deref(snap.Status.ReadyToUse, false)).To(BeTrue())
+			Expect(metav1.IsControlledBy(snap, b)).To(BeTrue(), "snapshot %s is controlled by the backup", snap.Name)
+			Expect(metav1.IsControlledBy(snap, dc)).To(BeFalse(), "never by the cluster")
+		}
+	}
+
+	It("backs up every member Online: one ready snapshot per claim, owned by the backup", func(ctx SpecContext) {
+		b := newBackup("nightly", "", "")
+		began := time.Now()
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		waitPhase(ctx, b, databasev1alpha1.BackupCompleted)
+		AddReportEntry("Online backup of 3 members → Completed", time.Since(began).Round(time.Millisecond).String())
+		Expect(b.Spec.Method).To(Equal(databasev1alpha1.BackupOnline), "Online is the default")
+		expectSnapshots(ctx, b)
+		Expect(meta.IsStatusConditionTrue(b.Status.Conditions, databasev1alpha1.ConditionCompleted)).To(BeTrue())
+	})
+
+	It("backs up Offline: every member stops, the snapshots are cut, the members come back on the same claims", func(ctx SpecContext) {
+		claims := claimUIDs(ctx)
+		Expect(claims).To(HaveLen(3))
+		var pods corev1.PodList
+		Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(dc.SelectorLabels()))).To(Succeed())
+		Expect(pods.Items).To(HaveLen(3))
+		b := newBackup("offline", databasev1alpha1.BackupOffline, "")
+		began := time.Now()
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		waitPhase(ctx, b, databasev1alpha1.BackupCompleted)
+		AddReportEntry("Offline backup of 3 members → Completed", time.Since(began).Round(time.Millisecond).String())
+		expectSnapshots(ctx, b)
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			g.Expect(dc.Annotations).NotTo(HaveKey(databasev1alpha1.OfflineBackupAnnotation))
+			g.Expect(meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue())
+			var after corev1.PodList
+			g.Expect(k8s.List(ctx, &after, client.InNamespace(ns), client.MatchingLabels(dc.SelectorLabels()))).To(Succeed())
+			g.Expect(after.Items).To(HaveLen(3))
+			for _, p := range after.Items {
+				for _, old := range pods.Items {
+					g.Expect(p.UID).NotTo(Equal(old.UID), "member %s was stopped for the snapshots", p.Name)
+				}
+			}
+		}).Should(Succeed())
+		AddReportEntry("Offline backup created → cluster Available again", time.Since(began).Round(time.Millisecond).String())
+		Expect(claimUIDs(ctx)).To(Equal(claims), "the members came back on the same claims")
+	})
+
+	It("fails with what to do when the named VolumeSnapshotClass does not exist", func(ctx SpecContext) {
+		b := newBackup("no-class", "", "missing-class")
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		waitPhase(ctx, b, databasev1alpha1.BackupFailed)
+		failed := meta.FindStatusCondition(b.Status.Conditions, databasev1alpha1.ConditionFailed)
+		Expect(failed).NotTo(BeNil())
+		Expect(failed.Reason).To(Equal(databasev1alpha1.ReasonNoSnapshotClass))
+		Expect(failed.Message).To(ContainSubstring("missing-class"))
+		var snaps snapshotv1.VolumeSnapshotList
+		Expect(k8s.List(ctx, &snaps, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/instance": b.Name})).To(Succeed())
+		Expect(snaps.Items).To(BeEmpty())
+	})
+
+	It("fails when the cluster does not exist", func(ctx SpecContext) {
+		b := newBackup("no-cluster", "", "")
+		b.Spec.ClusterName = "nowhere"
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		waitPhase(ctx, b, databasev1alpha1.BackupFailed)
+		failed := meta.FindStatusCondition(b.Status.Conditions, databasev1alpha1.ConditionFailed)
+		Expect(failed).NotTo(BeNil())
+		Expect(failed.Reason).To(Equal(databasev1alpha1.ReasonClusterNotFound))
+		Expect(failed.Message).To(ContainSubstring("nowhere"))
+	})
+
+	It("outlives its cluster; deleting the backup deletes its snapshots and their contents", func(ctx SpecContext) {
+		b := &databasev1alpha1.DatabaseBackup{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly"}, b)).To(Succeed())
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc))).To(BeTrue())
+			var claims corev1.PersistentVolumeClaimList
+			g.Expect(k8s.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
+			g.Expect(claims.Items).To(BeEmpty(), "whenDeleted Delete removes the claims")
+		}).Should(Succeed())
+		var contents []string
+		for _, m := range b.Status.Members {
+			snap := &snapshotv1.VolumeSnapshot{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.VolumeSnapshotName}, snap)).To(Succeed(), "the snapshot outlives the cluster")
+			Expect(ptr.Deref(snap.Status.ReadyToUse, false)).To(BeTrue())
+			contents = append(contents, ptr.Deref(snap.Status.BoundVolumeSnapshotContentName, ""))
+		}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+		Expect(b.Status.Phase).To(Equal(databasev1alpha1.BackupCompleted))
+
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(b), &databasev1alpha1.DatabaseBackup{}))).To(BeTrue(), "the backup is gone")
+			for _, m := range b.Status.Members {
+				snap := &snapshotv1.VolumeSnapshot{}
+				err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.VolumeSnapshotName}, snap)
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "snapshot %s: deleted at %v, finalizers %v, owners %v",
+					m.VolumeSnapshotName, snap.DeletionTimestamp, snap.Finalizers, snap.OwnerReferences)
+			}
+			for _, name := range contents {
+				content := &snapshotv1.VolumeSnapshotContent{}
+				err := k8s.Get(ctx, client.ObjectKey{Name: name}, content)
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "content %s (deletionPolicy Delete): deleted at %v, finalizers %v",
+					name, content.DeletionTimestamp, content.Finalizers)
+			}
+		}).Should(Succeed())
+	})
+})
