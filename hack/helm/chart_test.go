@@ -131,6 +131,7 @@ func key(o *unstructured.Unstructured) string {
 func expectedObjects(pdb, serviceMonitor bool) []string {
 	ns := defaultNS + "/"
 	want := []string{
+		"CustomResourceDefinition databasebackups.database.seed1b407122.io",
 		"CustomResourceDefinition databaseclusters.database.seed1b407122.io",
 		"CustomResourceDefinition echoes.echo.seed1b407122.io",
 		"CustomResourceDefinition scheduledechoes.echo.seed1b407122.io",
