@@ -51,6 +51,9 @@ PROMETHEUS_GO = cd $(CURDIR)/hack/prometheus && GOWORK=off go
 # dashboard; the chart ships copies of both ("make helm-crds", checked by "make verify").
 PROMETHEUS_RULE ?= config/prometheus/prometheusrule.yaml
 GRAFANA_DASHBOARD ?= config/grafana/database-operator.json
+# The Prometheus Operator's module, for its CRDs (example/prometheus-operator-crd): "make
+# test-rules" checks the ServiceMonitors and PrometheusRules of kustomize and the chart against them.
+PROMETHEUS_OPERATOR_MODULE ?= github.com/prometheus-operator/prometheus-operator@v0.85.0
 
 # OLM's tools (opm, catalog-serve) and runtime (olm, catalog binaries + CRDs), from hack/olm/go.mod.
 OLM_HASH := $(shell sha256sum hack/olm/go.sum 2>/dev/null | cut -c1-12)
@@ -254,13 +257,19 @@ test-faults: build test-env snapshot-env $(GINKGO) ## Fault injection: the proxy
 	MANAGER_BIN=$(LOCALBIN)/manager FAULTS_REPORT=$(LOCALBIN)/faults-report.md $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/faults
 
 .PHONY: test-rules
-test-rules: prometheus-env ## The alerts (config/prometheus) checked and tested by promtool (a test file per alert in config/prometheus/tests/), then hack/prometheus's Go tests (runbooks, chart copy, metric names).
+test-rules: prometheus-env $(KUSTOMIZE) ## The alerts (config/prometheus) checked and tested by promtool (a test file per alert in config/prometheus/tests/), then hack/prometheus's Go tests (runbooks, metric names, dashboard queries, chart copies; kustomize's and the chart's monitoring objects against the Prometheus Operator's CRDs).
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	($(PROMETHEUS_GO) run ./cmd/rules-extract -o $$tmp/rules.yaml $(CURDIR)/$(PROMETHEUS_RULE)); \
 	cp config/prometheus/tests/*.yaml $$tmp/; \
 	echo "promtool check rules $(PROMETHEUS_RULE) (its spec)"; $(PROMTOOL) check rules $$tmp/rules.yaml; \
 	echo "promtool test rules config/prometheus/tests/*.yaml"; \
-	cd $$tmp && $(PROMTOOL) test rules $$(cd $(CURDIR)/config/prometheus/tests && ls *.yaml)
+	(cd $$tmp && $(PROMTOOL) test rules $$(cd $(CURDIR)/config/prometheus/tests && ls *.yaml)); \
+	{ $(KUSTOMIZE) build config/default; echo ---; $(KUSTOMIZE) build config/prometheus; } > $$tmp/kustomize.yaml; \
+	$(MAKE) --no-print-directory helm-template HELM_VALUES=$(CURDIR)/hack/prometheus/testdata/chart-values.yaml > $$tmp/chart.yaml; \
+	crds=$$(cd hack/prometheus && GOWORK=off go mod download -json $(PROMETHEUS_OPERATOR_MODULE) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	test -d "$$crds/example/prometheus-operator-crd" || { echo "$(PROMETHEUS_OPERATOR_MODULE) not downloaded (Dir='$$crds')"; exit 1; }; \
+	echo "go test ./... in hack/prometheus"; \
+	export PROMETHEUS_TEST_MANIFESTS="$$tmp/kustomize.yaml $$tmp/chart.yaml" PROMETHEUS_OPERATOR_CRDS=$$crds/example/prometheus-operator-crd; \
 	$(PROMETHEUS_GO) test -count=1 ./...
 
 .PHONY: prometheus-env
