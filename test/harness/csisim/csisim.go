@@ -146,11 +146,6 @@ func Start(ctx context.Context, cfg Config) (<-chan struct{}, error) {
 			watch{snapshots.Informer(), p.snapshotHandler(), "volume snapshots"},
 			watch{contents.Informer(), p.handler(contentKeyPrefix), "volume snapshot contents"})
 	}
-	for _, w := range watches {
-		if _, err := w.informer.AddEventHandler(w.handler); err != nil {
-			return nil, fmt.Errorf("watching %s: %w", w.what, err)
-		}
-	}
 	shutdown := func() {
 		p.queue.ShutDown()
 		factory.Shutdown()
@@ -158,6 +153,12 @@ func Start(ctx context.Context, cfg Config) (<-chan struct{}, error) {
 			snapFactory.Shutdown()
 		}
 		broadcaster.Shutdown()
+	}
+	for _, w := range watches {
+		if _, err := w.informer.AddEventHandler(w.handler); err != nil {
+			shutdown()
+			return nil, fmt.Errorf("watching %s: %w", w.what, err)
+		}
 	}
 	factory.Start(ctx.Done())
 	synced := factory.WaitForCacheSync(ctx.Done())
