@@ -212,6 +212,19 @@ func (s suite) availableCluster(ctx context.Context, dc *databasev1alpha1.Databa
 	}).Should(Succeed())
 }
 
+// offlineHold creates, in a namespace of its own, an Available cluster "db" of replicas and an
+// Offline backup of it, and waits until the backup holds the cluster (its annotation is set).
+func (s suite) offlineHold(ctx context.Context, replicas int32, backup string) (*databasev1alpha1.DatabaseCluster, *databasev1alpha1.DatabaseBackup) {
+	ns := s.namespace(ctx)
+	dc := inNamespace(ns, newCluster("db", withReplicas(replicas)))
+	s.availableCluster(ctx, dc)
+	b := inNamespace(ns, newBackup(backup, withMethod(databasev1alpha1.BackupOffline)))
+	Expect(s.c.Create(ctx, b)).To(Succeed())
+	Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
+		Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, backup))
+	return dc, b
+}
+
 // inNamespace moves a fixture into ns.
 func inNamespace[T client.Object](ns string, obj T) T {
 	obj.SetNamespace(ns)

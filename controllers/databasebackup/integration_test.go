@@ -211,15 +211,9 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 	)
 
 	It("Offline: stops the cluster, cuts the snapshots, starts it again before they are ready", func(ctx context.Context) {
-		ns := s.namespace(ctx)
-		dc := inNamespace(ns, newCluster("db", withReplicas(2)))
-		s.availableCluster(ctx, dc)
-		b := inNamespace(ns, newBackup("cold", withMethod(databasev1alpha1.BackupOffline)))
-		Expect(s.c.Create(ctx, b)).To(Succeed())
-
 		By("stopping the cluster through the annotation; the DatabaseCluster controller scales it to zero")
-		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
-			Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "cold"))
+		dc, b := s.offlineHold(ctx, 2, "cold")
+		ns := dc.Namespace
 		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](0)))
 		stopping := s.phase(ctx, b, databasev1alpha1.BackupRunning)
 		Expect(conditionOf(stopping.Status.Conditions, "Completed")).To(Equal([]string{"Completed", "False", "StoppingCluster",
@@ -259,13 +253,7 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 	})
 
 	It("Offline: a backup deleted while it holds the cluster stopped starts the cluster again", func(ctx context.Context) {
-		ns := s.namespace(ctx)
-		dc := inNamespace(ns, newCluster("db", withReplicas(2)))
-		s.availableCluster(ctx, dc)
-		b := inNamespace(ns, newBackup("abandoned", withMethod(databasev1alpha1.BackupOffline)))
-		Expect(s.c.Create(ctx, b)).To(Succeed())
-		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
-			Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "abandoned"))
+		dc, b := s.offlineHold(ctx, 2, "abandoned")
 		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](0)))
 
 		Expect(s.c.Delete(ctx, b)).To(Succeed())
@@ -275,14 +263,8 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 	})
 
 	It("Offline: refuses a cluster another Offline backup holds", func(ctx context.Context) {
-		ns := s.namespace(ctx)
-		dc := inNamespace(ns, newCluster("db", withReplicas(1)))
-		s.availableCluster(ctx, dc)
-		first := inNamespace(ns, newBackup("first", withMethod(databasev1alpha1.BackupOffline)))
-		Expect(s.c.Create(ctx, first)).To(Succeed())
-		Eventually(func(g Gomega) map[string]string { return s.cluster(ctx, dc)(g).Annotations }).
-			Should(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "first"))
-		second := inNamespace(ns, newBackup("second", withMethod(databasev1alpha1.BackupOffline)))
+		dc, _ := s.offlineHold(ctx, 1, "first")
+		second := inNamespace(dc.Namespace, newBackup("second", withMethod(databasev1alpha1.BackupOffline)))
 		Expect(s.c.Create(ctx, second)).To(Succeed())
 		s.failedWith(ctx, second, "ClusterBusy", "cluster db is stopped for offline backup first: retry when that backup is done, or use method Online")
 		Expect(s.cluster(ctx, dc)(Default).Annotations).To(HaveKeyWithValue(databasev1alpha1.OfflineBackupAnnotation, "first"),
