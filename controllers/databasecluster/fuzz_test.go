@@ -15,11 +15,11 @@
 package databasecluster
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
@@ -259,25 +259,16 @@ func must[T any](v T, err error) T {
 // The drift checks against the real API server's defaults, for every admitted seed of
 // FuzzDriftChildren: each child, as the API server would store it (a server-side dry-run create
 // returns it with every default), is in sync with the child as built, so the operator never
-// patches a child it has just created. The fuzz target checks the same with emulated defaults.
-var _ = Describe("Drift checks against the API server's defaults", Ordered, Label("integration"), func() {
-	// No controller runs: the children are built here and only dry-run.
-	env := testenv.StartInBeforeAll(func(ctrl.Manager) error { return nil })
-
-	It("finds every child of every admitted seed in sync once stored", func(ctx SpecContext) {
-		seeds, err := fuzzspec.AdmittedSeeds[*databasev1alpha1.DatabaseCluster]("controllers/databasecluster",
-			"FuzzDriftChildren", fuzzspec.DatabaseCluster, env.Namespace(ctx, "drift-"))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(seeds).NotTo(BeEmpty())
-		for _, seed := range seeds {
-			dc := seed.Object
-			sts, err := BuildStatefulSet(dc)
-			Expect(err).NotTo(HaveOccurred(), seed.File)
-			testenv.ExpectStoredInSync(ctx, env, seed.File, sts, statefulSetSpec.InSync)
-			testenv.ExpectStoredInSync(ctx, env, seed.File, BuildHeadlessService(dc), serviceSpec.InSync)
-			testenv.ExpectStoredInSync(ctx, env, seed.File, BuildClientService(dc), serviceSpec.InSync)
-			testenv.ExpectStoredInSync(ctx, env, seed.File, BuildPodDisruptionBudget(dc), pdbSpec.InSync)
-		}
-		GinkgoWriter.Printf("%d admitted seeds: every child in sync as the API server stores it\n", len(seeds))
+// patches a child it has just created.
+var _ = testenv.DescribeSeedsStoredInSync("Drift checks against the API server's defaults",
+	"controllers/databasecluster", "FuzzDriftChildren", fuzzspec.DatabaseCluster,
+	func(ctx context.Context, c client.Client, seed fuzzspec.AdmittedSeed[*databasev1alpha1.DatabaseCluster]) bool {
+		dc := seed.Object
+		sts, err := BuildStatefulSet(dc)
+		Expect(err).NotTo(HaveOccurred(), seed.File)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, sts, statefulSetSpec.InSync)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildHeadlessService(dc), serviceSpec.InSync)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildClientService(dc), serviceSpec.InSync)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildPodDisruptionBudget(dc), pdbSpec.InSync)
+		return true
 	})
-})

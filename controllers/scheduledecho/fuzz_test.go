@@ -15,17 +15,16 @@
 package scheduledecho
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"testing"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
@@ -182,24 +181,13 @@ func anyDayMatches(spec *cron.SpecSchedule) bool {
 // FuzzDriftCronJob whose schedule the controller lets through: the CronJob as the API server
 // would store it (a server-side dry-run create returns it with every default, the pod template's
 // included) is in sync with the one built, so the operator never patches a CronJob it has just
-// created. The fuzz target checks the same with emulated defaults.
-var _ = Describe("Drift check against the API server's defaults", Ordered, Label("integration"), func() {
-	// No controller runs: the CronJobs are built here and only dry-run.
-	env := testenv.StartInBeforeAll(func(ctrl.Manager) error { return nil })
-
-	It("finds the CronJob of every admitted seed in sync once stored", func(ctx SpecContext) {
-		seeds, err := fuzzspec.AdmittedSeeds[*echov1alpha1.ScheduledEcho]("controllers/scheduledecho",
-			"FuzzDriftCronJob", fuzzspec.ScheduledEcho, env.Namespace(ctx, "drift-"))
-		Expect(err).NotTo(HaveOccurred())
-		checked := 0
-		for _, seed := range seeds {
-			if checkSchedule(seed.Object.Spec.Schedule) != nil {
-				continue // reported by the controller, never written
-			}
-			testenv.ExpectStoredInSync(ctx, env, seed.File, BuildCronJob(seed.Object, fuzzImage), cronJobSpec.InSync)
-			checked++
+// created.
+var _ = testenv.DescribeSeedsStoredInSync("Drift check against the API server's defaults",
+	"controllers/scheduledecho", "FuzzDriftCronJob", fuzzspec.ScheduledEcho,
+	func(ctx context.Context, c client.Client, seed fuzzspec.AdmittedSeed[*echov1alpha1.ScheduledEcho]) bool {
+		if checkSchedule(seed.Object.Spec.Schedule) != nil {
+			return false // reported by the controller, never written
 		}
-		Expect(checked).To(BeNumerically(">", 0))
-		GinkgoWriter.Printf("%d admitted seeds: every CronJob in sync as the API server stores it\n", checked)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildCronJob(seed.Object, fuzzImage), cronJobSpec.InSync)
+		return true
 	})
-})

@@ -27,7 +27,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 )
 
 // What the envtest specs of every controller read and write the same way: their own namespace,
@@ -236,4 +239,30 @@ func (k Kind[R, C]) ExpectConditionSeries(ctx context.Context, r R, first map[st
 	gomega.Eventually(k.Series(r)).Should(gomega.Equal(WantConditionSeries(then)))
 	k.DeleteAndWait(ctx, r)
 	gomega.Eventually(k.Series(r)).Should(gomega.BeEmpty())
+}
+
+// DescribeSeedsStoredInSync registers an envtest spec, with no controller running, over the
+// admitted seeds of the fuzz target in pkg (decoded by decode: see fuzzspec.AdmittedSeeds).
+// check builds the children of one seed and expects each in sync as the API server would store
+// it (ExpectStoredInSync); it returns false for a seed the controller builds nothing from. Some
+// seed must be checked. The fuzz target checks the same with emulated defaults.
+func DescribeSeedsStoredInSync[T client.Object](text, pkg, target string, decode any,
+	check func(ctx context.Context, c client.Client, seed fuzzspec.AdmittedSeed[T]) bool,
+) bool {
+	return ginkgo.Describe(text, ginkgo.Ordered, ginkgo.Label("integration"), func() {
+		env := StartInBeforeAll(func(ctrl.Manager) error { return nil })
+
+		ginkgo.It("finds the children of every admitted seed in sync once stored", func(ctx ginkgo.SpecContext) {
+			seeds, err := fuzzspec.AdmittedSeeds[T](pkg, target, decode, env.Namespace(ctx, "drift-"))
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			checked := 0
+			for _, seed := range seeds {
+				if check(ctx, env, seed) {
+					checked++
+				}
+			}
+			gomega.Expect(checked).To(gomega.BeNumerically(">", 0), "no seed of %s checked", target)
+			ginkgo.GinkgoWriter.Printf("%d admitted seeds: every child in sync as the API server stores it\n", checked)
+		})
+	})
 }
