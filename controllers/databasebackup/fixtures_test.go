@@ -18,12 +18,12 @@ import (
 	"time"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // backupOption changes a DatabaseBackup fixture.
@@ -125,10 +125,4 @@ func snapshotClass(name, driver string, isDefault bool) snapshotv1.VolumeSnapsho
 }
 
 // conditionOf is a condition as type, status, reason and message, nil when it is not set.
-func conditionOf(conditions []metav1.Condition, conditionType string) []string {
-	c := meta.FindStatusCondition(conditions, conditionType)
-	if c == nil {
-		return nil
-	}
-	return []string{c.Type, string(c.Status), c.Reason, c.Message}
-}
+var conditionOf = testenv.ConditionOf

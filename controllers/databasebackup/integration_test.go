@@ -147,6 +147,9 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 			"Normal Completed: Every VolumeSnapshot of cluster db is ready to use",
 		))
 
+		Eventually(func() (map[string]float64, error) { return testenv.ConditionSeries(kind, ns, "nightly") }).
+			Should(Equal(testenv.WantConditionSeries(map[string]string{"Completed": "true", "Failed": "false"})))
+
 		By("outliving its cluster")
 		Expect(s.c.Delete(ctx, dc)).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(s.c.Get(ctx, client.ObjectKeyFromObject(dc), dc)) }).Should(BeTrue())
@@ -156,6 +159,8 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		By("going when deleted, its snapshots with it by their owner reference")
 		Expect(s.c.Delete(ctx, b)).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(s.c.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
+		Eventually(func() (map[string]float64, error) { return testenv.ConditionSeries(kind, ns, "nightly") }).
+			Should(BeEmpty(), "the series of a backup that is gone are forgotten")
 	})
 
 	It("uses the class the spec names", func(ctx context.Context) {
