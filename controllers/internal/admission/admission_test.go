@@ -244,7 +244,9 @@ var _ = Describe("Admission", Ordered, Label("integration"), func() {
 			Expect(send(ctx, newNamespace(ctx), 0, u)).To(Succeed(), file)
 			sampled[strings.ToLower(u.GetKind())] = true
 		}
-		Expect(slices.Sorted(maps.Keys(sampled))).To(Equal(kinds), "a sample of every kind")
+		// A kind may have samples before it has a corpus (DatabaseBackup): every kind of the
+		// corpus must have one.
+		Expect(slices.Collect(maps.Keys(sampled))).To(ContainElements(kinds), "a sample of every kind of the corpus")
 	})
 })
 
