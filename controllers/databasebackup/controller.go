@@ -46,7 +46,7 @@ const kind = "DatabaseBackup"
 const snapshotPollInterval = 10 * time.Second
 
 // DefaultClusterWait is how long a backup waits for a cluster that does not exist before it fails.
-const DefaultClusterWait = 30 * time.Second
+const DefaultClusterWait = 10 * time.Second
 
 // Reconciler takes the snapshots of each DatabaseBackup and reports them.
 type Reconciler struct {
