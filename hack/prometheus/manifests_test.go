@@ -16,10 +16,12 @@ package prometheus_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -239,6 +241,44 @@ func asStrings(v any) []string {
 		}
 	}
 	return out
+}
+
+// TestChartRendersTheSameRulesAndDashboard: the chart's PrometheusRule (its copy through
+// .Files.Get, fromYaml and toYaml) has the same spec as kustomize's, and its ConfigMap holds the
+// dashboard as config/grafana has it.
+func TestChartRendersTheSameRulesAndDashboard(t *testing.T) {
+	installs := manifests(t)
+	if len(installs) != 2 {
+		t.Fatalf("%s names %d files, want kustomize's and the chart's", manifestsEnv, len(installs))
+	}
+	find := func(objs []object, apiVersion, kind, suffix string) object {
+		for _, o := range objs {
+			if o["apiVersion"] == apiVersion && o["kind"] == kind && strings.HasSuffix(str(o, "metadata", "name"), suffix) {
+				return o
+			}
+		}
+		t.Fatalf("no %s %s *%s rendered", apiVersion, kind, suffix)
+		return nil
+	}
+	kustomize, chart := installs[0], installs[1]
+	want := find(kustomize, monitoring, "PrometheusRule", "")["spec"]
+	if got := find(chart, monitoring, "PrometheusRule", "")["spec"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("the chart's PrometheusRule spec differs from config/prometheus's")
+	}
+	cm := find(chart, "v1", "ConfigMap", "-grafana-dashboard")
+	if str(cm, "metadata", "labels", "grafana_dashboard") != "1" {
+		t.Errorf("%s is not labelled grafana_dashboard=1", name(cm))
+	}
+	var got, wantDashboard any
+	if err := json.Unmarshal([]byte(str(cm, "data", "database-operator.json")), &got); err != nil {
+		t.Fatalf("%s: %v", name(cm), err)
+	}
+	if err := json.Unmarshal(read(t, dashboardFile), &wantDashboard); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wantDashboard) {
+		t.Errorf("%s holds another dashboard than %s", name(cm), dashboardFile)
+	}
 }
 
 // TestServiceMonitorsGiveTheAlertsJob joins each ServiceMonitor to the metrics Service it selects
