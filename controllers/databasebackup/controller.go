@@ -19,6 +19,7 @@ package databasebackup
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -99,9 +100,7 @@ func (r *Reconciler) Phases(ctx context.Context, b *databasev1alpha1.DatabaseBac
 	b.Status = computeStatus(b, obs, metav1.Now())
 	err := obs.err
 	if obs.holding && (finished(b.Status.Phase) || allCut(obs.snapshots)) {
-		if releaseErr := r.release(ctx, b); releaseErr != nil {
-			err = releaseErr
-		}
+		err = errors.Join(err, r.release(ctx, b))
 	}
 	opmetrics.RecordConditions(kind, b.Namespace, b.Name, b.Status.Conditions)
 	if obs.retryAfter > 0 {
