@@ -72,19 +72,13 @@ func manifests(t *testing.T) [][]object {
 	return installs
 }
 
+// str is the string at path in o, or "".
 func str(o object, path ...string) string {
-	var cur any = o
-	for _, p := range path {
-		m, ok := cur.(object)
-		if !ok {
-			return ""
-		}
-		cur = m[p]
-	}
-	s, _ := cur.(string)
+	s, _ := field(o, path...).(string)
 	return s
 }
 
+// field is the value at path in o, or nil.
 func field(o object, path ...string) any {
 	var cur any = o
 	for _, p := range path {
