@@ -49,17 +49,33 @@ const (
 	contentKeyPrefix  = "content/"
 	simulatedFSType   = "ext4"
 	simulatedQueueTag = "simulated-csi"
+
+	// The names below are external-snapshotter v8.7.0's (pkg/utils/util.go). The common
+	// controller (snapshot-controller) adds the content finalizer; the CSI sidecar removes it once
+	// the snapshot is deleted from the storage. There is no sidecar-only finalizer.
+	annDefaultSnapshotClass = "snapshot.storage.kubernetes.io/is-default-class"
+	contentFinalizer        = "snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection"
+	annBeingCreated         = "snapshot.storage.kubernetes.io/volumesnapshot-being-created"
+	annBeingDeleted         = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted"
+
+	eventProvisioningFailed = "ProvisioningFailed"
 )
 
 // BuildStorageClass returns the default class: provisioned on first use by a pod, expandable.
 func BuildStorageClass() *storagev1.StorageClass {
 	return &storagev1.StorageClass{
-		ObjectMeta:           metav1.ObjectMeta{Name: StorageClassName, Annotations: map[string]string{annDefaultClass: "true"}},
+		ObjectMeta:           defaultClassMeta(StorageClassName, annDefaultClass),
 		Provisioner:          ProvisionerName,
 		ReclaimPolicy:        ptr.To(corev1.PersistentVolumeReclaimDelete),
 		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
 		AllowVolumeExpansion: ptr.To(true),
 	}
+}
+
+// defaultClassMeta names a class and marks it the default with annotation (storage and
+// snapshot classes each have their own default-class annotation).
+func defaultClassMeta(name, annotation string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Annotations: map[string]string{annotation: "true"}}
 }
 
 // BuildCSIDriver registers the simulated driver as needing no attach step, so the

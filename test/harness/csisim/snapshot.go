@@ -45,22 +45,12 @@ const (
 	AnnRestoredFromSnapshotHandle = ProvisionerName + "/restored-from-snapshot-handle"
 	// SnapshotHandlePrefix starts every snapshot handle: "snap-<content UID>".
 	SnapshotHandlePrefix = "snap-"
-
-	// The names below are external-snapshotter v8.7.0's (pkg/utils/util.go). The common
-	// controller (snapshot-controller) adds the content finalizer; the CSI sidecar removes it once
-	// the snapshot is deleted from the storage. There is no sidecar-only finalizer.
-	annDefaultSnapshotClass = "snapshot.storage.kubernetes.io/is-default-class"
-	contentFinalizer        = "snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection"
-	annBeingCreated         = "snapshot.storage.kubernetes.io/volumesnapshot-being-created"
-	annBeingDeleted         = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted"
-
-	eventProvisioningFailed = "ProvisioningFailed"
 )
 
 // BuildSnapshotClass returns the default VolumeSnapshotClass of the simulated driver.
 func BuildSnapshotClass() *snapv1.VolumeSnapshotClass {
 	return &snapv1.VolumeSnapshotClass{
-		ObjectMeta:     metav1.ObjectMeta{Name: SnapshotClassName, Annotations: map[string]string{annDefaultSnapshotClass: "true"}},
+		ObjectMeta:     defaultClassMeta(SnapshotClassName, annDefaultSnapshotClass),
 		Driver:         ProvisionerName,
 		DeletionPolicy: snapv1.VolumeSnapshotContentDelete,
 	}
