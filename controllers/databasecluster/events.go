@@ -44,6 +44,7 @@ type changes struct {
 	updating string
 	expanded []string
 	replaced string
+	restored string
 }
 
 // child notes the result of one Ensure call.
@@ -85,11 +86,19 @@ func (c *changes) record(r recorder.EventRecorder, dc *databasev1alpha1.Database
 		{EventUpdating, actionUpdate, c.updating},
 		{EventExpanding, actionUpdate, joinNote("Expanding claims to spec.storage.size: ", c.expanded)},
 		{EventReplacing, "Delete", c.replaced},
+		{EventRestored, "Restore", restoredNote(c.restored)},
 	} {
 		if e.note != "" {
 			r.Eventf(dc, nil, corev1.EventTypeNormal, e.reason, e.action, "%s", e.note)
 		}
 	}
+}
+
+func restoredNote(backup string) string {
+	if backup == "" {
+		return ""
+	}
+	return "Restored the member claims from the snapshots of DatabaseBackup " + backup
 }
 
 func joinNote(prefix string, items []string) string {

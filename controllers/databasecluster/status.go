@@ -50,6 +50,7 @@ type observation struct {
 func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databasev1alpha1.DatabaseClusterStatus {
 	status := databasev1alpha1.DatabaseClusterStatus{
 		ObservedGeneration: dc.Generation,
+		RestoredFromBackup: dc.Status.RestoredFromBackup,
 		Conditions:         append([]metav1.Condition(nil), dc.Status.Conditions...),
 	}
 	if sts := obs.statefulSet; sts != nil {
@@ -148,8 +149,11 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 	if err != nil {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonReconcileFailed
-		if child.IsConflict(err) {
+		switch {
+		case child.IsConflict(err):
 			cond.Reason = databasev1alpha1.ReasonChildConflict
+		case IsRestoreRefused(err):
+			cond.Reason = databasev1alpha1.ReasonRestoreRefused
 		}
 		// The API server may append a diff of the object on further lines; the first line
 		// says what was refused and why.

@@ -21,7 +21,9 @@ import (
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -30,13 +32,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/harness/csisim"
 )
+
+// restoredEvents lists "reason: note" of the events about cluster dc.
+func restoredEvents(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) []string {
+	var list eventsv1.EventList
+	Expect(k8s.List(ctx, &list, client.InNamespace(dc.Namespace))).To(Succeed())
+	var events []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "DatabaseCluster" && e.Regarding.Name == dc.Name && e.Regarding.UID == dc.UID {
+			events = append(events, e.Reason+": "+e.Note)
+		}
+	}
+	return events
+}
 
 // DatabaseBackup with the real snapshot-controller (external-snapshotter v8, built from the
 // module) and the simulated CSI driver cutting the snapshots of its VolumeSnapshotContents.
 var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 	const ns = "e2e-backup"
 	dc := &databasev1alpha1.DatabaseCluster{}
+	// snapshotContents are the VolumeSnapshotContents of backup "nightly".
+	var snapshotContents []string
 
 	BeforeAll(func(ctx SpecContext) {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -173,7 +191,7 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 		Expect(failed.Message).To(ContainSubstring("nowhere"))
 	})
 
-	It("outlives its cluster; deleting the backup deletes its snapshots and their contents", func(ctx SpecContext) {
+	It("outlives its cluster: the backup and its snapshots stay when the cluster and its claims go", func(ctx SpecContext) {
 		b := &databasev1alpha1.DatabaseBackup{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly"}, b)).To(Succeed())
 		Expect(k8s.Delete(ctx, dc)).To(Succeed())
@@ -192,7 +210,74 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 		}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
 		Expect(b.Status.Phase).To(Equal(databasev1alpha1.BackupCompleted))
+		snapshotContents = contents
+	})
 
+	It("restores the deleted cluster from the backup: each member's claim from its member's snapshot", func(ctx SpecContext) {
+		restored := dc.DeepCopy()
+		restored.ObjectMeta = metav1.ObjectMeta{Name: dc.Name, Namespace: ns}
+		restored.Status = databasev1alpha1.DatabaseClusterStatus{}
+		restored.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: "nightly"}}
+		began := time.Now()
+		Expect(k8s.Create(ctx, restored)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(restored), restored)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(restored.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue(),
+				"conditions: %v", restored.Status.Conditions)
+		}).Should(Succeed())
+		AddReportEntry("restore of 3 members → Available", time.Since(began).Round(time.Millisecond).String())
+		Expect(restored.Status.RestoredFromBackup).To(Equal("nightly"))
+		for i := range 3 {
+			claim := &corev1.PersistentVolumeClaim{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("data-%s-%d", dc.Name, i)}, claim)).To(Succeed())
+			Expect(claim.Spec.DataSourceRef).NotTo(BeNil())
+			Expect(claim.Spec.DataSourceRef.Name).To(Equal(fmt.Sprintf("nightly-%d", i)))
+			pv := &corev1.PersistentVolume{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: claim.Spec.VolumeName}, pv)).To(Succeed())
+			Expect(pv.Annotations).To(HaveKeyWithValue(csisim.AnnRestoredFromSnapshot, fmt.Sprintf("%s/nightly-%d", ns, i)),
+				"member %d's volume was provisioned from its own snapshot", i)
+		}
+		Expect(restoredEvents(ctx, restored)).To(ContainElement(
+			"Restored: Restored the member claims from the snapshots of DatabaseBackup nightly"))
+	})
+
+	It("refuses a restore it cannot do, says why, and creates nothing", func(ctx SpecContext) {
+		for _, c := range []struct {
+			name     string
+			replicas int32
+			backup   string
+			want     string
+		}{
+			{"too-small", 1, "nightly", "restore refused: DatabaseBackup nightly holds 3 members and spec.replicas is 1: restore into at least 3 replicas"},
+			{"no-backup", 3, "gone", "restore refused: DatabaseBackup gone not found in namespace " + ns},
+			{"failed-backup", 3, "no-class", `restore refused: DatabaseBackup no-class is "Failed", not Completed`},
+		} {
+			clone := dc.DeepCopy()
+			clone.ObjectMeta = metav1.ObjectMeta{Name: c.name, Namespace: ns}
+			clone.Status = databasev1alpha1.DatabaseClusterStatus{}
+			clone.Spec.Replicas = ptr.To(c.replicas)
+			clone.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: c.backup}}
+			Expect(k8s.Create(ctx, clone)).To(Succeed())
+			Eventually(func(g Gomega) {
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
+				degraded := meta.FindStatusCondition(clone.Status.Conditions, databasev1alpha1.ConditionDegraded)
+				g.Expect(degraded).NotTo(BeNil())
+				g.Expect(degraded.Reason).To(Equal(databasev1alpha1.ReasonRestoreRefused))
+				g.Expect(degraded.Message).To(HavePrefix(c.want))
+			}).Should(Succeed(), c.name)
+			Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.name}, &appsv1.StatefulSet{}))).To(BeTrue(),
+				"no StatefulSet for %s", c.name)
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-" + c.name + "-0"}, &corev1.PersistentVolumeClaim{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no claim for %s", c.name)
+			Expect(k8s.Delete(ctx, clone)).To(Succeed())
+		}
+	})
+
+	It("deletes the snapshots and their contents with the backup", func(ctx SpecContext) {
+		b := &databasev1alpha1.DatabaseBackup{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly"}, b)).To(Succeed())
+		contents := snapshotContents
+		Expect(contents).To(HaveLen(3))
 		Expect(k8s.Delete(ctx, b)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(b), &databasev1alpha1.DatabaseBackup{}))).To(BeTrue(), "the backup is gone")

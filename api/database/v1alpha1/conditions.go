@@ -53,6 +53,10 @@ const (
 	// ReasonChildConflict: a child's name is held by an object the cluster does not control; the
 	// object is left as it is and the child is created once the name is free.
 	ReasonChildConflict = "ChildConflict"
+	// ReasonRestoreRefused: spec.bootstrap.fromBackup cannot be restored (the backup is missing,
+	// not Completed, from a larger cluster, larger than spec.storage.size, or a member claim
+	// exists already with other data); no StatefulSet is created until it can.
+	ReasonRestoreRefused = "RestoreRefused"
 	// ReasonPodCreateFailed: the StatefulSet controller reports that it cannot create a pod.
 	ReasonPodCreateFailed = "PodCreateFailed"
 	// ReasonStorageExpanding: claims are being expanded to the new size.

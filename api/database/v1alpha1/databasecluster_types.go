@@ -102,7 +102,27 @@ type SecurityContextSpec struct {
 	FSGroup *int64 `json:"fsGroup,omitempty"`
 }
 
+// BootstrapSpec says where the data of a new cluster comes from.
+type BootstrapSpec struct {
+	// FromBackup restores every member's data claim from its snapshot in a DatabaseBackup of the
+	// cluster's namespace, before the StatefulSet exists: a restore after the old cluster is gone,
+	// or a clone under another name. The backup must be Completed, from a cluster of at most
+	// spec.replicas members, with no snapshot larger than spec.storage.size.
+	// +required
+	FromBackup BackupSource `json:"fromBackup"`
+}
+
+// BackupSource names a DatabaseBackup.
+type BackupSource struct {
+	// Name of the DatabaseBackup, in the cluster's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+}
+
 // DatabaseClusterSpec is the desired state of a DatabaseCluster.
+// +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is set when the cluster is created and never added or removed: create a new DatabaseCluster to restore a backup"
 type DatabaseClusterSpec struct {
 	// Replicas is the number of database pods.
 	// +required
@@ -215,6 +235,11 @@ type DatabaseClusterSpec struct {
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
+	// Bootstrap restores the cluster's data from a backup when it is created. Immutable.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bootstrap is immutable: it says where the data came from when the cluster was created"
+	Bootstrap *BootstrapSpec `json:"bootstrap,omitempty"`
+
 	// Hibernated scales the cluster to zero pods while true and keeps everything else: the
 	// claims and their data (whatever pvcRetentionPolicy.whenScaled says), the Services, the
 	// PodDisruptionBudget and the status. False brings back spec.replicas pods on the same
@@ -249,6 +274,11 @@ type DatabaseClusterStatus struct {
 	// ObservedGeneration is the generation of the spec the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// RestoredFromBackup names the DatabaseBackup the member claims were restored from, once
+	// they were created from its snapshots.
+	// +optional
+	RestoredFromBackup string `json:"restoredFromBackup,omitempty"`
 
 	// Conditions: Available, Progressing, Degraded, Resizing, Paused, Hibernated.
 	// +optional

@@ -1,0 +1,172 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasecluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// EventRestored is the reason of the event that tells a cluster's claims were restored.
+const EventRestored = "Restored"
+
+// restoreRecheck is how often a refused restore is tried again.
+const restoreRecheck = 10 * time.Second
+
+// snapshotGroup is the API group of VolumeSnapshots, a claim's dataSourceRef to restore from.
+const snapshotGroup = "snapshot.storage.k8s.io"
+
+// RestoreRefusedError says why spec.bootstrap.fromBackup cannot be restored (yet). Nothing is
+// created until it can: Degraded says what to do, and the restore is retried.
+type RestoreRefusedError struct{ Reason string }
+
+func (e *RestoreRefusedError) Error() string { return "restore refused: " + e.Reason }
+
+// IsRestoreRefused reports whether err is or wraps a *RestoreRefusedError.
+func IsRestoreRefused(err error) bool {
+	var refused *RestoreRefusedError
+	return errors.As(err, &refused)
+}
+
+func refuse(format string, args ...any) error {
+	return &RestoreRefusedError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// CheckRestore says whether backup can bootstrap dc: Completed, from a cluster of at most
+// spec.replicas members, no snapshot larger than spec.storage.size.
+func CheckRestore(dc *databasev1alpha1.DatabaseCluster, backup *databasev1alpha1.DatabaseBackup) error {
+	if backup.Status.Phase != databasev1alpha1.BackupCompleted {
+		return refuse("DatabaseBackup %s is %q, not Completed: a restore needs every snapshot ready to use; wait for it or name another backup",
+			backup.Name, backup.Status.Phase)
+	}
+	if backup.Status.ClusterReplicas > *dc.Spec.Replicas {
+		return refuse("DatabaseBackup %s holds %d members and spec.replicas is %d: restore into at least %d replicas",
+			backup.Name, backup.Status.ClusterReplicas, *dc.Spec.Replicas, backup.Status.ClusterReplicas)
+	}
+	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
+	if err != nil {
+		return refuse("spec.storage.size %q is not a quantity", dc.Spec.Storage.Size)
+	}
+	for _, m := range backup.Status.Members {
+		if m.RestoreSize != nil && m.RestoreSize.Cmp(size) > 0 {
+			return refuse("the snapshot %s of member %d needs %s and spec.storage.size is %s: ask for at least %s",
+				m.VolumeSnapshotName, m.Ordinal, m.RestoreSize.String(), dc.Spec.Storage.Size, m.RestoreSize.String())
+		}
+	}
+	if len(backup.Status.Members) != int(backup.Status.ClusterReplicas) {
+		return refuse("DatabaseBackup %s lists %d snapshots for %d members", backup.Name, len(backup.Status.Members), backup.Status.ClusterReplicas)
+	}
+	return nil
+}
+
+// BuildRestoreClaim is the data claim of one member restored from its snapshot in backup: the
+// claim the StatefulSet's template would create, with the snapshot as its data source.
+func BuildRestoreClaim(dc *databasev1alpha1.DatabaseCluster, member databasev1alpha1.BackupMember) (*corev1.PersistentVolumeClaim, error) {
+	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
+	if err != nil {
+		return nil, fmt.Errorf("spec.storage.size %q is not a quantity: %w", dc.Spec.Storage.Size, err)
+	}
+	claim := buildClaimTemplate(dc, size)
+	claim.Name = dc.ClaimName(member.Ordinal)
+	claim.Namespace = dc.Namespace
+	claim.Spec.DataSourceRef = &corev1.TypedObjectReference{
+		APIGroup: ptr.To(snapshotGroup), Kind: "VolumeSnapshot", Name: member.VolumeSnapshotName,
+	}
+	return &claim, nil
+}
+
+// restoredFrom reports whether claim was created from the snapshot named snapshot.
+func restoredFrom(claim *corev1.PersistentVolumeClaim, snapshot string) bool {
+	ref := claim.Spec.DataSourceRef
+	return ref != nil && ptr.Deref(ref.APIGroup, "") == snapshotGroup && ref.Kind == "VolumeSnapshot" && ref.Name == snapshot
+}
+
+// reconcileRestore creates the member claims of a cluster bootstrapped from a backup, each from
+// its member's snapshot, before the StatefulSet exists (the StatefulSet then uses them, as it
+// uses any claim of its template's name). Once the StatefulSet exists the bootstrap is done. A
+// claim of a member's name that exists with other data is never used or touched: the restore is
+// refused until it is gone.
+func (r *Reconciler) reconcileRestore(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+	if dc.Spec.Bootstrap == nil || dc.Status.RestoredFromBackup != "" {
+		return nil
+	}
+	name := dc.Spec.Bootstrap.FromBackup.Name
+	sts := &appsv1.StatefulSet{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading StatefulSet %s: %w", dc.StatefulSetName(), err)
+	}
+	if err == nil && metav1.IsControlledBy(sts, dc) {
+		// This phase runs before the StatefulSet is created: it exists, so the claims were
+		// restored (a status write was lost since).
+		dc.Status.RestoredFromBackup = name
+		return nil
+	}
+	backup := &databasev1alpha1.DatabaseBackup{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: name}, backup); err != nil {
+		if apierrors.IsNotFound(err) {
+			return refuse("DatabaseBackup %s not found in namespace %s: create the cluster in the backup's namespace, or restore the backup first", name, dc.Namespace)
+		}
+		return fmt.Errorf("reading DatabaseBackup %s: %w", name, err)
+	}
+	if err := CheckRestore(dc, backup); err != nil {
+		return err
+	}
+	for _, member := range backup.Status.Members {
+		if err := r.restoreClaim(ctx, dc, member, log); err != nil {
+			return err
+		}
+	}
+	dc.Status.RestoredFromBackup = name
+	log.restored = name
+	return nil
+}
+
+// restoreClaim creates one member's claim from its snapshot, or checks that the existing one
+// was created from it.
+func (r *Reconciler) restoreClaim(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, member databasev1alpha1.BackupMember, log *changes) error {
+	desired, err := BuildRestoreClaim(dc, member)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	existing := &corev1.PersistentVolumeClaim{}
+	err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	switch {
+	case err == nil && restoredFrom(existing, member.VolumeSnapshotName):
+		return nil
+	case err == nil:
+		return refuse("claim %s exists and was not restored from snapshot %s: it is left as it is; delete it (its data goes with it) or restore under another cluster name",
+			existing.Name, member.VolumeSnapshotName)
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading claim %s: %w", desired.Name, err)
+	}
+	if err := r.Create(ctx, desired); err != nil {
+		return fmt.Errorf("creating claim %s from snapshot %s: %w", desired.Name, member.VolumeSnapshotName, err)
+	}
+	log.created = append(log.created, "PersistentVolumeClaim "+desired.Name+" from VolumeSnapshot "+member.VolumeSnapshotName)
+	return nil
+}
