@@ -43,6 +43,7 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasebackup"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
 	"github.com/seed1b407122/database-operator/controllers/voteconfig"
 )
@@ -191,19 +192,13 @@ type reconciler interface {
 
 // newReconcilers returns the reconciler of each controller, by the name --controllers uses.
 func newReconcilers(mgr ctrl.Manager, o options) map[string]reconciler {
-	client, reader := mgr.GetClient(), mgr.GetAPIReader()
-	recorder := mgr.GetEventRecorder("database-operator")
+	deps := operator.DepsFrom(mgr, o.maxConcurrentReconciles)
 	return map[string]reconciler{
-		"databasecluster": &databasecluster.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
-			MaxConcurrentReconciles: o.maxConcurrentReconciles, PodReadyTimeout: o.podReadyTimeout},
-		"databasebackup": &databasebackup.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
-			MaxConcurrentReconciles: o.maxConcurrentReconciles},
-		"echo": &echo.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
-			Image: echoImage(), MaxConcurrentReconciles: o.maxConcurrentReconciles},
-		"scheduledecho": &scheduledecho.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
-			Image: echoImage(), MaxConcurrentReconciles: o.maxConcurrentReconciles},
-		"voteconfig": &voteconfig.Reconciler{Client: client, APIReader: reader, Recorder: recorder,
-			MaxConcurrentReconciles: o.maxConcurrentReconciles},
+		"databasecluster": &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout},
+		"databasebackup":  &databasebackup.Reconciler{Deps: deps},
+		"echo":            &echo.Reconciler{Deps: deps, Image: echoImage()},
+		"scheduledecho":   &scheduledecho.Reconciler{Deps: deps, Image: echoImage()},
+		"voteconfig":      &voteconfig.Reconciler{Deps: deps},
 	}
 }
 

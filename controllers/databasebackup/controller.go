@@ -28,15 +28,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
 // kind names DatabaseBackups in owner references and in the operator's metrics.
@@ -49,15 +48,11 @@ const snapshotPollInterval = 10 * time.Second
 // DefaultClusterWait is how long a backup waits for a cluster that does not exist before it fails.
 const DefaultClusterWait = 10 * time.Second
 
-// Reconciler takes the snapshots of each DatabaseBackup and reports them.
+// Reconciler takes the snapshots of each DatabaseBackup and reports them. Its APIReader reads
+// the StorageClasses and VolumeSnapshotClasses, once per backup and not cached, and a child that
+// exists but is not cached yet.
 type Reconciler struct {
-	client.Client
-	// APIReader reads from the API server directly: the StorageClasses and VolumeSnapshotClasses
-	// are read once per backup, not cached, and a child that exists but is not cached yet.
-	APIReader client.Reader
-	Recorder  recorder.EventRecorder
-	// MaxConcurrentReconciles is how many DatabaseBackups are reconciled at once.
-	MaxConcurrentReconciles int
+	operator.Deps
 	// ClusterWait is how long a backup waits for its cluster to exist before it fails
 	// (default DefaultClusterWait).
 	ClusterWait time.Duration

@@ -35,6 +35,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // snapshotModule ships the VolumeSnapshot CRDs (config/crd) with its Go types.
@@ -68,12 +69,7 @@ func setupWithSnapshots(mgr ctrl.Manager) error {
 	if err := setupController(mgr); err != nil {
 		return err
 	}
-	return (&databasecluster.Reconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("database-operator"),
-		MaxConcurrentReconciles: 2,
-	}).SetupWithManager(mgr)
+	return (&databasecluster.Reconciler{Deps: testenv.Deps(mgr)}).SetupWithManager(mgr)
 }
 
 // suite holds what the specs of one environment share.

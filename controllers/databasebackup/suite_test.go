@@ -18,26 +18,17 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-func TestDatabaseBackup(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "DatabaseBackup controller")
-}
+func TestDatabaseBackup(t *testing.T) { testenv.RunSuite(t, "DatabaseBackup controller") }
 
 // clusterWait is how long the specs' backups wait for a missing cluster.
 const clusterWait = 2 * time.Second
 
 // setupController registers the backup controller alone.
 func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("database-operator"),
-		MaxConcurrentReconciles: 2,
-		ClusterWait:             clusterWait,
-	}).SetupWithManager(mgr)
+	return (&Reconciler{Deps: testenv.Deps(mgr), ClusterWait: clusterWait}).SetupWithManager(mgr)
 }

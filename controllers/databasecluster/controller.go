@@ -31,11 +31,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
 // Reasons of the events a DatabaseCluster gets.
@@ -58,14 +58,10 @@ const (
 // kind names DatabaseClusters in owner references and in the operator's metrics.
 const kind = "DatabaseCluster"
 
-// Reconciler keeps the children of DatabaseClusters in place and reports their state.
+// Reconciler keeps the children of DatabaseClusters in place and reports their state. Its
+// APIReader is used only when the cache cannot see a child.
 type Reconciler struct {
-	client.Client
-	// APIReader reads from the API server directly; used only when the cache cannot see a child.
-	APIReader client.Reader
-	Recorder  recorder.EventRecorder
-	// MaxConcurrentReconciles is how many clusters are reconciled at once.
-	MaxConcurrentReconciles int
+	operator.Deps
 	// PodReadyTimeout is how long a pod may stay not Ready before the cluster is Degraded
 	// (default DefaultPodReadyTimeout).
 	PodReadyTimeout time.Duration

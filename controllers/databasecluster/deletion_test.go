@@ -37,6 +37,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
 // The deletion specs try to make the finalizer delete or release the wrong claims. envtest runs
@@ -47,11 +48,9 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	var writes *writeCounter
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
 		writes = &writeCounter{Client: mgr.GetClient()}
-		return (&Reconciler{
-			Client:    writes,
-			APIReader: mgr.GetAPIReader(),
-			Recorder:  mgr.GetEventRecorder("database-operator"),
-		}).SetupWithManager(mgr)
+		deps := operator.DepsFrom(mgr, 1)
+		deps.Client = writes
+		return (&Reconciler{Deps: deps}).SetupWithManager(mgr)
 	})
 	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
 		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,

@@ -17,26 +17,14 @@ package databasecluster
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-// TestDatabaseCluster runs the unit specs (label "unit": builders and conditions, no API server)
-// and the envtest specs (label "integration": a real kube-apiserver and etcd).
-func TestDatabaseCluster(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "DatabaseCluster controller")
-}
+func TestDatabaseCluster(t *testing.T) { testenv.RunSuite(t, "DatabaseCluster controller") }
 
-// setupController installs the DatabaseCluster reconciler, with two workers and the suite's
-// pod-ready timeout, into the manager of an envtest environment.
+// setupController installs the DatabaseCluster reconciler, with the suite's pod-ready timeout, into the manager of an envtest environment.
 func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("database-operator"),
-		MaxConcurrentReconciles: 2,
-		PodReadyTimeout:         podReadyTimeout,
-	}).SetupWithManager(mgr)
+	return (&Reconciler{Deps: testenv.Deps(mgr), PodReadyTimeout: podReadyTimeout}).SetupWithManager(mgr)
 }

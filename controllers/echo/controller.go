@@ -23,28 +23,23 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
 // kind names Echos in owner references and in the operator's metrics.
 const kind = "Echo"
 
-// Reconciler creates the Job of each Echo and reports its phase.
+// Reconciler creates the Job of each Echo and reports its phase. Its APIReader reads what the
+// cache may not hold yet.
 type Reconciler struct {
-	client.Client
-	// APIReader reads from the API server directly, for what the cache may not hold yet.
-	APIReader client.Reader
-	Recorder  recorder.EventRecorder
+	operator.Deps
 	// Image runs the Jobs; it needs /bin/sh and printf (busybox has both).
 	Image string
-	// MaxConcurrentReconciles is how many Echos are reconciled at once.
-	MaxConcurrentReconciles int
 }
 
 // The finalizers verb lets the operator set blockOwnerDeletion on the Jobs it owns, where the

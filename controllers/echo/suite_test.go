@@ -17,26 +17,14 @@ package echo
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-// TestEcho runs the unit specs (label "unit": builders and conditions, no API server) and the
-// envtest specs (label "integration": a real kube-apiserver and etcd).
-func TestEcho(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Echo controller")
-}
+func TestEcho(t *testing.T) { testenv.RunSuite(t, "Echo controller") }
 
-// setupController installs the Echo reconciler, with the test image and two workers,
-// into the manager of an envtest environment.
+// setupController installs the Echo reconciler, with the test image, into the manager of an envtest environment.
 func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("database-operator"),
-		Image:                   testImage,
-		MaxConcurrentReconciles: 2,
-	}).SetupWithManager(mgr)
+	return (&Reconciler{Deps: testenv.Deps(mgr), Image: testImage}).SetupWithManager(mgr)
 }

@@ -22,28 +22,23 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
 // kind names ScheduledEchos in owner references and in the operator's metrics.
 const kind = "ScheduledEcho"
 
-// Reconciler keeps the CronJob of each ScheduledEcho in line with its spec.
+// Reconciler keeps the CronJob of each ScheduledEcho in line with its spec. Its APIReader is
+// used only when the cache cannot see a child.
 type Reconciler struct {
-	client.Client
-	// APIReader reads from the API server directly; used only when the cache cannot see a child.
-	APIReader client.Reader
-	Recorder  recorder.EventRecorder
+	operator.Deps
 	// Image runs the Jobs; it needs /bin/sh and printf (busybox has both).
 	Image string
-	// MaxConcurrentReconciles is how many ScheduledEchos are reconciled at once.
-	MaxConcurrentReconciles int
 }
 
 // The finalizers verb lets the operator set blockOwnerDeletion on the CronJobs it owns, where the

@@ -32,12 +32,12 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
 // kind names VoteConfigs in owner references and in the operator's metrics.
@@ -48,14 +48,10 @@ const kind = "VoteConfig"
 const targetDeploymentIndex = "spec.targetDeployment"
 
 // Reconciler keeps the ConfigMap of each VoteConfig and the config-hash of its target Deployment.
+// Its APIReader reads the target Deployments, which are not cached, and children the cache
+// cannot see.
 type Reconciler struct {
-	client.Client
-	// APIReader reads from the API server directly: the target Deployments, which are not
-	// cached, and children the cache cannot see.
-	APIReader client.Reader
-	Recorder  recorder.EventRecorder
-	// MaxConcurrentReconciles is how many VoteConfigs are reconciled at once.
-	MaxConcurrentReconciles int
+	operator.Deps
 }
 
 // Deployments are listed and watched as metadata only (see SetupWithManager), read one by one and

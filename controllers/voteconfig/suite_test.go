@@ -17,25 +17,14 @@ package voteconfig
 import (
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-// TestVoteConfig runs the unit specs (label "unit": builders and conditions, no API server) and the
-// envtest specs (label "integration": a real kube-apiserver and etcd).
-func TestVoteConfig(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "VoteConfig controller")
-}
+func TestVoteConfig(t *testing.T) { testenv.RunSuite(t, "VoteConfig controller") }
 
-// setupController installs the VoteConfig reconciler, with two workers,
-// into the manager of an envtest environment.
+// setupController installs the VoteConfig reconciler into the manager of an envtest environment.
 func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("database-operator"),
-		MaxConcurrentReconciles: 2,
-	}).SetupWithManager(mgr)
+	return (&Reconciler{Deps: testenv.Deps(mgr)}).SetupWithManager(mgr)
 }

@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -44,7 +45,23 @@ import (
 
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
+
+// RunSuite runs the Ginkgo specs of a controller's package as the go test t, under the suite
+// name: the unit specs (label "unit": builders and conditions, no API server) and the envtest
+// specs (label "integration": a real kube-apiserver and etcd).
+func RunSuite(t *testing.T, name string) {
+	t.Helper()
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	ginkgo.RunSpecs(t, name)
+}
+
+// Deps are the dependencies of the controller under test in a manager of an envtest
+// environment: the manager's, with two workers so that concurrent reconciles are exercised.
+func Deps(mgr ctrl.Manager) operator.Deps {
+	return operator.DepsFrom(mgr, 2)
+}
 
 // stopTimeout bounds how long the manager may take to stop.
 const stopTimeout = 30 * time.Second
