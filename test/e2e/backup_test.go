@@ -273,6 +273,46 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 		}
 	})
 
+	It("never uses or touches a claim of a member's name that holds other data", func(ctx SpecContext) {
+		theirs := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "data-taken-0", Namespace: ns, Labels: map[string]string{"owner": "someone-else"}},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr.To("standard"),
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+		Expect(k8s.Create(ctx, theirs)).To(Succeed())
+		clone := dc.DeepCopy()
+		clone.ObjectMeta = metav1.ObjectMeta{Name: "taken", Namespace: ns}
+		clone.Status = databasev1alpha1.DatabaseClusterStatus{}
+		clone.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: "nightly"}}
+		Expect(k8s.Create(ctx, clone)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
+			degraded := meta.FindStatusCondition(clone.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			g.Expect(degraded).NotTo(BeNil())
+			g.Expect(degraded.Reason).To(Equal(databasev1alpha1.ReasonRestoreRefused))
+			g.Expect(degraded.Message).To(HavePrefix("restore refused: claim data-taken-0 exists and was not restored from snapshot nightly-0"))
+		}).Should(Succeed())
+		// The cluster is deleted with whenDeleted Delete: the claim is not its member's, it stays.
+		Expect(k8s.Delete(ctx, clone)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone))).To(BeTrue())
+		}).Should(Succeed())
+		after := &corev1.PersistentVolumeClaim{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(theirs), after)).To(Succeed())
+		Expect(after.UID).To(Equal(theirs.UID))
+		Expect(after.DeletionTimestamp).To(BeNil())
+		Expect(after.Labels).To(Equal(map[string]string{"owner": "someone-else"}))
+		Expect(after.OwnerReferences).To(BeEmpty())
+		Expect(after.Spec.DataSourceRef).To(BeNil())
+		for i := 1; i < 3; i++ {
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("data-taken-%d", i)}, &corev1.PersistentVolumeClaim{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no claim of member %d was created", i)
+		}
+	})
+
 	It("deletes the snapshots and their contents with the backup", func(ctx SpecContext) {
 		b := &databasev1alpha1.DatabaseBackup{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly"}, b)).To(Succeed())
