@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -38,12 +39,18 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-// The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
-// envtest runs no other controller: nothing creates pods, and the specs play the StatefulSet
-// controller by writing the StatefulSet's status themselves.
 // podReadyTimeout is short in the envtest specs so that a stuck pod is seen within seconds.
 const podReadyTimeout = 2 * time.Second
 
+// setupController installs the DatabaseCluster reconciler, with that pod-ready timeout,
+// into the manager of an envtest environment.
+func setupController(mgr ctrl.Manager) error {
+	return (&Reconciler{Deps: testenv.Deps(mgr), PodReadyTimeout: podReadyTimeout}).SetupWithManager(mgr)
+}
+
+// The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
+// envtest runs no other controller: nothing creates pods, and the specs play the StatefulSet
+// controller by writing the StatefulSet's status themselves.
 var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), func() {
 	k8s := testenv.StartInBeforeAll(setupController)
 

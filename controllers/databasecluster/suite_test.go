@@ -17,14 +17,7 @@ package databasecluster
 import (
 	"testing"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 func TestDatabaseCluster(t *testing.T) { testenv.RunSuite(t, "DatabaseCluster controller") }
-
-// setupController installs the DatabaseCluster reconciler, with the suite's pod-ready timeout, into the manager of an envtest environment.
-func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{Deps: testenv.Deps(mgr), PodReadyTimeout: podReadyTimeout}).SetupWithManager(mgr)
-}

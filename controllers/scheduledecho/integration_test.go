@@ -25,6 +25,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
@@ -34,6 +35,12 @@ import (
 
 // testImage is the image the operator under test is configured with.
 const testImage = "registry.example/tools/busybox:1.36"
+
+// setupController installs the ScheduledEcho reconciler, with the test image,
+// into the manager of an envtest environment.
+func setupController(mgr ctrl.Manager) error {
+	return (&Reconciler{Deps: testenv.Deps(mgr), Image: testImage}).SetupWithManager(mgr)
+}
 
 // The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
 // envtest runs no other controller: no CronJob ever starts a Job, and the specs play the CronJob

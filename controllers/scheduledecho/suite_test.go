@@ -17,14 +17,7 @@ package scheduledecho
 import (
 	"testing"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 func TestScheduledEcho(t *testing.T) { testenv.RunSuite(t, "ScheduledEcho controller") }
-
-// setupController installs the ScheduledEcho reconciler, with the test image, into the manager of an envtest environment.
-func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{Deps: testenv.Deps(mgr), Image: testImage}).SetupWithManager(mgr)
-}

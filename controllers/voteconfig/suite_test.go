@@ -17,14 +17,7 @@ package voteconfig
 import (
 	"testing"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 func TestVoteConfig(t *testing.T) { testenv.RunSuite(t, "VoteConfig controller") }
-
-// setupController installs the VoteConfig reconciler into the manager of an envtest environment.
-func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{Deps: testenv.Deps(mgr)}).SetupWithManager(mgr)
-}
