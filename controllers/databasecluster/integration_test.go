@@ -484,11 +484,7 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		var ns string
 		BeforeAll(func(ctx SpecContext) { ns = k8s.Namespace(ctx, "dbc-") })
 
-		DescribeTable("rejects an invalid new cluster with a message a user understands",
-			func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, message string) {
-				dc.Namespace = ns
-				k8s.ExpectCreateRefused(ctx, dc, message)
-			},
+		DescribeTable("rejects an invalid new cluster with a message a user understands", k8s.CreateRefused(&ns),
 			Entry("replicas 0", newCluster("zero", withReplicas(0)),
 				"spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"),
 			Entry("replicas 10", newCluster("ten", withReplicas(10)),

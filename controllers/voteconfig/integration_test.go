@@ -214,11 +214,7 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 		var ns string
 		BeforeAll(func(ctx SpecContext) { ns = k8s.Namespace(ctx, "vc-") })
 
-		DescribeTable("rejects invalid options with a message a user understands",
-			func(ctx SpecContext, vc *votingv1alpha1.VoteConfig, message string) {
-				vc.Namespace = ns
-				k8s.ExpectCreateRefused(ctx, vc, message)
-			},
+		DescribeTable("rejects invalid options with a message a user understands", k8s.CreateRefused(&ns),
 			Entry("duplicate ids", newVoteConfig("dup", withOptions("A", "Cats", "A", "Dogs")), "option ids must be unique"),
 			Entry("one option", newVoteConfig("one", withOptions("A", "Cats")), "spec.options: Invalid value: 1: spec.options in body should have at least 2 items"),
 			Entry("eleven options", newVoteConfig("eleven", withManyOptions(11)), "spec.options: Too many: 11: must have at most 10 items"),

@@ -228,6 +228,16 @@ func (e *Env) ExpectCreateRefused(ctx context.Context, obj client.Object, messag
 	ExpectInvalid(e.Create(ctx, obj), message)
 }
 
+// CreateRefused is the body of a table of new resources the API server refuses: each entry's
+// resource is created in namespace *ns (made by the table's container before its specs run) and
+// must be refused as Invalid, with the entry's message in what the API server said.
+func (e *Env) CreateRefused(ns *string) func(ctx ginkgo.SpecContext, obj client.Object, message string) {
+	return func(ctx ginkgo.SpecContext, obj client.Object, message string) {
+		obj.SetNamespace(*ns)
+		e.ExpectCreateRefused(ctx, obj, message)
+	}
+}
+
 // ExpectConditionSeries follows the condition series of r, created, through its life: first as
 // the controller reports them, then once change has moved a condition, and none once r is
 // deleted. Each map holds the status of every condition type ("true", "false", "unknown").
