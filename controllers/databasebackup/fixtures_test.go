@@ -31,14 +31,10 @@ type backupOption func(*databasev1alpha1.DatabaseBackup)
 
 // newBackup is an Online backup of cluster "db" in "default".
 func newBackup(name string, opts ...backupOption) *databasev1alpha1.DatabaseBackup {
-	b := &databasev1alpha1.DatabaseBackup{
+	return testenv.Apply(&databasev1alpha1.DatabaseBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-backup", Generation: 1},
 		Spec:       databasev1alpha1.DatabaseBackupSpec{ClusterName: "db", Method: databasev1alpha1.BackupOnline},
-	}
-	for _, opt := range opts {
-		opt(b)
-	}
-	return b
+	}, opts...)
 }
 
 func withMethod(m databasev1alpha1.BackupMethod) backupOption {
