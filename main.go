@@ -44,6 +44,7 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/operator"
+	"github.com/seed1b407122/database-operator/controllers/scheduleddatabasebackup"
 	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
 	"github.com/seed1b407122/database-operator/controllers/voteconfig"
 )
@@ -60,7 +61,7 @@ const (
 )
 
 // controllerNames are the controllers --controllers can select.
-var controllerNames = []string{"databasecluster", "databasebackup", "echo", "scheduledecho", "voteconfig"}
+var controllerNames = []string{"databasecluster", "databasebackup", "scheduleddatabasebackup", "echo", "scheduledecho", "voteconfig"}
 
 // options are the command-line settings of the manager.
 type options struct {
@@ -194,11 +195,12 @@ type reconciler interface {
 func newReconcilers(mgr ctrl.Manager, o options) map[string]reconciler {
 	deps := operator.DepsFrom(mgr, o.maxConcurrentReconciles)
 	return map[string]reconciler{
-		"databasecluster": &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout},
-		"databasebackup":  &databasebackup.Reconciler{Deps: deps},
-		"echo":            &echo.Reconciler{Deps: deps, Image: echoImage()},
-		"scheduledecho":   &scheduledecho.Reconciler{Deps: deps, Image: echoImage()},
-		"voteconfig":      &voteconfig.Reconciler{Deps: deps},
+		"databasecluster":         &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout},
+		"databasebackup":          &databasebackup.Reconciler{Deps: deps},
+		"scheduleddatabasebackup": &scheduleddatabasebackup.Reconciler{Deps: deps, Now: time.Now},
+		"echo":                    &echo.Reconciler{Deps: deps, Image: echoImage()},
+		"scheduledecho":           &scheduledecho.Reconciler{Deps: deps, Image: echoImage()},
+		"voteconfig":              &voteconfig.Reconciler{Deps: deps},
 	}
 }
 

@@ -16,84 +16,28 @@ package scheduledecho
 
 import (
 	"errors"
-	"fmt"
-	"time"
 
-	"github.com/robfig/cron/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/cronschedule"
 )
 
 // scheduleField is the field of a CronJob the API server names when it rejects a schedule.
 const scheduleField = "spec.schedule"
 
-// scheduleError says that a schedule is not one the CronJob API takes.
-type scheduleError struct {
-	schedule string
-	err      error
-}
+// The schedule check is the operator's one (cronschedule), shared with ScheduledDatabaseBackup;
+// these names keep this package's specs and fuzz target reading as before.
+type scheduleError = cronschedule.Error
 
-func (e *scheduleError) Error() string {
-	return fmt.Sprintf("invalid schedule %q: %s", e.schedule, e.err)
-}
+var (
+	errNeverFires  = cronschedule.ErrNeverFires
+	errEmptyField  = cronschedule.ErrEmptyField
+	fireCheckStart = cronschedule.FireCheckStart
+	hasEmptyField  = cronschedule.HasEmptyField
+)
 
-func (e *scheduleError) Unwrap() error { return e.err }
-
-// errNeverFires says that a schedule matches no time at all. With both day fields set, cron
-// fires when either matches, so only a day of the month that none of the months has can do this.
-var errNeverFires = errors.New("it never fires: no month it names has a day of the month it names (e.g. 30 February)")
-
-// errEmptyField says that a schedule never fires because a field names no value: the parser
-// reads a field of commas only (e.g. "* , * * *") as matching nothing, and the CronJob API
-// accepts it. Found by FuzzSchedule, which errNeverFires misexplained.
-var errEmptyField = errors.New("it never fires: a field names no value (e.g. a lone ',')")
-
-// fireCheckStart is where the search for a schedule's first run starts. robfig/cron's Next looks
-// 5 years ahead and returns the zero time when nothing matches. Standard cron has no year field,
-// so a schedule that fires at all fires within any 5 years that hold a 29 February (its rarest
-// day): 2000 to 2004 do. A fixed start keeps the check a function of the schedule alone.
-var fireCheckStart = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
-
-// checkSchedule parses schedule with the parser the API server validates CronJobs with
-// (robfig/cron's standard parser), so that a schedule the CRD's rule lets through but the CronJob
-// API would reject (e.g. "99 * * * *") is reported before anything is written. A schedule that
-// parses but never fires (e.g. "0 0 30 2 *") is accepted by the CronJob API, and would leave a
-// CronJob that never runs: it is reported too. CEL cannot tell such a schedule, so this check is
-// the controller's. The parser can panic on some malformed input; that is an invalid schedule,
-// never a crash.
-func checkSchedule(schedule string) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &scheduleError{schedule: schedule, err: fmt.Errorf("the cron parser failed: %v", p)}
-		}
-	}()
-	parsed, err := cron.ParseStandard(schedule)
-	if err != nil {
-		return &scheduleError{schedule: schedule, err: err}
-	}
-	if parsed.Next(fireCheckStart).IsZero() {
-		if hasEmptyField(parsed) {
-			return &scheduleError{schedule: schedule, err: errEmptyField}
-		}
-		return &scheduleError{schedule: schedule, err: errNeverFires}
-	}
-	return nil
-}
-
-// hasEmptyField reports whether a field of a parsed schedule matches no value at all (the
-// parser marks a field written as '*' or '?' with the top bit, which is not a value).
-func hasEmptyField(s cron.Schedule) bool {
-	spec, ok := s.(*cron.SpecSchedule)
-	if !ok {
-		return false
-	}
-	const starBit = 1 << 63
-	for _, bits := range []uint64{spec.Minute, spec.Hour, spec.Dom, spec.Month, spec.Dow} {
-		if bits&^starBit == 0 {
-			return true
-		}
-	}
-	return false
-}
+// checkSchedule refuses a schedule the CronJob API would reject or that never fires.
+func checkSchedule(schedule string) error { return cronschedule.Check(schedule) }
 
 // isScheduleError reports whether err rejects the schedule: the parser's verdict, or the API
 // server's when it names spec.schedule (it checks more than the parser, e.g. no CRON_TZ).

@@ -1,0 +1,184 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1alpha1
+
+import (
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultStartingDeadlineSeconds is how late a run may start, when the spec does not say.
+const DefaultStartingDeadlineSeconds = 300
+
+// ScheduleLabel on a DatabaseBackup names the ScheduledDatabaseBackup that created it. It is
+// only a convenience for users (kubectl get dbb -l ...): the operator trusts the controller
+// reference, never the label, to tell its own backups.
+const ScheduleLabel = "database.seed1b407122.io/schedule"
+
+// BackupRetention says which Completed backups of a schedule are kept. With neither field set,
+// every backup is kept.
+type BackupRetention struct {
+	// KeepLast keeps the newest N Completed backups; older Completed ones are deleted.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	KeepLast *int32 `json:"keepLast,omitempty"`
+
+	// MaxAge deletes Completed backups older than this duration (Go syntax: "168h", "30m").
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) > duration('0s')",message="maxAge must be a positive duration such as 168h or 90m (units h, m, s, ms)"
+	MaxAge string `json:"maxAge,omitempty"`
+}
+
+// ScheduledDatabaseBackupSpec says when to back up which cluster, and how many backups to keep.
+type ScheduledDatabaseBackupSpec struct {
+	// ClusterName is the DatabaseCluster, in the schedule's namespace, that each run backs up.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=52
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="clusterName must be the name of a DatabaseCluster (a DNS-1035 label: lowercase letters, digits and '-', starting with a letter)"
+	ClusterName string `json:"clusterName"`
+
+	// Schedule in cron format: five fields (e.g. "0 2 * * *") or a macro such as @daily, in UTC.
+	// The rule is ScheduledEcho's; the parser that refuses what CEL cannot tell (e.g. "0 0 30 2
+	// *") is the one the ScheduledEcho controller uses too.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('@') ? self in ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'] : self.trim().split(' ').filter(f, f != '').size() == 5",message="schedule must have five fields (minute hour day-of-month month day-of-week) or be one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly"
+	Schedule string `json:"schedule"`
+
+	// Method of each backup: Online (the default) or Offline; see DatabaseBackup.
+	// +optional
+	// +kubebuilder:default=Online
+	Method BackupMethod `json:"method,omitempty"`
+
+	// VolumeSnapshotClassName of each backup; empty: the default class of the cluster's driver.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message="volumeSnapshotClassName must be a VolumeSnapshotClass name (a DNS subdomain: lowercase letters, digits, '-' and '.')"
+	VolumeSnapshotClassName string `json:"volumeSnapshotClassName,omitempty"`
+
+	// Suspend stops new runs while true; retention still applies.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// StartingDeadlineSeconds: a run missed by more than this (e.g. while the operator was down)
+	// is skipped, as a CronJob's is. At most one missed run is caught up. Default 300.
+	// +optional
+	// +kubebuilder:default=300
+	// +kubebuilder:validation:Minimum=1
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+
+	// Retention of the schedule's Completed backups; unset keeps every backup.
+	// +optional
+	Retention BackupRetention `json:"retention,omitempty"`
+}
+
+// ScheduledDatabaseBackupStatus is the observed state of a ScheduledDatabaseBackup.
+type ScheduledDatabaseBackupStatus struct {
+	// LastScheduleTime is the scheduled minute of the last run that was started.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+
+	// LastSuccessfulTime is the completion time of the newest Completed backup of the schedule.
+	// +optional
+	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
+
+	// LastBackupName is the DatabaseBackup of the last run.
+	// +optional
+	LastBackupName string `json:"lastBackupName,omitempty"`
+
+	// Active names the schedule's backups that are Pending or Running.
+	// +optional
+	// +listType=set
+	Active []string `json:"active,omitempty"`
+
+	// ObservedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Suspended.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// The name is checked on create only: NAME-<10-digit unix time> names each backup, which must
+// stay a label value (63 characters).
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 52",optionalOldSelf=true,message="metadata.name must be at most 52 characters: each backup is named NAME-<unix time> and must fit in 63"
+
+// ScheduledDatabaseBackup creates a DatabaseBackup of a cluster on a cron schedule and deletes
+// the old ones its retention lets go. The backups are controlled by the schedule.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sdbb,categories=all;database
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterName`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Last Backup",type=date,JSONPath=`.status.lastScheduleTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ScheduledDatabaseBackup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec ScheduledDatabaseBackupSpec `json:"spec"`
+
+	// +optional
+	Status ScheduledDatabaseBackupStatus `json:"status,omitempty"`
+}
+
+// ScheduledDatabaseBackupList is a list of ScheduledDatabaseBackups.
+// +kubebuilder:object:root=true
+type ScheduledDatabaseBackupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ScheduledDatabaseBackup `json:"items"`
+}
+
+// BackupName is the name of the run scheduled at t: deterministic, so that a retried reconcile
+// finds the backup it created instead of making a second one.
+func (s *ScheduledDatabaseBackup) BackupName(t time.Time) string {
+	return s.Name + "-" + strconv.FormatInt(t.Unix(), 10)
+}
+
+// Condition types of a ScheduledDatabaseBackup.
+const (
+	// ConditionScheduleReady is True while the schedule is valid and its runs are created.
+	ConditionScheduleReady = "Ready"
+	// ConditionSuspended is True while spec.suspend is true.
+	ConditionSuspended = "Suspended"
+)
+
+// Condition reasons of a ScheduledDatabaseBackup.
+const (
+	// ReasonScheduled: the schedule is valid and the next run is planned.
+	ReasonScheduled = "Scheduled"
+	// ReasonInvalidSchedule: the schedule is one the cron parser refuses or that never fires.
+	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonScheduleSyncFailed: an API call failed; it is retried.
+	ReasonScheduleSyncFailed = "SyncFailed"
+	// ReasonSuspendedByUser: spec.suspend is true.
+	ReasonSuspendedByUser = "SuspendedByUser"
+	// ReasonNotSuspended: spec.suspend is false.
+	ReasonNotSuspended = "NotSuspended"
+)
+
+func init() {
+	register(&ScheduledDatabaseBackup{}, &ScheduledDatabaseBackupList{})
+}

@@ -1,0 +1,105 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Package scheduleddatabasebackup reconciles ScheduledDatabaseBackups: on each run of its cron
+// schedule a DatabaseBackup of the cluster, controlled by the schedule, and the deletion of the
+// old backups its retention lets go.
+package scheduleddatabasebackup
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
+	"github.com/seed1b407122/database-operator/controllers/operator"
+)
+
+// kind names ScheduledDatabaseBackups in owner references and in the operator's metrics.
+const kind = "ScheduledDatabaseBackup"
+
+// Reconciler creates the runs of each ScheduledDatabaseBackup and applies its retention.
+type Reconciler struct {
+	operator.Deps
+	// Now is the clock the schedule is read against: time.Now in main, a clock the specs move
+	// in envtest (a schedule of minutes is too slow for a test). Nil means time.Now.
+	Now func() time.Time
+}
+
+// The finalizers verb lets the operator set blockOwnerDeletion on the backups it controls.
+// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=scheduleddatabasebackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=scheduleddatabasebackups/status,verbs=get;patch
+// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=scheduleddatabasebackups/finalizers,verbs=update
+// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databasebackups,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile creates the run that is due, deletes what the retention lets go and writes the
+// status it observed: get → backups → status (once, only if changed). It requeues at the next
+// run, never polls.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return skeleton.Reconcile(ctx, r.Client, req, &databasev1alpha1.ScheduledDatabaseBackup{}, r)
+}
+
+// Phases runs the run phase and the retention phase of s and sets its status to what they
+// observed. An invalid schedule is a terminal error: nothing runs until the spec changes, and
+// Ready says why; the retention still applies.
+func (r *Reconciler) Phases(ctx context.Context, s *databasev1alpha1.ScheduledDatabaseBackup) (ctrl.Result, error) {
+	obs := r.observe(ctx, s)
+	result := r.reconcileRun(ctx, s, &obs)
+	r.reconcileRetention(ctx, s, &obs)
+	s.Status = computeStatus(s, obs)
+	opmetrics.RecordConditions(kind, s.Namespace, s.Name, s.Status.Conditions)
+	if obs.scheduleErr != nil {
+		return ctrl.Result{}, skeleton.TerminalIf(obs.scheduleErr, func(error) bool { return true })
+	}
+	return result, obs.err
+}
+
+// ForgetMetrics removes the series of a ScheduledDatabaseBackup that is gone.
+func (r *Reconciler) ForgetMetrics(namespace, name string) {
+	opmetrics.Forget(kind, namespace, name)
+}
+
+// now reads the Reconciler's clock.
+func (r *Reconciler) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
+}
+
+// SetupWithManager registers the controller and its watches: spec changes of the schedules, and
+// the changes of phase of their backups (a Completed backup may let an older one go).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return skeleton.NewController(mgr, "scheduleddatabasebackup", r.MaxConcurrentReconciles,
+		&databasev1alpha1.ScheduledDatabaseBackup{}, predicate.GenerationChangedPredicate{}).
+		Owns(&databasev1alpha1.DatabaseBackup{}, builder.WithPredicates(phaseChanged())).
+		Complete(r)
+}
+
+// phaseChanged lets an update of a backup through only when its phase changed: the backup
+// controller's other status writes change nothing the schedule reads.
+func phaseChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, okBefore := e.ObjectOld.(*databasev1alpha1.DatabaseBackup)
+		after, okAfter := e.ObjectNew.(*databasev1alpha1.DatabaseBackup)
+		return !okBefore || !okAfter || before.Status.Phase != after.Status.Phase
+	}}
+}

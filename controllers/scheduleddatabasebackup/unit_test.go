@@ -1,0 +1,167 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package scheduleddatabasebackup
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/cronschedule"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+)
+
+var _ = Describe("planRuns", Label("unit"), func() {
+	type want struct{ due, missed, next time.Time }
+	var zero time.Time
+
+	DescribeTable("starts the most recent run within the starting deadline, at most one",
+		func(schedule string, last, now time.Time, deadline time.Duration, expected want) {
+			sched, err := cronschedule.Parse(schedule)
+			Expect(err).NotTo(HaveOccurred())
+			p := planRuns(sched, last, now, deadline)
+			Expect(want(p)).To(Equal(expected))
+		},
+		Entry("nothing due before the first minute", "*/5 * * * *", at(2, 1), at(2, 4), 5*time.Minute,
+			want{zero, zero, at(2, 5)}),
+		Entry("the run of this minute", "*/5 * * * *", at(2, 0), at(2, 5), 5*time.Minute,
+			want{at(2, 5), zero, at(2, 10)}),
+		Entry("a run 30 s late still starts", "*/5 * * * *", at(2, 0), at(2, 5).Add(30*time.Second), 5*time.Minute,
+			want{at(2, 5), zero, at(2, 10)}),
+		Entry("already started: nothing due", "*/5 * * * *", at(2, 5), at(2, 7), 5*time.Minute,
+			want{zero, zero, at(2, 10)}),
+		Entry("three runs missed within the deadline: only the newest starts", "*/5 * * * *", at(2, 0), at(2, 17), 20*time.Minute,
+			want{at(2, 15), zero, at(2, 20)}),
+		Entry("a run missed by more than the deadline is skipped", "*/5 * * * *", at(2, 0), at(2, 7), 60*time.Second,
+			want{zero, at(2, 5), at(2, 10)}),
+		Entry("a day of outage: the run of the last minute within the deadline", "0 * * * *", at(2, 0), at(2, 0).AddDate(0, 0, 1).Add(2*time.Minute), 300*time.Second,
+			want{at(2, 0).AddDate(0, 0, 1), zero, at(3, 0).AddDate(0, 0, 1)}),
+		Entry("a day of outage, deadline passed: skipped, the missed one told", "0 * * * *", at(2, 0), at(2, 0).AddDate(0, 0, 1).Add(6*time.Minute), 300*time.Second,
+			want{zero, at(3, 0), at(3, 0).AddDate(0, 0, 1)}),
+		Entry("a macro", "@daily", at(0, 0), at(0, 0).AddDate(0, 0, 1).Add(time.Second), 300*time.Second,
+			want{at(0, 0).AddDate(0, 0, 1), zero, at(0, 0).AddDate(0, 0, 2)}),
+	)
+})
+
+var _ = Describe("chooseDeletions", Label("unit"), func() {
+	const (
+		completed = databasev1alpha1.BackupCompleted
+		failed    = databasev1alpha1.BackupFailed
+		running   = databasev1alpha1.BackupRunning
+		pending   = databasev1alpha1.BackupPending
+	)
+	// name is the name of the backup of schedule sdbb at minute m of 02:00.
+	name := func(m int) string { return newSchedule("sdbb").BackupName(at(2, m)) }
+	keep := func(n int32) databasev1alpha1.BackupRetention {
+		return databasev1alpha1.BackupRetention{KeepLast: ptr.To(n)}
+	}
+	b := func(m int, phase databasev1alpha1.BackupPhase) databasev1alpha1.DatabaseBackup {
+		return backupAt(at(2, m), phase)
+	}
+	now := at(3, 0)
+
+	DescribeTable("deletes exactly what the retention lets go, oldest first",
+		func(retention databasev1alpha1.BackupRetention, backups []databasev1alpha1.DatabaseBackup, expected []string) {
+			Expect(chooseDeletions(retention, backups, now)).To(Equal(expected))
+		},
+		Entry("no retention: keeps all", databasev1alpha1.BackupRetention{},
+			[]databasev1alpha1.DatabaseBackup{b(1, completed), b(2, completed), b(3, failed)}, nil),
+		Entry("keepLast 2 of 4 Completed", keep(2),
+			[]databasev1alpha1.DatabaseBackup{b(3, completed), b(1, completed), b(4, completed), b(2, completed)},
+			[]string{name(1), name(2)}),
+		Entry("Running and Pending are never deleted, however old", keep(1),
+			[]databasev1alpha1.DatabaseBackup{b(1, running), b(2, pending), b(3, completed), b(4, completed), b(5, "")},
+			[]string{name(3)}),
+		Entry("Failed older than the newest Completed go, newer ones stay", keep(5),
+			[]databasev1alpha1.DatabaseBackup{b(1, failed), b(2, completed), b(3, failed)},
+			[]string{name(1)}),
+		Entry("Failed stay while nothing Completed", keep(1),
+			[]databasev1alpha1.DatabaseBackup{b(1, failed), b(2, failed)}, []string{}),
+		Entry("maxAge deletes the old Completed ones", databasev1alpha1.BackupRetention{MaxAge: "30m"},
+			[]databasev1alpha1.DatabaseBackup{b(10, completed), b(40, completed), b(50, completed)},
+			[]string{name(10)}),
+		Entry("maxAge keeps the newest Completed one, however old", databasev1alpha1.BackupRetention{MaxAge: "1m"},
+			[]databasev1alpha1.DatabaseBackup{b(10, completed), b(20, completed)},
+			[]string{name(10)}),
+		Entry("both: whichever lets more go", databasev1alpha1.BackupRetention{KeepLast: ptr.To[int32](2), MaxAge: "15m"},
+			[]databasev1alpha1.DatabaseBackup{b(10, completed), b(20, completed), b(30, completed), b(50, completed)},
+			[]string{name(10), name(20), name(30)}),
+	)
+
+	It("leaves a backup already being deleted alone", func() {
+		old := b(1, completed)
+		old.DeletionTimestamp = ptr.To(old.CreationTimestamp)
+		Expect(chooseDeletions(keep(1), []databasev1alpha1.DatabaseBackup{old, b(2, completed), b(3, completed)}, now)).
+			To(Equal([]string{name(2)}))
+	})
+})
+
+var _ = Describe("BuildBackup", Label("unit"), func() {
+	It("names the run for its minute, labels it, and is controlled by the schedule", func() {
+		s := newSchedule("nightly")
+		s.Spec.Method = databasev1alpha1.BackupOffline
+		s.Spec.VolumeSnapshotClassName = "fast"
+		b := BuildBackup(s, at(2, 0))
+		parent := testenv.Parent{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "ScheduledDatabaseBackup",
+			Name: "nightly", UID: types.UID("uid-1234")}
+		Expect(b.Name).To(Equal("nightly-1893549600"))
+		Expect(b.Namespace).To(Equal("default"))
+		Expect(b.ObjectMeta.Labels).To(Equal(map[string]string{
+			"database.seed1b407122.io/schedule": "nightly", "app.kubernetes.io/managed-by": "database-operator",
+		}))
+		Expect(b.ObjectMeta.Annotations).To(Equal(map[string]string{"database.seed1b407122.io/scheduled-at": "2030-01-02T02:00:00Z"}))
+		Expect(b.OwnerReferences).To(Equal(parent.OwnerReferences()))
+		Expect(b.Spec).To(Equal(databasev1alpha1.DatabaseBackupSpec{
+			ClusterName: "db", VolumeSnapshotClassName: "fast", Method: databasev1alpha1.BackupOffline,
+		}))
+	})
+})
+
+var _ = Describe("computeStatus", Label("unit"), func() {
+	It("reports the run started, the active backups and the last success", func() {
+		s := newSchedule("sdbb", withSuspend(true))
+		done := backupAt(at(2, 0), databasev1alpha1.BackupCompleted)
+		done.Status.CompletionTime = ptr.To(metav1.NewTime(at(2, 3)))
+		obs := observation{
+			started: at(2, 10),
+			backups: []databasev1alpha1.DatabaseBackup{done, backupAt(at(2, 10), ""), backupAt(at(2, 5), databasev1alpha1.BackupRunning),
+				backupAt(at(1, 0), databasev1alpha1.BackupFailed)},
+		}
+		status := computeStatus(s, obs)
+		Expect(status.LastScheduleTime.Time).To(Equal(at(2, 10)))
+		Expect(status.LastBackupName).To(Equal("sdbb-1893550200"))
+		Expect(status.LastSuccessfulTime.Time).To(Equal(at(2, 3)))
+		Expect(status.Active).To(Equal([]string{"sdbb-1893549900", "sdbb-1893550200"}))
+		Expect(status.ObservedGeneration).To(Equal(int64(1)))
+		Expect(testenv.ConditionOf(status.Conditions, "Ready")).To(Equal([]string{"Ready", "True", "Scheduled",
+			`backs up cluster db on schedule "*/5 * * * *"`}))
+		Expect(testenv.ConditionOf(status.Conditions, "Suspended")).To(Equal([]string{"Suspended", "True", "SuspendedByUser",
+			"spec.suspend is true: no new run starts; retention still applies"}))
+	})
+
+	It("says why a schedule is invalid", func() {
+		s := newSchedule("sdbb", withSchedule("0 0 30 2 *"))
+		status := computeStatus(s, observation{scheduleErr: cronschedule.Check("0 0 30 2 *")})
+		Expect(testenv.ConditionOf(status.Conditions, "Ready")).To(Equal([]string{"Ready", "False", "InvalidSchedule",
+			`invalid schedule "0 0 30 2 *": it never fires: no month it names has a day of the month it names (e.g. 30 February)`}))
+		Expect(testenv.ConditionOf(status.Conditions, "Suspended")).To(Equal([]string{"Suspended", "False", "NotSuspended",
+			"new runs start on schedule"}))
+	})
+})
