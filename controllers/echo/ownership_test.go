@@ -16,7 +16,6 @@ package echo
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,14 +29,6 @@ var _ = testenv.DescribeOwnership("Echo ownership of its Job", testenv.Ownership
 	Resource: func(ns string) client.Object { return newEcho("ec", withNamespace(ns)) },
 	Held: []client.Object{&batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "ec-echo"},
-		Spec:       batchv1.JobSpec{Template: someonesPod("work")},
+		Spec:       batchv1.JobSpec{Template: testenv.SomeonesPod("work")},
 	}},
 })
-
-// someonesPod is the pod template of a Job someone else made.
-func someonesPod(container string) corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		Containers:    []corev1.Container{{Name: container, Image: "registry.example/" + container + ":1"}},
-	}}
-}

@@ -16,7 +16,6 @@ package scheduledecho
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,10 +30,7 @@ var _ = testenv.DescribeOwnership("ScheduledEcho ownership of its CronJob", test
 	Held: []client.Object{&batchv1.CronJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "se-echo"},
 		Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers:    []corev1.Container{{Name: "backup", Image: "registry.example/backup:1"}},
-			}},
+			Template: testenv.SomeonesPod("backup"),
 		}}},
 	}},
 })

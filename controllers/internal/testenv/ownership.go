@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck // the specs' own vocabulary
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck // the specs' own vocabulary
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,15 @@ const (
 
 // Holders are every Holder, for tables.
 var Holders = []Holder{NoController, AnotherResource, EarlierResource}
+
+// SomeonesPod is the pod template of a Job someone else made, for the held children of the
+// ownership tables: one container of its own, never restarted.
+func SomeonesPod(container string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers:    []corev1.Container{{Name: container, Image: "registry.example/" + container + ":1"}},
+	}}
+}
 
 // OwnershipCase is one row of the ownership table: a resource whose child's name is held.
 type OwnershipCase struct {
