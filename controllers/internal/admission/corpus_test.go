@@ -48,8 +48,8 @@ const (
 	minWantLength = 16
 )
 
-// kinds are the directories of each half of the corpus: the operator's four kinds.
-var kinds = []string{"databasebackup", "databasecluster", "echo", "scheduledecho", "voteconfig"}
+// kinds are the directories of each half of the corpus: the operator's kinds.
+var kinds = []string{"databasebackup", "databasecluster", "echo", "scheduleddatabasebackup", "scheduledecho", "voteconfig"}
 
 // entry is one file of the corpus.
 type entry struct {
