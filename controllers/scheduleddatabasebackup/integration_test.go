@@ -155,6 +155,7 @@ var _ = Describe("ScheduledDatabaseBackup controller", Ordered, Label("integrati
 		})))
 		Eventually(k8s.Condition(ctx, s, "Ready")).Should(Equal([]string{"True", "Scheduled", `backs up cluster db on schedule "*/5 * * * *"`}))
 		Eventually(k8s.Condition(ctx, s, "Suspended")).Should(Equal([]string{"False", "NotSuspended", "new runs start on schedule"}))
+		Eventually(k8s.Condition(ctx, s, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is controlled by this resource"}))
 
 		// A reconcile again within the same minute finds the run's backup and makes no second.
 		reconcileAt(ctx, s, at(2, 0).Add(40*time.Second))
@@ -200,6 +201,32 @@ var _ = Describe("ScheduledDatabaseBackup controller", Ordered, Label("integrati
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), kept)).To(Succeed())
 		Expect(kept.OwnerReferences).To(BeEmpty())
 		Expect(kept.Status.Phase).To(Equal(databasev1alpha1.BackupCompleted))
+	})
+
+	It("leaves a run's name held by a backup it does not control alone, says so, and runs once it is free", func(ctx SpecContext) {
+		ns := k8s.Namespace(ctx, "sdbb-")
+		specClock.Set(at(4, 0).Add(5 * time.Second))
+		s := newSchedule("held")
+		s.Namespace = ns
+		holder := BuildBackup(s, at(4, 0))
+		holder.Namespace, holder.OwnerReferences = ns, nil
+		Expect(k8s.Create(ctx, holder)).To(Succeed())
+		Expect(k8s.Create(ctx, s)).To(Succeed())
+
+		message := "DatabaseBackup " + holder.Name + " exists and is not controlled by this resource (held by no controller): it is left as it is until the name is free"
+		Eventually(k8s.Condition(ctx, s, "Degraded")).Should(Equal([]string{"True", "ChildConflict", message}))
+		Eventually(k8s.Condition(ctx, s, "Ready")).Should(Equal([]string{"False", "ChildConflict", message}))
+		Eventually(schedules.Events(ctx, s)).Should(ConsistOf("Warning ChildConflict: " + message))
+		kept := &databasev1alpha1.DatabaseBackup{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(holder), kept)).To(Succeed())
+		Expect(kept.OwnerReferences).To(BeEmpty())
+		Expect(kept.ResourceVersion).To(Equal(holder.ResourceVersion))
+
+		k8s.DeleteAndWait(ctx, holder)
+		reconcileAt(ctx, s, at(4, 0).Add(20*time.Second))
+		Eventually(k8s.Condition(ctx, s, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is controlled by this resource"}))
+		run := testenv.Read[*databasev1alpha1.DatabaseBackup](ctx, k8s, client.ObjectKeyFromObject(holder))(Default)
+		Expect(metav1.IsControlledBy(run, schedules.Current(ctx, s)(Default))).To(BeTrue())
 	})
 
 	It("skips a run missed by more than the starting deadline", func(ctx SpecContext) {

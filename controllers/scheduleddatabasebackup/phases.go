@@ -23,12 +23,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/cronschedule"
 )
 
@@ -97,31 +97,28 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *databasev1alpha1.Sched
 	return ctrl.Result{RequeueAfter: p.next.Sub(now)}
 }
 
+// backupSpec keeps a run's backup as created: its spec is immutable, and only the metadata the
+// operator owns (labels, annotation, controller reference) is put back by child.Ensure.
+var backupSpec = child.Spec[*databasev1alpha1.DatabaseBackup]{
+	InSync: func(_, _ *databasev1alpha1.DatabaseBackup) bool { return true },
+	Merge:  func(_, _ *databasev1alpha1.DatabaseBackup) {},
+}
+
 // createBackup creates the backup of the run scheduled at t. Its name is a function of t, so a
 // reconcile that retries after a lost answer finds the backup it created; a backup of that name
-// that the schedule does not control is left alone and reported.
+// that the schedule does not control is left alone (a *child.ConflictError: Degraded says so).
 func (r *Reconciler) createBackup(ctx context.Context, s *databasev1alpha1.ScheduledDatabaseBackup, t time.Time, obs *observation) error {
 	desired := BuildBackup(s, t)
-	err := r.Create(ctx, desired)
-	if apierrors.IsAlreadyExists(err) {
-		existing := &databasev1alpha1.DatabaseBackup{}
-		if getErr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing); getErr != nil {
-			return fmt.Errorf("reading backup %s: %w", desired.Name, getErr)
-		}
-		if !metav1.IsControlledBy(existing, s) {
-			return fmt.Errorf("backup %s exists and is not controlled by this schedule: the run of %s is not started",
-				desired.Name, t.UTC().Format(time.RFC3339))
-		}
-		obs.started = t
-		return nil
-	}
+	b, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &databasev1alpha1.DatabaseBackup{}, backupSpec)
 	if err != nil {
-		return fmt.Errorf("creating backup %s: %w", desired.Name, err)
+		return err
 	}
 	obs.started = t
-	obs.backups = append(obs.backups, *desired)
-	r.Recorder.Eventf(s, desired, corev1.EventTypeNormal, EventBackupCreated, "Create",
-		"Created DatabaseBackup %s of cluster %s for the run of %s", desired.Name, s.Spec.ClusterName, t.UTC().Format(time.RFC3339))
+	if result == child.Created {
+		obs.backups = append(obs.backups, *b)
+		r.Recorder.Eventf(s, b, corev1.EventTypeNormal, EventBackupCreated, "Create",
+			"Created DatabaseBackup %s of cluster %s for the run of %s", b.Name, s.Spec.ClusterName, t.UTC().Format(time.RFC3339))
+	}
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
 // computeStatus returns the status of s as observed. It keeps from the current status only what
@@ -57,11 +58,13 @@ func computeStatus(s *databasev1alpha1.ScheduledDatabaseBackup, obs observation)
 	slices.Sort(status.Active)
 	setReadyCondition(&status.Conditions, s, obs)
 	setSuspendedCondition(&status.Conditions, s)
+	meta.SetStatusCondition(&status.Conditions, child.DegradedCondition(obs.err, s.Generation))
 	return status
 }
 
 // setReadyCondition: True while the schedule is valid and its runs are created; False with
-// InvalidSchedule when the spec must change, SyncFailed when an API call is retried.
+// InvalidSchedule when the spec must change, ChildConflict while a run's backup name is held by a
+// backup the schedule does not control, SyncFailed when an API call is retried.
 func setReadyCondition(conditions *[]metav1.Condition, s *databasev1alpha1.ScheduledDatabaseBackup, obs observation) {
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionScheduleReady,
@@ -73,6 +76,8 @@ func setReadyCondition(conditions *[]metav1.Condition, s *databasev1alpha1.Sched
 	switch {
 	case obs.scheduleErr != nil:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, databasev1alpha1.ReasonInvalidSchedule, obs.scheduleErr.Error()
+	case child.IsConflict(obs.err):
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, databasev1alpha1.ReasonChildConflict, obs.err.Error()
 	case obs.err != nil:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, databasev1alpha1.ReasonScheduleSyncFailed, obs.err.Error()
 	}
@@ -95,9 +100,13 @@ func setSuspendedCondition(conditions *[]metav1.Condition, s *databasev1alpha1.S
 	meta.SetStatusCondition(conditions, cond)
 }
 
-// StatusWritten logs the write, and warns once when the schedule turns out invalid.
+// StatusWritten logs the write, and warns once when a run's name turns out to be held by another
+// backup or the schedule turns out invalid.
 func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev1alpha1.ScheduledDatabaseBackup) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "lastBackup", after.Status.LastBackupName)
+	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, databasev1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
+	}
 	now := meta.FindStatusCondition(after.Status.Conditions, databasev1alpha1.ConditionScheduleReady)
 	if now == nil || now.Reason != databasev1alpha1.ReasonInvalidSchedule {
 		return

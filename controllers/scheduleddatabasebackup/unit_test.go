@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/cronschedule"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
@@ -154,6 +155,15 @@ var _ = Describe("computeStatus", Label("unit"), func() {
 			`backs up cluster db on schedule "*/5 * * * *"`}))
 		Expect(testenv.ConditionOf(status.Conditions, "Suspended")).To(Equal([]string{"Suspended", "True", "SuspendedByUser",
 			"spec.suspend is true: no new run starts; retention still applies"}))
+	})
+
+	It("reports a run's name held by another backup as Degraded, and Ready False", func() {
+		conflict := &child.ConflictError{Kind: "DatabaseBackup", Name: "sdbb-1893549600", Holder: "no controller"}
+		status := computeStatus(newSchedule("sdbb"), observation{err: conflict})
+		message := "DatabaseBackup sdbb-1893549600 exists and is not controlled by this resource (held by no controller): it is left as it is until the name is free"
+		Expect(testenv.ConditionOf(status.Conditions, "Degraded")).To(Equal([]string{"Degraded", "True", "ChildConflict", message}))
+		Expect(testenv.ConditionOf(status.Conditions, "Ready")).To(Equal([]string{"Ready", "False", "ChildConflict", message}))
+		Expect(status.LastScheduleTime).To(BeNil())
 	})
 
 	It("says why a schedule is invalid", func() {

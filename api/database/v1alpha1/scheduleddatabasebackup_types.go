@@ -112,7 +112,7 @@ type ScheduledDatabaseBackupStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, Suspended.
+	// Conditions: Ready, Suspended, Degraded.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
