@@ -82,7 +82,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=core,resources=events,verbs=list
@@ -102,6 +102,11 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	dc.Status = computeStatus(dc, obs)
 	opmetrics.RecordConditions(kind, dc.Namespace, dc.Name, dc.Status.Conditions)
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
+	if IsRestoreRefused(obs.err) {
+		// Not an error to back off from: Degraded says what to do, and the backup may become
+		// Completed (or appear) at any time.
+		return ctrl.Result{RequeueAfter: restoreRecheck}, nil
+	}
 	return ctrl.Result{RequeueAfter: obs.recheckAfter}, obs.err
 }
 
@@ -130,6 +135,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 		if err := phase(ctx, dc, log); err != nil {
 			return r.observe(ctx, dc, err)
 		}
+	}
+	if err := r.reconcileRestore(ctx, dc, log); err != nil {
+		return r.observe(ctx, dc, err)
 	}
 	claims, err := r.reconcileStorage(ctx, dc, log)
 	if err != nil {
