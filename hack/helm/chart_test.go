@@ -133,6 +133,7 @@ func expectedObjects(pdb, serviceMonitor bool) []string {
 	want := []string{
 		"CustomResourceDefinition databasebackups.database.seed1b407122.io",
 		"CustomResourceDefinition databaseclusters.database.seed1b407122.io",
+		"CustomResourceDefinition scheduleddatabasebackups.database.seed1b407122.io",
 		"CustomResourceDefinition echoes.echo.seed1b407122.io",
 		"CustomResourceDefinition scheduledechoes.echo.seed1b407122.io",
 		"CustomResourceDefinition voteconfigs.voting.seed1b407122.io",

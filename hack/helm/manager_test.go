@@ -295,9 +295,10 @@ func reconciled(ctx context.Context, c client.Client, s *unstructured.Unstructur
 	if conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); len(conds) == 0 {
 		return false, nil
 	}
-	if s.GetKind() == "DatabaseBackup" {
+	if s.GetKind() == "DatabaseBackup" || s.GetKind() == "ScheduledDatabaseBackup" {
 		// A backup has no child until its cluster's claims are Bound, and none where the
-		// snapshot API is missing: its conditions show that the manager reconciled it.
+		// snapshot API is missing; a schedule has none before its first run: their conditions
+		// show that the manager reconciled them.
 		return true, nil
 	}
 	newList, ok := childKinds[s.GetKind()]
