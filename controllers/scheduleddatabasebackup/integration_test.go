@@ -250,5 +250,11 @@ var _ = Describe("ScheduledDatabaseBackup controller", Ordered, Label("integrati
 		Eventually(k8s.Condition(ctx, s, "Ready")).Should(Equal([]string{"False", "InvalidSchedule", message}))
 		Eventually(schedules.Events(ctx, s)).Should(ConsistOf("Warning InvalidSchedule: " + message))
 		Expect(backupNames(ctx, ns)(Default)).To(BeEmpty())
+		Eventually(schedules.Series(s)).Should(Equal(testenv.WantConditionSeries(
+			map[string]string{"Ready": "false", "Suspended": "false", "Degraded": "false"})))
+
+		By("its series forgotten once it is gone")
+		k8s.DeleteAndWait(ctx, s)
+		Eventually(schedules.Series(s)).Should(BeEmpty())
 	})
 })
