@@ -37,6 +37,9 @@ type plan struct {
 // caught up, and one missed by more than deadline (the operator was down) is skipped. Only the
 // minutes within deadline of now are visited, so a long outage costs no loop.
 func planRuns(sched cron.Schedule, last, now time.Time, deadline time.Duration) plan {
+	// The schedule is read in UTC: the parser matches fields in the zone of the time it is given,
+	// and the operator's local zone (or the one a status time was decoded in) is no part of it.
+	last, now = last.UTC(), now.UTC()
 	p := plan{next: sched.Next(now)}
 	from := last
 	if earliest := now.Add(-deadline); from.Before(earliest) {

@@ -56,6 +56,8 @@ var _ = Describe("planRuns", Label("unit"), func() {
 			want{at(2, 0).AddDate(0, 0, 1), zero, at(3, 0).AddDate(0, 0, 1)}),
 		Entry("a day of outage, deadline passed: skipped, the missed one told", "0 * * * *", at(2, 0), at(2, 0).AddDate(0, 0, 1).Add(6*time.Minute), 300*time.Second,
 			want{zero, at(3, 0), at(3, 0).AddDate(0, 0, 1)}),
+		Entry("in UTC, whatever the zone of the clock", "0 2 * * *", at(1, 0), at(2, 0).In(time.FixedZone("UTC+2", 2*3600)), 300*time.Second,
+			want{at(2, 0), zero, at(2, 0).AddDate(0, 0, 1)}),
 		Entry("a macro", "@daily", at(0, 0), at(0, 0).AddDate(0, 0, 1).Add(time.Second), 300*time.Second,
 			want{at(0, 0).AddDate(0, 0, 1), zero, at(0, 0).AddDate(0, 0, 2)}),
 	)
