@@ -518,6 +518,32 @@ func generatedRules(t *testing.T) []rbacv1.PolicyRule {
 	return generated.Rules
 }
 
+// splitByScope splits rules into those on namespaced resources and those on the cluster-scoped
+// storageclasses and volumesnapshotclasses, as the chart's namespaced mode does.
+func splitByScope(rules []rbacv1.PolicyRule) (namespaced, clusterScoped []rbacv1.PolicyRule) {
+	for _, r := range rules {
+		var n, c []string
+		for _, res := range r.Resources {
+			if res == "storageclasses" || res == "volumesnapshotclasses" {
+				c = append(c, res)
+			} else {
+				n = append(n, res)
+			}
+		}
+		if len(n) > 0 {
+			nr := *r.DeepCopy()
+			nr.Resources = n
+			namespaced = append(namespaced, nr)
+		}
+		if len(c) > 0 {
+			cr := *r.DeepCopy()
+			cr.Resources = c
+			clusterScoped = append(clusterScoped, cr)
+		}
+	}
+	return namespaced, clusterScoped
+}
+
 func rule(groups, resources, verbs []string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{APIGroups: groups, Resources: resources, Verbs: verbs}
 }
@@ -562,21 +588,29 @@ func TestManagerRBAC(t *testing.T) {
 func TestManagerRBACNamespaced(t *testing.T) {
 	r := render(t, "ops", "operators", map[string]any{"watchNamespaces": []any{"team-a", "team-b", "team-a"}})
 	rb := rbacOf(t, r)
-	if got, want := rb.clusterRoleRules(), metricsClusterRoles("ops-database-operator"); !reflect.DeepEqual(got, want) {
-		t.Errorf("ClusterRoles\n got: %v\nwant: %v", got, want)
+	namespaced, clusterScoped := splitByScope(generatedRules(t))
+	wantCluster := metricsClusterRoles("ops-database-operator")
+	wantCluster["ops-database-operator-manager-cluster"] = clusterScoped
+	if got := rb.clusterRoleRules(); !reflect.DeepEqual(got, wantCluster) {
+		t.Errorf("ClusterRoles\n got: %v\nwant: %v", got, wantCluster)
+	}
+	for _, r := range clusterScoped {
+		if !slices.Equal(r.Verbs, []string{"get"}) && !slices.Equal(r.Verbs, []string{"get", "list"}) {
+			t.Errorf("cluster-scoped rule %v: want read-only (get, list)", r)
+		}
 	}
 	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "ops-database-operator", Namespace: "operators"}
 	var bindings []string
 	for _, b := range rb.bindings {
 		bindings = append(bindings, b.RoleRef.Kind+" "+b.RoleRef.Name)
 	}
-	if want := []string{"ClusterRole ops-database-operator-metrics-auth"}; !slices.Equal(bindings, want) {
+	if want := []string{"ClusterRole ops-database-operator-manager-cluster", "ClusterRole ops-database-operator-metrics-auth"}; !slices.Equal(slices.Sorted(slices.Values(bindings)), want) {
 		t.Errorf("ClusterRoleBindings bind %v, want %v", bindings, want)
 	}
 	wantRoles := map[string][]rbacv1.PolicyRule{
 		"operators/ops-database-operator-leader-election": leaderElectionRules,
-		"team-a/ops-database-operator-manager":            generatedRules(t),
-		"team-b/ops-database-operator-manager":            generatedRules(t),
+		"team-a/ops-database-operator-manager":            namespaced,
+		"team-b/ops-database-operator-manager":            namespaced,
 	}
 	gotRoles := map[string][]rbacv1.PolicyRule{}
 	for k, role := range rb.roles {
