@@ -92,6 +92,34 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 			g.Expect(b.Status.Phase).To(Equal(phase), "conditions: %v", b.Status.Conditions)
 		}).Should(Succeed())
 	}
+	// failedCondition waits until b is Failed and returns its Failed condition.
+	failedCondition := func(ctx SpecContext, b *databasev1alpha1.DatabaseBackup) *metav1.Condition {
+		GinkgoHelper()
+		waitPhase(ctx, b, databasev1alpha1.BackupFailed)
+		failed := meta.FindStatusCondition(b.Status.Conditions, databasev1alpha1.ConditionFailed)
+		Expect(failed).NotTo(BeNil())
+		return failed
+	}
+	// restoreOf is a copy of the cluster's spec under name, bootstrapped from backup.
+	restoreOf := func(name, backup string) *databasev1alpha1.DatabaseCluster {
+		c := dc.DeepCopy()
+		c.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: ns}
+		c.Status = databasev1alpha1.DatabaseClusterStatus{}
+		c.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: backup}}
+		return c
+	}
+	// waitRestoreRefused waits until c is Degraded with reason RestoreRefused and a message that
+	// starts with want.
+	waitRestoreRefused := func(ctx SpecContext, c *databasev1alpha1.DatabaseCluster, want string) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			degraded := meta.FindStatusCondition(c.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			g.Expect(degraded).NotTo(BeNil())
+			g.Expect(degraded.Reason).To(Equal(databasev1alpha1.ReasonRestoreRefused))
+			g.Expect(degraded.Message).To(HavePrefix(want))
+		}).Should(Succeed(), c.Name)
+	}
 	claimUIDs := func(ctx SpecContext) map[string]string {
 		var claims corev1.PersistentVolumeClaimList
 		Expect(k8s.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
@@ -170,9 +198,7 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 	It("fails with what to do when the named VolumeSnapshotClass does not exist", func(ctx SpecContext) {
 		b := newBackup("no-class", "", "missing-class")
 		Expect(k8s.Create(ctx, b)).To(Succeed())
-		waitPhase(ctx, b, databasev1alpha1.BackupFailed)
-		failed := meta.FindStatusCondition(b.Status.Conditions, databasev1alpha1.ConditionFailed)
-		Expect(failed).NotTo(BeNil())
+		failed := failedCondition(ctx, b)
 		Expect(failed.Reason).To(Equal(databasev1alpha1.ReasonNoSnapshotClass))
 		Expect(failed.Message).To(ContainSubstring("missing-class"))
 		var snaps snapshotv1.VolumeSnapshotList
@@ -184,9 +210,7 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 		b := newBackup("no-cluster", "", "")
 		b.Spec.ClusterName = "nowhere"
 		Expect(k8s.Create(ctx, b)).To(Succeed())
-		waitPhase(ctx, b, databasev1alpha1.BackupFailed)
-		failed := meta.FindStatusCondition(b.Status.Conditions, databasev1alpha1.ConditionFailed)
-		Expect(failed).NotTo(BeNil())
+		failed := failedCondition(ctx, b)
 		Expect(failed.Reason).To(Equal(databasev1alpha1.ReasonClusterNotFound))
 		Expect(failed.Message).To(ContainSubstring("nowhere"))
 	})
@@ -214,10 +238,7 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 	})
 
 	It("restores the deleted cluster from the backup: each member's claim from its member's snapshot", func(ctx SpecContext) {
-		restored := dc.DeepCopy()
-		restored.ObjectMeta = metav1.ObjectMeta{Name: dc.Name, Namespace: ns}
-		restored.Status = databasev1alpha1.DatabaseClusterStatus{}
-		restored.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: "nightly"}}
+		restored := restoreOf(dc.Name, "nightly")
 		began := time.Now()
 		Expect(k8s.Create(ctx, restored)).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -252,19 +273,10 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 			{"no-backup", 3, "gone", "restore refused: DatabaseBackup gone not found in namespace " + ns},
 			{"failed-backup", 3, "no-class", `restore refused: DatabaseBackup no-class is "Failed", not Completed`},
 		} {
-			clone := dc.DeepCopy()
-			clone.ObjectMeta = metav1.ObjectMeta{Name: c.name, Namespace: ns}
-			clone.Status = databasev1alpha1.DatabaseClusterStatus{}
+			clone := restoreOf(c.name, c.backup)
 			clone.Spec.Replicas = ptr.To(c.replicas)
-			clone.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: c.backup}}
 			Expect(k8s.Create(ctx, clone)).To(Succeed())
-			Eventually(func(g Gomega) {
-				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
-				degraded := meta.FindStatusCondition(clone.Status.Conditions, databasev1alpha1.ConditionDegraded)
-				g.Expect(degraded).NotTo(BeNil())
-				g.Expect(degraded.Reason).To(Equal(databasev1alpha1.ReasonRestoreRefused))
-				g.Expect(degraded.Message).To(HavePrefix(c.want))
-			}).Should(Succeed(), c.name)
+			waitRestoreRefused(ctx, clone, c.want)
 			Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.name}, &appsv1.StatefulSet{}))).To(BeTrue(),
 				"no StatefulSet for %s", c.name)
 			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-" + c.name + "-0"}, &corev1.PersistentVolumeClaim{})
@@ -283,18 +295,9 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 			},
 		}
 		Expect(k8s.Create(ctx, theirs)).To(Succeed())
-		clone := dc.DeepCopy()
-		clone.ObjectMeta = metav1.ObjectMeta{Name: "taken", Namespace: ns}
-		clone.Status = databasev1alpha1.DatabaseClusterStatus{}
-		clone.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: "nightly"}}
+		clone := restoreOf("taken", "nightly")
 		Expect(k8s.Create(ctx, clone)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
-			degraded := meta.FindStatusCondition(clone.Status.Conditions, databasev1alpha1.ConditionDegraded)
-			g.Expect(degraded).NotTo(BeNil())
-			g.Expect(degraded.Reason).To(Equal(databasev1alpha1.ReasonRestoreRefused))
-			g.Expect(degraded.Message).To(HavePrefix("restore refused: claim data-taken-0 exists and was not restored from snapshot nightly-0"))
-		}).Should(Succeed())
+		waitRestoreRefused(ctx, clone, "restore refused: claim data-taken-0 exists and was not restored from snapshot nightly-0")
 		// The cluster is deleted with whenDeleted Delete: the claim is not its member's, it stays.
 		Expect(k8s.Delete(ctx, clone)).To(Succeed())
 		Eventually(func(g Gomega) {
