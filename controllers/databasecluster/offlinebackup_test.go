@@ -43,17 +43,20 @@ var _ = Describe("A cluster held by an Offline backup", Label("unit"), func() {
 		}))
 	})
 
-	DescribeTable("its Hibernated condition names the backup",
-		func(sts *appsv1.StatefulSet, want []string) {
+	DescribeTable("its Hibernated and Available conditions name the backup",
+		func(sts *appsv1.StatefulSet, hibernated, available []string) {
 			status := computeStatus(newCluster("db", withOfflineBackup("nightly")), observation{statefulSet: sts})
-			Expect(conditionOf(status.Conditions, "Hibernated")).To(Equal(want))
+			Expect(conditionOf(status.Conditions, "Hibernated")).To(Equal(hibernated))
+			Expect(conditionOf(status.Conditions, "Available")).To(Equal(available))
 		},
-		Entry("pods still running", stsWithStatus(2, 2, 2, "r1", "r1"), []string{
-			"Hibernated", "True", "Hibernating", "stopped for offline backup nightly: stopping 2 pods; claims, Services and status are kept",
-		}),
-		Entry("every pod stopped", stsWithStatus(0, 0, 0, "r1", "r1"), []string{
-			"Hibernated", "True", "Hibernated", "stopped for offline backup nightly: no pod runs; claims, Services and status are kept",
-		}),
+		Entry("pods still running", stsWithStatus(2, 2, 2, "r1", "r1"),
+			[]string{"Hibernated", "True", "Hibernating", "stopped for offline backup nightly: stopping 2 pods; claims, Services and status are kept"},
+			[]string{"Available", "False", "Hibernated", "stopped for offline backup nightly: the cluster is stopped (2 ready pods left); its claims are kept"},
+		),
+		Entry("every pod stopped", stsWithStatus(0, 0, 0, "r1", "r1"),
+			[]string{"Hibernated", "True", "Hibernated", "stopped for offline backup nightly: no pod runs; claims, Services and status are kept"},
+			[]string{"Available", "False", "Hibernated", "stopped for offline backup nightly: the cluster is stopped (0 ready pods left); its claims are kept"},
+		),
 	)
 
 	It("runs spec.replicas again once the annotation is gone", func() {

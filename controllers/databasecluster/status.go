@@ -79,7 +79,8 @@ func containerImage(sts *appsv1.StatefulSet) string {
 }
 
 // setAvailableCondition: True when the StatefulSet reports as many Ready pods as spec.replicas;
-// a hibernated cluster is not available.
+// a stopped cluster (hibernated, or held for an Offline backup) is not available, and the reason
+// says it was stopped on purpose.
 func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
 	want := *dc.Spec.Replicas
 	var ready int32
@@ -94,9 +95,9 @@ func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.
 		ObservedGeneration: dc.Generation,
 	}
 	switch {
-	case dc.Spec.Hibernated:
+	case dc.Stopped():
 		cond.Reason = databasev1alpha1.ReasonHibernated
-		cond.Message = fmt.Sprintf("spec.hibernated is true: the cluster is stopped (%d ready pods left); its claims are kept", ready)
+		cond.Message = fmt.Sprintf("%s: the cluster is stopped (%d ready pods left); its claims are kept", stoppedBy(dc), ready)
 	case sts != nil && ready >= want:
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonAllReplicasReady
@@ -189,6 +190,15 @@ func setPausedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.Dat
 	meta.SetStatusCondition(conditions, cond)
 }
 
+// stoppedBy says why a stopped cluster is stopped: spec.hibernated, or the Offline backup that
+// holds it.
+func stoppedBy(dc *databasev1alpha1.DatabaseCluster) string {
+	if dc.Spec.Hibernated {
+		return "spec.hibernated is true"
+	}
+	return "stopped for offline backup " + dc.OfflineBackup()
+}
+
 // setHibernatedCondition: True while the cluster is stopped, by spec.hibernated or for an
 // Offline backup (the message names it); the reason says whether pods are still running.
 func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
@@ -207,10 +217,7 @@ func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1
 	if sts != nil {
 		running = sts.Status.Replicas
 	}
-	why := "spec.hibernated is true"
-	if !dc.Spec.Hibernated {
-		why = "stopped for offline backup " + dc.OfflineBackup()
-	}
+	why := stoppedBy(dc)
 	cond.Status = metav1.ConditionTrue
 	cond.Reason = databasev1alpha1.ReasonHibernated
 	cond.Message = why + ": no pod runs; claims, Services and status are kept"
