@@ -13,12 +13,15 @@
 // limitations under the License.
 
 // Package opmetrics holds the operator's own metrics, beyond controller-runtime's: the
-// conditions of every resource it manages and the replicas of DatabaseClusters. They are
-// registered with controller-runtime's registry and served on the manager's metrics endpoint.
+// conditions of every resource it manages and whether a child's name is held by someone else,
+// the replicas and storage of DatabaseClusters, the last backup of each cluster, and reconcile
+// errors by reason. They are registered with controller-runtime's registry and served on the
+// manager's metrics endpoint.
 //
 // Each controller records the conditions of a resource after computing its status, and forgets
 // its series once the resource is gone; the DatabaseCluster controller does the same with the
-// replica series, which only that kind has.
+// per-cluster series, which only that kind has. Labels name resources only (kind, namespace,
+// name), never a pod or a claim, so the series count grows with the resources and nothing else.
 package opmetrics
 
 import (
@@ -44,6 +47,13 @@ var (
 		Help: "Condition of a resource managed by the operator (1 for the current status).",
 	}, []string{labelKind, labelNamespace, labelName, "type", "status"})
 
+	// ChildConflict is 1 while a child's name is held by an object the resource does not
+	// control (a condition with reason ChildConflict), 0 otherwise.
+	ChildConflict = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "database_operator_resource_child_conflict",
+		Help: "1 while a child's name is held by an object the resource does not control.",
+	}, []string{labelKind, labelNamespace, labelName})
+
 	// Replicas is spec.replicas of each DatabaseCluster.
 	Replicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "database_operator_databasecluster_replicas",
@@ -58,16 +68,27 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(Condition, Replicas, ReadyReplicas)
+	metrics.Registry.MustRegister(Condition, ChildConflict, Replicas, ReadyReplicas,
+		StorageRequested, StorageCapacity, ReconcileErrors, backups)
 }
+
+// reasonChildConflict is the condition reason every kind gives a child's name held by another
+// object (child.ReasonChildConflict and the API packages' constants have this value).
+const reasonChildConflict = "ChildConflict"
 
 // statuses are the values a condition status takes; each gets a series so that a change of
 // status moves the 1 from one series to another instead of leaving a stale series behind.
 var statuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
 
-// RecordConditions sets the condition series of one resource.
+// RecordConditions sets the condition series of one resource, and its child-conflict series
+// from them: a conflict is any condition whose reason is ChildConflict (Degraded True for most
+// kinds, Ready False for a ScheduledDatabaseBackup).
 func RecordConditions(kind, namespace, name string, conditions []metav1.Condition) {
+	conflict := 0.0
 	for _, c := range conditions {
+		if c.Reason == reasonChildConflict {
+			conflict = 1
+		}
 		for _, s := range statuses {
 			value := 0.0
 			if c.Status == s {
@@ -76,22 +97,33 @@ func RecordConditions(kind, namespace, name string, conditions []metav1.Conditio
 			Condition.WithLabelValues(kind, namespace, name, c.Type, strings.ToLower(string(s))).Set(value)
 		}
 	}
+	ChildConflict.WithLabelValues(kind, namespace, name).Set(conflict)
 }
 
-// Forget removes the condition series of a resource that is gone.
+// Forget removes the condition and child-conflict series of a resource that is gone.
 func Forget(kind, namespace, name string) {
 	Condition.DeletePartialMatch(prometheus.Labels{labelKind: kind, labelNamespace: namespace, labelName: name})
+	ChildConflict.DeleteLabelValues(kind, namespace, name)
 }
 
 // RecordReplicas sets the replica series of one DatabaseCluster: the replicas its spec asks for
-// and those its StatefulSet reports ready.
+// and those its StatefulSet reports ready. It also tells the backup series that the cluster
+// exists (see backups).
 func RecordReplicas(namespace, name string, replicas, ready int32) {
 	Replicas.WithLabelValues(namespace, name).Set(float64(replicas))
 	ReadyReplicas.WithLabelValues(namespace, name).Set(float64(ready))
+	backups.clusterSeen(namespace, name)
 }
 
-// ForgetReplicas removes the replica series of a DatabaseCluster that is gone.
-func ForgetReplicas(namespace, name string) {
+// ForgetCluster removes every series of a DatabaseCluster that is gone: replicas, storage and
+// its last backup (the backups themselves may outlive the cluster; their series do not).
+func ForgetCluster(namespace, name string) {
 	Replicas.DeleteLabelValues(namespace, name)
 	ReadyReplicas.DeleteLabelValues(namespace, name)
+	StorageRequested.DeleteLabelValues(namespace, name)
+	StorageCapacity.DeleteLabelValues(namespace, name)
+	backups.clusterGone(namespace, name)
 }
+
+// ForgetReplicas is ForgetCluster, under the name its callers knew.
+func ForgetReplicas(namespace, name string) { ForgetCluster(namespace, name) }

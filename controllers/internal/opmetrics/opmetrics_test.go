@@ -68,7 +68,7 @@ func TestForgetRemovesOnlyTheSeriesOfOneKind(t *testing.T) {
 		conditionSeries("VoteConfig", "same-name", "Ready", "true"))
 }
 
-func TestRecordReplicasAndForgetReplicas(t *testing.T) {
+func TestRecordReplicasAndForgetCluster(t *testing.T) {
 	Replicas.Reset()
 	ReadyReplicas.Reset()
 	RecordReplicas("ns", "db", 3, 2)
@@ -85,7 +85,7 @@ database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
 	if got := testutil.CollectAndCount(Replicas); got != 2 {
 		t.Fatalf("after Forget, %d replica series remain, want 2", got)
 	}
-	ForgetReplicas("ns", "db")
+	ForgetCluster("ns", "db")
 	compare(t, Replicas, replicasHelp+`database_operator_databasecluster_replicas{name="other",namespace="ns"} 1
 `)
 	compare(t, ReadyReplicas, readyReplicasHelp+`database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
