@@ -46,9 +46,9 @@ const (
 	BackupFailed BackupPhase = "Failed"
 )
 
-// DatabaseBackupSpec says what to back up and how. The whole spec is immutable: a backup is a
-// record of one point in time.
-// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: a DatabaseBackup is the record of one backup; create a new DatabaseBackup to back up again"
+// DatabaseBackupSpec says what to back up and how. The spec is immutable, except who may
+// restore the backup (restoreAllowedNamespaces): a backup is a record of one point in time.
+// +kubebuilder:validation:XValidation:rule="self.clusterName == oldSelf.clusterName && has(self.volumeSnapshotClassName) == has(oldSelf.volumeSnapshotClassName) && (!has(self.volumeSnapshotClassName) || self.volumeSnapshotClassName == oldSelf.volumeSnapshotClassName) && has(self.method) == has(oldSelf.method) && (!has(self.method) || self.method == oldSelf.method)",message="spec is immutable: a DatabaseBackup is the record of one backup; create a new DatabaseBackup to back up again (only restoreAllowedNamespaces may change)"
 type DatabaseBackupSpec struct {
 	// ClusterName is the DatabaseCluster, in the backup's namespace, whose members' data claims
 	// are snapshotted.
@@ -72,7 +72,20 @@ type DatabaseBackupSpec struct {
 	// the cluster Available first).
 	// +optional
 	// +kubebuilder:default=Online
+	// +kubebuilder:validation:MaxLength=7
 	Method BackupMethod `json:"method,omitempty"`
+
+	// RestoreAllowedNamespaces are the other namespaces whose DatabaseClusters may restore this
+	// backup (spec.bootstrap.fromBackup.namespace of the cluster names this backup's namespace).
+	// Empty: clusters of the backup's namespace only. A restore reads the backup's data, so it is
+	// this side, the owner of the data, that allows it. It may change at any time; a clone that
+	// was refused is tried again within seconds.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.all(ns, ns.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="restoreAllowedNamespaces must hold namespace names (DNS labels: lowercase letters, digits and '-', starting and ending with a letter or digit); there is no wildcard"
+	RestoreAllowedNamespaces []string `json:"restoreAllowedNamespaces,omitempty"`
 }
 
 // BackupMember is the snapshot of one member's data claim.

@@ -104,21 +104,34 @@ type SecurityContextSpec struct {
 
 // BootstrapSpec says where the data of a new cluster comes from.
 type BootstrapSpec struct {
-	// FromBackup restores every member's data claim from its snapshot in a DatabaseBackup of the
-	// cluster's namespace, before the StatefulSet exists: a restore after the old cluster is gone,
-	// or a clone under another name. The backup must be Completed, from a cluster of at most
-	// spec.replicas members, with no snapshot larger than spec.storage.size.
+	// FromBackup restores every member's data claim from its snapshot in a DatabaseBackup, before
+	// the StatefulSet exists: a restore after the old cluster is gone, a clone under another name,
+	// or a clone into another namespace (fromBackup.namespace). The backup must be Completed,
+	// from a cluster of at most spec.replicas members, with no snapshot larger than
+	// spec.storage.size.
 	// +required
 	FromBackup BackupSource `json:"fromBackup"`
 }
 
 // BackupSource names a DatabaseBackup.
 type BackupSource struct {
-	// Name of the DatabaseBackup, in the cluster's namespace.
+	// Name of the DatabaseBackup.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
+
+	// Namespace of the DatabaseBackup. Empty: the cluster's namespace. A backup of another
+	// namespace is restored only when that backup allows it: its spec.restoreAllowedNamespaces
+	// lists this cluster's namespace (the owner of the data decides, not the one who asks). The
+	// operator then copies each snapshot into this namespace (a VolumeSnapshotContent with
+	// deletionPolicy Retain on the same snapshot handle, and a VolumeSnapshot bound to it) and
+	// deletes the copies once the claims restored from them are bound; the backup, its snapshots
+	// and their contents are never changed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespace must be a namespace name (a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit)"
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // DatabaseClusterSpec is the desired state of a DatabaseCluster.

@@ -15,6 +15,9 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
 	"strconv"
 
 	"github.com/seed1b407122/database-operator/api/labels"
@@ -137,6 +140,68 @@ func (dc *DatabaseCluster) WhenScaled() PVCRetentionPolicyType {
 		return DeletePVC
 	}
 	return RetainPVC
+}
+
+// RestoreSource is the namespace and name of the DatabaseBackup spec.bootstrap.fromBackup
+// names (the namespace defaults to the cluster's), and whether that is another namespace.
+// Without a bootstrap all three are empty.
+func (dc *DatabaseCluster) RestoreSource() (namespace, name string, otherNamespace bool) {
+	if dc.Spec.Bootstrap == nil {
+		return "", "", false
+	}
+	src := dc.Spec.Bootstrap.FromBackup
+	namespace = src.Namespace
+	if namespace == "" {
+		namespace = dc.Namespace
+	}
+	return namespace, src.Name, namespace != dc.Namespace
+}
+
+// RestoredFromValue is what status.restoredFromBackup says once the claims are restored: the
+// backup's name, qualified as "NAMESPACE/NAME" when it is in another namespace.
+func (dc *DatabaseCluster) RestoredFromValue() string {
+	namespace, name, other := dc.RestoreSource()
+	if other {
+		return namespace + "/" + name
+	}
+	return name
+}
+
+// restoreAppName is the value of labels.Name on the snapshot copies of a cross-namespace
+// restore.
+const restoreAppName = "database-restore"
+
+// RestoreForAnnotation on a VolumeSnapshotContent copied for a cross-namespace restore names
+// the cluster it was copied for, as "NAMESPACE/NAME". The content is cluster-scoped, so it
+// cannot carry an owner reference to the cluster: this annotation and its volumeSnapshotRef
+// are how the operator knows the copy is its own.
+const RestoreForAnnotation = "database.seed1b407122.io/restore-for"
+
+// RestoreCopyLabels are the labels of the VolumeSnapshots and VolumeSnapshotContents copied
+// for a cross-namespace restore of the cluster.
+func (dc *DatabaseCluster) RestoreCopyLabels() map[string]string {
+	return labels.Child(restoreAppName, dc.Name)
+}
+
+// RestoreCopyName is the name of the VolumeSnapshot, in the cluster's namespace, copied from
+// the snapshot of the member with the given ordinal for a cross-namespace restore.
+func (dc *DatabaseCluster) RestoreCopyName(ordinal int32) string {
+	return dc.Name + "-restore-" + itoa(ordinal)
+}
+
+// RestoreContentName is the name of the VolumeSnapshotContent copied for the member with the
+// given ordinal. Contents are cluster-wide, so the name holds a hash of the cluster's
+// namespace, name and UID: two clusters (or two lives of one name) never share a copy, and the
+// name stays within 30 characters.
+func (dc *DatabaseCluster) RestoreContentName(ordinal int32) string {
+	sum := sha256.Sum256([]byte(dc.Namespace + "/" + dc.Name + "/" + string(dc.UID)))
+	return "dbc-restore-" + hex.EncodeToString(sum[:])[:16] + "-" + itoa(ordinal)
+}
+
+// RestoreAllowed says whether a DatabaseCluster of namespace may restore the backup: always
+// from its own namespace, from another only when spec.restoreAllowedNamespaces lists it.
+func (b *DatabaseBackup) RestoreAllowed(namespace string) bool {
+	return namespace == b.Namespace || slices.Contains(b.Spec.RestoreAllowedNamespaces, namespace)
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
