@@ -3,8 +3,9 @@
 // CSIDriver, the default StorageClass "standard" (WaitForFirstConsumer, expandable) and the default
 // VolumeSnapshotClass "standard-snapshots", volumes provisioned for pending claims (also from a
 // VolumeSnapshot), claims expanded, Released volumes deleted, snapshots cut and deleted. Nothing
-// stores data, except that with a local directory (real-node tier) each volume is a real directory
-// on the host.
+// stores data, except in directory mode (Config.LocalDir, the real-node tier; dirvolumes.go): each
+// volume is then a real directory on the host, which the CSI node plugin (nodeplugin.go) mounts
+// into pods, a snapshot copies and a restore copies back.
 package csisim
 
 import (
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 
 	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
@@ -79,13 +79,16 @@ func defaultClassMeta(name, annotation string) metav1.ObjectMeta {
 }
 
 // BuildCSIDriver registers the simulated driver as needing no attach step, so the
-// attach/detach controller leaves its volumes alone (nothing would ever attach them).
+// attach/detach controller leaves its volumes alone (nothing would ever attach them), and with
+// fsGroupPolicy File, so that on a real kubelet a pod's fsGroup owns its volume's directory
+// whatever the volume's fsType and access modes (non-root databases write there).
 func BuildCSIDriver() *storagev1.CSIDriver {
 	return &storagev1.CSIDriver{
 		ObjectMeta: metav1.ObjectMeta{Name: ProvisionerName},
 		Spec: storagev1.CSIDriverSpec{
 			AttachRequired: ptr.To(false),
 			PodInfoOnMount: ptr.To(false),
+			FSGroupPolicy:  ptr.To(storagev1.FileFSGroupPolicy),
 		},
 	}
 }
@@ -110,7 +113,7 @@ type provisioner struct {
 	logf    func(format string, args ...any)
 	// events records the claims' ProvisioningFailed events, as the external-provisioner does.
 	events record.EventRecorder
-	// localDir, when set, holds the directories of "local" volumes (real-node tier).
+	// localDir, when set, holds the volumes' and snapshots' directories (dirvolumes.go).
 	localDir string
 	// snap is the snapshot part; nil without Config.Snapshots.
 	snap *snapshotter
@@ -123,7 +126,9 @@ type Config struct {
 	// Snapshots, when set, turns on the snapshot part (snapshot.go); the VolumeSnapshot CRDs
 	// must be installed. Without it a claim from a VolumeSnapshot stays Pending with an event.
 	Snapshots snapclient.Interface
-	// LocalDir, when set, makes volumes "local" ones, the directory LocalDir/<volume name>.
+	// LocalDir, when set, turns on directory mode (dirvolumes.go): each volume's data is the
+	// directory LocalDir/<volume handle>, which StartNodePlugin's plugin mounts on a real kubelet;
+	// snapshots copy it and restores copy it back. Without it nothing stores data (kwok nodes).
 	LocalDir string
 	// Logf receives the retries (required).
 	Logf func(format string, args ...any)
@@ -300,9 +305,9 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 			return nil
 		}
 	}
-	pv := buildVolume(claim, class, node, p.localDir, from)
-	if pv.Spec.Local != nil {
-		if err := makeLocalVolume(pv.Spec.Local.Path); err != nil {
+	pv := buildVolume(claim, class, node, from)
+	if p.localDir != "" {
+		if err := p.makeVolumeDirectory(pv.Name, from); err != nil {
 			return err
 		}
 	}
@@ -317,10 +322,10 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 func volumeName(claim *corev1.PersistentVolumeClaim) string { return "pvc-" + string(claim.UID) }
 
 // buildVolume returns the volume of a claim, pre-bound to it (claimRef with UID), as the
-// external-provisioner names and shapes it; node, if set, pins the volume to that node. With
-// localDir the volume is a "local" one, the directory localDir/<name> on the node. A volume
-// restored from a snapshot (from) is at least the snapshot's size and names it in annotations.
-func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node, localDir string,
+// external-provisioner names and shapes it, a CSI volume of the driver whose handle is its name;
+// node, if set, pins the volume to that node. A volume restored from a snapshot (from) is at
+// least the snapshot's size and names it in annotations.
+func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node string,
 	from *restoreSource) *corev1.PersistentVolume {
 	name := volumeName(claim)
 	capacity := claim.Spec.Resources.Requests[corev1.ResourceStorage]
@@ -330,9 +335,6 @@ func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageCl
 	source := corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 		Driver: ProvisionerName, VolumeHandle: name, FSType: simulatedFSType,
 	}}
-	if localDir != "" {
-		source = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: filepath.Join(localDir, name)}}
-	}
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: ProvisionerName}},
 		Spec: corev1.PersistentVolumeSpec{
@@ -429,9 +431,9 @@ func (p *provisioner) syncVolume(ctx context.Context, name string) error {
 		pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
 		return nil
 	}
-	if pv.Spec.Local != nil {
-		if err := os.RemoveAll(pv.Spec.Local.Path); err != nil {
-			return fmt.Errorf("removing the directory of released volume %s: %w", name, err)
+	if p.localDir != "" && pv.Spec.CSI != nil {
+		if err := removeTree(volumeDirectory(p.localDir, pv.Spec.CSI.VolumeHandle)); err != nil {
+			return fmt.Errorf("deleting released volume %s: %w", name, err)
 		}
 	}
 	err = p.client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
@@ -441,12 +443,20 @@ func (p *provisioner) syncVolume(ctx context.Context, name string) error {
 	return nil
 }
 
-// makeLocalVolume creates the directory of a local volume. Like the root of a fresh
-// filesystem it belongs to root; the kubelet hands it to the pod's fsGroup when the pod sets
-// one (local volumes support ownership management).
-func makeLocalVolume(path string) error {
+// makeVolumeDirectory creates the directory of a new volume: a copy of the snapshot's
+// directory for a restore (owners and modes as the database left them), else an empty one that,
+// like the root of a fresh filesystem, belongs to root; the kubelet hands it to the pod's fsGroup
+// (the CSIDriver's fsGroupPolicy File).
+func (p *provisioner) makeVolumeDirectory(handle string, from *restoreSource) error {
+	path := volumeDirectory(p.localDir, handle)
+	if from != nil {
+		if err := copyTree(snapshotDirectory(p.localDir, from.handle), path); err != nil {
+			return fmt.Errorf("restoring volume %s from snapshot %s/%s: %w", handle, from.namespace, from.name, err)
+		}
+		return nil
+	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
-		return fmt.Errorf("creating local volume %s: %w", path, err)
+		return fmt.Errorf("creating the directory of volume %s: %w", handle, err)
 	}
 	return nil
 }

@@ -141,6 +141,9 @@ func shouldDeleteSnapshot(content *snapv1.VolumeSnapshotContent) bool {
 func (p *provisioner) cutSnapshot(ctx context.Context, content *snapv1.VolumeSnapshotContent) error {
 	content = content.DeepCopy()
 	size, err := p.sourceSize(*content.Spec.Source.VolumeHandle)
+	if err == nil {
+		err = p.copyToSnapshot(*content.Spec.Source.VolumeHandle, content)
+	}
 	if err != nil {
 		content.Status = &snapv1.VolumeSnapshotContentStatus{ReadyToUse: ptr.To(false), Error: &snapv1.VolumeSnapshotError{
 			Time:    ptr.To(metav1.Now()),
@@ -185,6 +188,9 @@ func (p *provisioner) deleteSnapshot(ctx context.Context, content *snapv1.Volume
 	contents := p.snap.client.SnapshotV1().VolumeSnapshotContents()
 	content = content.DeepCopy()
 	if content.Spec.DeletionPolicy == snapv1.VolumeSnapshotContentDelete && content.Status != nil && content.Status.SnapshotHandle != nil {
+		if err := p.removeSnapshotCopy(*content.Status.SnapshotHandle); err != nil {
+			return err
+		}
 		content.Status.SnapshotHandle, content.Status.ReadyToUse = nil, nil
 		content.Status.CreationTime, content.Status.RestoreSize = nil, nil
 		updated, err := contents.UpdateStatus(ctx, content, metav1.UpdateOptions{})

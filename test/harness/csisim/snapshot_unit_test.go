@@ -78,7 +78,7 @@ func TestBuildVolumeFromSnapshot(t *testing.T) {
 	}
 	from := &restoreSource{namespace: "ns", name: "backup", handle: "snap-x", size: resource.MustParse("2Gi")}
 	for _, c := range []struct{ request, want string }{{"1Gi", "2Gi"}, {"2Gi", "2Gi"}, {"3Gi", "3Gi"}} {
-		pv := buildVolume(claim(c.request), class, "node-0", "", from)
+		pv := buildVolume(claim(c.request), class, "node-0", from)
 		got := pv.Spec.Capacity[corev1.ResourceStorage]
 		if got.Cmp(resource.MustParse(c.want)) != 0 {
 			t.Errorf("request %s: capacity %s, want %s", c.request, got.String(), c.want)
@@ -93,7 +93,7 @@ func TestBuildVolumeFromSnapshot(t *testing.T) {
 			}
 		}
 	}
-	if pv := buildVolume(claim("1Gi"), class, "node-0", "", nil); len(pv.Annotations) != 1 {
+	if pv := buildVolume(claim("1Gi"), class, "node-0", nil); len(pv.Annotations) != 1 {
 		t.Errorf("an empty volume has annotations %v, want only %s", pv.Annotations, annProvisionedBy)
 	}
 }
