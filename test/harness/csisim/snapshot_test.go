@@ -201,6 +201,10 @@ func TestSnapshots(t *testing.T) {
 	t.Run("provisions a claim from a VolumeSnapshot once it is ready, at least its size", func(t *testing.T) {
 		testRestore(t, e)
 	})
+
+	t.Run("readies a pre-provisioned content on a known handle and restores a claim from it", func(t *testing.T) {
+		testPreprovisioned(t, e)
+	})
 }
 
 // testRestore: claims from a snapshot stay Pending with the provisioner's event while the
