@@ -91,8 +91,9 @@ func (p *provisioner) snapshotHandler() cache.ResourceEventHandler {
 	}
 }
 
-// syncContent cuts the snapshot of a new VolumeSnapshotContent of the driver, or deletes it and
-// releases the content once the snapshot-controller deletes the content, as the sidecar does.
+// syncContent cuts the snapshot of a new VolumeSnapshotContent of the driver, readies a
+// pre-provisioned one (preprovisioned.go), or deletes the snapshot and releases the content once
+// the snapshot-controller deletes the content, as the sidecar does.
 func (p *provisioner) syncContent(ctx context.Context, name string) error {
 	if p.snap == nil {
 		return nil
@@ -110,9 +111,14 @@ func (p *provisioner) syncContent(ctx context.Context, name string) error {
 	if shouldDeleteSnapshot(content) {
 		return p.deleteSnapshot(ctx, content)
 	}
-	// A pre-provisioned content (source.snapshotHandle) names a snapshot the driver never cut.
-	if content.DeletionTimestamp != nil || content.Spec.Source.VolumeHandle == nil ||
-		(content.Status != nil && content.Status.SnapshotHandle != nil) {
+	if content.DeletionTimestamp != nil || (content.Status != nil && content.Status.SnapshotHandle != nil) {
+		return nil
+	}
+	// A pre-provisioned content (source.snapshotHandle) names a snapshot that exists already.
+	if content.Spec.Source.SnapshotHandle != nil {
+		return p.readyPreprovisioned(ctx, content)
+	}
+	if content.Spec.Source.VolumeHandle == nil {
 		return nil
 	}
 	return p.cutSnapshot(ctx, content)
