@@ -83,18 +83,19 @@ func CheckRestore(dc *databasev1alpha1.DatabaseCluster, backup *databasev1alpha1
 	return nil
 }
 
-// BuildRestoreClaim is the data claim of one member restored from its snapshot in backup: the
-// claim the StatefulSet's template would create, with the snapshot as its data source.
-func BuildRestoreClaim(dc *databasev1alpha1.DatabaseCluster, member databasev1alpha1.BackupMember) (*corev1.PersistentVolumeClaim, error) {
+// BuildRestoreClaim is the data claim of the member ordinal restored from the VolumeSnapshot
+// snapshot (of the cluster's namespace): the claim the StatefulSet's template would create, with
+// the snapshot as its data source.
+func BuildRestoreClaim(dc *databasev1alpha1.DatabaseCluster, ordinal int32, snapshot string) (*corev1.PersistentVolumeClaim, error) {
 	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
 	if err != nil {
 		return nil, fmt.Errorf("spec.storage.size %q is not a quantity: %w", dc.Spec.Storage.Size, err)
 	}
 	claim := buildClaimTemplate(dc, size)
-	claim.Name = dc.ClaimName(member.Ordinal)
+	claim.Name = dc.ClaimName(ordinal)
 	claim.Namespace = dc.Namespace
 	claim.Spec.DataSourceRef = &corev1.TypedObjectReference{
-		APIGroup: ptr.To(snapshotGroup), Kind: "VolumeSnapshot", Name: member.VolumeSnapshotName,
+		APIGroup: ptr.To(snapshotGroup), Kind: "VolumeSnapshot", Name: snapshot,
 	}
 	return &claim, nil
 }
@@ -109,12 +110,20 @@ func restoredFrom(claim *corev1.PersistentVolumeClaim, snapshot string) bool {
 // its member's snapshot, before the StatefulSet exists (the StatefulSet then uses them, as it
 // uses any claim of its template's name). Once the StatefulSet exists the bootstrap is done. A
 // claim of a member's name that exists with other data is never used or touched: the restore is
-// refused until it is gone.
+// refused until it is gone. A backup of another namespace is restored only when it lists the
+// cluster's namespace in spec.restoreAllowedNamespaces, through copies of its snapshots
+// (restorecopy.go), which are deleted once the claims are bound.
 func (r *Reconciler) reconcileRestore(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
-	if dc.Spec.Bootstrap == nil || dc.Status.RestoredFromBackup != "" {
+	if dc.Spec.Bootstrap == nil {
 		return nil
 	}
-	name := dc.Spec.Bootstrap.FromBackup.Name
+	namespace, name, otherNamespace := dc.RestoreSource()
+	if dc.Status.RestoredFromBackup != "" {
+		if otherNamespace {
+			return r.deleteSnapshotCopies(ctx, dc, log)
+		}
+		return nil
+	}
 	sts := &appsv1.StatefulSet{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -123,50 +132,97 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, dc *databasev1alpha1.
 	if err == nil && metav1.IsControlledBy(sts, dc) {
 		// This phase runs before the StatefulSet is created: it exists, so the claims were
 		// restored (a status write was lost since).
-		dc.Status.RestoredFromBackup = name
+		dc.Status.RestoredFromBackup = dc.RestoredFromValue()
 		return nil
 	}
-	backup := &databasev1alpha1.DatabaseBackup{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: name}, backup); err != nil {
-		if apierrors.IsNotFound(err) {
-			return refuse("DatabaseBackup %s not found in namespace %s: create the cluster in the backup's namespace, or restore the backup first", name, dc.Namespace)
-		}
-		return fmt.Errorf("reading DatabaseBackup %s: %w", name, err)
+	backup, err := r.readBackup(ctx, dc, namespace, name)
+	if err != nil {
+		return err
+	}
+	if err := CheckRestoreAllowed(dc, backup); err != nil {
+		return err
 	}
 	if err := CheckRestore(dc, backup); err != nil {
 		return err
 	}
 	for _, member := range backup.Status.Members {
-		if err := r.restoreClaim(ctx, dc, member, log); err != nil {
+		snapshot := member.VolumeSnapshotName
+		if otherNamespace {
+			if snapshot, err = r.copySnapshot(ctx, dc, backup, member, log); err != nil {
+				return err
+			}
+		}
+		if err := r.restoreClaim(ctx, dc, member.Ordinal, snapshot, log); err != nil {
 			return err
 		}
 	}
-	dc.Status.RestoredFromBackup = name
-	log.restored = name
+	dc.Status.RestoredFromBackup = dc.RestoredFromValue()
+	log.restored = dc.RestoredFromValue()
 	return nil
 }
 
-// restoreClaim creates one member's claim from its snapshot, or checks that the existing one
-// was created from it.
-func (r *Reconciler) restoreClaim(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, member databasev1alpha1.BackupMember, log *changes) error {
-	desired, err := BuildRestoreClaim(dc, member)
+// readBackup reads the DatabaseBackup spec.bootstrap.fromBackup names. One of another namespace
+// is read from the API server: the cache may not hold that namespace.
+func (r *Reconciler) readBackup(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, namespace, name string) (*databasev1alpha1.DatabaseBackup, error) {
+	backup := &databasev1alpha1.DatabaseBackup{}
+	reader := client.Reader(r.Client)
+	if namespace != dc.Namespace {
+		reader = r.APIReader
+	}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, backup)
+	switch {
+	case apierrors.IsNotFound(err) && namespace == dc.Namespace:
+		return nil, refuse("DatabaseBackup %s not found in namespace %s: create the cluster in the backup's namespace (or name it in spec.bootstrap.fromBackup.namespace), or restore the backup first", name, namespace)
+	case apierrors.IsNotFound(err):
+		// Said as a refusal would say it: a cluster of another namespace learns nothing of the
+		// backups a namespace holds unless they allow it.
+		return nil, notAllowed(name, namespace, dc.Namespace)
+	case apierrors.IsForbidden(err):
+		return nil, refuse("the operator may not read DatabaseBackups in namespace %s: install it for both namespaces (or all namespaces) to restore across them", namespace)
+	case err != nil:
+		return nil, fmt.Errorf("reading DatabaseBackup %s/%s: %w", namespace, name, err)
+	}
+	return backup, nil
+}
+
+// CheckRestoreAllowed says whether backup allows dc to restore it: always from the cluster's
+// own namespace; from another only when the backup's spec.restoreAllowedNamespaces lists the
+// cluster's namespace. The backup's side decides, as it is its data that is read.
+func CheckRestoreAllowed(dc *databasev1alpha1.DatabaseCluster, backup *databasev1alpha1.DatabaseBackup) error {
+	if backup.RestoreAllowed(dc.Namespace) {
+		return nil
+	}
+	return notAllowed(backup.Name, backup.Namespace, dc.Namespace)
+}
+
+// notAllowed is the refusal of a restore of backup name of namespace into namespace into, said
+// the same whether the backup is missing or does not list the namespace.
+func notAllowed(name, namespace, into string) error {
+	return refuse("DatabaseBackup %s in namespace %s does not exist or does not allow restores into namespace %s: add %s to spec.restoreAllowedNamespaces of DatabaseBackup %s in namespace %s",
+		name, namespace, into, into, name, namespace)
+}
+
+// restoreClaim creates the claim of member ordinal from the VolumeSnapshot snapshot of the
+// cluster's namespace, or checks that the existing one was created from it.
+func (r *Reconciler) restoreClaim(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, ordinal int32, snapshot string, log *changes) error {
+	desired, err := BuildRestoreClaim(dc, ordinal, snapshot)
 	if err != nil {
 		return refuse("%v", err)
 	}
 	existing := &corev1.PersistentVolumeClaim{}
 	err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	switch {
-	case err == nil && restoredFrom(existing, member.VolumeSnapshotName):
+	case err == nil && restoredFrom(existing, snapshot):
 		return nil
 	case err == nil:
 		return refuse("claim %s exists and was not restored from snapshot %s: it is left as it is; delete it (its data goes with it) or restore under another cluster name",
-			existing.Name, member.VolumeSnapshotName)
+			existing.Name, snapshot)
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("reading claim %s: %w", desired.Name, err)
 	}
 	if err := r.Create(ctx, desired); err != nil {
-		return fmt.Errorf("creating claim %s from snapshot %s: %w", desired.Name, member.VolumeSnapshotName, err)
+		return fmt.Errorf("creating claim %s from snapshot %s: %w", desired.Name, snapshot, err)
 	}
-	log.created = append(log.created, "PersistentVolumeClaim "+desired.Name+" from VolumeSnapshot "+member.VolumeSnapshotName)
+	log.created = append(log.created, "PersistentVolumeClaim "+desired.Name+" from VolumeSnapshot "+snapshot)
 	return nil
 }

@@ -78,7 +78,7 @@ var _ = Describe("Restore from a backup", Label("unit"), func() {
 
 	It("builds each member's claim as the StatefulSet's template would, from the member's snapshot", func() {
 		dc := newCluster("db", withSize("2Gi"))
-		claim, err := BuildRestoreClaim(dc, completedBackup(3, "1Gi").Status.Members[1])
+		claim, err := BuildRestoreClaim(dc, 1, completedBackup(3, "1Gi").Status.Members[1].VolumeSnapshotName)
 		Expect(err).NotTo(HaveOccurred())
 		template := buildClaimTemplate(dc, resource.MustParse("2Gi"))
 		Expect(claim.Name).To(Equal("data-db-1"))
