@@ -175,7 +175,9 @@ var _ = Describe("Restore from a backup of another namespace", Label("unit"), fu
 		Entry("ready and bound", func(*snapshotv1.VolumeSnapshot, *snapshotv1.VolumeSnapshotContent) {}, ""),
 		Entry("not the backup's", func(s *snapshotv1.VolumeSnapshot, _ *snapshotv1.VolumeSnapshotContent) { s.OwnerReferences = nil },
 			"VolumeSnapshot team-a/nightly-1 is not controlled by DatabaseBackup nightly: only a backup's own snapshots are restored"),
-		Entry("not ready", func(s *snapshotv1.VolumeSnapshot, _ *snapshotv1.VolumeSnapshotContent) { s.Status.ReadyToUse = ptr.To(false) },
+		Entry("not ready", func(s *snapshotv1.VolumeSnapshot, _ *snapshotv1.VolumeSnapshotContent) {
+			s.Status.ReadyToUse = ptr.To(false)
+		},
 			"VolumeSnapshot team-a/nightly-1 is not ready to use: wait for it or name another backup"),
 		Entry("no status", func(s *snapshotv1.VolumeSnapshot, _ *snapshotv1.VolumeSnapshotContent) { s.Status = nil },
 			"VolumeSnapshot team-a/nightly-1 is not ready to use: wait for it or name another backup"),
