@@ -1,0 +1,300 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package plugin
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// lastEvents is how many events "status" shows: the newest ones, oldest first.
+const lastEvents = 5
+
+// role is every member's role: the operator has no primary or replica.
+const role = "member"
+
+// none stands for a value that does not exist (no pod, no claim, no time).
+const none = "-"
+
+// render writes the one-screen status of s, with ages relative to now.
+func render(out io.Writer, s *clusterState, now time.Time) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	r := &renderer{w: w, now: now}
+	r.header(s)
+	r.members(s)
+	r.backups(s.Backups)
+	r.conditions(s.Cluster.Status.Conditions)
+	r.events(s.Events)
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing the status: %w", err)
+	}
+	return r.err
+}
+
+// renderer writes lines to a tabwriter and keeps the first error.
+type renderer struct {
+	w   *tabwriter.Writer
+	now time.Time
+	err error
+}
+
+// line writes the cells as one tab-separated line.
+func (r *renderer) line(cells ...string) {
+	if r.err == nil {
+		_, r.err = fmt.Fprintln(r.w, strings.Join(cells, "\t"))
+	}
+}
+
+// section ends the table above (a tab-less line flushes the tabwriter's column block) and
+// writes a section title.
+func (r *renderer) section(title string) {
+	r.line("")
+	r.line(title)
+}
+
+// age is the time since t as kubectl prints ages, or "-" for a zero time.
+func (r *renderer) age(t time.Time) string {
+	if t.IsZero() {
+		return none
+	}
+	return duration.HumanDuration(r.now.Sub(t))
+}
+
+// ago is age followed by " ago", or "-".
+func (r *renderer) ago(t *metav1.Time) string {
+	if t == nil || t.IsZero() {
+		return none
+	}
+	return r.age(t.Time) + " ago"
+}
+
+// header writes what the cluster is and says about itself.
+func (r *renderer) header(s *clusterState) {
+	dc := &s.Cluster
+	r.line("DatabaseCluster:", dc.Namespace+"/"+dc.Name)
+	r.line("Age:", r.age(dc.CreationTimestamp.Time))
+	if c := meta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionAvailable); c != nil {
+		r.line("Available:", fmt.Sprintf("%s (%s) %s", c.Status, c.Reason, c.Message))
+	} else {
+		r.line("Available:", "Unknown (the operator has not written a status yet)")
+	}
+	wanted := none
+	if dc.Spec.Replicas != nil {
+		wanted = strconv.Itoa(int(*dc.Spec.Replicas))
+	}
+	r.line("Replicas:", fmt.Sprintf("%s wanted, %d running, %d ready, %d updated",
+		wanted, dc.Status.Replicas, dc.Status.ReadyReplicas, dc.Status.UpdatedReplicas))
+	image := dc.Spec.Image
+	if dc.Status.CurrentImage != "" && dc.Status.CurrentImage != image {
+		image += " (running: " + dc.Status.CurrentImage + ")"
+	}
+	r.line("Image:", image)
+	r.line("Storage:", fmt.Sprintf("%s of class %s", dc.Spec.Storage.Size, dc.Spec.Storage.StorageClassName))
+	r.line("Paused:", strconv.FormatBool(dc.Spec.Paused))
+	r.line("Hibernated:", strconv.FormatBool(dc.Spec.Hibernated))
+	if at, ok := dc.Annotations[databasev1alpha1.RestartedAtAnnotation]; ok {
+		if t, err := time.Parse(time.RFC3339, at); err == nil {
+			at += " (" + r.age(t) + " ago)"
+		}
+		r.line("Restarted at:", at)
+	}
+	if b := dc.OfflineBackup(); b != "" {
+		r.line("Stopped by:", "Offline backup "+b)
+	}
+	if b := dc.Status.RestoredFromBackup; b != "" {
+		r.line("Restored from:", "backup "+b)
+	}
+}
+
+// members writes the members table.
+func (r *renderer) members(s *clusterState) {
+	r.section("MEMBERS")
+	r.line("POD", "ROLE", "READY", "STATUS", "RESTARTS", "NODE", "CLAIM", "REQUESTED", "CAPACITY", "AGE")
+	for _, m := range s.members() {
+		name := s.Cluster.StatefulSetName() + "-" + strconv.Itoa(int(m.ordinal))
+		ready, status, restarts, node, age := none, "absent", none, none, none
+		if p := m.pod; p != nil {
+			ready, status = podReady(p), podStatus(p)
+			restarts = strconv.Itoa(int(podRestarts(p)))
+			if p.Spec.NodeName != "" {
+				node = p.Spec.NodeName
+			}
+			age = r.age(p.CreationTimestamp.Time)
+		}
+		claim, requested, capacity := none, none, none
+		if c := m.claim; c != nil {
+			claim = c.Name
+			if q, ok := c.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				requested = q.String()
+			}
+			if q, ok := c.Status.Capacity[corev1.ResourceStorage]; ok {
+				capacity = q.String()
+			}
+			if c.Status.Phase != corev1.ClaimBound {
+				capacity += " (" + string(c.Status.Phase) + ")"
+			}
+		}
+		r.line(name, role, ready, status, restarts, node, claim, requested, capacity, age)
+	}
+}
+
+// podReady is "ready containers/containers".
+func podReady(p *corev1.Pod) string {
+	ready := 0
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Ready {
+			ready++
+		}
+	}
+	return fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers))
+}
+
+// podStatus is what kubectl get shows as STATUS, in short: Terminating, a container's waiting or
+// terminated reason (CrashLoopBackOff, ImagePullBackOff, Error, ...), else the pod's phase.
+func podStatus(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil && c.State.Waiting.Reason != "":
+			return c.State.Waiting.Reason
+		case c.State.Terminated != nil && c.State.Terminated.Reason != "":
+			return c.State.Terminated.Reason
+		}
+	}
+	if p.Status.Phase == "" {
+		return string(corev1.PodPending)
+	}
+	return string(p.Status.Phase)
+}
+
+// podRestarts is the sum of the restart counts of the pod's containers.
+func podRestarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, c := range p.Status.ContainerStatuses {
+		n += c.RestartCount
+	}
+	return n
+}
+
+// backups writes the newest backup of the cluster and, when that one is not Completed, the
+// newest Completed one.
+func (r *renderer) backups(backups []databasev1alpha1.DatabaseBackup) {
+	r.section("BACKUPS")
+	if len(backups) == 0 {
+		r.line("(none)")
+		return
+	}
+	sorted := append([]databasev1alpha1.DatabaseBackup(nil), backups...)
+	sort.SliceStable(sorted, func(a, b int) bool {
+		ta, tb := sorted[a].CreationTimestamp, sorted[b].CreationTimestamp
+		if !ta.Equal(&tb) {
+			return tb.Before(&ta)
+		}
+		return sorted[a].Name > sorted[b].Name
+	})
+	shown := []databasev1alpha1.DatabaseBackup{sorted[0]}
+	if sorted[0].Status.Phase != databasev1alpha1.BackupCompleted {
+		for _, b := range sorted[1:] {
+			if b.Status.Phase == databasev1alpha1.BackupCompleted {
+				shown = append(shown, b)
+				break
+			}
+		}
+	}
+	r.line("NAME", "METHOD", "PHASE", "STARTED", "COMPLETED")
+	for _, b := range shown {
+		phase := string(b.Status.Phase)
+		if phase == "" {
+			phase = string(databasev1alpha1.BackupPending)
+		}
+		if c := meta.FindStatusCondition(b.Status.Conditions, databasev1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+			phase += " (" + c.Reason + ")"
+		}
+		r.line(b.Name, string(b.BackupMethod()), phase, r.ago(b.Status.StartTime), r.ago(b.Status.CompletionTime))
+	}
+}
+
+// conditions writes the cluster's conditions in the order the API server holds them.
+func (r *renderer) conditions(conditions []metav1.Condition) {
+	r.section("CONDITIONS")
+	if len(conditions) == 0 {
+		r.line("(none)")
+		return
+	}
+	r.line("TYPE", "STATUS", "REASON", "AGE", "MESSAGE")
+	for _, c := range conditions {
+		r.line(c.Type, string(c.Status), c.Reason, r.age(c.LastTransitionTime.Time), c.Message)
+	}
+}
+
+// eventTime is when an event was last seen: its series' last observation, its time, or (for an
+// event written through the core API) its deprecated timestamps.
+func eventTime(ev *eventsv1.Event) time.Time {
+	switch {
+	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
+		return ev.Series.LastObservedTime.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	case !ev.DeprecatedLastTimestamp.IsZero():
+		return ev.DeprecatedLastTimestamp.Time
+	}
+	return ev.CreationTimestamp.Time
+}
+
+// events writes the last lastEvents events, oldest first, as kubectl describe does.
+func (r *renderer) events(events []eventsv1.Event) {
+	r.section("EVENTS")
+	if len(events) == 0 {
+		r.line("(none)")
+		return
+	}
+	sorted := append([]eventsv1.Event(nil), events...)
+	sort.SliceStable(sorted, func(a, b int) bool {
+		ta, tb := eventTime(&sorted[a]), eventTime(&sorted[b])
+		if !ta.Equal(tb) {
+			return ta.Before(tb)
+		}
+		return sorted[a].Name < sorted[b].Name
+	})
+	if len(sorted) > lastEvents {
+		sorted = sorted[len(sorted)-lastEvents:]
+	}
+	r.line("LAST SEEN", "TYPE", "REASON", "COUNT", "MESSAGE")
+	for i := range sorted {
+		ev := &sorted[i]
+		count := int32(1)
+		if ev.Series != nil && ev.Series.Count > 1 {
+			count = ev.Series.Count
+		} else if ev.DeprecatedCount > 1 {
+			count = ev.DeprecatedCount
+		}
+		r.line(r.age(eventTime(ev)), ev.Type, ev.Reason, strconv.Itoa(int(count)), ev.Note)
+	}
+}

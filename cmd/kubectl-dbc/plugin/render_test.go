@@ -1,0 +1,226 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package plugin
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+)
+
+// update rewrites the golden files: go test ./cmd/kubectl-dbc/plugin/ -run TestRender -update
+var update = flag.Bool("update", false, "rewrite testdata/*.golden with the output of this run")
+
+// now is the fixed clock of the rendering tests.
+var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+// before is a time d before now.
+func before(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+
+const uid = types.UID("5b0a1c2e-0000-4000-8000-000000000001")
+
+func newCluster(replicas int32) databasev1alpha1.DatabaseCluster {
+	return databasev1alpha1.DatabaseCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", UID: uid, CreationTimestamp: before(72 * time.Hour)},
+		Spec: databasev1alpha1.DatabaseClusterSpec{
+			Replicas: ptr.To(replicas),
+			Image:    "registry.example.com/db:1.1",
+			Storage:  databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "2Gi"},
+		},
+	}
+}
+
+func condition(t, status, reason, message string, age time.Duration) metav1.Condition {
+	return metav1.Condition{Type: t, Status: metav1.ConditionStatus(status), Reason: reason, Message: message, LastTransitionTime: before(age)}
+}
+
+// runningPod is member i, Running and Ready on node for age, with restarts.
+func runningPod(i int, node string, age time.Duration, restarts int32) corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("orders-%d", i), Namespace: "shop", CreationTimestamp: before(age)},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "database"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "database", Ready: true, RestartCount: restarts, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+		}}},
+	}
+}
+
+// claim is member i's data claim, requesting requested with capacity (empty: none reported).
+func claim(i int, requested, capacity string, phase corev1.PersistentVolumeClaimPhase) corev1.PersistentVolumeClaim {
+	c := corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("data-orders-%d", i), Namespace: "shop"},
+		Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(requested)},
+		}},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: phase},
+	}
+	if capacity != "" {
+		c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(capacity)}
+	}
+	return c
+}
+
+func backup(name string, method databasev1alpha1.BackupMethod, phase databasev1alpha1.BackupPhase, age time.Duration) databasev1alpha1.DatabaseBackup {
+	b := databasev1alpha1.DatabaseBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", CreationTimestamp: before(age)},
+		Spec:       databasev1alpha1.DatabaseBackupSpec{ClusterName: "orders", Method: method},
+		Status:     databasev1alpha1.DatabaseBackupStatus{Phase: phase, StartTime: ptr.To(before(age - time.Second))},
+	}
+	if phase == databasev1alpha1.BackupCompleted || phase == databasev1alpha1.BackupFailed {
+		b.Status.CompletionTime = ptr.To(before(age - 40*time.Second))
+	}
+	return b
+}
+
+func event(name, typ, reason, note string, age time.Duration) eventsv1.Event {
+	return eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"},
+		EventTime:  metav1.NewMicroTime(now.Add(-age)),
+		Regarding:  corev1.ObjectReference{Kind: "DatabaseCluster", Name: "orders", UID: uid},
+		Type:       typ, Reason: reason, Note: note,
+	}
+}
+
+// degraded is a cluster of 3 growing its claims to 2Gi: member 1 crash-loops, member 2 has no
+// claim capacity yet, the claim of member 3 is kept after a scale-down; its newest backup
+// failed; more events than the screen shows, one of them a series.
+func degraded() *clusterState {
+	dc := newCluster(3)
+	dc.Annotations = map[string]string{databasev1alpha1.RestartedAtAnnotation: "2026-11-25T11:30:00Z"}
+	dc.Status = databasev1alpha1.DatabaseClusterStatus{
+		Replicas: 3, ReadyReplicas: 2, UpdatedReplicas: 3, CurrentImage: "registry.example.com/db:1.0",
+		Conditions: []metav1.Condition{
+			condition("Available", "False", "ReplicasNotReady", "2/3 replicas are ready", 25*time.Minute),
+			condition("Progressing", "False", "RolloutComplete", "every pod runs the current revision", 28*time.Minute),
+			condition("Degraded", "True", "PodNotReady", "pod orders-1 has not been Ready for 5m0s", 20*time.Minute),
+			condition("Resizing", "True", "StorageExpanding", "1/3 claims have 2Gi", 90*time.Second),
+			condition("Paused", "False", "NotPaused", "spec.paused is false", 72*time.Hour),
+			condition("Hibernated", "False", "NotHibernated", "spec.hibernated is false", 72*time.Hour),
+		},
+	}
+	crashing := runningPod(1, "node-b", 30*time.Minute, 7)
+	crashing.Status.ContainerStatuses[0].Ready = false
+	crashing.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	failed := backup("orders-x7k2p", databasev1alpha1.BackupOffline, databasev1alpha1.BackupFailed, 10*time.Minute)
+	failed.Status.Conditions = []metav1.Condition{condition("Failed", "True", "ClusterNotAvailable", "the cluster is not Available", 9*time.Minute)}
+	series := event("orders.2", "Warning", "PodNotReady", "pod orders-1 has not been Ready for 5m0s", 20*time.Minute)
+	series.Series = &eventsv1.EventSeries{Count: 4, LastObservedTime: metav1.NewMicroTime(now.Add(-2 * time.Minute))}
+	return &clusterState{
+		Cluster: dc,
+		Pods:    []corev1.Pod{runningPod(2, "node-c", 3*time.Hour, 0), crashing, runningPod(0, "node-a", 72*time.Hour, 0)},
+		Claims: []corev1.PersistentVolumeClaim{
+			claim(0, "2Gi", "2Gi", corev1.ClaimBound), claim(1, "2Gi", "1Gi", corev1.ClaimBound),
+			claim(2, "2Gi", "", corev1.ClaimPending), claim(3, "1Gi", "1Gi", corev1.ClaimBound),
+		},
+		Backups: []databasev1alpha1.DatabaseBackup{
+			backup("nightly-1", databasev1alpha1.BackupOnline, databasev1alpha1.BackupCompleted, 26*time.Hour),
+			failed,
+			backup("nightly-2", databasev1alpha1.BackupOnline, databasev1alpha1.BackupCompleted, 2*time.Hour),
+		},
+		Events: []eventsv1.Event{
+			event("orders.1", "Normal", "Created", "created StatefulSet orders", 72*time.Hour),
+			series,
+			event("orders.3", "Normal", "Scaled", "replicas 4 -> 3", 3*time.Hour),
+			event("orders.4", "Normal", "Available", "3/3 replicas are ready", 70*time.Hour),
+			event("orders.5", "Normal", "Restarted", "pods restarted at 2026-11-25T11:30:00Z", 30*time.Minute),
+			event("orders.6", "Normal", "Resizing", "claims grow from 1Gi to 2Gi", 90*time.Second),
+			event("orders.7", "Warning", "Unavailable", "2/3 replicas are ready", 25*time.Minute),
+		},
+	}
+}
+
+// hibernatedState is a hibernated cluster: no pod, its claims kept, no backup, no event.
+func hibernatedState() *clusterState {
+	dc := newCluster(2)
+	dc.Spec.Hibernated = true
+	dc.Spec.Paused = true
+	dc.Status = databasev1alpha1.DatabaseClusterStatus{
+		CurrentImage: "registry.example.com/db:1.1",
+		Conditions: []metav1.Condition{
+			condition("Available", "False", "Hibernated", "spec.hibernated is true: no pod runs", 47*time.Hour),
+			condition("Hibernated", "True", "Hibernated", "no pod runs", 47*time.Hour),
+		},
+	}
+	return &clusterState{
+		Cluster: dc,
+		Claims:  []corev1.PersistentVolumeClaim{claim(0, "2Gi", "2Gi", corev1.ClaimBound), claim(1, "2Gi", "2Gi", corev1.ClaimBound)},
+	}
+}
+
+// created is a cluster the operator has not seen yet, held by nothing.
+func created() *clusterState {
+	dc := newCluster(1)
+	dc.CreationTimestamp = before(3 * time.Second)
+	return &clusterState{Cluster: dc}
+}
+
+// offline is an Available cluster stopped by an Offline backup and restored from another.
+func offline() *clusterState {
+	dc := newCluster(1)
+	dc.Annotations = map[string]string{databasev1alpha1.OfflineBackupAnnotation: "orders-cold"}
+	dc.Status = databasev1alpha1.DatabaseClusterStatus{
+		RestoredFromBackup: "nightly-1",
+		Conditions: []metav1.Condition{
+			condition("Available", "False", "Hibernated", "stopped by the Offline backup orders-cold", 5*time.Second),
+		},
+	}
+	pod := runningPod(0, "node-a", time.Hour, 0)
+	pod.DeletionTimestamp = ptr.To(before(5 * time.Second))
+	return &clusterState{
+		Cluster: dc,
+		Pods:    []corev1.Pod{pod},
+		Claims:  []corev1.PersistentVolumeClaim{claim(0, "2Gi", "2Gi", corev1.ClaimBound)},
+		Backups: []databasev1alpha1.DatabaseBackup{backup("orders-cold", databasev1alpha1.BackupOffline, databasev1alpha1.BackupRunning, 6*time.Second)},
+	}
+}
+
+func TestRender(t *testing.T) {
+	for name, state := range map[string]*clusterState{
+		"degraded": degraded(), "hibernated": hibernatedState(), "created": created(), "offline": offline(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := render(&out, state, now); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "status-"+name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if got := out.String(); got != string(want) {
+				t.Errorf("status of %s differs from %s (run with -update to accept):\n--- got\n%s--- want\n%s", name, golden, got, want)
+			}
+		})
+	}
+}
