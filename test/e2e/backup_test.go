@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -339,3 +340,209 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 		}).Should(Succeed())
 	})
 })
+
+// A clone into another namespace: the backup's namespace allows it (restoreAllowedNamespaces),
+// the operator copies each snapshot into the cluster's namespace (a pre-provisioned content on
+// the same handle, Retain) and restores the claims from the copies; the source is only read.
+var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
+	const (
+		source  = "e2e-clone-a"
+		allowed = "e2e-clone-b"
+		refused = "e2e-clone-c"
+	)
+	var (
+		dc     *databasev1alpha1.DatabaseCluster
+		backup *databasev1alpha1.DatabaseBackup
+		// before is what the source backup, its snapshots and their contents were before any
+		// clone.
+		before sourceState
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		for _, ns := range []string{source, allowed, refused} {
+			Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		}
+		dc = &databasev1alpha1.DatabaseCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: source},
+			Spec: databasev1alpha1.DatabaseClusterSpec{
+				Replicas: ptr.To[int32](3),
+				Image:    "registry.example.com/db:1.0",
+				Storage:  databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("10m"),
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue())
+		}).Should(Succeed())
+		backup = &databasev1alpha1.DatabaseBackup{
+			ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: source},
+			Spec:       databasev1alpha1.DatabaseBackupSpec{ClusterName: dc.Name, RestoreAllowedNamespaces: []string{allowed}},
+		}
+		Expect(k8s.Create(ctx, backup)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(backup), backup)).To(Succeed())
+			g.Expect(backup.Status.Phase).To(Equal(databasev1alpha1.BackupCompleted), "conditions: %v", backup.Status.Conditions)
+		}).Should(Succeed())
+		before = readSourceState(ctx, backup)
+		Expect(before.contents).To(HaveLen(3))
+	})
+
+	// cloneIn is the source cluster's spec under the same name in namespace, bootstrapped from the
+	// source backup.
+	cloneIn := func(namespace string) *databasev1alpha1.DatabaseCluster {
+		c := &databasev1alpha1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: dc.Name, Namespace: namespace}, Spec: *dc.Spec.DeepCopy()}
+		c.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: backup.Name, Namespace: source}}
+		return c
+	}
+	// copiesIn lists the snapshot copies of a clone in namespace.
+	copiesIn := func(ctx SpecContext, g Gomega, c *databasev1alpha1.DatabaseCluster) []snapshotv1.VolumeSnapshot {
+		var snaps snapshotv1.VolumeSnapshotList
+		g.Expect(k8s.List(ctx, &snaps, client.InNamespace(c.Namespace))).To(Succeed())
+		return snaps.Items
+	}
+
+	It("restores into another namespace under the same name, from copies of the snapshots, and leaves the source as it was", func(ctx SpecContext) {
+		clone := cloneIn(allowed)
+		began := time.Now()
+		Expect(k8s.Create(ctx, clone)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(clone.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue(),
+				"conditions: %v", clone.Status.Conditions)
+		}).Should(Succeed())
+		AddReportEntry("clone of 3 members into another namespace → Available", time.Since(began).Round(time.Millisecond).String())
+		Expect(clone.Status.RestoredFromBackup).To(Equal(source + "/nightly"))
+		for i := range int32(3) {
+			claim := &corev1.PersistentVolumeClaim{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: allowed, Name: clone.ClaimName(i)}, claim)).To(Succeed())
+			Expect(claim.Spec.DataSourceRef).To(Equal(&corev1.TypedObjectReference{
+				APIGroup: ptr.To("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: fmt.Sprintf("orders-restore-%d", i),
+			}))
+			Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound))
+			pv := &corev1.PersistentVolume{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: claim.Spec.VolumeName}, pv)).To(Succeed())
+			Expect(pv.Annotations).To(HaveKeyWithValue(csisim.AnnRestoredFromSnapshot, fmt.Sprintf("%s/orders-restore-%d", allowed, i)),
+				"member %d's volume was provisioned from its copy", i)
+			Expect(pv.Annotations).To(HaveKeyWithValue(csisim.AnnRestoredFromSnapshotHandle, before.handles[i]),
+				"member %d's copy is of its own snapshot in %s", i, source)
+		}
+		Expect(restoredEvents(ctx, clone)).To(ContainElement(
+			"Restored: Restored the member claims from the snapshots of DatabaseBackup " + source + "/nightly"))
+
+		// The copies go once the claims are bound; Retain keeps the data of the source.
+		Eventually(func(g Gomega) {
+			g.Expect(copiesIn(ctx, g, clone)).To(BeEmpty(), "the snapshot copies are deleted")
+			for i := range int32(3) {
+				err := k8s.Get(ctx, client.ObjectKey{Name: clone.RestoreContentName(i)}, &snapshotv1.VolumeSnapshotContent{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "content copy %s: %v", clone.RestoreContentName(i), err)
+			}
+		}).Should(Succeed())
+		AddReportEntry("clone created → snapshot copies deleted", time.Since(began).Round(time.Millisecond).String())
+		Expect(restoredEvents(ctx, clone)).To(ContainElement(HavePrefix("Removed: Deleted VolumeSnapshotContent dbc-restore-")))
+		Expect(readSourceState(ctx, backup)).To(Equal(before), "the source backup, its snapshots and contents are unchanged")
+	})
+
+	It("refuses a namespace the backup does not allow, creates nothing, and restores once the backup allows it", func(ctx SpecContext) {
+		clone := cloneIn(refused)
+		Expect(k8s.Create(ctx, clone)).To(Succeed())
+		want := "restore refused: DatabaseBackup nightly in namespace " + source + " does not exist or does not allow restores into namespace " +
+			refused + ": add " + refused + " to spec.restoreAllowedNamespaces of DatabaseBackup nightly in namespace " + source
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
+			degraded := meta.FindStatusCondition(clone.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			g.Expect(degraded).NotTo(BeNil())
+			g.Expect([]string{string(degraded.Status), degraded.Reason, degraded.Message}).To(Equal(
+				[]string{"True", databasev1alpha1.ReasonRestoreRefused, want}))
+		}).Should(Succeed())
+		Expect(clone.Status.RestoredFromBackup).To(BeEmpty())
+		Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: refused, Name: clone.Name}, &appsv1.StatefulSet{}))).To(BeTrue(), "no StatefulSet")
+		var claims corev1.PersistentVolumeClaimList
+		Expect(k8s.List(ctx, &claims, client.InNamespace(refused))).To(Succeed())
+		Expect(claims.Items).To(BeEmpty(), "no claim")
+		Eventually(func(g Gomega) { g.Expect(copiesIn(ctx, g, clone)).To(BeEmpty()) }).Should(Succeed(), "no snapshot copy")
+		for i := range int32(3) {
+			err := k8s.Get(ctx, client.ObjectKey{Name: clone.RestoreContentName(i)}, &snapshotv1.VolumeSnapshotContent{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no content copy %s", clone.RestoreContentName(i))
+		}
+		Expect(readSourceState(ctx, backup)).To(Equal(before), "the source is untouched")
+
+		// The owner of the data allows it: the refused clone is tried again and restored.
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(backup), backup)).To(Succeed())
+		patch := client.MergeFrom(backup.DeepCopy())
+		backup.Spec.RestoreAllowedNamespaces = append(backup.Spec.RestoreAllowedNamespaces, refused)
+		Expect(k8s.Patch(ctx, backup, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
+			g.Expect(clone.Status.RestoredFromBackup).To(Equal(source + "/nightly"))
+			g.Expect(meta.IsStatusConditionTrue(clone.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue(),
+				"conditions: %v", clone.Status.Conditions)
+			g.Expect(copiesIn(ctx, g, clone)).To(BeEmpty(), "the snapshot copies are deleted")
+		}).WithTimeout(time.Minute).Should(Succeed())
+		after := readSourceState(ctx, backup)
+		Expect(after.backupSpec.RestoreAllowedNamespaces).To(Equal([]string{allowed, refused}))
+		after.backupSpec.RestoreAllowedNamespaces = before.backupSpec.RestoreAllowedNamespaces
+		after.backupStatus.ObservedGeneration = before.backupStatus.ObservedGeneration
+		Expect(after).To(Equal(before), "only the field the test changed")
+	})
+})
+
+// sourceState is what a clone must never change: the backup's spec and status, and its
+// snapshots' and their contents' metadata that matters, spec and status.
+type sourceState struct {
+	backupSpec   databasev1alpha1.DatabaseBackupSpec
+	backupStatus databasev1alpha1.DatabaseBackupStatus
+	snapshots    []snapshotState
+	contents     []contentState
+	// handles are the snapshot handles by member ordinal.
+	handles []string
+}
+
+type snapshotState struct {
+	UID         types.UID
+	Labels      map[string]string
+	Finalizers  []string
+	Owners      []metav1.OwnerReference
+	DeletedAt   *metav1.Time
+	Spec        snapshotv1.VolumeSnapshotSpec
+	ReadyToUse  bool
+	BoundTo     string
+	RestoreSize string
+}
+
+type contentState struct {
+	UID        types.UID
+	Finalizers []string
+	DeletedAt  *metav1.Time
+	Spec       snapshotv1.VolumeSnapshotContentSpec
+	Status     snapshotv1.VolumeSnapshotContentStatus
+}
+
+// readSourceState reads the backup, its snapshots and their contents.
+func readSourceState(ctx SpecContext, b *databasev1alpha1.DatabaseBackup) sourceState {
+	GinkgoHelper()
+	current := &databasev1alpha1.DatabaseBackup{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), current)).To(Succeed())
+	s := sourceState{backupSpec: current.Spec, backupStatus: current.Status}
+	for _, m := range current.Status.Members {
+		snap := &snapshotv1.VolumeSnapshot{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: m.VolumeSnapshotName}, snap)).To(Succeed())
+		Expect(snap.Status).NotTo(BeNil())
+		s.snapshots = append(s.snapshots, snapshotState{
+			UID: snap.UID, Labels: snap.Labels, Finalizers: snap.Finalizers, Owners: snap.OwnerReferences, DeletedAt: snap.DeletionTimestamp,
+			Spec: snap.Spec, ReadyToUse: ptr.Deref(snap.Status.ReadyToUse, false),
+			BoundTo: ptr.Deref(snap.Status.BoundVolumeSnapshotContentName, ""), RestoreSize: snap.Status.RestoreSize.String(),
+		})
+		content := &snapshotv1.VolumeSnapshotContent{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: ptr.Deref(snap.Status.BoundVolumeSnapshotContentName, "")}, content)).To(Succeed())
+		Expect(content.Status).NotTo(BeNil())
+		s.contents = append(s.contents, contentState{
+			UID: content.UID, Finalizers: content.Finalizers, DeletedAt: content.DeletionTimestamp, Spec: content.Spec, Status: *content.Status,
+		})
+		s.handles = append(s.handles, ptr.Deref(content.Status.SnapshotHandle, ""))
+	}
+	return s
+}
