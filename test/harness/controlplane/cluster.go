@@ -85,9 +85,10 @@ type Options struct {
 	// NoSimulatedNodes starts no kwok and creates no simulated nodes; Start then does not wait
 	// for nodes.
 	NoSimulatedNodes bool
-	// LocalVolumeDir, when set, makes the simulated CSI driver provision "local" volumes, a
-	// directory LocalVolumeDir/<volume name> made on the host, which a real kubelet on the same
-	// host mounts; otherwise volumes are CSI volumes nothing mounts.
+	// LocalVolumeDir, when set, runs the simulated CSI driver in directory mode (csisim
+	// Config.LocalDir): each volume's data is the directory LocalVolumeDir/<volume handle> on the
+	// host, which the driver's node plugin mounts for a real kubelet on the same host, and
+	// snapshots copy it; otherwise volumes are CSI volumes nothing mounts.
 	LocalVolumeDir string
 }
 

@@ -1,4 +1,4 @@
-package csisim
+package csisim_test
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed1b407122/database-operator/test/harness/csisim"
 )
 
 // TestCopyTree: a copy keeps contents, modes, owners (as root), symlinks and modification
@@ -19,8 +21,8 @@ func TestCopyTree(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "pvc-a")
 	writeTree(t, src)
-	dst := snapshotDirectory(dir, "snap-1")
-	if err := copyTree(src, dst); err != nil {
+	dst := csisim.SnapshotDirectory(dir, "snap-1")
+	if err := csisim.CopyTree(src, dst); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := describeTree(t, dst), describeTree(t, src); !slices.Equal(got, want) {
@@ -34,7 +36,7 @@ func TestCopyTree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "later"), []byte("after the snapshot"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyTree(src, dst); err != nil {
+	if err := csisim.CopyTree(src, dst); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dst, "later")); !errors.Is(err, os.ErrNotExist) {
@@ -42,7 +44,7 @@ func TestCopyTree(t *testing.T) {
 	}
 
 	missing := filepath.Join(dir, "pvc-missing-copy")
-	if err := copyTree(filepath.Join(dir, "pvc-missing"), missing); err == nil {
+	if err := csisim.CopyTree(filepath.Join(dir, "pvc-missing"), missing); err == nil {
 		t.Fatal("copying a missing directory succeeded")
 	}
 	for _, path := range []string{missing, missing + ".partial"} {
@@ -50,10 +52,10 @@ func TestCopyTree(t *testing.T) {
 			t.Fatalf("a failed copy left %s: %v", path, err)
 		}
 	}
-	if err := removeTree(dst); err != nil {
+	if err := csisim.RemoveTree(dst); err != nil {
 		t.Fatal(err)
 	}
-	if err := removeTree(dst); err != nil {
+	if err := csisim.RemoveTree(dst); err != nil {
 		t.Fatalf("removing a removed copy: %v", err)
 	}
 }

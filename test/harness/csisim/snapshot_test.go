@@ -45,6 +45,12 @@ type env struct {
 // default StorageClass, a 3Gi source volume of the driver and the driver itself.
 func startEnv(t *testing.T) *env {
 	t.Helper()
+	return startEnvIn(t, "")
+}
+
+// startEnvIn is startEnv with the driver in directory mode when localDir is set.
+func startEnvIn(t *testing.T, localDir string) *env {
+	t.Helper()
 	g := NewWithT(t)
 	dir := os.Getenv("SNAPSHOT_ENV_DIR")
 	if dir == "" {
@@ -78,7 +84,7 @@ func startEnv(t *testing.T) *env {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	runCtx, cancel := context.WithCancel(context.Background())
-	done, err := csisim.Start(runCtx, csisim.Config{Client: e.kube, Snapshots: e.snaps, Logf: t.Logf})
+	done, err := csisim.Start(runCtx, csisim.Config{Client: e.kube, Snapshots: e.snaps, LocalDir: localDir, Logf: t.Logf})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { cancel(); <-done })
 	return e

@@ -2,8 +2,10 @@
 
 // Package realnode runs one real Kubernetes node next to the local control plane of
 // test/harness/controlplane: Debian's containerd with runc and the CNI bridge plugin, a kubelet and
-// kube-proxy built from hack/node, and CoreDNS as the cluster DNS. Containers really run;
-// images come from tarballs imported into containerd (nothing can be pulled here).
+// kube-proxy built from hack/node, the simulated CSI driver's node plugin, and CoreDNS as the
+// cluster DNS. Containers really run; images come from tarballs imported into containerd
+// (nothing can be pulled here). Volumes are directories of the work directory that the CSI node
+// plugin mounts into pods; their snapshots are copies of them (package csisim, directory mode).
 //
 // The node needs root and changes the host: a bridge (BridgeName, NodeIP), ip_forward,
 // iptables chains, network namespaces, mounts and cgroups. Stop deletes every pod while the
@@ -24,12 +26,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
+	"github.com/seed1b407122/database-operator/test/harness/csisim"
 	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
@@ -65,6 +69,7 @@ type Node struct {
 	host    *hostState
 	kubelet *proc.Process
 	procs   []*proc.Process // containerd, kubelet, kube-proxy, in start order
+	csi     *csisim.NodePlugin
 	log     io.Writer
 	stopped func() error // stop, run once: see Stop
 }
@@ -140,7 +145,7 @@ func (n *Node) startControlPlane(ctx context.Context, opts Options) error {
 		CRDDirectoryPaths: opts.CRDDirectoryPaths,
 		Log:               opts.Log,
 		NoSimulatedNodes:  true,
-		LocalVolumeDir:    filepath.Join(n.dir, "volumes"),
+		LocalVolumeDir:    n.volumeDir(),
 		ConfigureAPIServer: func(s *envtest.APIServer) error {
 			s.Address = NodeIP
 			s.Port = itoa(port)
@@ -219,6 +224,9 @@ func (n *Node) startKubelet(ctx context.Context, binDir string) error {
 	if n.kubelet, err = n.startProc("kubelet", filepath.Join(binDir, "kubelet"), kubeletArgs(dir, config, kubeconfig)...); err != nil {
 		return err
 	}
+	if err := n.startCSINodePlugin(ctx, filepath.Join(dir, "root")); err != nil {
+		return err
+	}
 	return n.waitFor(ctx, "node "+NodeName+" Ready", func(ctx context.Context) (bool, error) {
 		var node corev1.Node
 		if err := n.Client().Get(ctx, client.ObjectKey{Name: NodeName}, &node); err != nil {
@@ -227,6 +235,34 @@ func (n *Node) startKubelet(ctx context.Context, binDir string) error {
 		for _, c := range node.Status.Conditions {
 			if c.Type == corev1.NodeReady {
 				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// volumeDir holds the volumes' directories and their snapshots' copies.
+func (n *Node) volumeDir() string { return filepath.Join(n.dir, "volumes") }
+
+// startCSINodePlugin serves the simulated CSI driver's node plugin under the kubelet's root
+// directory and waits until the kubelet has registered it (the CSINode object lists the driver):
+// before that the kubelet cannot mount the driver's volumes.
+func (n *Node) startCSINodePlugin(ctx context.Context, kubeletRoot string) error {
+	var err error
+	n.csi, err = csisim.StartNodePlugin(csisim.NodePluginConfig{
+		NodeID: NodeName, VolumeDir: n.volumeDir(), KubeletRootDir: kubeletRoot, Logf: n.printf,
+	})
+	if err != nil {
+		return err
+	}
+	return n.waitFor(ctx, "CSI driver "+csisim.ProvisionerName+" registered", func(ctx context.Context) (bool, error) {
+		var csiNode storagev1.CSINode
+		if err := n.Client().Get(ctx, client.ObjectKey{Name: NodeName}, &csiNode); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		for _, d := range csiNode.Spec.Drivers {
+			if d.Name == csisim.ProvisionerName {
+				return d.NodeID == NodeName, nil
 			}
 		}
 		return false, nil
@@ -301,8 +337,8 @@ func (n *Node) waitFor(ctx context.Context, what string, done func(context.Conte
 	return nil
 }
 
-// Stop deletes every pod while the kubelet runs, stops kube-proxy, the kubelet, containerd and
-// the control plane, and restores the host. It is idempotent.
+// Stop deletes every pod while the kubelet runs, stops the CSI node plugin, kube-proxy, the
+// kubelet, containerd and the control plane, and restores the host. It is idempotent.
 func (n *Node) Stop() error { return n.stopped() }
 
 func (n *Node) stop() error {
@@ -310,6 +346,10 @@ func (n *Node) stop() error {
 	var errs []error
 	if n.Cluster != nil && n.kubeletRunning() {
 		errs = append(errs, n.drain())
+	}
+	// After the drain: the kubelet unpublished every volume of the deleted pods.
+	if n.csi != nil {
+		errs = append(errs, n.csi.Stop())
 	}
 	errs = append(errs, proc.StopAll(n.procs))
 	killShims(filepath.Join(n.dir, "containerd"))
