@@ -32,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 	"github.com/seed1b407122/database-operator/controllers/operator"
@@ -88,7 +87,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) Phases(ctx context.Context, b *databasev1alpha1.DatabaseBackup) (ctrl.Result, error) {
 	if finished(b.Status.Phase) {
 		// A finished backup holds no cluster; this releases one a failed write left held.
-		opmetrics.RecordConditions(kind, b.Namespace, b.Name, b.Status.Conditions)
 		return ctrl.Result{}, r.release(ctx, b)
 	}
 	obs := r.observe(ctx, b)
@@ -97,7 +95,6 @@ func (r *Reconciler) Phases(ctx context.Context, b *databasev1alpha1.DatabaseBac
 	if obs.holding && (finished(b.Status.Phase) || allCut(obs.snapshots)) {
 		err = errors.Join(err, r.release(ctx, b))
 	}
-	opmetrics.RecordConditions(kind, b.Namespace, b.Name, b.Status.Conditions)
 	if obs.retryAfter > 0 {
 		return ctrl.Result{RequeueAfter: obs.retryAfter}, err
 	}
@@ -120,9 +117,9 @@ func (r *Reconciler) Finalize(ctx context.Context, b *databasev1alpha1.DatabaseB
 	return ctrl.Result{}, patch.RemoveFinalizer(ctx, r.Client, b, databasev1alpha1.BackupFinalizer)
 }
 
-// ForgetMetrics removes the series of a DatabaseBackup that is gone.
-func (r *Reconciler) ForgetMetrics(namespace, name string) {
-	opmetrics.Forget(kind, namespace, name)
+// Conditions are the conditions of b's status.
+func (r *Reconciler) Conditions(b *databasev1alpha1.DatabaseBackup) []metav1.Condition {
+	return b.Status.Conditions
 }
 
 // SetupWithManager registers the controller and its watches: the backups (their spec is

@@ -100,7 +100,6 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
 	dc.Status = computeStatus(dc, obs)
-	opmetrics.RecordConditions(kind, dc.Namespace, dc.Name, dc.Status.Conditions)
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
 	if IsRestoreRefused(obs.err) {
 		// Not an error to back off from: Degraded says what to do, and the backup may become
@@ -114,9 +113,14 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 // (see Finalize).
 func (r *Reconciler) Finalizer() string { return databasev1alpha1.Finalizer }
 
-// ForgetMetrics removes the series of a cluster that is gone or being deleted.
+// Conditions are the conditions of dc's status.
+func (r *Reconciler) Conditions(dc *databasev1alpha1.DatabaseCluster) []metav1.Condition {
+	return dc.Status.Conditions
+}
+
+// ForgetMetrics removes the replica series of a cluster that is gone or being deleted; the
+// skeleton forgets its conditions.
 func (r *Reconciler) ForgetMetrics(namespace, name string) {
-	opmetrics.Forget(kind, namespace, name)
 	opmetrics.ForgetReplicas(namespace, name)
 }
 

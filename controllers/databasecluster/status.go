@@ -175,19 +175,9 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 
 // setPausedCondition: True while spec.paused holds every child as it is.
 func setPausedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster) {
-	cond := metav1.Condition{
-		Type:               databasev1alpha1.ConditionPaused,
-		Status:             metav1.ConditionFalse,
-		Reason:             databasev1alpha1.ReasonNotPaused,
-		Message:            "changes to the spec are applied",
-		ObservedGeneration: dc.Generation,
-	}
-	if dc.Spec.Paused {
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = databasev1alpha1.ReasonPausedByUser
-		cond.Message = "spec.paused is true: no child is changed until it is false"
-	}
-	meta.SetStatusCondition(conditions, cond)
+	child.SetSwitchCondition(conditions, dc.Generation, databasev1alpha1.ConditionPaused, dc.Spec.Paused,
+		child.Said{Reason: databasev1alpha1.ReasonPausedByUser, Message: "spec.paused is true: no child is changed until it is false"},
+		child.Said{Reason: databasev1alpha1.ReasonNotPaused, Message: "changes to the spec are applied"})
 }
 
 // stoppedBy says why a stopped cluster is stopped: spec.hibernated, or the Offline backup that

@@ -21,12 +21,12 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 )
@@ -61,14 +61,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) Phases(ctx context.Context, e *echov1alpha1.Echo) (ctrl.Result, error) {
 	obs := r.reconcileJob(ctx, e)
 	e.Status = computeStatus(e, obs)
-	opmetrics.RecordConditions(kind, e.Namespace, e.Name, e.Status.Conditions)
 	return ctrl.Result{}, skeleton.TerminalIf(obs.err, apierrors.IsInvalid)
 }
 
-// ForgetMetrics removes the series of an Echo that is gone.
-func (r *Reconciler) ForgetMetrics(namespace, name string) {
-	opmetrics.Forget(kind, namespace, name)
-}
+// Conditions are the conditions of e's status.
+func (r *Reconciler) Conditions(e *echov1alpha1.Echo) []metav1.Condition { return e.Status.Conditions }
 
 // SetupWithManager registers the controller and its watches. The spec of an Echo is immutable,
 // so only its creation (and a generation change, should one happen) triggers a reconcile, plus

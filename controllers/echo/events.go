@@ -37,9 +37,7 @@ const (
 // of a finished Echo never changes again, so each end is told once.
 func (r *Reconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.Echo) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "phase", after.Status.Phase, "job", after.Status.JobName)
-	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, echov1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
-	}
+	child.WarnConflictBegan(r.Recorder, after, before.Status.Conditions, after.Status.Conditions)
 	if before.Status.Phase == after.Status.Phase {
 		return
 	}

@@ -21,13 +21,13 @@ import (
 	"context"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 )
@@ -65,16 +65,15 @@ func (r *Reconciler) Phases(ctx context.Context, s *databasev1alpha1.ScheduledDa
 	result := r.reconcileRun(ctx, s, &obs)
 	r.reconcileRetention(ctx, s, &obs)
 	s.Status = computeStatus(s, obs)
-	opmetrics.RecordConditions(kind, s.Namespace, s.Name, s.Status.Conditions)
 	if obs.scheduleErr != nil {
 		return ctrl.Result{}, skeleton.TerminalIf(obs.scheduleErr, func(error) bool { return true })
 	}
 	return result, obs.err
 }
 
-// ForgetMetrics removes the series of a ScheduledDatabaseBackup that is gone.
-func (r *Reconciler) ForgetMetrics(namespace, name string) {
-	opmetrics.Forget(kind, namespace, name)
+// Conditions are the conditions of s's status.
+func (r *Reconciler) Conditions(s *databasev1alpha1.ScheduledDatabaseBackup) []metav1.Condition {
+	return s.Status.Conditions
 }
 
 // now reads the Reconciler's clock.

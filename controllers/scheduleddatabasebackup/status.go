@@ -86,34 +86,18 @@ func setReadyCondition(conditions *[]metav1.Condition, s *databasev1alpha1.Sched
 
 // setSuspendedCondition: True while spec.suspend is true.
 func setSuspendedCondition(conditions *[]metav1.Condition, s *databasev1alpha1.ScheduledDatabaseBackup) {
-	cond := metav1.Condition{
-		Type:               databasev1alpha1.ConditionSuspended,
-		Status:             metav1.ConditionFalse,
-		Reason:             databasev1alpha1.ReasonNotSuspended,
-		Message:            "new runs start on schedule",
-		ObservedGeneration: s.Generation,
-	}
-	if s.Spec.Suspend {
-		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonSuspendedByUser
-		cond.Message = "spec.suspend is true: no new run starts; retention still applies"
-	}
-	meta.SetStatusCondition(conditions, cond)
+	child.SetSwitchCondition(conditions, s.Generation, databasev1alpha1.ConditionSuspended, s.Spec.Suspend,
+		child.Said{Reason: databasev1alpha1.ReasonSuspendedByUser, Message: "spec.suspend is true: no new run starts; retention still applies"},
+		child.Said{Reason: databasev1alpha1.ReasonNotSuspended, Message: "new runs start on schedule"})
 }
 
 // StatusWritten logs the write, and warns once when a run's name turns out to be held by another
 // backup or the schedule turns out invalid.
 func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev1alpha1.ScheduledDatabaseBackup) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "lastBackup", after.Status.LastBackupName)
-	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, databasev1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
+	child.WarnConflictBegan(r.Recorder, after, before.Status.Conditions, after.Status.Conditions)
+	now := child.Changed(before.Status.Conditions, after.Status.Conditions, databasev1alpha1.ConditionScheduleReady)
+	if now != nil && now.Reason == databasev1alpha1.ReasonInvalidSchedule {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventInvalidSchedule, "Reconcile", "%s", now.Message)
 	}
-	now := meta.FindStatusCondition(after.Status.Conditions, databasev1alpha1.ConditionScheduleReady)
-	if now == nil || now.Reason != databasev1alpha1.ReasonInvalidSchedule {
-		return
-	}
-	if was := meta.FindStatusCondition(before.Status.Conditions, databasev1alpha1.ConditionScheduleReady); was != nil &&
-		was.Reason == now.Reason && was.Message == now.Message {
-		return
-	}
-	r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventInvalidSchedule, "Reconcile", "%s", now.Message)
 }

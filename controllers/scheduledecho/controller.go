@@ -20,12 +20,12 @@ import (
 	"context"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 )
@@ -61,13 +61,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) Phases(ctx context.Context, s *echov1alpha1.ScheduledEcho) (ctrl.Result, error) {
 	obs := r.reconcileCronJob(ctx, s)
 	s.Status = computeStatus(s, obs)
-	opmetrics.RecordConditions(kind, s.Namespace, s.Name, s.Status.Conditions)
 	return ctrl.Result{}, skeleton.TerminalIf(obs.err, isTerminal)
 }
 
-// ForgetMetrics removes the series of a ScheduledEcho that is gone.
-func (r *Reconciler) ForgetMetrics(namespace, name string) {
-	opmetrics.Forget(kind, namespace, name)
+// Conditions are the conditions of s's status.
+func (r *Reconciler) Conditions(s *echov1alpha1.ScheduledEcho) []metav1.Condition {
+	return s.Status.Conditions
 }
 
 // SetupWithManager registers the controller and its watches: spec changes of ScheduledEchos,

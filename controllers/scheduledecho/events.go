@@ -18,7 +18,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -46,20 +45,12 @@ var rejections = map[string]string{
 // pass.
 func (r *Reconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.ScheduledEcho) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "cronJob", after.Status.CronJobName)
-	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, echov1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
-	}
-	now := meta.FindStatusCondition(after.Status.Conditions, echov1alpha1.ConditionReady)
+	child.WarnConflictBegan(r.Recorder, after, before.Status.Conditions, after.Status.Conditions)
+	now := child.Changed(before.Status.Conditions, after.Status.Conditions, echov1alpha1.ConditionReady)
 	if now == nil || now.Status != metav1.ConditionFalse {
 		return
 	}
-	reason, ok := rejections[now.Reason]
-	if !ok {
-		return
+	if reason, ok := rejections[now.Reason]; ok {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", now.Message)
 	}
-	if was := meta.FindStatusCondition(before.Status.Conditions, echov1alpha1.ConditionReady); was != nil &&
-		was.Reason == now.Reason && was.Message == now.Message {
-		return
-	}
-	r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", now.Message)
 }

@@ -82,17 +82,7 @@ func setSuspendedCondition(conditions *[]metav1.Condition, s *echov1alpha1.Sched
 	if cj != nil {
 		suspended = ptr.Deref(cj.Spec.Suspend, false)
 	}
-	cond := metav1.Condition{
-		Type:               echov1alpha1.ConditionSuspended,
-		Status:             metav1.ConditionFalse,
-		Reason:             echov1alpha1.ReasonActive,
-		Message:            "new runs start on schedule",
-		ObservedGeneration: s.Generation,
-	}
-	if suspended {
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = echov1alpha1.ReasonSuspended
-		cond.Message = "spec.suspend is true: no new run starts"
-	}
-	meta.SetStatusCondition(conditions, cond)
+	child.SetSwitchCondition(conditions, s.Generation, echov1alpha1.ConditionSuspended, suspended,
+		child.Said{Reason: echov1alpha1.ReasonSuspended, Message: "spec.suspend is true: no new run starts"},
+		child.Said{Reason: echov1alpha1.ReasonActive, Message: "new runs start on schedule"})
 }

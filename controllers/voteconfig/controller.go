@@ -35,7 +35,6 @@ import (
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
-	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 )
@@ -75,7 +74,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) Phases(ctx context.Context, vc *votingv1alpha1.VoteConfig) (ctrl.Result, error) {
 	obs := r.reconcileChildren(ctx, vc)
 	vc.Status = computeStatus(vc, obs, metav1.Now())
-	opmetrics.RecordConditions(kind, vc.Namespace, vc.Name, vc.Status.Conditions)
 	return ctrl.Result{}, errors.Join(obs.configMapErr, obs.targetErr)
 }
 
@@ -99,9 +97,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, vc *votingv1alpha1.V
 	return obs
 }
 
-// ForgetMetrics removes the series of a VoteConfig that is gone or being deleted.
-func (r *Reconciler) ForgetMetrics(namespace, name string) {
-	opmetrics.Forget(kind, namespace, name)
+// Conditions are the conditions of vc's status.
+func (r *Reconciler) Conditions(vc *votingv1alpha1.VoteConfig) []metav1.Condition {
+	return vc.Status.Conditions
 }
 
 // SetupWithManager registers the controller, its watches and the index of VoteConfigs by target.

@@ -50,9 +50,7 @@ func (r *Reconciler) recordConfigMap(vc *votingv1alpha1.VoteConfig, result child
 // missing or is found. A VoteConfig without a target is told nothing about it.
 func (r *Reconciler) StatusWritten(ctx context.Context, before, after *votingv1alpha1.VoteConfig) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "configMap", after.Status.ConfigMapName)
-	if message, began := child.ConflictBegan(before.Status.Conditions, after.Status.Conditions); began {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, votingv1alpha1.ReasonChildConflict, "Reconcile", "%s", message)
-	}
+	child.WarnConflictBegan(r.Recorder, after, before.Status.Conditions, after.Status.Conditions)
 	now := meta.FindStatusCondition(after.Status.Conditions, votingv1alpha1.ConditionTargetFound)
 	if now == nil || now.Reason == votingv1alpha1.ReasonNoTarget {
 		return

@@ -14,22 +14,28 @@
 
 // Package skeleton is the reconcile skeleton every controller shares: get (a resource that is
 // gone ends the reconcile) → deletion first → finalizer → the kind's ordered phases → the status
-// they observed, written once by merge patch and only when it changed. A controller plugs in only
-// what is its own: its phases, its finalizer path, what it tells when its status changed.
+// they observed, written once by merge patch and only when it changed. The conditions of every
+// resource are recorded in the operator's metrics after its phases and forgotten once it is gone
+// or being deleted. A controller plugs in only what is its own: its phases, its finalizer path,
+// what it tells when its status changed.
 package skeleton
 
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
 
@@ -42,13 +48,20 @@ type Object[T any] interface {
 // Kind is what a controller plugs into Reconcile for its resources of type T.
 type Kind[T Object[T]] interface {
 	// Phases bring the children of obj in line with its spec, in order, and set the status of
-	// obj to what they observed, also in the operator's metrics. They return what the reconcile
-	// returns.
+	// obj to what they observed. They return what the reconcile returns.
 	Phases(ctx context.Context, obj T) (ctrl.Result, error)
+	// Conditions are the conditions of obj's status, which Reconcile records in the operator's
+	// metrics after the phases.
+	Conditions(obj T) []metav1.Condition
 	// StatusWritten tells what a status write changed: before and after are the resource around
 	// it. It is called only when the status changed, so that each transition is told once.
 	StatusWritten(ctx context.Context, before, after T)
-	// ForgetMetrics removes the series of a resource that is gone or being deleted.
+}
+
+// MoreMetrics is a Kind with series of its own beyond the conditions, e.g. the replicas of a
+// DatabaseCluster.
+type MoreMetrics interface {
+	// ForgetMetrics removes those series of a resource that is gone or being deleted.
 	ForgetMetrics(namespace, name string)
 }
 
@@ -68,15 +81,19 @@ type Finalizing[T Object[T]] interface {
 // only when it changed, with the resourceVersion of the object read (see patch.Status); the
 // patch's error joins the phases' own.
 func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Request, obj T, k Kind[T]) (ctrl.Result, error) {
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("naming the kind of %s: %w", req, err)
+	}
 	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			k.ForgetMetrics(req.Namespace, req.Name)
+			forgetMetrics(gvk.Kind, req, k)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if f, ok := k.(Finalizing[T]); ok {
 		if !obj.GetDeletionTimestamp().IsZero() {
-			k.ForgetMetrics(req.Namespace, req.Name)
+			forgetMetrics(gvk.Kind, req, k)
 			return f.Finalize(ctx, obj)
 		}
 		if err := patch.AddFinalizer(ctx, c, obj, f.Finalizer()); err != nil {
@@ -85,11 +102,21 @@ func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Reque
 	}
 	original := obj.DeepCopy()
 	result, err := k.Phases(ctx, obj)
+	opmetrics.RecordConditions(gvk.Kind, obj.GetNamespace(), obj.GetName(), k.Conditions(obj))
 	written, patchErr := patch.Status(ctx, c, original, obj)
 	if written {
 		k.StatusWritten(ctx, original, obj)
 	}
 	return result, errors.Join(err, patchErr)
+}
+
+// forgetMetrics removes the series of the resource req names, of kind kind, that is gone or being
+// deleted: its conditions, and the series of its own that k has.
+func forgetMetrics(kind string, req ctrl.Request, k any) {
+	opmetrics.Forget(kind, req.Namespace, req.Name)
+	if more, ok := k.(MoreMetrics); ok {
+		more.ForgetMetrics(req.Namespace, req.Name)
+	}
 }
 
 // TerminalIf marks err as terminal (reconcile.TerminalError) when permanent says that retrying

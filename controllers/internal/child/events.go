@@ -1,0 +1,45 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package child
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+)
+
+// WarnConflictBegan records one warning event ChildConflict on obj, with the condition's message,
+// when the Degraded condition turned True between the status before and after a write (see
+// ConflictBegan).
+func WarnConflictBegan(rec events.EventRecorder, obj runtime.Object, before, after []metav1.Condition) {
+	if message, began := ConflictBegan(before, after); began {
+		rec.Eventf(obj, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile", "%s", message)
+	}
+}
+
+// Changed returns the condition conditionType of after when its reason or message differs from
+// that of before (or before had none), so that what it says is told once; nil otherwise.
+func Changed(before, after []metav1.Condition, conditionType string) *metav1.Condition {
+	now := meta.FindStatusCondition(after, conditionType)
+	if now == nil {
+		return nil
+	}
+	if was := meta.FindStatusCondition(before, conditionType); was != nil && was.Reason == now.Reason && was.Message == now.Message {
+		return nil
+	}
+	return now
+}
