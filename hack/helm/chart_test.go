@@ -519,12 +519,12 @@ func generatedRules(t *testing.T) []rbacv1.PolicyRule {
 }
 
 // splitByScope splits rules into those on namespaced resources and those on the cluster-scoped
-// storageclasses and volumesnapshotclasses, as the chart's namespaced mode does.
+// storageclasses, volumesnapshotclasses and volumesnapshotcontents, as the chart's namespaced mode does.
 func splitByScope(rules []rbacv1.PolicyRule) (namespaced, clusterScoped []rbacv1.PolicyRule) {
 	for _, r := range rules {
 		var n, c []string
 		for _, res := range r.Resources {
-			if res == "storageclasses" || res == "volumesnapshotclasses" {
+			if res == "storageclasses" || res == "volumesnapshotclasses" || res == "volumesnapshotcontents" {
 				c = append(c, res)
 			} else {
 				n = append(n, res)
@@ -595,7 +595,10 @@ func TestManagerRBACNamespaced(t *testing.T) {
 		t.Errorf("ClusterRoles\n got: %v\nwant: %v", got, wantCluster)
 	}
 	for _, r := range clusterScoped {
-		if !slices.Equal(r.Verbs, []string{"get"}) && !slices.Equal(r.Verbs, []string{"get", "list"}) {
+		// Read-only, except the Retain copies of VolumeSnapshotContents a cross-namespace
+		// restore creates and deletes (no list or watch: only its own copies, by name).
+		copies := slices.Equal(r.Resources, []string{"volumesnapshotcontents"}) && slices.Equal(r.Verbs, []string{"create", "delete", "get"})
+		if !copies && !slices.Equal(r.Verbs, []string{"get"}) && !slices.Equal(r.Verbs, []string{"get", "list"}) {
 			t.Errorf("cluster-scoped rule %v: want read-only (get, list)", r)
 		}
 	}

@@ -261,7 +261,9 @@ func TestCommittedCatalogIsCurrent(t *testing.T) {
 
 // TestCommittedCSVClusterPermissions pins least privilege by install mode in the committed
 // bundle: clusterPermissions holds only read access to the two cluster-scoped kinds DatabaseBackups
-// read (VolumeSnapshotClasses, StorageClasses) and the cluster-scoped reviews of the secure
+// read (VolumeSnapshotClasses, StorageClasses), get/create/delete of VolumeSnapshotContents (a
+// clone from a backup of another namespace reads the source's content and creates, then
+// deletes, its Retain copy; no list or watch) and the cluster-scoped reviews of the secure
 // metrics endpoint; every other rule of the manager (config/rbac/role.yaml) is in permissions,
 // which OLM grants in the target namespaces only.
 func TestCommittedCSVClusterPermissions(t *testing.T) {
@@ -272,10 +274,11 @@ func TestCommittedCSVClusterPermissions(t *testing.T) {
 	s := b.CSV.Spec.InstallStrategy.StrategySpec
 	clusterScoped := []rbacv1.PolicyRule{
 		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshotclasses"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshotcontents"}, Verbs: []string{"create", "delete", "get"}},
 		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}},
 	}
 	wantCluster := []rbacv1.PolicyRule{
-		clusterScoped[0], clusterScoped[1],
+		clusterScoped[0], clusterScoped[1], clusterScoped[2],
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
 	}
