@@ -37,8 +37,10 @@ import (
 // Least privilege by install mode: the CSV lists the manager's rules on namespaced resources
 // under permissions, so for OwnNamespace and SingleNamespace OLM grants them by Roles in the
 // target namespaces only; clusterPermissions holds only the cluster-scoped reviews of the
-// secure metrics endpoint and read access (get, list) to StorageClasses and VolumeSnapshotClasses,
-// which DatabaseBackups read. For AllNamespaces OLM makes ClusterRoles of the same permissions.
+// secure metrics endpoint, read access (get, list) to StorageClasses and VolumeSnapshotClasses,
+// which DatabaseBackups read, and get/create/delete of VolumeSnapshotContents (the Retain copies
+// of a clone from another namespace). For AllNamespaces OLM makes ClusterRoles of the same
+// permissions.
 
 // outsideNamespace is a namespace no namespaced install targets.
 const outsideNamespace = "default"
