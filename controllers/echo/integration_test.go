@@ -225,4 +225,9 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 			testenv.ExpectInvalid(err, "message is immutable: create a new Echo to print another message")
 		})
 	})
+
+	// The ownership rule for the Job: a Job of that name held by anything but the Echo is left
+	// exactly as it is and reported, never adopted; the Echo runs once the name is free.
+	echoes.OwnershipSpecs(func(ns string) *echov1alpha1.Echo { return newEcho("ec", withNamespace(ns)) },
+		&batchv1.Job{Spec: batchv1.JobSpec{Template: testenv.SomeonesPod("work")}})
 })

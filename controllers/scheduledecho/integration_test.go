@@ -211,4 +211,12 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 			Entry("an unknown macro", "@often"),
 		)
 	})
+
+	// The ownership rule for the CronJob: a CronJob of that name held by anything but the
+	// ScheduledEcho is left exactly as it is and reported, never adopted.
+	scheduledEchoes.OwnershipSpecs(func(ns string) *echov1alpha1.ScheduledEcho {
+		return newScheduledEcho("se", withNamespace(ns))
+	}, &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", JobTemplate: batchv1.JobTemplateSpec{
+		Spec: batchv1.JobSpec{Template: testenv.SomeonesPod("backup")},
+	}}})
 })

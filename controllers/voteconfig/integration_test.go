@@ -225,4 +225,9 @@ var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() 
 			Expect(k8s.Create(ctx, newVoteConfig("ten", withNamespace(ns), withManyOptions(10)))).To(Succeed())
 		})
 	})
+
+	// The ownership rule for the ConfigMap: a ConfigMap of that name held by anything but the
+	// VoteConfig is left exactly as it is (its data too) and reported, never adopted.
+	voteConfigs.OwnershipSpecs(func(ns string) *votingv1alpha1.VoteConfig { return newVoteConfig("vote", withNamespace(ns)) },
+		&corev1.ConfigMap{Data: map[string]string{"app.properties": "someone's settings"}})
 })

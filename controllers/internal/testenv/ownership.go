@@ -95,25 +95,40 @@ type OwnershipTable struct {
 func DescribeOwnership(text string, t OwnershipTable) bool {
 	return Describe(text, Ordered, Label("integration"), func() {
 		env := StartInBeforeAll(t.Setup)
-		for _, held := range t.Held {
-			gvk, err := apiutil.GVKForObject(held, scheme.Must())
-			if err != nil {
-				panic(err) // a table of a kind the operator does not know: a mistake in the spec itself
-			}
-			for _, holder := range Holders {
-				It("leaves the "+gvk.Kind+" "+held.GetName()+" held by "+string(holder)+" as it is, reports it, and takes the name once it is free", func(ctx SpecContext) {
-					ns := env.Namespace(ctx, "own-")
-					took := ExpectOwnershipRule(ctx, env, OwnershipCase{
-						Resource: t.Resource(ns), Child: madeByHand(held, ns), Kind: gvk.Kind, Holder: holder,
-					})
-					AddReportEntry("recovered after the holder was deleted", took.String())
-				})
-			}
-		}
+		ownershipSpecs(env, t.Resource, t.Held)
 		if t.More != nil {
 			t.More(env)
 		}
 	})
+}
+
+// OwnershipSpecs registers, in the current Ordered container of the kind's envtest specs, the
+// ownership rule for its main child: one spec per Holder of held, an object of the child's type
+// with a spec of its own (what someone else made), named as the main child of the resource that
+// resource returns in a namespace, not created yet.
+func (k Kind[R, C]) OwnershipSpecs(resource func(ns string) R, held C) {
+	held.SetName(k.ChildName(resource("")))
+	ownershipSpecs(k.Env, func(ns string) client.Object { return resource(ns) }, []client.Object{held})
+}
+
+// ownershipSpecs registers one spec per held child and Holder: the ownership rule of
+// ExpectOwnershipRule in env, each in a namespace of its own.
+func ownershipSpecs(env *Env, resource func(ns string) client.Object, held []client.Object) {
+	for _, h := range held {
+		gvk, err := apiutil.GVKForObject(h, scheme.Must())
+		if err != nil {
+			panic(err) // a table of a kind the operator does not know: a mistake in the spec itself
+		}
+		for _, holder := range Holders {
+			It("leaves the "+gvk.Kind+" "+h.GetName()+" held by "+string(holder)+" as it is, reports it, and takes the name once it is free", func(ctx SpecContext) {
+				ns := env.Namespace(ctx, "own-")
+				took := ExpectOwnershipRule(ctx, env, OwnershipCase{
+					Resource: resource(ns), Child: madeByHand(h, ns), Kind: gvk.Kind, Holder: holder,
+				})
+				AddReportEntry("recovered after the holder was deleted", took.String())
+			})
+		}
+	}
 }
 
 // madeByHand is a copy of held in namespace ns, labelled made-by=hand.
@@ -131,9 +146,9 @@ func madeByHand(held client.Object, ns string) client.Object {
 
 // ExpectOwnershipRule runs one case against the manager of the environment: the child's holder
 // is left exactly as it was (same resourceVersion, labels, annotations, owners), the resource
-// reports Degraded=True ChildConflict naming the kind, name and holder and gets exactly one
-// ChildConflict event; once the holder is deleted the operator creates its own child and
-// Degraded turns False. It returns how long the recovery took.
+// reports Degraded=True ChildConflict naming the kind, name and holder (and 1 in
+// database_operator_resource_child_conflict) and gets exactly one ChildConflict event; once the
+// holder is deleted the operator creates its own child, Degraded turns False and the series 0. It returns how long the recovery took.
 func ExpectOwnershipRule(ctx context.Context, k8s client.Client, c OwnershipCase) time.Duration {
 	kinds := scheme.Must()
 	gvk, err := apiutil.GVKForObject(c.Resource, kinds)
@@ -158,6 +173,10 @@ func ExpectOwnershipRule(ctx context.Context, k8s client.Client, c OwnershipCase
 		"%s %s exists and is not controlled by this resource (held by %s): it is left as it is until the name is free",
 		c.Kind, c.Child.GetName(), holder)}
 	Eventually(degraded(ctx, k8s, c.Resource, gvk.Kind)).Should(Equal(want))
+	conflict := func() (map[string]float64, error) {
+		return ChildConflictSeries(gvk.Kind, c.Resource.GetNamespace(), c.Resource.GetName())
+	}
+	Eventually(conflict).Should(Equal(map[string]float64{"{}": 1}), "the conflict in the operator's metrics")
 	untouched := func(g Gomega) {
 		now := c.Child.DeepCopyObject().(client.Object)
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c.Child), now)).To(Succeed())
@@ -181,6 +200,7 @@ func ExpectOwnershipRule(ctx context.Context, k8s client.Client, c OwnershipCase
 		return owner.UID
 	}, time.Minute).Should(Equal(c.Resource.GetUID()))
 	Eventually(degraded(ctx, k8s, c.Resource, gvk.Kind), time.Minute).Should(HaveExactElements("False", "AsExpected", Not(BeEmpty())))
+	Eventually(conflict).Should(Equal(map[string]float64{"{}": 0}))
 	return time.Since(began)
 }
 
