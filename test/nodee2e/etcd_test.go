@@ -397,9 +397,8 @@ func (e *etcdClient) expectAll(ctx context.Context) {
 			Value string `json:"value"`
 		} `json:"kvs"`
 	}
-	end := etcdPrefix[:len(etcdPrefix)-1] + string(etcdPrefix[len(etcdPrefix)-1]+1)
 	Eventually(func(g Gomega) {
-		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(end)}, &out)).To(Succeed())
+		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(etcdPrefixEnd())}, &out)).To(Succeed())
 	}).WithContext(ctx).Should(Succeed())
 	Expect(out.Count).To(Equal(strconv.Itoa(etcdKeys)))
 	got := map[string]string{}
@@ -416,6 +415,28 @@ func (e *etcdClient) expectAll(ctx context.Context) {
 	}
 	Expect(lost).To(BeZero(), "keys lost or changed")
 	GinkgoWriter.Printf("Read back %d/%d keys\n", len(got), etcdKeys)
+}
+
+// count returns how many keys etcdPrefix holds (a linearizable count).
+func (e *etcdClient) count(ctx context.Context) int {
+	GinkgoHelper()
+	var out struct {
+		Count string `json:"count"` // int64 as a string, left out when 0
+	}
+	Eventually(func(g Gomega) {
+		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(etcdPrefixEnd()), "count_only": true}, &out)).To(Succeed())
+	}).WithContext(ctx).Should(Succeed())
+	if out.Count == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(out.Count)
+	Expect(err).NotTo(HaveOccurred())
+	return n
+}
+
+// etcdPrefixEnd is the end of the range of etcdPrefix: the prefix with its last byte plus one.
+func etcdPrefixEnd() string {
+	return etcdPrefix[:len(etcdPrefix)-1] + string(etcdPrefix[len(etcdPrefix)-1]+1)
 }
 
 // duringChange runs change while writing a key every 200 ms and checking, on every
