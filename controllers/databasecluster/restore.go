@@ -37,8 +37,12 @@ const EventRestored = "Restored"
 // restoreRecheck is how often a refused restore is tried again.
 const restoreRecheck = 10 * time.Second
 
-// snapshotGroup is the API group of VolumeSnapshots, a claim's dataSourceRef to restore from.
-const snapshotGroup = "snapshot.storage.k8s.io"
+// snapshotGroup and snapshotKind are the API group and kind of VolumeSnapshots, a claim's
+// dataSourceRef to restore from.
+const (
+	snapshotGroup = "snapshot.storage.k8s.io"
+	snapshotKind  = "VolumeSnapshot"
+)
 
 // RestoreRefusedError says why spec.bootstrap.fromBackup cannot be restored (yet). Nothing is
 // created until it can: Degraded says what to do, and the restore is retried.
@@ -95,7 +99,7 @@ func BuildRestoreClaim(dc *databasev1alpha1.DatabaseCluster, ordinal int32, snap
 	claim.Name = dc.ClaimName(ordinal)
 	claim.Namespace = dc.Namespace
 	claim.Spec.DataSourceRef = &corev1.TypedObjectReference{
-		APIGroup: ptr.To(snapshotGroup), Kind: "VolumeSnapshot", Name: snapshot,
+		APIGroup: ptr.To(snapshotGroup), Kind: snapshotKind, Name: snapshot,
 	}
 	return &claim, nil
 }
@@ -103,7 +107,7 @@ func BuildRestoreClaim(dc *databasev1alpha1.DatabaseCluster, ordinal int32, snap
 // restoredFrom reports whether claim was created from the snapshot named snapshot.
 func restoredFrom(claim *corev1.PersistentVolumeClaim, snapshot string) bool {
 	ref := claim.Spec.DataSourceRef
-	return ref != nil && ptr.Deref(ref.APIGroup, "") == snapshotGroup && ref.Kind == "VolumeSnapshot" && ref.Name == snapshot
+	return ref != nil && ptr.Deref(ref.APIGroup, "") == snapshotGroup && ref.Kind == snapshotKind && ref.Name == snapshot
 }
 
 // reconcileRestore creates the member claims of a cluster bootstrapped from a backup, each from

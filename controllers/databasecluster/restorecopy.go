@@ -59,7 +59,7 @@ func BuildSnapshotContentCopy(dc *databasev1alpha1.DatabaseCluster, ordinal int3
 			Source:           snapshotv1.VolumeSnapshotContentSource{SnapshotHandle: ptr.To(*source.Status.SnapshotHandle)},
 			SourceVolumeMode: source.Spec.SourceVolumeMode,
 			VolumeSnapshotRef: corev1.ObjectReference{
-				APIVersion: snapshotv1.SchemeGroupVersion.String(), Kind: "VolumeSnapshot",
+				APIVersion: snapshotv1.SchemeGroupVersion.String(), Kind: snapshotKind,
 				Namespace: dc.Namespace, Name: dc.RestoreCopyName(ordinal),
 			},
 		},

@@ -106,7 +106,7 @@ var _ = Describe("Restore from a backup of another namespace", Label("unit"), fu
 		Expect(dc.RestoreCopyName(2)).To(Equal("db-restore-2"))
 		Expect(dc.RestoreContentName(2)).To(Equal("dbc-restore-564b005ba3be650b-2"))
 		long := newCluster("a23456789012345678901234567890123456789012345678901b", inNamespace("n234567890123456789012345678901234567890123456789012345678901c"))
-		Expect(len(long.RestoreContentName(8))).To(Equal(30), "bounded whatever the names")
+		Expect(long.RestoreContentName(8)).To(HaveLen(30), "bounded whatever the names")
 		Expect(len(long.RestoreCopyName(8))).To(BeNumerically("<=", 63))
 		other := newCluster("db", inNamespace("team-c"))
 		Expect(other.RestoreContentName(2)).NotTo(Equal(dc.RestoreContentName(2)), "another namespace")
