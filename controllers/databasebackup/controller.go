@@ -85,6 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // cluster stopped for Offline, the snapshots) and sets the status to what they observed. A
 // cluster held stopped is started again as soon as every snapshot is cut, or the backup failed.
 func (r *Reconciler) Phases(ctx context.Context, b *databasev1alpha1.DatabaseBackup) (ctrl.Result, error) {
+	defer recordBackup(b)
 	if finished(b.Status.Phase) {
 		// A finished backup holds no cluster; this releases one a failed write left held.
 		return ctrl.Result{}, r.release(ctx, b)

@@ -101,6 +101,7 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	r.observePods(ctx, dc, &obs)
 	dc.Status = computeStatus(dc, obs)
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
+	opmetrics.RecordStorage(dc.Namespace, dc.Name, dc.Spec.Storage.Size, obs.claims)
 	if IsRestoreRefused(obs.err) {
 		// Not an error to back off from: Degraded says what to do, and the backup may become
 		// Completed (or appear) at any time.
@@ -118,10 +119,10 @@ func (r *Reconciler) Conditions(dc *databasev1alpha1.DatabaseCluster) []metav1.C
 	return dc.Status.Conditions
 }
 
-// ForgetMetrics removes the replica series of a cluster that is gone or being deleted; the
-// skeleton forgets its conditions.
+// ForgetMetrics removes the per-cluster series (replicas, storage, last backup) of a cluster
+// that is gone or being deleted; the skeleton forgets its conditions.
 func (r *Reconciler) ForgetMetrics(namespace, name string) {
-	opmetrics.ForgetReplicas(namespace, name)
+	opmetrics.ForgetCluster(namespace, name)
 }
 
 // reconcileChildren runs the phases in order and returns what they observed. While the cluster

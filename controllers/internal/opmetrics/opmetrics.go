@@ -124,6 +124,3 @@ func ForgetCluster(namespace, name string) {
 	StorageCapacity.DeleteLabelValues(namespace, name)
 	backups.clusterGone(namespace, name)
 }
-
-// ForgetReplicas is ForgetCluster, under the name its callers knew.
-func ForgetReplicas(namespace, name string) { ForgetCluster(namespace, name) }

@@ -79,12 +79,14 @@ type Finalizing[T Object[T]] interface {
 // Reconcile runs one reconcile of the resource req names, read into obj, an empty object of the
 // kind: get → deletion (a Finalizing kind) → finalizer → phases → status. The status is patched
 // only when it changed, with the resourceVersion of the object read (see patch.Status); the
-// patch's error joins the phases' own.
-func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Request, obj T, k Kind[T]) (ctrl.Result, error) {
+// patch's error joins the phases' own. Every error it returns is counted in the operator's
+// metrics by kind and reason (opmetrics.ReconcileErrors).
+func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Request, obj T, k Kind[T]) (result ctrl.Result, err error) {
 	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("naming the kind of %s: %w", req, err)
 	}
+	defer func() { opmetrics.RecordReconcileError(gvk.Kind, err) }()
 	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(gvk.Kind, req, k)
@@ -101,7 +103,7 @@ func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Reque
 		}
 	}
 	original := obj.DeepCopy()
-	result, err := k.Phases(ctx, obj)
+	result, err = k.Phases(ctx, obj)
 	opmetrics.RecordConditions(gvk.Kind, obj.GetNamespace(), obj.GetName(), k.Conditions(obj))
 	written, patchErr := patch.Status(ctx, c, original, obj)
 	if written {
@@ -130,10 +132,13 @@ func TerminalIf(err error, permanent func(error) bool) error {
 
 // NewController starts the builder of the controller named name: it reconciles the resources of
 // obj's kind on the events that pass predicates, at most maxConcurrent at once. The caller adds
-// what the kind owns and watches, and completes it.
+// what the kind owns and watches, and completes it. The kind's reconcile-error series start at 0.
 func NewController(mgr ctrl.Manager, name string, maxConcurrent int, obj client.Object,
 	predicates ...predicate.Predicate,
 ) *builder.Builder {
+	if gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme()); err == nil {
+		opmetrics.InitReconcileErrors(gvk.Kind)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(obj, builder.WithPredicates(predicates...)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).

@@ -58,6 +58,12 @@ func ConditionSeries(kind, namespace, name string) (map[string]float64, error) {
 	return Gauges(conditionMetric, map[string]string{"kind": kind, "namespace": namespace, "name": name})
 }
 
+// ChildConflictSeries returns the child-conflict series of one resource: {"{}": 1} while a
+// child's name is held by another object, {"{}": 0} otherwise.
+func ChildConflictSeries(kind, namespace, name string) (map[string]float64, error) {
+	return Gauges("database_operator_resource_child_conflict", map[string]string{"kind": kind, "namespace": namespace, "name": name})
+}
+
 // WantConditionSeries returns the condition series of a resource whose conditions have the given
 // statuses ("true", "false" or "unknown"), by type: each type has a series per status, 1 for its
 // own and 0 for the two others.

@@ -146,9 +146,9 @@ func madeByHand(held client.Object, ns string) client.Object {
 
 // ExpectOwnershipRule runs one case against the manager of the environment: the child's holder
 // is left exactly as it was (same resourceVersion, labels, annotations, owners), the resource
-// reports Degraded=True ChildConflict naming the kind, name and holder and gets exactly one
-// ChildConflict event; once the holder is deleted the operator creates its own child and
-// Degraded turns False. It returns how long the recovery took.
+// reports Degraded=True ChildConflict naming the kind, name and holder (and 1 in
+// database_operator_resource_child_conflict) and gets exactly one ChildConflict event; once the
+// holder is deleted the operator creates its own child, Degraded turns False and the series 0. It returns how long the recovery took.
 func ExpectOwnershipRule(ctx context.Context, k8s client.Client, c OwnershipCase) time.Duration {
 	kinds := scheme.Must()
 	gvk, err := apiutil.GVKForObject(c.Resource, kinds)
@@ -173,6 +173,10 @@ func ExpectOwnershipRule(ctx context.Context, k8s client.Client, c OwnershipCase
 		"%s %s exists and is not controlled by this resource (held by %s): it is left as it is until the name is free",
 		c.Kind, c.Child.GetName(), holder)}
 	Eventually(degraded(ctx, k8s, c.Resource, gvk.Kind)).Should(Equal(want))
+	conflict := func() (map[string]float64, error) {
+		return ChildConflictSeries(gvk.Kind, c.Resource.GetNamespace(), c.Resource.GetName())
+	}
+	Eventually(conflict).Should(Equal(map[string]float64{"{}": 1}), "the conflict in the operator's metrics")
 	untouched := func(g Gomega) {
 		now := c.Child.DeepCopyObject().(client.Object)
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c.Child), now)).To(Succeed())
@@ -196,6 +200,7 @@ func ExpectOwnershipRule(ctx context.Context, k8s client.Client, c OwnershipCase
 		return owner.UID
 	}, time.Minute).Should(Equal(c.Resource.GetUID()))
 	Eventually(degraded(ctx, k8s, c.Resource, gvk.Kind), time.Minute).Should(HaveExactElements("False", "AsExpected", Not(BeEmpty())))
+	Eventually(conflict).Should(Equal(map[string]float64{"{}": 0}))
 	return time.Since(began)
 }
 
