@@ -229,10 +229,6 @@ func (n *nodeServer) NodePublishVolume(_ context.Context, req *csi.NodePublishVo
 	if err != nil {
 		return nil, err
 	}
-	target := req.GetTargetPath()
-	if target == "" || !filepath.IsAbs(target) {
-		return nil, status.Errorf(codes.InvalidArgument, "target path %q is not an absolute path", target)
-	}
 	if req.GetVolumeCapability().GetMount() == nil {
 		return nil, status.Error(codes.InvalidArgument, "only mount volumes are supported (no block volumes): the volume is a directory")
 	}
@@ -241,12 +237,10 @@ func (n *nodeServer) NodePublishVolume(_ context.Context, req *csi.NodePublishVo
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	mounted, err := isMountPoint(target)
-	if err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
-	}
-	if mounted {
-		return &csi.NodePublishVolumeResponse{}, nil
+	target := req.GetTargetPath()
+	mounted, err := targetMounted(target)
+	if err != nil || mounted {
+		return &csi.NodePublishVolumeResponse{}, err
 	}
 	if err := os.MkdirAll(target, 0o750); err != nil {
 		return nil, status.Errorf(codes.Internal, "creating target %s: %v", target, err)
@@ -270,15 +264,12 @@ func (n *nodeServer) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpubli
 	if _, err := n.volumePath(req.GetVolumeId()); err != nil {
 		return nil, err
 	}
-	target := req.GetTargetPath()
-	if target == "" || !filepath.IsAbs(target) {
-		return nil, status.Errorf(codes.InvalidArgument, "target path %q is not an absolute path", target)
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	mounted, err := isMountPoint(target)
+	target := req.GetTargetPath()
+	mounted, err := targetMounted(target)
 	if err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
+		return nil, err
 	}
 	if mounted {
 		if err := syscall.Unmount(target, 0); err != nil {
@@ -341,6 +332,18 @@ func (n *nodeServer) volumePath(handle string) (string, error) {
 		return "", status.Errorf(codes.InvalidArgument, "volume ID %q is not a volume handle of %s", handle, ProvisionerName)
 	}
 	return volumeDirectory(n.cfg.VolumeDir, handle), nil
+}
+
+// targetMounted checks that a target is an absolute path and reports whether it is mounted.
+func targetMounted(target string) (bool, error) {
+	if target == "" || !filepath.IsAbs(target) {
+		return false, status.Errorf(codes.InvalidArgument, "target path %q is not an absolute path", target)
+	}
+	mounted, err := isMountPoint(target)
+	if err != nil {
+		return false, status.Error(codes.Internal, err.Error())
+	}
+	return mounted, nil
 }
 
 // isMountPoint reports whether path is a mount point, from /proc/self/mountinfo (field 5;
