@@ -20,6 +20,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -28,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/test/harness/scrape"
@@ -102,4 +105,59 @@ var _ = Describe("Secure metrics", Ordered, func() {
 			g.Expect(body).To(ContainSubstring(`database_operator_databasecluster_replicas{name="measured",namespace="e2e-metrics"} 2`))
 		}).Should(Succeed())
 	})
+
+	It("serves the storage, backup, conflict and error series of a cluster, and none of it once it is gone", func(ctx SpecContext) {
+		b := &databasev1alpha1.DatabaseBackup{
+			ObjectMeta: metav1.ObjectMeta{Name: "measured-1", Namespace: ns},
+			Spec:       databasev1alpha1.DatabaseBackupSpec{ClusterName: "measured"},
+		}
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		Eventually(func(g Gomega) databasev1alpha1.BackupPhase {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+			return b.Status.Phase
+		}).Should(Equal(databasev1alpha1.BackupCompleted))
+		cluster := `{name="measured",namespace="e2e-metrics"}`
+		want := map[string]float64{
+			"database_operator_databasecluster_storage_requested_bytes" + cluster:                                       1 << 30,
+			"database_operator_databasecluster_storage_capacity_bytes" + cluster:                                        1 << 30,
+			"database_operator_databasecluster_last_backup_completion_timestamp_seconds" + cluster:                      float64(b.Status.CompletionTime.Unix()),
+			"database_operator_databasecluster_last_backup_succeeded" + cluster:                                         1,
+			`database_operator_resource_child_conflict{kind="DatabaseCluster",name="measured",namespace="e2e-metrics"}`: 0,
+			`database_operator_reconcile_errors_total{kind="DatabaseCluster",reason="conflict"}`:                        -1,
+			`database_operator_reconcile_errors_total{kind="DatabaseBackup",reason="other"}`:                            -1,
+		}
+		Eventually(func(g Gomega) {
+			code, body := get(reader)
+			g.Expect(code).To(Equal(http.StatusOK))
+			for series, value := range want {
+				got, found := sample(body, series)
+				g.Expect(found).To(BeTrue(), "no series %s", series)
+				if value >= 0 { // -1: a counter, only present
+					g.Expect(got).To(Equal(value), series)
+				}
+			}
+		}).Should(Succeed())
+
+		By("deleting the cluster; its backup stays, its series go")
+		Expect(k8s.Delete(ctx, &databasev1alpha1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "measured", Namespace: ns}})).To(Succeed())
+		Eventually(func(g Gomega) string {
+			code, body := get(reader)
+			g.Expect(code).To(Equal(http.StatusOK))
+			return body
+		}).ShouldNot(ContainSubstring(`name="measured",namespace="e2e-metrics"`))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+	})
 })
+
+// sample finds the sample of series (name and labels as the text format prints them) in a
+// /metrics body.
+func sample(body, series string) (float64, bool) {
+	for line := range strings.Lines(body) {
+		if value, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			f, err := strconv.ParseFloat(value, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
