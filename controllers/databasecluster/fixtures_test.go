@@ -17,7 +17,6 @@ package databasecluster
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -30,7 +29,7 @@ type clusterOption func(*databasev1alpha1.DatabaseCluster)
 // newCluster returns a valid DatabaseCluster of 3 replicas, changed by the options.
 func newCluster(name string, opts ...clusterOption) *databasev1alpha1.DatabaseCluster {
 	return testenv.Apply(&databasev1alpha1.DatabaseCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + "1234"},
+		ObjectMeta: testenv.Meta(name),
 		Spec: databasev1alpha1.DatabaseClusterSpec{
 			Replicas: ptr.To[int32](3),
 			Image:    "registry.example/db:1.0",

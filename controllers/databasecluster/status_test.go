@@ -30,6 +30,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // stsWithStatus is a StatefulSet at generation 2 with the given status counts.
@@ -53,48 +54,36 @@ func claim(capacity string) corev1.PersistentVolumeClaim {
 }
 
 // conditionOf returns type, status, reason and message of one condition, for exact comparison.
-func conditionOf(conditions []metav1.Condition, conditionType string) []string {
-	c := meta.FindStatusCondition(conditions, conditionType)
-	if c == nil {
-		return nil
+var conditionOf = testenv.ConditionOf
+
+// fromStatefulSet is the body of the table of a condition that set computes from the StatefulSet
+// of the cluster "db": the condition conditionType it sets has the entry's status, reason and
+// message.
+func fromStatefulSet(conditionType string, set func(*[]metav1.Condition, *databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet),
+) func(sts *appsv1.StatefulSet, status, reason, message string) {
+	return func(sts *appsv1.StatefulSet, status, reason, message string) {
+		conditions := testenv.SetOn(func(c *[]metav1.Condition) { set(c, newCluster("db"), sts) })
+		Expect(conditionOf(conditions, conditionType)).To(Equal([]string{conditionType, status, reason, message}))
 	}
-	return []string{c.Type, string(c.Status), c.Reason, c.Message}
 }
 
 var _ = Describe("Conditions", Label("unit"), func() {
-	DescribeTable("Available",
-		func(sts *appsv1.StatefulSet, want []string) {
-			var conditions []metav1.Condition
-			setAvailableCondition(&conditions, newCluster("db"), sts)
-			Expect(conditionOf(conditions, "Available")).To(Equal(want))
-		},
-		Entry("no StatefulSet yet", nil,
-			[]string{"Available", "False", "ReplicasNotReady", "0/3 replicas are ready"}),
-		Entry("2 of 3 ready", stsWithStatus(3, 2, 3, "r1", "r1"),
-			[]string{"Available", "False", "ReplicasNotReady", "2/3 replicas are ready"}),
-		Entry("all ready", stsWithStatus(3, 3, 3, "r1", "r1"),
-			[]string{"Available", "True", "AllReplicasReady", "3/3 replicas are ready"}),
+	DescribeTable("Available", fromStatefulSet("Available", setAvailableCondition),
+		Entry("no StatefulSet yet", nil, "False", "ReplicasNotReady", "0/3 replicas are ready"),
+		Entry("2 of 3 ready", stsWithStatus(3, 2, 3, "r1", "r1"), "False", "ReplicasNotReady", "2/3 replicas are ready"),
+		Entry("all ready", stsWithStatus(3, 3, 3, "r1", "r1"), "True", "AllReplicasReady", "3/3 replicas are ready"),
 	)
 
-	DescribeTable("Progressing",
-		func(sts *appsv1.StatefulSet, want []string) {
-			var conditions []metav1.Condition
-			setProgressingCondition(&conditions, newCluster("db"), sts)
-			Expect(conditionOf(conditions, "Progressing")).To(Equal(want))
-		},
-		Entry("creating", nil,
-			[]string{"Progressing", "True", "Creating", "the StatefulSet does not exist yet"}),
-		Entry("scaling", stsWithStatus(1, 1, 1, "r1", "r1"),
-			[]string{"Progressing", "True", "Scaling", "scaling from 1 to 3 pods"}),
-		Entry("rolling", stsWithStatus(3, 3, 1, "r1", "r2"),
-			[]string{"Progressing", "True", "RollingUpdate", "1/3 pods run the current revision"}),
-		Entry("done", stsWithStatus(3, 3, 3, "r2", "r2"),
-			[]string{"Progressing", "False", "RolloutComplete", "all 3 pods run the current revision"}),
+	DescribeTable("Progressing", fromStatefulSet("Progressing", setProgressingCondition),
+		Entry("creating", nil, "True", "Creating", "the StatefulSet does not exist yet"),
+		Entry("scaling", stsWithStatus(1, 1, 1, "r1", "r1"), "True", "Scaling", "scaling from 1 to 3 pods"),
+		Entry("rolling", stsWithStatus(3, 3, 1, "r1", "r2"), "True", "RollingUpdate", "1/3 pods run the current revision"),
+		Entry("done", stsWithStatus(3, 3, 3, "r2", "r2"), "False", "RolloutComplete", "all 3 pods run the current revision"),
 		Entry("generation not observed", func() *appsv1.StatefulSet {
 			sts := stsWithStatus(3, 3, 3, "r2", "r2")
 			sts.Generation = 3
 			return sts
-		}(), []string{"Progressing", "True", "RollingUpdate", "waiting for the StatefulSet controller to observe generation 3"}),
+		}(), "True", "RollingUpdate", "waiting for the StatefulSet controller to observe generation 3"),
 	)
 
 	DescribeTable("Degraded",

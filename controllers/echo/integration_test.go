@@ -25,27 +25,21 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
 // testImage is the image the operator under test is configured with.
 const testImage = "registry.example/tools/busybox:1.36"
 
-// setupController installs the Echo reconciler, with the test image,
-// into the manager of an envtest environment.
-func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{Deps: testenv.Deps(mgr), Image: testImage}).SetupWithManager(mgr)
-}
-
 // The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
 // envtest runs no other controller: nothing runs Jobs, and the specs play the Job controller by
 // writing the Job's status themselves.
 var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
-	k8s := testenv.StartInBeforeAll(setupController)
+	k8s := testenv.StartWith(func(deps operator.Deps) *Reconciler { return &Reconciler{Deps: deps, Image: testImage} })
 	echoes := testenv.Kind[*echov1alpha1.Echo, *batchv1.Job]{Env: k8s, Name: "Echo", ChildName: (*echov1alpha1.Echo).JobName}
 
 	// setJobStatus plays the Job controller: it writes the status that opts describe.

@@ -21,22 +21,17 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
-
-// setupController installs the VoteConfig reconciler into the manager of an envtest environment.
-func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{Deps: testenv.Deps(mgr)}).SetupWithManager(mgr)
-}
 
 // The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
 // envtest runs no other controller: Deployments are only stored, never rolled out.
 var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() {
-	k8s := testenv.StartInBeforeAll(setupController)
+	k8s := testenv.StartWith(func(deps operator.Deps) *Reconciler { return &Reconciler{Deps: deps} })
 	voteConfigs := testenv.Kind[*votingv1alpha1.VoteConfig, *corev1.ConfigMap]{
 		Env: k8s, Name: "VoteConfig", ChildName: (*votingv1alpha1.VoteConfig).ConfigMapName,
 	}

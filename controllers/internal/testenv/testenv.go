@@ -63,6 +63,19 @@ func Deps(mgr ctrl.Manager) operator.Deps {
 	return operator.DepsFrom(mgr, 2)
 }
 
+// Controller is a Reconciler that registers itself and its watches with a manager.
+type Controller interface {
+	SetupWithManager(mgr ctrl.Manager) error
+}
+
+// StartWith is StartInBeforeAll with the controller that newController returns, given the
+// dependencies of Deps: the common case of a suite that runs one controller.
+func StartWith[C Controller](newController func(operator.Deps) C) *Env {
+	return StartInBeforeAll(func(mgr ctrl.Manager) error {
+		return newController(Deps(mgr)).SetupWithManager(mgr)
+	})
+}
+
 // stopTimeout bounds how long the manager may take to stop.
 const stopTimeout = 30 * time.Second
 
