@@ -25,7 +25,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -68,7 +67,8 @@ var _ = Describe("The per-cluster backup and storage series", Ordered, Label("in
 	BeforeAll(func(ctx context.Context) {
 		s = suite{c: env.Client}
 		Expect(s.c.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "standard"}, Provisioner: simDriver})).To(Succeed())
-		Expect(s.c.Create(ctx, ptr.To(snapshotClass("sim-default", simDriver, true)))).To(Succeed())
+		class := snapshotClass("sim-default", simDriver, true)
+		Expect(s.c.Create(ctx, &class)).To(Succeed())
 	})
 
 	// completedBackup creates a backup of dc and plays the snapshot-controller until it is

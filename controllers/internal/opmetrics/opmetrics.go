@@ -55,17 +55,18 @@ var (
 	}, []string{labelKind, labelNamespace, labelName})
 
 	// Replicas is spec.replicas of each DatabaseCluster.
-	Replicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "database_operator_databasecluster_replicas",
-		Help: "Replicas a DatabaseCluster asks for.",
-	}, []string{labelNamespace, labelName})
+	Replicas = clusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_replicas",
+		Help: "Replicas a DatabaseCluster asks for."})
 
 	// ReadyReplicas is status.readyReplicas of each DatabaseCluster.
-	ReadyReplicas = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "database_operator_databasecluster_ready_replicas",
-		Help: "Ready replicas of a DatabaseCluster.",
-	}, []string{labelNamespace, labelName})
+	ReadyReplicas = clusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_ready_replicas",
+		Help: "Ready replicas of a DatabaseCluster."})
 )
+
+// clusterGauge is a gauge with a series per DatabaseCluster, labelled with its namespace and name.
+func clusterGauge(opts prometheus.GaugeOpts) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(opts, []string{labelNamespace, labelName})
+}
 
 func init() {
 	metrics.Registry.MustRegister(Condition, ChildConflict, Replicas, ReadyReplicas,

@@ -22,16 +22,12 @@ import (
 
 var (
 	// StorageRequested is spec.storage.size of each DatabaseCluster, in bytes.
-	StorageRequested = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "database_operator_databasecluster_storage_requested_bytes",
-		Help: "Storage a DatabaseCluster asks for per member (spec.storage.size), in bytes.",
-	}, []string{labelNamespace, labelName})
+	StorageRequested = clusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_requested_bytes",
+		Help: "Storage a DatabaseCluster asks for per member (spec.storage.size), in bytes."})
 
 	// StorageCapacity is the smallest capacity the data claims of each DatabaseCluster report.
-	StorageCapacity = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "database_operator_databasecluster_storage_capacity_bytes",
-		Help: "Smallest capacity reported by the data claims of a DatabaseCluster (status.capacity), in bytes.",
-	}, []string{labelNamespace, labelName})
+	StorageCapacity = clusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_capacity_bytes",
+		Help: "Smallest capacity reported by the data claims of a DatabaseCluster (status.capacity), in bytes."})
 )
 
 // RecordStorage sets the storage series of one DatabaseCluster: size is its spec.storage.size
