@@ -32,9 +32,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 	Describe("BuildJob", func() {
 		It("builds the whole Job", func() {
 			Expect(BuildJob(newEcho("ec"), "busybox:1.36")).To(Equal(&batchv1.Job{
-				ObjectMeta: testenv.Parent{
-					APIVersion: "echo.seed1b407122.io/v1alpha1", Kind: "Echo", App: "echo", Name: "ec", UID: "uid-1234",
-				}.ChildMeta("ec-echo"),
+				ObjectMeta: testenv.ParentOf(newEcho("ec"), "echo").ChildMeta("ec-echo"),
 				Spec: batchv1.JobSpec{
 					BackoffLimit:            ptr.To[int32](2),
 					ActiveDeadlineSeconds:   ptr.To[int64](600),

@@ -36,9 +36,7 @@ const fuzzImage = "registry.example/tools/busybox:1.36"
 func FuzzBuildJob(f *testing.F) {
 	f.Add("hello", "Hello, world")
 	f.Fuzz(func(t *testing.T, name, message string) {
-		e := fuzzspec.Admitted(t, fuzzspec.Echo(name, message))
-		build := func(e *echov1alpha1.Echo) *batchv1.Job { return BuildJob(e, fuzzImage) }
-		fuzzspec.CheckBuilder(t, "BuildJob", e, build, checkJob)
+		fuzzspec.CheckBuilder(t, "BuildJob", fuzzspec.Echo(name, message), BuildJob, fuzzImage, checkJob)
 	})
 }
 

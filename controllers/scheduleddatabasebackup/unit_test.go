@@ -64,17 +64,12 @@ var _ = Describe("planRuns", Label("unit"), func() {
 })
 
 var _ = Describe("chooseDeletions", Label("unit"), func() {
-	const (
-		completed = databasev1alpha1.BackupCompleted
-		failed    = databasev1alpha1.BackupFailed
-		running   = databasev1alpha1.BackupRunning
-		pending   = databasev1alpha1.BackupPending
-	)
 	// name is the name of the backup of schedule sdbb at minute m of 02:00.
 	name := func(m int) string { return newSchedule("sdbb").BackupName(at(2, m)) }
 	keep := func(n int32) databasev1alpha1.BackupRetention {
 		return databasev1alpha1.BackupRetention{KeepLast: ptr.To(n)}
 	}
+	// b is the backup of minute m of 02:00 in phase, named by its API value.
 	b := func(m int, phase databasev1alpha1.BackupPhase) databasev1alpha1.DatabaseBackup {
 		return backupAt(at(2, m), phase)
 	}
@@ -85,33 +80,33 @@ var _ = Describe("chooseDeletions", Label("unit"), func() {
 			Expect(chooseDeletions(retention, backups, now)).To(Equal(expected))
 		},
 		Entry("no retention: keeps all", databasev1alpha1.BackupRetention{},
-			[]databasev1alpha1.DatabaseBackup{b(1, completed), b(2, completed), b(3, failed)}, nil),
+			[]databasev1alpha1.DatabaseBackup{b(1, "Completed"), b(2, "Completed"), b(3, "Failed")}, nil),
 		Entry("keepLast 2 of 4 Completed", keep(2),
-			[]databasev1alpha1.DatabaseBackup{b(3, completed), b(1, completed), b(4, completed), b(2, completed)},
+			[]databasev1alpha1.DatabaseBackup{b(3, "Completed"), b(1, "Completed"), b(4, "Completed"), b(2, "Completed")},
 			[]string{name(1), name(2)}),
 		Entry("Running and Pending are never deleted, however old", keep(1),
-			[]databasev1alpha1.DatabaseBackup{b(1, running), b(2, pending), b(3, completed), b(4, completed), b(5, "")},
+			[]databasev1alpha1.DatabaseBackup{b(1, "Running"), b(2, "Pending"), b(3, "Completed"), b(4, "Completed"), b(5, "")},
 			[]string{name(3)}),
 		Entry("Failed older than the newest Completed go, newer ones stay", keep(5),
-			[]databasev1alpha1.DatabaseBackup{b(1, failed), b(2, completed), b(3, failed)},
+			[]databasev1alpha1.DatabaseBackup{b(1, "Failed"), b(2, "Completed"), b(3, "Failed")},
 			[]string{name(1)}),
 		Entry("Failed stay while nothing Completed", keep(1),
-			[]databasev1alpha1.DatabaseBackup{b(1, failed), b(2, failed)}, []string{}),
+			[]databasev1alpha1.DatabaseBackup{b(1, "Failed"), b(2, "Failed")}, []string{}),
 		Entry("maxAge deletes the old Completed ones", databasev1alpha1.BackupRetention{MaxAge: "30m"},
-			[]databasev1alpha1.DatabaseBackup{b(10, completed), b(40, completed), b(50, completed)},
+			[]databasev1alpha1.DatabaseBackup{b(10, "Completed"), b(40, "Completed"), b(50, "Completed")},
 			[]string{name(10)}),
 		Entry("maxAge keeps the newest Completed one, however old", databasev1alpha1.BackupRetention{MaxAge: "1m"},
-			[]databasev1alpha1.DatabaseBackup{b(10, completed), b(20, completed)},
+			[]databasev1alpha1.DatabaseBackup{b(10, "Completed"), b(20, "Completed")},
 			[]string{name(10)}),
 		Entry("both: whichever lets more go", databasev1alpha1.BackupRetention{KeepLast: ptr.To[int32](2), MaxAge: "15m"},
-			[]databasev1alpha1.DatabaseBackup{b(10, completed), b(20, completed), b(30, completed), b(50, completed)},
+			[]databasev1alpha1.DatabaseBackup{b(10, "Completed"), b(20, "Completed"), b(30, "Completed"), b(50, "Completed")},
 			[]string{name(10), name(20), name(30)}),
 	)
 
 	It("leaves a backup already being deleted alone", func() {
-		old := b(1, completed)
+		old := b(1, "Completed")
 		old.DeletionTimestamp = ptr.To(old.CreationTimestamp)
-		Expect(chooseDeletions(keep(1), []databasev1alpha1.DatabaseBackup{old, b(2, completed), b(3, completed)}, now)).
+		Expect(chooseDeletions(keep(1), []databasev1alpha1.DatabaseBackup{old, b(2, "Completed"), b(3, "Completed")}, now)).
 			To(Equal([]string{name(2)}))
 	})
 })

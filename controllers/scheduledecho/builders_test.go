@@ -34,9 +34,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 	Describe("BuildCronJob", func() {
 		It("builds the whole CronJob, running the pod of an Echo", func() {
 			Expect(BuildCronJob(newScheduledEcho("se"), "busybox:1.36")).To(Equal(&batchv1.CronJob{
-				ObjectMeta: testenv.Parent{
-					APIVersion: "echo.seed1b407122.io/v1alpha1", Kind: "ScheduledEcho", App: "scheduledecho", Name: "se", UID: "uid-1234",
-				}.ChildMeta("se-echo"),
+				ObjectMeta: testenv.ParentOf(newScheduledEcho("se"), "scheduledecho").ChildMeta("se-echo"),
 				Spec: batchv1.CronJobSpec{
 					Schedule:                   "*/5 * * * *",
 					Suspend:                    ptr.To(false),

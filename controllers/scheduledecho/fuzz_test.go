@@ -46,9 +46,7 @@ const maxJobSuffix = "-9999999999"
 func FuzzBuildCronJob(f *testing.F) {
 	f.Add("nightly", "Good night", "0 3 * * *", false)
 	f.Fuzz(func(t *testing.T, name, message, schedule string, suspend bool) {
-		s := fuzzspec.Admitted(t, fuzzspec.ScheduledEcho(name, message, schedule, suspend))
-		build := func(s *echov1alpha1.ScheduledEcho) *batchv1.CronJob { return BuildCronJob(s, fuzzImage) }
-		fuzzspec.CheckBuilder(t, "BuildCronJob", s, build, checkCronJob)
+		fuzzspec.CheckBuilder(t, "BuildCronJob", fuzzspec.ScheduledEcho(name, message, schedule, suspend), BuildCronJob, fuzzImage, checkCronJob)
 	})
 }
 

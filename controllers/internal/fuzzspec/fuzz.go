@@ -90,11 +90,15 @@ func CheckDrift[T client.Object](t testing.TB, desired, observed T, inSync func(
 	}
 }
 
-// CheckBuilder builds from in with build, checked as Pure does, and fails t with what check
-// finds wrong in what it built.
-func CheckBuilder[In client.Object, Out any](t testing.TB, what string, in In, build func(In) Out, check func(In, Out) error) {
+// CheckBuilder skips in unless the API server admits it (Admitted), builds from it with build
+// and the operator's setting arg (e.g. the image it runs), checked as Pure does, and fails t with
+// what check finds wrong in what it built.
+func CheckBuilder[In client.Object, Arg, Out any](t testing.TB, what string, in In, build func(In, Arg) Out, arg Arg,
+	check func(In, Out) error,
+) {
 	t.Helper()
-	if err := check(in, Pure(t, what, in, build)); err != nil {
+	in = Admitted(t, in)
+	if err := check(in, Pure(t, what, in, func(in In) Out { return build(in, arg) })); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -28,7 +28,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
@@ -63,6 +65,16 @@ type Parent struct {
 	App  string
 	Name string
 	UID  types.UID
+}
+
+// ParentOf is obj as the metadata of its children name it, its API version and kind read from
+// the operator's scheme; app is the app.kubernetes.io/name of the kind's children.
+func ParentOf(obj client.Object, app string) Parent {
+	gvk, err := apiutil.GVKForObject(obj, scheme.Must())
+	if err != nil {
+		panic(err) // a fixture of a kind the operator does not know: a mistake in the spec itself
+	}
+	return Parent{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, App: app, Name: obj.GetName(), UID: obj.GetUID()}
 }
 
 // Selector is the selector labels of the children: app name and instance.
