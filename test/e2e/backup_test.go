@@ -49,6 +49,33 @@ func restoredEvents(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) []str
 	return events
 }
 
+// smallCluster is a DatabaseCluster of replicas members of 1Gi each, the spec the backup specs
+// back up.
+func smallCluster(namespace, name string, replicas int32) *databasev1alpha1.DatabaseCluster {
+	return &databasev1alpha1.DatabaseCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: databasev1alpha1.DatabaseClusterSpec{
+			Replicas: ptr.To(replicas),
+			Image:    "registry.example.com/db:1.0",
+			Storage:  databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("10m"),
+			}},
+		},
+	}
+}
+
+// createAvailable creates dc and waits until it is Available.
+func createAvailable(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) {
+	GinkgoHelper()
+	Expect(k8s.Create(ctx, dc)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue(),
+			"conditions: %v", dc.Status.Conditions)
+	}).Should(Succeed())
+}
+
 // DatabaseBackup with the real snapshot-controller (external-snapshotter v8, built from the
 // module) and the simulated CSI driver cutting the snapshots of its VolumeSnapshotContents.
 var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
@@ -59,23 +86,9 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 
 	BeforeAll(func(ctx SpecContext) {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		dc = &databasev1alpha1.DatabaseCluster{
-			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns},
-			Spec: databasev1alpha1.DatabaseClusterSpec{
-				Replicas: ptr.To[int32](3),
-				Image:    "registry.example.com/db:1.0",
-				Storage:  databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("10m"),
-				}},
-				PVCRetentionPolicy: &databasev1alpha1.PVCRetentionPolicy{WhenDeleted: databasev1alpha1.DeletePVC},
-			},
-		}
-		Expect(k8s.Create(ctx, dc)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue())
-		}).Should(Succeed())
+		dc = smallCluster(ns, "orders", 3)
+		dc.Spec.PVCRetentionPolicy = &databasev1alpha1.PVCRetentionPolicy{WhenDeleted: databasev1alpha1.DeletePVC}
+		createAvailable(ctx, dc)
 	})
 
 	newBackup := func(name string, method databasev1alpha1.BackupMethod, class string) *databasev1alpha1.DatabaseBackup {
@@ -241,12 +254,7 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 	It("restores the deleted cluster from the backup: each member's claim from its member's snapshot", func(ctx SpecContext) {
 		restored := restoreOf(dc.Name, "nightly")
 		began := time.Now()
-		Expect(k8s.Create(ctx, restored)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(restored), restored)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(restored.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue(),
-				"conditions: %v", restored.Status.Conditions)
-		}).Should(Succeed())
+		createAvailable(ctx, restored)
 		AddReportEntry("restore of 3 members → Available", time.Since(began).Round(time.Millisecond).String())
 		Expect(restored.Status.RestoredFromBackup).To(Equal("nightly"))
 		for i := range 3 {
@@ -362,22 +370,8 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 		for _, ns := range []string{source, allowed, refused} {
 			Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		}
-		dc = &databasev1alpha1.DatabaseCluster{
-			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: source},
-			Spec: databasev1alpha1.DatabaseClusterSpec{
-				Replicas: ptr.To[int32](3),
-				Image:    "registry.example.com/db:1.0",
-				Storage:  databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("10m"),
-				}},
-			},
-		}
-		Expect(k8s.Create(ctx, dc)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue())
-		}).Should(Succeed())
+		dc = smallCluster(source, "orders", 3)
+		createAvailable(ctx, dc)
 		backup = &databasev1alpha1.DatabaseBackup{
 			ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: source},
 			Spec:       databasev1alpha1.DatabaseBackupSpec{ClusterName: dc.Name, RestoreAllowedNamespaces: []string{allowed}},
@@ -408,12 +402,7 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 	It("restores into another namespace under the same name, from copies of the snapshots, and leaves the source as it was", func(ctx SpecContext) {
 		clone := cloneIn(allowed)
 		began := time.Now()
-		Expect(k8s.Create(ctx, clone)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(clone.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue(),
-				"conditions: %v", clone.Status.Conditions)
-		}).Should(Succeed())
+		createAvailable(ctx, clone)
 		AddReportEntry("clone of 3 members into another namespace → Available", time.Since(began).Round(time.Millisecond).String())
 		Expect(clone.Status.RestoredFromBackup).To(Equal(source + "/nightly"))
 		for i := range int32(3) {

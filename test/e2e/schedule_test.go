@@ -25,7 +25,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,22 +42,8 @@ var _ = Describe("ScheduledDatabaseBackup on the local control plane", Ordered, 
 
 	BeforeAll(func(ctx SpecContext) {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		dc = &databasev1alpha1.DatabaseCluster{
-			ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: ns},
-			Spec: databasev1alpha1.DatabaseClusterSpec{
-				Replicas: ptr.To[int32](1),
-				Image:    "registry.example.com/db:1.0",
-				Storage:  databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("10m"),
-				}},
-			},
-		}
-		Expect(k8s.Create(ctx, dc)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue())
-		}).Should(Succeed())
+		dc = smallCluster(ns, "ledger", 1)
+		createAvailable(ctx, dc)
 	})
 
 	It("backs up on the minute and lets the older backup go (keepLast 1), never a foreign one", func(ctx SpecContext) {
