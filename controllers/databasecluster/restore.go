@@ -60,9 +60,12 @@ func refuse(format string, args ...any) error {
 	return &RestoreRefusedError{Reason: fmt.Sprintf(format, args...)}
 }
 
-// CheckRestore says whether backup can bootstrap dc: Completed, from a cluster of at most
-// spec.replicas members, no snapshot larger than spec.storage.size.
+// CheckRestore says whether backup can bootstrap dc: not being deleted, Completed, from a
+// cluster of at most spec.replicas members, no snapshot larger than spec.storage.size.
 func CheckRestore(dc *databasev1alpha1.DatabaseCluster, backup *databasev1alpha1.DatabaseBackup) error {
+	if backup.DeletionTimestamp != nil {
+		return refuse("DatabaseBackup %s is being deleted, and its snapshots with it: name another backup", backup.Name)
+	}
 	if backup.Status.Phase != databasev1alpha1.BackupCompleted {
 		return refuse("DatabaseBackup %s is %q, not Completed: a restore needs every snapshot ready to use; wait for it or name another backup",
 			backup.Name, backup.Status.Phase)

@@ -64,6 +64,8 @@ var _ = Describe("Restore from a backup", Label("unit"), func() {
 		Entry("into a larger size", newCluster("db", withSize("2Gi")), func(*databasev1alpha1.DatabaseBackup) {}, ""),
 		Entry("not Completed", newCluster("db"), func(b *databasev1alpha1.DatabaseBackup) { b.Status.Phase = databasev1alpha1.BackupRunning },
 			`DatabaseBackup nightly is "Running", not Completed: a restore needs every snapshot ready to use; wait for it or name another backup`),
+		Entry("being deleted", newCluster("db"), func(b *databasev1alpha1.DatabaseBackup) { b.DeletionTimestamp = &metav1.Time{} },
+			"DatabaseBackup nightly is being deleted, and its snapshots with it: name another backup"),
 		Entry("Failed", newCluster("db"), func(b *databasev1alpha1.DatabaseBackup) { b.Status.Phase = databasev1alpha1.BackupFailed },
 			`DatabaseBackup nightly is "Failed", not Completed: a restore needs every snapshot ready to use; wait for it or name another backup`),
 		Entry("from a larger cluster", newCluster("db", withReplicas(1)), func(*databasev1alpha1.DatabaseBackup) {},

@@ -94,7 +94,8 @@ func isContentCopyOf(content *snapshotv1.VolumeSnapshotContent, dc *databasev1al
 }
 
 // CheckSnapshotSource says whether the backup's snapshot snap, bound to content, can be copied:
-// the snapshot controlled by the backup and ready, the content bound back to it with a handle.
+// the snapshot controlled by the backup and ready, the content bound back to it with a handle,
+// neither being deleted.
 func CheckSnapshotSource(backup *databasev1alpha1.DatabaseBackup, snap *snapshotv1.VolumeSnapshot, content *snapshotv1.VolumeSnapshotContent) error {
 	if !metav1.IsControlledBy(snap, backup) {
 		return refuse("VolumeSnapshot %s/%s is not controlled by DatabaseBackup %s: only a backup's own snapshots are restored", snap.Namespace, snap.Name, backup.Name)
@@ -108,6 +109,10 @@ func CheckSnapshotSource(backup *databasev1alpha1.DatabaseBackup, snap *snapshot
 	}
 	if content.Status == nil || ptr.Deref(content.Status.SnapshotHandle, "") == "" {
 		return refuse("VolumeSnapshotContent %s of VolumeSnapshot %s/%s has no snapshot handle", content.Name, snap.Namespace, snap.Name)
+	}
+	if snap.DeletionTimestamp != nil || content.DeletionTimestamp != nil {
+		// A copy would outlive the stored snapshot the deletion is about to remove.
+		return refuse("VolumeSnapshot %s/%s is being deleted: name another backup", snap.Namespace, snap.Name)
 	}
 	return nil
 }

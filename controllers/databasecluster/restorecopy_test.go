@@ -189,6 +189,14 @@ var _ = Describe("Restore from a backup of another namespace", Label("unit"), fu
 		}, "VolumeSnapshotContent  is not bound to VolumeSnapshot team-a/nightly-1"),
 		Entry("no snapshot handle", func(_ *snapshotv1.VolumeSnapshot, c *snapshotv1.VolumeSnapshotContent) { c.Status.SnapshotHandle = nil },
 			"VolumeSnapshotContent content-1 of VolumeSnapshot team-a/nightly-1 has no snapshot handle"),
+		Entry("the snapshot being deleted", func(s *snapshotv1.VolumeSnapshot, _ *snapshotv1.VolumeSnapshotContent) {
+			s.DeletionTimestamp = &metav1.Time{}
+		},
+			"VolumeSnapshot team-a/nightly-1 is being deleted: name another backup"),
+		Entry("the content being deleted", func(_ *snapshotv1.VolumeSnapshot, c *snapshotv1.VolumeSnapshotContent) {
+			c.DeletionTimestamp = &metav1.Time{}
+		},
+			"VolumeSnapshot team-a/nightly-1 is being deleted: name another backup"),
 	)
 
 	It("recognises its own snapshot copies by controller and name only", func() {

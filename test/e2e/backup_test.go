@@ -392,11 +392,16 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 		c.Spec.Bootstrap = &databasev1alpha1.BootstrapSpec{FromBackup: databasev1alpha1.BackupSource{Name: backup.Name, Namespace: source}}
 		return c
 	}
-	// copiesIn lists the snapshot copies of a clone in namespace.
-	copiesIn := func(ctx SpecContext, g Gomega, c *databasev1alpha1.DatabaseCluster) []snapshotv1.VolumeSnapshot {
+	// expectNoCopies checks that clone c has no snapshot copy: no VolumeSnapshot in its
+	// namespace, none of its content copies.
+	expectNoCopies := func(ctx SpecContext, g Gomega, c *databasev1alpha1.DatabaseCluster) {
 		var snaps snapshotv1.VolumeSnapshotList
 		g.Expect(k8s.List(ctx, &snaps, client.InNamespace(c.Namespace))).To(Succeed())
-		return snaps.Items
+		g.Expect(snaps.Items).To(BeEmpty(), "VolumeSnapshots in %s", c.Namespace)
+		for i := range int32(3) {
+			err := k8s.Get(ctx, client.ObjectKey{Name: c.RestoreContentName(i)}, &snapshotv1.VolumeSnapshotContent{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "content copy %s: %v", c.RestoreContentName(i), err)
+		}
 	}
 
 	It("restores into another namespace under the same name, from copies of the snapshots, and leaves the source as it was", func(ctx SpecContext) {
@@ -423,13 +428,7 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 			"Restored: Restored the member claims from the snapshots of DatabaseBackup " + source + "/nightly"))
 
 		// The copies go once the claims are bound; Retain keeps the data of the source.
-		Eventually(func(g Gomega) {
-			g.Expect(copiesIn(ctx, g, clone)).To(BeEmpty(), "the snapshot copies are deleted")
-			for i := range int32(3) {
-				err := k8s.Get(ctx, client.ObjectKey{Name: clone.RestoreContentName(i)}, &snapshotv1.VolumeSnapshotContent{})
-				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "content copy %s: %v", clone.RestoreContentName(i), err)
-			}
-		}).Should(Succeed())
+		Eventually(func(g Gomega) { expectNoCopies(ctx, g, clone) }).Should(Succeed(), "the snapshot copies are deleted")
 		AddReportEntry("clone created → snapshot copies deleted", time.Since(began).Round(time.Millisecond).String())
 		Expect(restoredEvents(ctx, clone)).To(ContainElement(HavePrefix("Removed: Deleted VolumeSnapshotContent dbc-restore-")))
 		Expect(readSourceState(ctx, backup)).To(Equal(before), "the source backup, its snapshots and contents are unchanged")
@@ -452,11 +451,7 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 		var claims corev1.PersistentVolumeClaimList
 		Expect(k8s.List(ctx, &claims, client.InNamespace(refused))).To(Succeed())
 		Expect(claims.Items).To(BeEmpty(), "no claim")
-		Eventually(func(g Gomega) { g.Expect(copiesIn(ctx, g, clone)).To(BeEmpty()) }).Should(Succeed(), "no snapshot copy")
-		for i := range int32(3) {
-			err := k8s.Get(ctx, client.ObjectKey{Name: clone.RestoreContentName(i)}, &snapshotv1.VolumeSnapshotContent{})
-			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no content copy %s", clone.RestoreContentName(i))
-		}
+		Consistently(func(g Gomega) { expectNoCopies(ctx, g, clone) }).WithTimeout(2*time.Second).Should(Succeed(), "no snapshot copy")
 		Expect(readSourceState(ctx, backup)).To(Equal(before), "the source is untouched")
 
 		// The owner of the data allows it: the refused clone is tried again and restored.
@@ -469,7 +464,7 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 			g.Expect(clone.Status.RestoredFromBackup).To(Equal(source + "/nightly"))
 			g.Expect(meta.IsStatusConditionTrue(clone.Status.Conditions, databasev1alpha1.ConditionAvailable)).To(BeTrue(),
 				"conditions: %v", clone.Status.Conditions)
-			g.Expect(copiesIn(ctx, g, clone)).To(BeEmpty(), "the snapshot copies are deleted")
+			expectNoCopies(ctx, g, clone)
 		}).WithTimeout(time.Minute).Should(Succeed())
 		after := readSourceState(ctx, backup)
 		Expect(after.backupSpec.RestoreAllowedNamespaces).To(Equal([]string{allowed, refused}))
