@@ -233,7 +233,7 @@ test-fresh-machine: ## Clone HEAD and run "make test" with empty module, build a
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
-	go test -count=1 . ./api/... ./test/harness/proc/ ./test/harness/csisim/
+	go test -count=1 . ./api/... ./test/harness/proc/ ./test/harness/csisim/ ./cmd/...
 
 .PHONY: test-fuzz
 test-fuzz: ## Native Go fuzzing: each fuzz target for FUZZ_TIME (2000x executions), one at a time; a failing input is written to the package's testdata/fuzz/.
@@ -299,6 +299,30 @@ test-ha: build test-env snapshot-env $(GINKGO) ## Leader election e2e: 2 manager
 .PHONY: build
 build: manifests generate ## Build the manager binary.
 	go build -o $(LOCALBIN)/manager .
+
+# kubectl-dbc-release: the platforms, and the mtime of every file in the archives (the commit
+# time of HEAD) so that one commit gives byte-identical archives with the same Go.
+KUBECTL_DBC_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
+KUBECTL_DBC_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+.PHONY: kubectl-dbc
+kubectl-dbc: ## Build the kubectl plugin into bin/kubectl-dbc (with bin/ on PATH: kubectl dbc status NAME; docs/kubectl-dbc.md).
+	go build -o $(LOCALBIN)/kubectl-dbc ./cmd/kubectl-dbc
+
+.PHONY: kubectl-dbc-release
+kubectl-dbc-release: ## Reproducible kubectl-dbc archives (KUBECTL_DBC_PLATFORMS) with LICENSE and README into bin/release/; prints their sha256.
+	@set -e; rel=$(LOCALBIN)/release; dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+	mkdir -p $$rel; rm -f $$rel/kubectl-dbc_*.tar.gz $$rel/kubectl-dbc_SHA256SUMS; \
+	for p in $(KUBECTL_DBC_PLATFORMS); do \
+		name=kubectl-dbc_$(VERSION)_$${p%/*}_$${p#*/}; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -buildvcs=false \
+			-ldflags '-s -w -X github.com/seed1b407122/database-operator/cmd/kubectl-dbc/plugin.Version=$(VERSION)' \
+			-o $$dir/kubectl-dbc ./cmd/kubectl-dbc; \
+		cp LICENSE $$dir/LICENSE; cp docs/kubectl-dbc.md $$dir/README.md; \
+		tar --sort=name --mtime=@$(KUBECTL_DBC_EPOCH) --owner=0 --group=0 --numeric-owner --mode=u+rwX,go+rX,go-w \
+			--format=gnu -C $$dir -cf - LICENSE README.md kubectl-dbc | gzip -9n > $$rel/$$name.tar.gz; \
+	done; \
+	cd $$rel && sha256sum kubectl-dbc_*.tar.gz | tee kubectl-dbc_SHA256SUMS
 
 .PHONY: run
 run: manifests generate test-env snapshot-env ## Run the manager against KUBECONFIG, or start a local control plane.

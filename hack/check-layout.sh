@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the layout rule of the README ("Layout") over "go list" of every package of the module
 # (all build tags, test imports included). Part of "make verify"; exits 1 on a broken rule.
-#   1. The product (main.go, api/, controllers/) imports nothing from test/ or hack/.
+#   1. The product (main.go, api/, controllers/, cmd/) imports nothing from test/ or hack/.
 #   2. Harness libraries (test/harness/...) never import a suite or hack/.
 #   3. Suites (test/e2e, test/ha, test/faults, test/olme2e, test/nodee2e) hold only *_test.go
 #      files; nothing imports a suite.
@@ -23,7 +23,7 @@ BEGIN {
 {
   pkg = $1; name = $2; gofiles = $3
   rel = pkg == module ? "." : substr(pkg, length(module) + 2)
-  product = rel == "." || rel ~ /^(api|controllers)(\/|$)/
+  product = rel == "." || rel ~ /^(api|controllers|cmd)(\/|$)/
   harness = rel ~ /^test\/harness\//
   if (pkg in suite && gofiles > 0) {
     printf "rule 3: suite %s has non-test files\n", rel; bad = 1

@@ -46,15 +46,21 @@ type toggle struct {
 func paused(dc *databasev1alpha1.DatabaseCluster) bool     { return dc.Spec.Paused }
 func hibernated(dc *databasev1alpha1.DatabaseCluster) bool { return dc.Spec.Hibernated }
 
+// The JSON names of the spec fields the toggles set.
+const (
+	fieldPaused     = "paused"
+	fieldHibernated = "hibernated"
+)
+
 // toggles are pause, resume, hibernate and wake.
 var toggles = []toggle{
-	{use: "pause", field: "paused", value: true, done: "paused", get: paused,
+	{use: "pause", field: fieldPaused, value: true, done: "paused", get: paused,
 		short: "Set spec.paused: the operator stops changing the cluster's children until resume"},
-	{use: "resume", field: "paused", value: false, done: "resumed", get: paused,
+	{use: "resume", field: fieldPaused, value: false, done: "resumed", get: paused,
 		short: "Clear spec.paused: the operator applies the pending changes again"},
-	{use: "hibernate", field: "hibernated", value: true, done: "hibernated", get: hibernated,
+	{use: "hibernate", field: fieldHibernated, value: true, done: "hibernated", get: hibernated,
 		short: "Set spec.hibernated: every pod stops; claims, Services and status are kept"},
-	{use: "wake", field: "hibernated", value: false, done: "woken", get: hibernated,
+	{use: "wake", field: fieldHibernated, value: false, done: "woken", get: hibernated,
 		short: "Clear spec.hibernated: spec.replicas pods come back on the same claims"},
 }
 

@@ -158,3 +158,18 @@ func TestHelpListsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if code := Run(t.Context(), Options{Streams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}, []string{"--version"}); code != 0 ||
+		!strings.HasPrefix(out.String(), "kubectl dbc version ") {
+		t.Errorf("--version: exit %d, %q", code, out.String())
+	}
+	Version = "0.2.0"
+	defer func() { Version = "" }()
+	out.Reset()
+	Run(t.Context(), Options{Streams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}, []string{"--version"})
+	if out.String() != "kubectl dbc version 0.2.0\n" {
+		t.Errorf("--version with Version set: %q", out.String())
+	}
+}

@@ -21,6 +21,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +35,21 @@ import (
 // FieldManager is the field manager of every write of the plugin: the cluster's managedFields
 // show which fields it set.
 const FieldManager = "kubectl-dbc"
+
+// Version is the plugin's version, set by "make kubectl-dbc-release" (-ldflags -X). Empty: the
+// module version that "go install ...@VERSION" recorded in the binary, else "(devel)".
+var Version = ""
+
+// version is what --version prints.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
 
 // Options are what the commands need from outside: where they print and what time it is.
 type Options struct {
@@ -82,6 +98,7 @@ KUBECONFIG, then ~/.kube/config; -n/--namespace, then the context's namespace, t
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		SilenceUsage:      true,
 		SilenceErrors:     true,
+		Version:           version(),
 	}
 	root.SetIn(o.Streams.In)
 	root.SetOut(o.Streams.Out)
