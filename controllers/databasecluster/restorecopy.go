@@ -32,6 +32,7 @@ import (
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -191,7 +192,11 @@ func (r *Reconciler) copySnapshot(ctx context.Context, dc *databasev1alpha1.Data
 // Only copies the cluster controls are looked at; the cache holds them (managed-by label).
 func (r *Reconciler) deleteSnapshotCopies(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
 	var copies snapshotv1.VolumeSnapshotList
-	if err := r.List(ctx, &copies, client.InNamespace(dc.Namespace), client.MatchingLabels(dc.RestoreCopyLabels())); err != nil {
+	err := r.List(ctx, &copies, client.InNamespace(dc.Namespace), client.MatchingLabels(dc.RestoreCopyLabels()))
+	if meta.IsNoMatchError(err) {
+		return nil // no snapshot API any more: no copy can exist
+	}
+	if err != nil {
 		return fmt.Errorf("listing the snapshot copies: %w", err)
 	}
 	for i := range copies.Items {
