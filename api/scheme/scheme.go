@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -42,6 +43,7 @@ func New() (*runtime.Scheme, error) {
 		echov1alpha1.AddToScheme,
 		votingv1alpha1.AddToScheme,
 		snapshotv1.AddToScheme,
+		monitoringv1.AddToScheme,
 	)
 	if err := builder.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("registering the kinds of the scheme: %w", err)

@@ -36,6 +36,7 @@ func TestNewKnowsTheBuiltInKindsCRDsAndEveryKindOfTheOperator(t *testing.T) {
 		{Group: "database.seed1b407122.io", Version: "v1alpha1", Kind: "DatabaseBackup"},
 		{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshot"},
 		{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"},
+		{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"},
 	} {
 		if !s.Recognizes(gvk) {
 			t.Errorf("the scheme does not know %s", gvk)

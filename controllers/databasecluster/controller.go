@@ -21,6 +21,7 @@ import (
 	"errors"
 	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
@@ -67,6 +69,9 @@ type Reconciler struct {
 	PodReadyTimeout time.Duration
 	// Clock tells the time; nil means the real clock. Tests set a fake one.
 	Clock clock.PassiveClock
+	// podMonitors starts the watch on PodMonitors once the API server serves them (set up by
+	// SetupWithManager).
+	podMonitors *podMonitorWatch
 }
 
 func (r *Reconciler) clock() clock.PassiveClock {
@@ -84,6 +89,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=core,resources=events,verbs=list
 
@@ -99,6 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (ctrl.Result, error) {
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
+	withMonitoringRecheck(&obs)
 	dc.Status = computeStatus(dc, obs)
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
 	opmetrics.RecordStorage(dc.Namespace, dc.Name, dc.Spec.Storage.Size, obs.claims)
@@ -152,7 +159,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	return observation{statefulSet: sts, claims: claims}
+	// Last: a PodMonitor that cannot be written must not keep the database from running.
+	podMonitor, err := r.reconcilePodMonitor(ctx, dc, log)
+	return observation{statefulSet: sts, claims: claims, podMonitor: podMonitor, err: err}
 }
 
 // observe reads the StatefulSet and the claims from the cache without changing them. err is
@@ -175,9 +184,10 @@ func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseC
 // SetupWithManager registers the controller and its watches. Updates of owned children only
 // trigger a reconcile when they change something the operator reads: a spec edit (generation),
 // a label change (the cache selects by label), the StatefulSet's replica counts, or a data
-// claim's size.
+// claim's size. PodMonitors are watched from the first reconcile that finds the API server
+// serving them (podMonitorWatch): the manager must start without the Prometheus Operator.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return skeleton.NewController(mgr, "databasecluster", r.MaxConcurrentReconciles, &databasev1alpha1.DatabaseCluster{},
+	c, err := skeleton.NewController(mgr, "databasecluster", r.MaxConcurrentReconciles, &databasev1alpha1.DatabaseCluster{},
 		predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(statefulSetChanged())).
 		Owns(&corev1.Service{}).
@@ -187,5 +197,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(claimSizeChanged())).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),
 			builder.WithPredicates(podReadinessChanged())).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.podMonitors = &podMonitorWatch{mapper: mgr.GetRESTMapper(), start: func() error {
+		return c.Watch(source.Kind(mgr.GetCache(), &monitoringv1.PodMonitor{},
+			handler.TypedEnqueueRequestForOwner[*monitoringv1.PodMonitor](mgr.GetScheme(), mgr.GetRESTMapper(),
+				&databasev1alpha1.DatabaseCluster{}, handler.OnlyControllerOwner()),
+			predicate.TypedGenerationChangedPredicate[*monitoringv1.PodMonitor]{}))
+	}}
+	return nil
 }

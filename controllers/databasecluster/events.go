@@ -144,4 +144,9 @@ func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev
 		}
 		r.Recorder.Eventf(after, nil, t.eventType, reason, "Reconcile", "%s", now.Message)
 	}
+	// Told even for a new cluster: it asked for monitoring it cannot have yet.
+	if now := child.Changed(before.Status.Conditions, after.Status.Conditions, databasev1alpha1.ConditionMonitoringReady); now != nil &&
+		now.Reason == databasev1alpha1.ReasonPodMonitorCRDMissing {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
+	}
 }

@@ -165,14 +165,12 @@ func buildPodSecurityContext(spec *databasev1alpha1.SecurityContextSpec) *corev1
 func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 	port := intstr.FromString(databasev1alpha1.PortName)
 	return corev1.Container{
-		Name:    ContainerName,
-		Image:   dc.Spec.Image,
-		Command: dc.Spec.Command,
-		Args:    dc.Spec.Args,
-		Env:     dc.Spec.Env,
-		Ports: []corev1.ContainerPort{{
-			Name: databasev1alpha1.PortName, ContainerPort: dc.DatabasePort(), Protocol: corev1.ProtocolTCP,
-		}},
+		Name:      ContainerName,
+		Image:     dc.Spec.Image,
+		Command:   dc.Spec.Command,
+		Args:      dc.Spec.Args,
+		Env:       dc.Spec.Env,
+		Ports:     containerPorts(dc),
 		Resources: dc.Spec.Resources,
 		VolumeMounts: []corev1.VolumeMount{{
 			Name: databasev1alpha1.DataVolumeName, MountPath: databasev1alpha1.DataMountPath,
@@ -200,6 +198,20 @@ func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 	}
+}
+
+// containerPorts are the database port and, with spec.monitoring, the metrics port the
+// PodMonitor scrapes by its name.
+func containerPorts(dc *databasev1alpha1.DatabaseCluster) []corev1.ContainerPort {
+	ports := []corev1.ContainerPort{{
+		Name: databasev1alpha1.PortName, ContainerPort: dc.DatabasePort(), Protocol: corev1.ProtocolTCP,
+	}}
+	if m := dc.Spec.Monitoring; m != nil {
+		ports = append(ports, corev1.ContainerPort{
+			Name: databasev1alpha1.MetricsPortName, ContainerPort: m.Port, Protocol: corev1.ProtocolTCP,
+		})
+	}
+	return ports
 }
 
 // podAffinity is the user's affinity, or by default a preference to spread the pods of the
@@ -241,7 +253,7 @@ var statefulSetSpec = child.Spec[*appsv1.StatefulSet]{
 // templateInSync compares the pod template the operator wants with the one the API server
 // stored. DeepDerivative ignores fields left empty in desired, which the API server defaults
 // (terminationMessagePath, dnsPolicy, ...); the maps and lists users control are compared exactly
-// so that removing a pod label, an env var or an argument is applied too.
+// so that removing a pod label, an env var, an argument or the metrics port is applied too.
 func templateInSync(desired, observed corev1.PodTemplateSpec) bool {
 	if !equality.Semantic.DeepDerivative(desired, observed) {
 		return false
@@ -255,7 +267,7 @@ func templateInSync(desired, observed corev1.PodTemplateSpec) bool {
 	for i := range desired.Spec.Containers {
 		want, have := desired.Spec.Containers[i], observed.Spec.Containers[i]
 		if len(want.Env) != len(have.Env) || len(want.Args) != len(have.Args) || len(want.Command) != len(have.Command) ||
-			!equality.Semantic.DeepEqual(want.Resources, have.Resources) {
+			len(want.Ports) != len(have.Ports) || !equality.Semantic.DeepEqual(want.Resources, have.Resources) {
 			return false
 		}
 	}

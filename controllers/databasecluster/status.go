@@ -43,6 +43,8 @@ type observation struct {
 	createFailure string
 	// recheckAfter is when a pod that is not Ready yet reaches the bound (0: none is waiting).
 	recheckAfter time.Duration
+	// podMonitor is what the reconcile found of the PodMonitor of spec.monitoring.
+	podMonitor podMonitorState
 }
 
 // computeStatus returns the status of dc as observed. It starts from the current status only
@@ -65,6 +67,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	setPausedCondition(&status.Conditions, dc)
 	setResizingCondition(&status.Conditions, dc, obs.statefulSet, obs.claims)
 	setHibernatedCondition(&status.Conditions, dc, obs.statefulSet)
+	setMonitoringReadyCondition(&status.Conditions, dc, obs)
 	return status
 }
 

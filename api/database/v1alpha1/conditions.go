@@ -28,6 +28,9 @@ const (
 	ConditionPaused = "Paused"
 	// ConditionHibernated is True while spec.hibernated is true.
 	ConditionHibernated = "Hibernated"
+	// ConditionMonitoringReady is True when the PodMonitor of spec.monitoring is in place; the
+	// condition exists only while spec.monitoring is set.
+	ConditionMonitoringReady = "MonitoringReady"
 )
 
 // Condition reasons of a DatabaseCluster.
@@ -73,6 +76,16 @@ const (
 	ReasonHibernating = "Hibernating"
 	// ReasonNotHibernated: spec.hibernated is false.
 	ReasonNotHibernated = "NotHibernated"
+	// ReasonPodMonitorReady: the PodMonitor of spec.monitoring exists and is controlled by the
+	// cluster.
+	ReasonPodMonitorReady = "PodMonitorReady"
+	// ReasonPodMonitorCRDMissing: the API server does not serve monitoring.coreos.com/v1
+	// PodMonitors (the Prometheus Operator is not installed); the PodMonitor is created once it
+	// does.
+	ReasonPodMonitorCRDMissing = "PodMonitorCRDMissing"
+	// ReasonPodMonitorFailed: the PodMonitor could not be written (or its name is held by
+	// another object: Degraded says ChildConflict).
+	ReasonPodMonitorFailed = "PodMonitorFailed"
 )
 
 // Finalizer guards the cleanup of a DatabaseCluster's claims.

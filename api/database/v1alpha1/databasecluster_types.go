@@ -102,6 +102,33 @@ type SecurityContextSpec struct {
 	FSGroup *int64 `json:"fsGroup,omitempty"`
 }
 
+// MonitoringSpec says where the database image serves its own Prometheus metrics. The operator
+// names the port "metrics" in the pod template and, when the Prometheus Operator's PodMonitor
+// CRD (monitoring.coreos.com/v1) is installed, keeps a PodMonitor NAME that scrapes every pod.
+type MonitoringSpec struct {
+	// Port is the TCP port the database serves its metrics on. It is not spec.port: a metrics
+	// port of its own is named "metrics" in the pod template, and a container cannot declare one
+	// port twice.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+
+	// Path is the HTTP path of the metrics. Default /metrics.
+	// +optional
+	// +kubebuilder:default="/metrics"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="path must start with '/': it is the HTTP path Prometheus requests on the metrics port, e.g. /metrics"
+	Path string `json:"path,omitempty"`
+
+	// Interval is how often Prometheus scrapes the pods, as a Prometheus duration (30s, 1m).
+	// Empty: Prometheus's own scrape interval.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$')`,message="interval must be a Prometheus duration such as 30s, 1m or 1m30s (units ms, s, m, h, d, w, y)"
+	Interval string `json:"interval,omitempty"`
+}
+
 // BootstrapSpec says where the data of a new cluster comes from.
 type BootstrapSpec struct {
 	// FromBackup restores every member's data claim from its snapshot in a DatabaseBackup, before
@@ -136,6 +163,7 @@ type BackupSource struct {
 
 // DatabaseClusterSpec is the desired state of a DatabaseCluster.
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is set when the cluster is created and never added or removed: create a new DatabaseCluster to restore a backup"
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || self.monitoring.port != (has(self.port) ? self.port : 9000)",message="monitoring.port must differ from spec.port: the database port is named db and the metrics port metrics, and a container cannot declare one port twice"
 type DatabaseClusterSpec struct {
 	// Replicas is the number of database pods.
 	// +required
@@ -264,6 +292,12 @@ type DatabaseClusterSpec struct {
 	// +optional
 	// +kubebuilder:default={enabled: true}
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+
+	// Monitoring names the port and path of the database's own metrics: the pods get a container
+	// port "metrics", and a PodMonitor NAME (Prometheus Operator) scrapes them when its CRD is
+	// installed; the MonitoringReady condition says whether it is.
+	// +optional
+	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
 }
 
 // DatabaseClusterStatus is the observed state of a DatabaseCluster.
@@ -293,7 +327,8 @@ type DatabaseClusterStatus struct {
 	// +optional
 	RestoredFromBackup string `json:"restoredFromBackup,omitempty"`
 
-	// Conditions: Available, Progressing, Degraded, Resizing, Paused, Hibernated.
+	// Conditions: Available, Progressing, Degraded, Resizing, Paused, Hibernated, and
+	// MonitoringReady while spec.monitoring is set.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -35,6 +35,13 @@ const DataMountPath = "/var/lib/database"
 // PortName is the name of the database port on the container and the Services.
 const PortName = "db"
 
+// MetricsPortName is the name of the container port of spec.monitoring, which the PodMonitor
+// scrapes.
+const MetricsPortName = "metrics"
+
+// DefaultMetricsPath is the HTTP path of the metrics when spec.monitoring.path is not set.
+const DefaultMetricsPath = "/metrics"
+
 // HeadlessServiceName is the name of the headless Service that gives pods stable DNS names.
 func (dc *DatabaseCluster) HeadlessServiceName() string { return dc.Name + "-headless" }
 
@@ -46,6 +53,21 @@ func (dc *DatabaseCluster) StatefulSetName() string { return dc.Name }
 
 // PodDisruptionBudgetName is the name of the PodDisruptionBudget of the cluster.
 func (dc *DatabaseCluster) PodDisruptionBudgetName() string { return dc.Name }
+
+// PodMonitorName is the name of the PodMonitor of spec.monitoring.
+func (dc *DatabaseCluster) PodMonitorName() string { return dc.Name }
+
+// MetricsPath is spec.monitoring.path, or DefaultMetricsPath when the API server has not
+// defaulted it; empty when spec.monitoring is not set.
+func (dc *DatabaseCluster) MetricsPath() string {
+	switch {
+	case dc.Spec.Monitoring == nil:
+		return ""
+	case dc.Spec.Monitoring.Path == "":
+		return DefaultMetricsPath
+	}
+	return dc.Spec.Monitoring.Path
+}
 
 // SelectorLabels are the immutable labels that select the pods of the cluster.
 func (dc *DatabaseCluster) SelectorLabels() map[string]string {

@@ -1,0 +1,227 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasecluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
+)
+
+// monitoringRecheck is how often a cluster whose spec.monitoring waits for the PodMonitor CRD
+// asks the API server again: the PodMonitor is created at most this long after the Prometheus
+// Operator is installed. There is no watch to tell sooner: a watch on a kind the API server does
+// not serve cannot be started.
+const monitoringRecheck = time.Minute
+
+// podMonitorGroupKind is the Prometheus Operator's PodMonitor.
+var podMonitorGroupKind = schema.GroupKind{Group: monitoringv1.SchemeGroupVersion.Group, Kind: monitoringv1.PodMonitorsKind}
+
+// BuildPodMonitor returns the PodMonitor that has Prometheus scrape the metrics port of every pod
+// of dc (selected by the operator's labels, in dc's namespace) at spec.monitoring.path. dc must
+// have spec.monitoring.
+func BuildPodMonitor(dc *databasev1alpha1.DatabaseCluster) *monitoringv1.PodMonitor {
+	return &monitoringv1.PodMonitor{
+		ObjectMeta: childMeta(dc, dc.PodMonitorName()),
+		Spec: monitoringv1.PodMonitorSpec{
+			Selector: metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},
+			PodMetricsEndpoints: []monitoringv1.PodMetricsEndpoint{{
+				Port:     ptr.To(databasev1alpha1.MetricsPortName),
+				Path:     dc.MetricsPath(),
+				Interval: monitoringv1.Duration(dc.Spec.Monitoring.Interval),
+			}},
+		},
+	}
+}
+
+// podMonitorSpec keeps the selector and the endpoints of the PodMonitor: an endpoint added by
+// hand is removed, as it would scrape what the spec does not ask for.
+var podMonitorSpec = child.Spec[*monitoringv1.PodMonitor]{
+	InSync: func(desired, observed *monitoringv1.PodMonitor) bool {
+		return equality.Semantic.DeepEqual(desired.Spec.Selector, observed.Spec.Selector) &&
+			equality.Semantic.DeepEqual(desired.Spec.PodMetricsEndpoints, observed.Spec.PodMetricsEndpoints)
+	},
+	Merge: func(desired, observed *monitoringv1.PodMonitor) {
+		observed.Spec.Selector = desired.Spec.Selector
+		observed.Spec.PodMetricsEndpoints = desired.Spec.PodMetricsEndpoints
+	},
+}
+
+// podMonitorState is what a reconcile found of the PodMonitor.
+type podMonitorState int
+
+const (
+	// podMonitorNotReached: the phase did not run (paused, or an earlier phase failed); the
+	// MonitoringReady condition is kept as it was.
+	podMonitorNotReached podMonitorState = iota
+	// podMonitorReady: the PodMonitor is in place.
+	podMonitorReady
+	// podMonitorCRDMissing: the API server does not serve PodMonitors.
+	podMonitorCRDMissing
+	// podMonitorFailed: the PodMonitor could not be written; the observation's err says why.
+	podMonitorFailed
+)
+
+// podMonitorWatch starts the controller's watch on PodMonitors the first time the API server is
+// found to serve them, at setup or in a later reconcile. controller-runtime fails the manager's
+// start when a watched kind is not served, so the watch cannot be set up unconditionally.
+type podMonitorWatch struct {
+	mu      sync.Mutex
+	mapper  meta.RESTMapper
+	start   func() error
+	started bool
+}
+
+// served reports whether the API server serves PodMonitors, starting the watch on them the first
+// time it does. Each call while they are not served costs one discovery request
+// (GET /apis/monitoring.coreos.com/v1), which is why it is made only for clusters that ask for
+// monitoring, at most once a monitoringRecheck per cluster.
+func (w *podMonitorWatch) served() (bool, error) {
+	if w == nil {
+		return false, nil // no controller set up (a Reconciler driven by hand): nothing to watch with
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return true, nil
+	}
+	_, err := w.mapper.RESTMapping(podMonitorGroupKind, monitoringv1.SchemeGroupVersion.Version)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("looking up the PodMonitor API: %w", err)
+	}
+	if err := w.start(); err != nil {
+		return false, fmt.Errorf("watching PodMonitors: %w", err)
+	}
+	w.started = true
+	return true, nil
+}
+
+// watching reports whether the watch on PodMonitors runs, without asking the API server.
+func (w *podMonitorWatch) watching() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.started
+}
+
+// reconcilePodMonitor keeps the PodMonitor of spec.monitoring in place when the API server serves
+// PodMonitors, and deletes the one dc controls when spec.monitoring is removed. A PodMonitor of
+// that name held by anything else is left as it is (a ConflictError: Degraded ChildConflict).
+func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (podMonitorState, error) {
+	if dc.Spec.Monitoring == nil {
+		// Only a cluster that asked for monitoring since the operator started can have a
+		// PodMonitor to delete without the watch running: the discovery request is not made for
+		// every cluster on every reconcile.
+		if !r.podMonitors.watching() {
+			return podMonitorNotReached, nil
+		}
+		return podMonitorNotReached, r.deletePodMonitor(ctx, dc, log)
+	}
+	served, err := r.podMonitors.served()
+	switch {
+	case err != nil:
+		return podMonitorFailed, err
+	case !served:
+		return podMonitorCRDMissing, nil
+	}
+	if err := ensureChild(ctx, r, "PodMonitor", BuildPodMonitor(dc), &monitoringv1.PodMonitor{}, podMonitorSpec, log); err != nil {
+		return podMonitorFailed, err
+	}
+	return podMonitorReady, nil
+}
+
+// deletePodMonitor deletes the PodMonitor of dc if it exists and dc controls it.
+func (r *Reconciler) deletePodMonitor(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+	pm := &monitoringv1.PodMonitor{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodMonitorName()}, pm)
+	if err != nil {
+		// NoMatch: the CRD was removed since, and the PodMonitors with it.
+		if meta.IsNoMatchError(err) {
+			return nil
+		}
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(pm, dc) {
+		return nil
+	}
+	if err := r.Delete(ctx, pm, client.Preconditions{UID: ptr.To(pm.UID)}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting PodMonitor %s: %w", pm.Name, err)
+	}
+	log.removed = append(log.removed, "PodMonitor "+pm.Name)
+	return nil
+}
+
+// withMonitoringRecheck makes the reconcile come back within monitoringRecheck while the
+// PodMonitor waits for its CRD.
+func withMonitoringRecheck(obs *observation) {
+	if obs.podMonitor == podMonitorCRDMissing && (obs.recheckAfter == 0 || obs.recheckAfter > monitoringRecheck) {
+		obs.recheckAfter = monitoringRecheck
+	}
+}
+
+// setMonitoringReadyCondition: present only while spec.monitoring is set. True when the
+// PodMonitor is in place; False when the Prometheus Operator's CRD is missing (the message says
+// to install it) or the PodMonitor could not be written. Kept as it was when the phase did not
+// run.
+func setMonitoringReadyCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs observation) {
+	if dc.Spec.Monitoring == nil {
+		meta.RemoveStatusCondition(conditions, databasev1alpha1.ConditionMonitoringReady)
+		return
+	}
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionMonitoringReady,
+		Status:             metav1.ConditionFalse,
+		ObservedGeneration: dc.Generation,
+	}
+	switch obs.podMonitor {
+	case podMonitorNotReached:
+		return
+	case podMonitorReady:
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonPodMonitorReady
+		cond.Message = fmt.Sprintf("PodMonitor %s scrapes port %s (%d) at %s on every pod",
+			dc.PodMonitorName(), databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port, dc.MetricsPath())
+	case podMonitorCRDMissing:
+		cond.Reason = databasev1alpha1.ReasonPodMonitorCRDMissing
+		cond.Message = fmt.Sprintf("the API server does not serve %s/%s PodMonitors: install the Prometheus Operator (its PodMonitor CRD) "+
+			"and PodMonitor %s is created within %s; the pods name the metrics port %s (%d) meanwhile",
+			podMonitorGroupKind.Group, monitoringv1.SchemeGroupVersion.Version, dc.PodMonitorName(), monitoringRecheck,
+			databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port)
+	case podMonitorFailed:
+		cond.Reason = databasev1alpha1.ReasonPodMonitorFailed
+		if obs.err != nil {
+			cond.Message, _, _ = strings.Cut(strings.TrimPrefix(obs.err.Error(), "terminal error: "), "\n")
+		}
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
