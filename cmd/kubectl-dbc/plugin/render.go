@@ -17,7 +17,7 @@ package plugin
 import (
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -71,10 +71,14 @@ func (r *renderer) line(cells ...string) {
 }
 
 // section ends the table above (a tab-less line flushes the tabwriter's column block) and
-// writes a section title.
-func (r *renderer) section(title string) {
+// writes a section title, then "(none)" when the section has no rows; it says whether it has.
+func (r *renderer) section(title string, rows int) bool {
 	r.line("")
 	r.line(title)
+	if rows == 0 {
+		r.line("(none)")
+	}
+	return rows > 0
 }
 
 // age is the time since t as kubectl prints ages, or "-" for a zero time.
@@ -133,9 +137,12 @@ func (r *renderer) header(s *clusterState) {
 
 // members writes the members table.
 func (r *renderer) members(s *clusterState) {
-	r.section("MEMBERS")
+	members := s.members()
+	if !r.section("MEMBERS", len(members)) {
+		return
+	}
 	r.line("POD", "ROLE", "READY", "STATUS", "RESTARTS", "NODE", "CLAIM", "REQUESTED", "CAPACITY", "AGE")
-	for _, m := range s.members() {
+	for _, m := range members {
 		name := s.Cluster.StatefulSetName() + "-" + strconv.Itoa(int(m.ordinal))
 		ready, status, restarts, node, age := none, "absent", none, none, none
 		if p := m.pod; p != nil {
@@ -206,19 +213,13 @@ func podRestarts(p *corev1.Pod) int32 {
 // backups writes the newest backup of the cluster and, when that one is not Completed, the
 // newest Completed one.
 func (r *renderer) backups(backups []databasev1alpha1.DatabaseBackup) {
-	r.section("BACKUPS")
-	if len(backups) == 0 {
-		r.line("(none)")
+	if !r.section("BACKUPS", len(backups)) {
 		return
 	}
-	sorted := append([]databasev1alpha1.DatabaseBackup(nil), backups...)
-	sort.SliceStable(sorted, func(a, b int) bool {
-		ta, tb := sorted[a].CreationTimestamp, sorted[b].CreationTimestamp
-		if !ta.Equal(&tb) {
-			return tb.Before(&ta)
-		}
-		return sorted[a].Name > sorted[b].Name
+	sorted := byTime(backups, func(b *databasev1alpha1.DatabaseBackup) (time.Time, string) {
+		return b.CreationTimestamp.Time, b.Name
 	})
+	slices.Reverse(sorted)
 	shown := []databasev1alpha1.DatabaseBackup{sorted[0]}
 	if sorted[0].Status.Phase != databasev1alpha1.BackupCompleted {
 		for _, b := range sorted[1:] {
@@ -241,11 +242,24 @@ func (r *renderer) backups(backups []databasev1alpha1.DatabaseBackup) {
 	}
 }
 
+// byTime is a copy of items, the oldest first by the time key gives; a tie goes by the name key
+// gives, so that the order is the same on every call.
+func byTime[T any](items []T, key func(*T) (time.Time, string)) []T {
+	sorted := slices.Clone(items)
+	slices.SortStableFunc(sorted, func(a, b T) int {
+		ta, na := key(&a)
+		tb, nb := key(&b)
+		if c := ta.Compare(tb); c != 0 {
+			return c
+		}
+		return strings.Compare(na, nb)
+	})
+	return sorted
+}
+
 // conditions writes the cluster's conditions in the order the API server holds them.
 func (r *renderer) conditions(conditions []metav1.Condition) {
-	r.section("CONDITIONS")
-	if len(conditions) == 0 {
-		r.line("(none)")
+	if !r.section("CONDITIONS", len(conditions)) {
 		return
 	}
 	r.line("TYPE", "STATUS", "REASON", "AGE", "MESSAGE")
@@ -270,19 +284,10 @@ func eventTime(ev *eventsv1.Event) time.Time {
 
 // events writes the last lastEvents events, oldest first, as kubectl describe does.
 func (r *renderer) events(events []eventsv1.Event) {
-	r.section("EVENTS")
-	if len(events) == 0 {
-		r.line("(none)")
+	if !r.section("EVENTS", len(events)) {
 		return
 	}
-	sorted := append([]eventsv1.Event(nil), events...)
-	sort.SliceStable(sorted, func(a, b int) bool {
-		ta, tb := eventTime(&sorted[a]), eventTime(&sorted[b])
-		if !ta.Equal(tb) {
-			return ta.Before(tb)
-		}
-		return sorted[a].Name < sorted[b].Name
-	})
+	sorted := byTime(events, func(ev *eventsv1.Event) (time.Time, string) { return eventTime(ev), ev.Name })
 	if len(sorted) > lastEvents {
 		sorted = sorted[len(sorted)-lastEvents:]
 	}
