@@ -65,18 +65,26 @@ func ensureChild[T client.Object](ctx context.Context, r *Reconciler, childKind 
 
 // deletePodDisruptionBudget deletes the PodDisruptionBudget of dc if it exists and dc controls it.
 func (r *Reconciler) deletePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
-	pdb := &policyv1.PodDisruptionBudget{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodDisruptionBudgetName()}, pdb)
+	return r.deleteChild(ctx, dc, "PodDisruptionBudget", dc.PodDisruptionBudgetName(), &policyv1.PodDisruptionBudget{}, log)
+}
+
+// deleteChild deletes the child name of dc, read into obj, if it exists and dc controls it (a
+// child no longer wanted: the PodDisruptionBudget, the PodMonitor); childKind names it in the
+// events.
+func (r *Reconciler) deleteChild(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, childKind, name string,
+	obj client.Object, log *changes,
+) error {
+	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: name}, obj)
 	if err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !metav1.IsControlledBy(pdb, dc) {
+	if !metav1.IsControlledBy(obj, dc) {
 		return nil
 	}
-	if err := r.Delete(ctx, pdb, client.Preconditions{UID: ptr.To(pdb.UID)}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting PodDisruptionBudget %s: %w", pdb.Name, err)
+	if err := r.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting %s %s: %w", childKind, name, err)
 	}
-	log.removed = append(log.removed, "PodDisruptionBudget "+pdb.Name)
+	log.removed = append(log.removed, childKind+" "+name)
 	return nil
 }
 

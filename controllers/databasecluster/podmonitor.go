@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
@@ -160,25 +159,14 @@ func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alph
 	return podMonitorReady, nil
 }
 
-// deletePodMonitor deletes the PodMonitor of dc if it exists and dc controls it.
+// deletePodMonitor deletes the PodMonitor of dc if it exists and dc controls it. A missing kind
+// (NoMatch) means the CRD was removed since, and the PodMonitors with it.
 func (r *Reconciler) deletePodMonitor(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
-	pm := &monitoringv1.PodMonitor{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodMonitorName()}, pm)
-	if err != nil {
-		// NoMatch: the CRD was removed since, and the PodMonitors with it.
-		if meta.IsNoMatchError(err) {
-			return nil
-		}
-		return client.IgnoreNotFound(err)
-	}
-	if !metav1.IsControlledBy(pm, dc) {
+	err := r.deleteChild(ctx, dc, "PodMonitor", dc.PodMonitorName(), &monitoringv1.PodMonitor{}, log)
+	if meta.IsNoMatchError(err) {
 		return nil
 	}
-	if err := r.Delete(ctx, pm, client.Preconditions{UID: ptr.To(pm.UID)}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting PodMonitor %s: %w", pm.Name, err)
-	}
-	log.removed = append(log.removed, "PodMonitor "+pm.Name)
-	return nil
+	return err
 }
 
 // withMonitoringRecheck makes the reconcile come back within monitoringRecheck while the

@@ -158,8 +158,7 @@ var _ = Describe("DatabaseCluster spec.monitoring", Ordered, Label("integration"
 		poke(ctx, "2")
 		var pm *monitoringv1.PodMonitor
 		Eventually(func(g Gomega) { pm = podMonitor(ctx)(g) }).Should(Succeed())
-		Expect(clusters.Current(ctx, dc)(Default).UID).To(Equal(dc.UID))
-		parent := testenv.Parent{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", App: "database", Name: "db", UID: dc.UID}
+		parent := testenv.ParentOf(clusters.Current(ctx, dc)(Default), "database")
 		Expect(pm.OwnerReferences).To(Equal(parent.OwnerReferences()))
 		Expect(pm.Labels).To(Equal(parent.Labels()))
 		Expect(pm.Spec).To(Equal(monitoringv1.PodMonitorSpec{

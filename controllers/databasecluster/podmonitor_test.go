@@ -27,6 +27,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // withMonitoring sets spec.monitoring: the metrics port, path and interval.
@@ -42,23 +43,12 @@ const crdMissingMessage = "the API server does not serve monitoring.coreos.com/v
 
 var _ = Describe("PodMonitor", Label("unit"), func() {
 	It("builds the whole PodMonitor of spec.monitoring", func() {
-		Expect(BuildPodMonitor(newCluster("db", withMonitoring(9100, "/custom", "30s")))).To(Equal(&monitoringv1.PodMonitor{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: "db", Namespace: "default",
-				Labels: map[string]string{
-					"app.kubernetes.io/name":       "database",
-					"app.kubernetes.io/instance":   "db",
-					"app.kubernetes.io/managed-by": "database-operator",
-				},
-				OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", Name: "db", UID: "uid-1234",
-					Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-				}},
-			},
+		dc := newCluster("db", withMonitoring(9100, "/custom", "30s"))
+		parent := testenv.ParentOf(dc, "database")
+		Expect(BuildPodMonitor(dc)).To(Equal(&monitoringv1.PodMonitor{
+			ObjectMeta: parent.ChildMeta("db"),
 			Spec: monitoringv1.PodMonitorSpec{
-				Selector: metav1.LabelSelector{MatchLabels: map[string]string{
-					"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": "db",
-				}},
+				Selector:            metav1.LabelSelector{MatchLabels: parent.Selector()},
 				PodMetricsEndpoints: []monitoringv1.PodMetricsEndpoint{{Port: ptr.To("metrics"), Path: "/custom", Interval: "30s"}},
 			},
 		}))
