@@ -69,6 +69,9 @@ type Reconciler struct {
 	PodReadyTimeout time.Duration
 	// Clock tells the time; nil means the real clock. Tests set a fake one.
 	Clock clock.PassiveClock
+	// MonitoringRecheck is how often a cluster with spec.monitoring looks again for the PodMonitor
+	// API while the API server does not serve it (default DefaultMonitoringRecheck).
+	MonitoringRecheck time.Duration
 	// podMonitors starts the watch on PodMonitors once the API server serves them (set up by
 	// SetupWithManager).
 	podMonitors *podMonitorWatch
@@ -105,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (ctrl.Result, error) {
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
-	withMonitoringRecheck(&obs)
+	withMonitoringRecheck(&obs, r.monitoringRecheck())
 	dc.Status = computeStatus(dc, obs)
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
 	opmetrics.RecordStorage(dc.Namespace, dc.Name, dc.Spec.Storage.Size, obs.claims)

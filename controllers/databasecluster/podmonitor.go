@@ -32,11 +32,19 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
-// monitoringRecheck is how often a cluster whose spec.monitoring waits for the PodMonitor CRD
-// asks the API server again: the PodMonitor is created at most this long after the Prometheus
+// DefaultMonitoringRecheck is how often a cluster whose spec.monitoring waits for the PodMonitor
+// CRD asks the API server again: the PodMonitor is created at most this long after the Prometheus
 // Operator is installed. There is no watch to tell sooner: a watch on a kind the API server does
 // not serve cannot be started.
-const monitoringRecheck = time.Minute
+const DefaultMonitoringRecheck = time.Minute
+
+// monitoringRecheck is the Reconciler's MonitoringRecheck, or DefaultMonitoringRecheck.
+func (r *Reconciler) monitoringRecheck() time.Duration {
+	if r.MonitoringRecheck <= 0 {
+		return DefaultMonitoringRecheck
+	}
+	return r.MonitoringRecheck
+}
 
 // podMonitorGroupKind is the Prometheus Operator's PodMonitor.
 var podMonitorGroupKind = schema.GroupKind{Group: monitoringv1.SchemeGroupVersion.Group, Kind: monitoringv1.PodMonitorsKind}
@@ -99,7 +107,7 @@ type podMonitorWatch struct {
 // served reports whether the API server serves PodMonitors, starting the watch on them the first
 // time it does. Each call while they are not served costs one discovery request
 // (GET /apis/monitoring.coreos.com/v1), which is why it is made only for clusters that ask for
-// monitoring, at most once a monitoringRecheck per cluster.
+// monitoring, at most once a MonitoringRecheck per cluster.
 func (w *podMonitorWatch) served() (bool, error) {
 	if w == nil {
 		return false, nil // no controller set up (a Reconciler driven by hand): nothing to watch with
@@ -169,11 +177,15 @@ func (r *Reconciler) deletePodMonitor(ctx context.Context, dc *databasev1alpha1.
 	return err
 }
 
-// withMonitoringRecheck makes the reconcile come back within monitoringRecheck while the
-// PodMonitor waits for its CRD.
-func withMonitoringRecheck(obs *observation) {
-	if obs.podMonitor == podMonitorCRDMissing && (obs.recheckAfter == 0 || obs.recheckAfter > monitoringRecheck) {
-		obs.recheckAfter = monitoringRecheck
+// withMonitoringRecheck makes the reconcile come back within every while the PodMonitor waits
+// for its CRD.
+func withMonitoringRecheck(obs *observation, every time.Duration) {
+	if obs.podMonitor != podMonitorCRDMissing {
+		return
+	}
+	obs.monitoringRecheck = every
+	if obs.recheckAfter == 0 || obs.recheckAfter > every {
+		obs.recheckAfter = every
 	}
 }
 
@@ -203,7 +215,7 @@ func setMonitoringReadyCondition(conditions *[]metav1.Condition, dc *databasev1a
 		cond.Reason = databasev1alpha1.ReasonPodMonitorCRDMissing
 		cond.Message = fmt.Sprintf("the API server does not serve %s/%s PodMonitors: install the Prometheus Operator (its PodMonitor CRD) "+
 			"and PodMonitor %s is created within %s; the pods name the metrics port %s (%d) meanwhile",
-			podMonitorGroupKind.Group, monitoringv1.SchemeGroupVersion.Version, dc.PodMonitorName(), monitoringRecheck,
+			podMonitorGroupKind.Group, monitoringv1.SchemeGroupVersion.Version, dc.PodMonitorName(), obs.monitoringRecheck,
 			databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port)
 	case podMonitorFailed:
 		cond.Reason = databasev1alpha1.ReasonPodMonitorFailed

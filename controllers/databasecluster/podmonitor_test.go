@@ -120,7 +120,7 @@ var _ = Describe("PodMonitor", Label("unit"), func() {
 			observation{podMonitor: podMonitorReady},
 			[]string{"MonitoringReady", "True", "PodMonitorReady", "PodMonitor db scrapes port metrics (9100) at /metrics on every pod"}),
 		Entry("no PodMonitor CRD", newCluster("db", withMonitoring(9100, "", "")),
-			observation{podMonitor: podMonitorCRDMissing},
+			observation{podMonitor: podMonitorCRDMissing, monitoringRecheck: time.Minute},
 			[]string{"MonitoringReady", "False", "PodMonitorCRDMissing", crdMissingMessage}),
 		Entry("the name held by another object", newCluster("db", withMonitoring(9100, "", "")),
 			observation{podMonitor: podMonitorFailed, err: fmt.Errorf("wrapped: %w", &child.ConflictError{Kind: "PodMonitor", Name: "db", Holder: "no controller"})},
@@ -130,7 +130,7 @@ var _ = Describe("PodMonitor", Label("unit"), func() {
 
 	DescribeTable("withMonitoringRecheck",
 		func(obs observation, want time.Duration) {
-			withMonitoringRecheck(&obs)
+			withMonitoringRecheck(&obs, time.Minute)
 			Expect(obs.recheckAfter).To(Equal(want))
 		},
 		Entry("no CRD, nothing else waits: a minute", observation{podMonitor: podMonitorCRDMissing}, time.Minute),

@@ -45,6 +45,9 @@ type observation struct {
 	recheckAfter time.Duration
 	// podMonitor is what the reconcile found of the PodMonitor of spec.monitoring.
 	podMonitor podMonitorState
+	// monitoringRecheck is how soon the API server is asked again for PodMonitors, while they
+	// are not served.
+	monitoringRecheck time.Duration
 }
 
 // computeStatus returns the status of dc as observed. It starts from the current status only
