@@ -46,18 +46,25 @@ func completedBackup(members int32, size string) *databasev1alpha1.DatabaseBacku
 	return b
 }
 
+// expectRestoreVerdict expects err to be nil when want is empty, and otherwise a refused restore
+// whose message is "restore refused: " and want. The checks of both sides of a restore (the
+// cluster's and the backup's) share it.
+func expectRestoreVerdict(err error, want string) {
+	GinkgoHelper()
+	if want == "" {
+		Expect(err).NotTo(HaveOccurred())
+		return
+	}
+	Expect(IsRestoreRefused(err)).To(BeTrue())
+	Expect(err).To(MatchError("restore refused: " + want))
+}
+
 var _ = Describe("Restore from a backup", Label("unit"), func() {
 	DescribeTable("CheckRestore",
 		func(dc *databasev1alpha1.DatabaseCluster, change func(*databasev1alpha1.DatabaseBackup), want string) {
 			b := completedBackup(3, "1Gi")
 			change(b)
-			err := CheckRestore(dc, b)
-			if want == "" {
-				Expect(err).NotTo(HaveOccurred())
-				return
-			}
-			Expect(IsRestoreRefused(err)).To(BeTrue())
-			Expect(err).To(MatchError("restore refused: " + want))
+			expectRestoreVerdict(CheckRestore(dc, b), want)
 		},
 		Entry("a Completed backup of as many members", newCluster("db"), func(*databasev1alpha1.DatabaseBackup) {}, ""),
 		Entry("into more replicas", newCluster("db", withReplicas(5)), func(*databasev1alpha1.DatabaseBackup) {}, ""),
