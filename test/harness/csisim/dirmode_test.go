@@ -48,11 +48,7 @@ func TestDirectoryMode(t *testing.T) {
 	g.Expect(describeTree(t, filepath.Join(localDir, pv.Name))).To(HaveLen(1), "an empty directory")
 
 	// The snapshot: a copy of the source as it is when the content is cut.
-	snap, err := e.snaps.SnapshotV1().VolumeSnapshots(namespace).Create(ctx, &snapv1.VolumeSnapshot{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "dir-backup"},
-		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptr.To("data")}},
-	}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	snap := createSnapshot(ctx, t, e, "dir-backup", snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptr.To("data")})
 	content, err := contents.Create(ctx, newContent("content-dir", csisim.ProvisionerName, sourceVolume, "dir-backup", string(snap.UID), contentFinalizer), metav1.CreateOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	handle := "snap-" + string(content.UID)
@@ -67,10 +63,7 @@ func TestDirectoryMode(t *testing.T) {
 	g.Expect(describeTree(t, snapshotDir)).To(Equal(want), "the snapshot's copy")
 	// Written after the cut: in the source, not in the snapshot nor in what it restores.
 	g.Expect(os.WriteFile(filepath.Join(source, "later"), []byte("after the backup"), 0o600)).To(Succeed())
-	snap.Status = &snapv1.VolumeSnapshotStatus{BoundVolumeSnapshotContentName: ptr.To(content.Name), ReadyToUse: ptr.To(true),
-		RestoreSize: ptr.To(resource.MustParse("3Gi"))}
-	_, err = e.snaps.SnapshotV1().VolumeSnapshots(namespace).UpdateStatus(ctx, snap, metav1.UpdateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	markSnapshotReady(ctx, t, e, snap, content.Name)
 
 	restored := waitVolume(ctx, t, e, newClaim(ctx, t, e, "restored", "dir-backup"))
 	g.Expect(restored.Annotations).To(HaveKeyWithValue(csisim.AnnRestoredFromSnapshotHandle, handle))

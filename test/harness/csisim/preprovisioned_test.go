@@ -75,30 +75,17 @@ func testPreprovisioned(t *testing.T, e *env) {
 		}))
 		unknown, err := contents.Get(ctx, "content-unknown", metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(unknown.Status).NotTo(BeNil())
-		g.Expect(unknown.Status.ReadyToUse).To(HaveValue(BeFalse()))
-		g.Expect(unknown.Status.SnapshotHandle).To(BeNil())
-		g.Expect(unknown.Status.Error).NotTo(BeNil())
-		g.Expect(unknown.Status.Error.Message).To(HaveValue(Equal(
-			"Failed to check and update snapshot content: snapshot snap-unknown of driver simulated-csi.localcluster.test not found")))
+		expectContentFailed(g, unknown,
+			"Failed to check and update snapshot content: snapshot snap-unknown of driver simulated-csi.localcluster.test not found")
 	}).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
 
 	// The snapshot-controller's part: bind the copy to its VolumeSnapshot, then the snapshot's
 	// status from the content's.
-	snaps := e.snaps.SnapshotV1().VolumeSnapshots(namespace)
-	snap, err := snaps.Create(ctx, &snapv1.VolumeSnapshot{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "copy"},
-		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: ptr.To("content-copy")}},
-	}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	snap := createSnapshot(ctx, t, e, "copy", snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: ptr.To("content-copy")})
 	copied.Spec.VolumeSnapshotRef.UID = snap.UID
 	_, err = contents.Update(ctx, copied, metav1.UpdateOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
-	snap.Status = &snapv1.VolumeSnapshotStatus{
-		BoundVolumeSnapshotContentName: ptr.To("content-copy"), ReadyToUse: ptr.To(true), RestoreSize: ptr.To(resource.MustParse("3Gi")),
-	}
-	_, err = snaps.UpdateStatus(ctx, snap, metav1.UpdateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	markSnapshotReady(ctx, t, e, snap, "content-copy")
 
 	claim, err := e.kube.CoreV1().PersistentVolumeClaims(namespace).Create(ctx, &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "restore-copy",

@@ -105,6 +105,43 @@ func newContent(name, driver, volumeHandle, snapshot string, uid string, finaliz
 	}
 }
 
+// createSnapshot creates the VolumeSnapshot name of source in the test namespace, as a user
+// would.
+func createSnapshot(ctx context.Context, t *testing.T, e *env, name string, source snapv1.VolumeSnapshotSource) *snapv1.VolumeSnapshot {
+	t.Helper()
+	snap, err := e.snaps.SnapshotV1().VolumeSnapshots(namespace).Create(ctx, &snapv1.VolumeSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       snapv1.VolumeSnapshotSpec{Source: source},
+	}, metav1.CreateOptions{})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return snap
+}
+
+// markSnapshotReady plays the snapshot-controller's part once content is ready to use: it writes
+// the status of snap as bound to content, ready to use, and restoring 3Gi (the source volume's
+// size).
+func markSnapshotReady(ctx context.Context, t *testing.T, e *env, snap *snapv1.VolumeSnapshot, content string) {
+	t.Helper()
+	snap.Status = &snapv1.VolumeSnapshotStatus{
+		BoundVolumeSnapshotContentName: ptr.To(content),
+		ReadyToUse:                     ptr.To(true),
+		RestoreSize:                    ptr.To(resource.MustParse("3Gi")),
+	}
+	_, err := e.snaps.SnapshotV1().VolumeSnapshots(snap.Namespace).UpdateStatus(ctx, snap, metav1.UpdateOptions{})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+}
+
+// expectContentFailed expects the status of content to report message as its error, with no
+// snapshot handle and not ready to use: what the sidecar writes for a snapshot it cannot cut or
+// find.
+func expectContentFailed(g Gomega, content *snapv1.VolumeSnapshotContent, message string) {
+	g.Expect(content.Status).NotTo(BeNil())
+	g.Expect(content.Status.ReadyToUse).To(HaveValue(BeFalse()))
+	g.Expect(content.Status.SnapshotHandle).To(BeNil())
+	g.Expect(content.Status.Error).NotTo(BeNil())
+	g.Expect(content.Status.Error.Message).To(HaveValue(Equal(message)))
+}
+
 // TestSnapshots drives the driver's snapshot part as the snapshot-controller would: cutting,
 // failing, ignoring another driver, deleting, and provisioning claims from a snapshot.
 // Run: KUBEBUILDER_ASSETS=<bin dir> SNAPSHOT_ENV_DIR=<snapshot dir> go test -tags e2e ./test/harness/csisim/ -v -count=1
@@ -140,12 +177,8 @@ func TestSnapshots(t *testing.T) {
 		g.Eventually(func(g Gomega) {
 			content, err := contents.Get(ctx, "content-missing", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(content.Status).NotTo(BeNil())
-			g.Expect(content.Status.ReadyToUse).To(HaveValue(BeFalse()))
-			g.Expect(content.Status.SnapshotHandle).To(BeNil())
-			g.Expect(content.Status.Error).NotTo(BeNil())
-			g.Expect(content.Status.Error.Message).To(HaveValue(Equal("Failed to create snapshot: failed to take snapshot of the volume pvc-missing: " +
-				"volume pvc-missing of driver simulated-csi.localcluster.test not found")))
+			expectContentFailed(g, content, "Failed to create snapshot: failed to take snapshot of the volume pvc-missing: "+
+				"volume pvc-missing of driver simulated-csi.localcluster.test not found")
 		}).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
 	})
 
@@ -260,12 +293,7 @@ func testRestore(t *testing.T, e *env) {
 	expectEvent(`error getting snapshot backup from api server: volumesnapshot.snapshot.storage.k8s.io "backup" not found`)
 	expectNoVolumes()
 
-	snaps := e.snaps.SnapshotV1().VolumeSnapshots(namespace)
-	snap, err := snaps.Create(ctx, &snapv1.VolumeSnapshot{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "backup"},
-		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptr.To("data")}},
-	}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	snap := createSnapshot(ctx, t, e, "backup", snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptr.To("data")})
 	expectEvent("snapshot backup is not Ready")
 	expectNoVolumes()
 
@@ -281,13 +309,7 @@ func testRestore(t *testing.T, e *env) {
 		g.Expect(content.Status.SnapshotHandle).NotTo(BeNil())
 		handle = *content.Status.SnapshotHandle
 	}).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
-	snap.Status = &snapv1.VolumeSnapshotStatus{
-		BoundVolumeSnapshotContentName: ptr.To(created.Name),
-		ReadyToUse:                     ptr.To(true),
-		RestoreSize:                    ptr.To(resource.MustParse("3Gi")),
-	}
-	_, err = snaps.UpdateStatus(ctx, snap, metav1.UpdateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	markSnapshotReady(ctx, t, e, snap, created.Name)
 
 	for _, c := range []struct{ name, capacity string }{{"restore-small", "3Gi"}, {"restore-large", "5Gi"}} {
 		claim, err := claims.Get(ctx, c.name, metav1.GetOptions{})
