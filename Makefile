@@ -4,8 +4,8 @@
 
 ##@ Settings (override on the command line, e.g. make bundle VERSION=0.3.0)
 
-# Version of the operator (bundle, image tags): the version bundle/ holds. 0.2.0 replaces 0.1.0.
-VERSION ?= 0.2.0
+# Version of the operator (bundle, image tags): the version bundle/ holds. 0.3.0 replaces 0.2.0.
+VERSION ?= 0.3.0
 # Image of the operator.
 IMG ?= database-operator:$(VERSION)
 
@@ -79,9 +79,15 @@ PACKAGE_NAME ?= database-operator
 CHANNELS ?= stable
 DEFAULT_CHANNEL ?= stable
 # Version the bundle replaces (adds "replaces" and "olm.skipRange: <VERSION" to the CSV).
-PREVIOUS_VERSION ?= 0.1.0
-# The older bundle "make catalog" regenerates (from config/) next to bundle/ for the upgrade edge.
-CATALOG_PREVIOUS_VERSION ?= 0.1.0
+PREVIOUS_VERSION ?= 0.2.0
+# The released previous version, as it was released: its commit (the landed state whose bundle/
+# was 0.2.0, before backups), its bundle copied from that commit into PREVIOUS_BUNDLE_DIR
+# ("make previous-bundle"), and its manager built from that commit's source ("make
+# manager-previous", once per machine). "make catalog" renders that bundle and bundle/; the OLM
+# and real-node tiers install it and upgrade to VERSION.
+PREVIOUS_COMMIT ?= baf955a99dc30af535345ac13bd07eb227fb897e
+PREVIOUS_BUNDLE_DIR ?= hack/olm/released/$(PREVIOUS_VERSION)
+MANAGER_PREVIOUS ?= $(CACHE_DIR)/manager-$(PREVIOUS_VERSION)-$(shell echo $(PREVIOUS_COMMIT) | cut -c1-12)-linux-$(ARCH)/manager
 IMAGE_TAG_BASE ?= database-operator
 # The operator image of the bundle: IMG when given on the command line or in the environment,
 # else IMAGE_TAG_BASE tagged with the bundle's version.
@@ -215,6 +221,10 @@ verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy), 
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate' and commit:"; \
 		git status --porcelain -- api config; git --no-pager diff -- api config | head -50; exit 1; fi
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+		git archive $(PREVIOUS_COMMIT) bundle | tar -x --strip-components=1 -C $$tmp; \
+		diff -r $$tmp $(PREVIOUS_BUNDLE_DIR) > /dev/null || { \
+		echo "$(PREVIOUS_BUNDLE_DIR) is not the bundle/ of $(PREVIOUS_COMMIT); run 'make previous-bundle'"; exit 1; }
 	@echo "Generated files are current."
 
 ##@ Test
@@ -336,6 +346,18 @@ manager-static: ## Build the manager like the Dockerfile: static (CGO_ENABLED=0)
 	@mkdir -p $(IMAGES_DIR)
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) go build -trimpath -ldflags="-s -w" -o $(MANAGER_STATIC) .
 
+.PHONY: manager-previous
+manager-previous: $(MANAGER_PREVIOUS) ## Build the manager of PREVIOUS_VERSION from PREVIOUS_COMMIT's source (static, once per machine).
+
+# The source of PREVIOUS_COMMIT from this clone's history (git archive), built like manager-static.
+$(MANAGER_PREVIOUS):
+	hack/build-previous-manager.sh $(PREVIOUS_COMMIT) $(ARCH) $@
+
+.PHONY: previous-bundle
+previous-bundle: ## Copy PREVIOUS_COMMIT's bundle/ into PREVIOUS_BUNDLE_DIR (the released bundle, as released).
+	rm -rf $(PREVIOUS_BUNDLE_DIR) && mkdir -p $(PREVIOUS_BUNDLE_DIR)
+	git archive $(PREVIOUS_COMMIT) bundle | tar -x --strip-components=1 -C $(PREVIOUS_BUNDLE_DIR)
+
 $(IMAGE_TOOL): $(IMAGE_TOOL_SRCS) | $(LOCALBIN)
 	$(IMAGES_GO) build -o $(IMAGE_TOOL) ./cmd/image-tool
 
@@ -455,17 +477,10 @@ $(CATALOG_SERVE): hack/olm/cmd/catalog-serve/main.go hack/olm/go.sum
 	mv $(CATALOG_SERVE).tmp $(CATALOG_SERVE)
 
 .PHONY: catalog
-catalog: $(OPM) $(KUSTOMIZE) ## Render catalog/ from bundle CATALOG_PREVIOUS_VERSION (regenerated from config/) and bundle/.
-	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	echo "Generating bundle $(CATALOG_PREVIOUS_VERSION) into $$tmp"; \
-	$(KUSTOMIZE) build config/manifests | ($(OLM_GO) run ./cmd/bundle-gen \
-		--package $(PACKAGE_NAME) --version $(CATALOG_PREVIOUS_VERSION) \
-		--channels $(CHANNELS) --default-channel $(DEFAULT_CHANNEL) \
-		--image $(IMAGE_TAG_BASE):$(CATALOG_PREVIOUS_VERSION) --output-dir $$tmp/bundle); \
-	$(OLM_GO) run ./cmd/bundle-validate $$tmp/bundle; \
-	echo "Rendering catalog/$(PACKAGE_NAME)/index.yaml with $(OPM)"; \
+catalog: $(OPM) ## Render catalog/ from the released bundle PREVIOUS_BUNDLE_DIR and bundle/.
+	@set -e; echo "Rendering catalog/$(PACKAGE_NAME)/index.yaml with $(OPM)"; \
 	$(OLM_GO) run ./cmd/catalog-gen --opm $(OPM) --package $(PACKAGE_NAME) --channel $(DEFAULT_CHANNEL) \
-		--output $(CURDIR)/catalog/$(PACKAGE_NAME)/index.yaml $$tmp/bundle $(CURDIR)/bundle
+		--output $(CURDIR)/catalog/$(PACKAGE_NAME)/index.yaml $(CURDIR)/$(PREVIOUS_BUNDLE_DIR) $(CURDIR)/bundle
 	rm -f catalog.Dockerfile
 	$(OPM) generate dockerfile catalog -i $(OPM_IMAGE) -b $(OPM_IMAGE)
 	$(MAKE) --no-print-directory catalog-validate
@@ -522,8 +537,9 @@ $(OLM_RUNTIME_DIR)/.stamp:
 	rm -rf $$dir; mv $$dir.tmp $$dir; cat $$dir/.stamp
 
 .PHONY: olm-e2e
-olm-e2e: build test-env snapshot-env opm catalog-serve olm-runtime $(GINKGO) ## OLM installs catalog/ (OwnNamespace, SingleNamespace, AllNamespaces; RBAC per mode), upgrade 0.1.0 -> 0.2.0, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
+olm-e2e: build test-env snapshot-env opm catalog-serve olm-runtime $(MANAGER_PREVIOUS) $(GINKGO) ## OLM installs catalog/ (OwnNamespace, SingleNamespace, AllNamespaces; RBAC per mode), upgrade PREVIOUS_VERSION (its released manager) -> VERSION, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OPM=$(OPM) CATALOG_SERVE=$(CATALOG_SERVE) MANAGER_BIN=$(LOCALBIN)/manager \
+		PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
 		CATALOG_DIR=$(OLM_E2E_CATALOG_DIR) $(GINKGO) $(OLM_E2E_GINKGO_FLAGS) --tags olm ./test/olme2e
 
 ##@ Real node tier: build
@@ -547,18 +563,19 @@ test-env-node: node-env ## Node tier: binaries, host packages (apt-get, root onl
 	echo "CONTAINERD=$$(command -v containerd) RUNC=$$(command -v runc) CNI_BIN_DIR=/usr/lib/cni"
 
 .PHONY: node-images
-node-images: node-env manager-static $(IMAGE_TOOL) ## Build the node images (pause, etcd v1/v2, testdb, coredns, operator 0.1.0/0.2.0) into NODE_IMAGES_DIR.
-	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
+node-images: node-env manager-static $(MANAGER_PREVIOUS) $(IMAGE_TOOL) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) into NODE_IMAGES_DIR.
+	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
+		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
 
 .PHONY: node-images-test
 node-images-test: node-images ## Unit tests of the test programs; import every node image into a throwaway containerd and run them (root).
 	go test -count=1 ./test/harness/realnode/ ./test/harness/operands/...
-	hack/node/images-test.sh $(NODE_IMAGES_DIR)
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) hack/node/images-test.sh $(NODE_IMAGES_DIR)
 
 ##@ Real node tier
 
 .PHONY: test-node
-test-node: test-env snapshot-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across an operator upgrade and a killed leader; a retained store scaled 1-3-1-3; host restored.
+test-node: test-env snapshot-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) CATALOG_SERVE=$(CATALOG_SERVE) $(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 

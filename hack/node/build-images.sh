@@ -16,13 +16,16 @@
 #   database-operator.test/coredns:v1   CoreDNS at /coredns, user 65532 without capabilities: it
 #                                       cannot bind port 53, so its Corefile must listen on a high
 #                                       port (e.g. 1053) behind a Service mapping 53 -> 1053
-#   database-operator:0.1.0, 0.2.0      the operator image (image-tool operator) of MANAGER_BIN with
-#                                       both tags the bundles of catalog/ name
+#   database-operator:PREVIOUS_VERSION  the operator image (image-tool operator) of PREVIOUS_MANAGER_BIN,
+#                                       the released manager built from its own commit (make
+#                                       manager-previous): the older bundle of catalog/ names it
+#   database-operator:VERSION           the operator image of MANAGER_BIN (today's code): bundle/
 #
-# Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... ARCH=amd64 hack/node/build-images.sh OUT_DIR
+# Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
+#          VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
 set -euo pipefail
 out=${1:?output directory}
-: "${IMAGE_TOOL:?}" "${NODE_ENV_DIR:?}" "${MANAGER_BIN:?}"
+: "${IMAGE_TOOL:?}" "${NODE_ENV_DIR:?}" "${MANAGER_BIN:?}" "${PREVIOUS_MANAGER_BIN:?}" "${VERSION:?}" "${PREVIOUS_VERSION:?}"
 arch=${ARCH:-amd64}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out/bin"
@@ -57,9 +60,9 @@ image testdb-v1.tar database-operator.test/testdb:v1 static \
   --file "$out/bin/testdb:/testdb" --user 65532:65532
 image coredns-v1.tar database-operator.test/coredns:v1 static \
   --file "$NODE_ENV_DIR/coredns:/coredns" --user 65532:65532
-for version in 0.1.0 0.2.0; do
-  image "database-operator-$version.tar" "database-operator:$version" operator \
-    --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
-done
+image "database-operator-$PREVIOUS_VERSION.tar" "database-operator:$PREVIOUS_VERSION" operator \
+  --binary "$PREVIOUS_MANAGER_BIN" --dockerfile "$root/Dockerfile"
+image "database-operator-$VERSION.tar" "database-operator:$VERSION" operator \
+  --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
 mv "$list" "$out/images.txt"
 echo "Node images in $out (list: $out/images.txt)"

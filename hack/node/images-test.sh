@@ -5,7 +5,7 @@
 #   - pause:v1 with its entrypoint as user 65535, stopped by SIGTERM with exit status 0;
 #   - testdb:v1 as user 65532 on a bind-mounted data dir: PUT/GET/COUNT over TCP on 127.0.0.1,
 #     SIGTERM exits 0, a second container on the same dir loads the key back;
-#   - the upstream-reference etcd (config/samples' etcd sample) and etcd:v2 --version, coredns:v1 -version, database-operator 0.1.0/0.2.0 --help.
+#   - the upstream-reference etcd (config/samples' etcd sample) and etcd:v2 --version, coredns:v1 -version, database-operator PREVIOUS_VERSION and VERSION --help.
 # Then it stops containerd and removes the temp dir and any mount left under it.
 # Skips (exit 0) with a message when not root or containerd/ctr/runc are missing.
 #
@@ -115,7 +115,7 @@ echo "imported $n images: ${!ref_of[*]}"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 etcd_upstream=gcr.io/etcd-development/etcd:$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ {print $2}' "$root/hack/node/go.mod")
 for want in database-operator.test/pause:v1 "$etcd_upstream" database-operator.test/etcd:v2 \
-  database-operator.test/testdb:v1 database-operator.test/coredns:v1 database-operator:0.1.0 database-operator:0.2.0; do
+  database-operator.test/testdb:v1 database-operator.test/coredns:v1 "database-operator:${PREVIOUS_VERSION:?}" "database-operator:${VERSION:?}"; do
   [[ -n ${ref_of[$want]:-} ]] || fail "$want is not in $list"
 done
 
@@ -202,9 +202,9 @@ echo "$etcd_upstream, etcd:v2: $(head -1 <<<"$out")"
 out=$(run_out coredns-check database-operator.test/coredns:v1 /coredns -version) || fail "coredns: $out"
 grep -q "CoreDNS-1.15" <<<"$out" || fail "coredns -version: $out"
 echo "coredns:v1: $(head -1 <<<"$out")"
-for version in 0.1.0 0.2.0; do
+for version in "$PREVIOUS_VERSION" "$VERSION"; do
   out=$(run_out "operator-${version//./-}" "database-operator:$version" /manager --help) || fail "operator $version: $out"
   grep -q -- "-leader-elect" <<<"$out" || fail "database-operator:$version --help: $out"
 done
-echo "database-operator:0.1.0, 0.2.0: /manager --help runs"
+echo "database-operator:$PREVIOUS_VERSION, $VERSION: /manager --help runs"
 echo "node images: $n imported and run"

@@ -1,6 +1,7 @@
 // Tests of the repository's OLM artifacts: the bundle generator is deterministic, bundle/,
 // bundle.Dockerfile and catalog/ are what "make bundle" and "make catalog" produce from config/,
-// and the catalog is valid for opm and holds the upgrade edge 0.1.0 -> 0.2.0.
+// and the catalog is valid for opm and holds the upgrade edge from the released 0.2.0
+// (hack/olm/released/0.2.0, as released) to bundle/'s 0.3.0.
 //
 // They need the kustomize and opm binaries in $KUSTOMIZE and $OPM; "make olm-test" provides them.
 package olm_test
@@ -29,10 +30,10 @@ const (
 	repoRoot = "../.."
 	pkg      = "database-operator"
 	channel  = "stable"
-	// previous is the older bundle "make catalog" regenerates (CATALOG_PREVIOUS_VERSION) with
-	// the operator image IMAGE_TAG_BASE:previous (the Makefile's defaults).
-	previous      = "0.1.0"
-	previousImage = "database-operator:0.1.0"
+	// previousBundle is the released bundle "make catalog" renders before bundle/ (the
+	// Makefile's PREVIOUS_BUNDLE_DIR); it replaces a version the catalog no longer holds.
+	previousBundle   = "hack/olm/released/0.2.0"
+	previousReplaces = pkg + ".v0.1.0"
 )
 
 // tool returns the path of the binary named by env var name, or skips the test.
@@ -227,7 +228,7 @@ func TestCatalog(t *testing.T) {
 			}
 		}
 	}
-	want := []string{pkg + ".v0.1.0", pkg + ".v0.2.0"}
+	want := []string{pkg + ".v0.2.0", pkg + ".v0.3.0"}
 	if strings.Join(bundles, ",") != strings.Join(want, ",") {
 		t.Errorf("bundles %q, want %q", bundles, want)
 	}
@@ -235,18 +236,14 @@ func TestCatalog(t *testing.T) {
 		t.Fatalf("want one channel %q with 2 entries, got %+v", channel, channels)
 	}
 	e := channels[0].Entries
-	if e[0].Name != want[0] || e[0].Replaces != "" || e[1].Name != want[1] || e[1].Replaces != want[0] || e[1].SkipRange != "<0.2.0" {
-		t.Errorf("channel entries %+v, want %s and %s replacing it with skipRange <0.2.0", e, want[0], want[1])
+	if e[0].Name != want[0] || e[0].Replaces != previousReplaces || e[1].Name != want[1] || e[1].Replaces != want[0] || e[1].SkipRange != "<0.3.0" {
+		t.Errorf("channel entries %+v, want %s (replacing %s) and %s replacing it with skipRange <0.3.0", e, want[0], previousReplaces, want[1])
 	}
 }
 
 func TestCommittedCatalogIsCurrent(t *testing.T) {
 	opm := tool(t, "OPM")
-	old := generate(t, kustomizeManifests(t), bundlegen.Options{
-		Package: pkg, Version: previous, Channels: []string{channel}, DefaultChannel: channel,
-		OperatorImage: previousImage,
-	})
-	fbc, err := catalog.Render(opm, pkg, channel, []string{filepath.Join(old, "bundle"), filepath.Join(repoRoot, "bundle")})
+	fbc, err := catalog.Render(opm, pkg, channel, []string{filepath.Join(repoRoot, previousBundle), filepath.Join(repoRoot, "bundle")})
 	if err != nil {
 		t.Fatal(err)
 	}

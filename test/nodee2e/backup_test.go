@@ -28,7 +28,7 @@ const backupExtraKeys = 500
 // the simulated CSI driver's node plugin mounts, a snapshot copies a member's directory and a
 // restore copies it back (package csisim, directory mode), with the real snapshot-controller
 // between the operator and the driver.
-var _ = Describe("Backup and restore of the etcd sample's data on a real node", Ordered, func() {
+func backupStory() {
 	It("restores exactly the keys of an Online backup into the cluster created again after its claims were deleted", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "backup")
 		dc := backupSample(ns, nil)
@@ -87,7 +87,7 @@ var _ = Describe("Backup and restore of the etcd sample's data on a real node", 
 		Expect(k8s.Delete(ctx, restored)).To(Succeed())
 		waitClusterAndVolumesGone(ctx, restored)
 	}, NodeTimeout(12*time.Minute))
-})
+}
 
 // backupSample is the etcd sample as it is, except whenDeleted: Delete (the sample keeps its
 // claims, the default Retain), so that deleting the cluster deletes its data; with bootstrap,

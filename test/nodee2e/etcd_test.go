@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,9 +39,9 @@ const (
 	etcdPrefix     = "data/"
 )
 
-// One ordered story: the operator OLM installed runs in pods on the node, then reconciles a
-// 3-member etcd through every change, its own upgrade and the loss of its leader included.
-var _ = Describe("The operator installed by OLM, with a 3-member etcd as its operand, on a real node", Ordered, func() {
+// etcdStory, one ordered story: the operator (0.3.0, after the upgrade story) runs in pods on
+// the node, then reconciles the etcd sample through every change, the loss of its leader included.
+func etcdStory() {
 	var (
 		dc          *databasev1alpha1.DatabaseCluster
 		db          *etcdClient
@@ -51,7 +50,7 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 
 	It("runs the operator in pods: restricted Pod Security enforced, non-root, probes passing, one leader", func(ctx SpecContext) {
 		expectRestrictedEnforced(ctx, operatorNamespace)
-		pods := waitOperatorPods(ctx, operatorImageV010)
+		pods := waitOperatorPods(ctx, operatorImage)
 		for i := range pods {
 			status := managerStatus(&pods[i])
 			Expect(status.Ready).To(BeTrue())
@@ -75,7 +74,7 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		reader := serviceAccountToken(ctx, ns, "prometheus")
 		bindMetricsReader(ctx, ns, "prometheus")
 		stranger := serviceAccountToken(ctx, ns, "stranger")
-		pods := waitOperatorPods(ctx, operatorImageV010)
+		pods := waitOperatorPods(ctx, operatorImage)
 		leader := waitLeaderAmong(ctx, pods)
 		for _, p := range pods {
 			addr := net.JoinHostPort(p.Status.PodIP, "8443")
@@ -221,34 +220,6 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		db.expectAll(ctx)
 	}, NodeTimeout(6*time.Minute))
 
-	It("keeps every key through the operator's upgrade 0.1.0 -> 0.2.0 through OLM, without rolling the database", func(ctx SpecContext) {
-		before := statefulSet(ctx, dc)
-		members := podsOf(ctx, dc)
-		old := waitOperatorPods(ctx, operatorImageV010)
-		began := time.Now()
-		db.duringChange(ctx, func() {
-			csv := approveAndWait(ctx, csvV020)
-			// What this spec proves is what the CSV claims.
-			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Seamless Upgrades"))
-			expectCSVGone(ctx, csvV010)
-			pods := waitOperatorPods(ctx, operatorImageV020)
-			for _, p := range pods {
-				Expect(slices.ContainsFunc(old, func(o corev1.Pod) bool { return o.UID == p.UID })).To(BeFalse(), "pod %s of 0.1.0 kept", p.Name)
-			}
-			waitLeaderAmong(ctx, pods)
-		})
-		report("operator upgrade 0.1.0 -> 0.2.0 through OLM (approval -> 0.2.0 pods Ready and leading)", time.Since(began))
-		after := statefulSet(ctx, dc)
-		Expect(after.UID).To(Equal(before.UID))
-		Expect(after.Generation).To(Equal(before.Generation), "the upgrade changed the StatefulSet's spec")
-		Expect(after.Spec.Template).To(Equal(before.Spec.Template))
-		for name, p := range podsOf(ctx, dc) {
-			Expect(p.UID).To(Equal(members[name].UID), "member %s was restarted by the upgrade", name)
-		}
-		waitAvailable(ctx, dc, began)
-		db.expectAll(ctx)
-	}, NodeTimeout(8*time.Minute))
-
 	It("keeps every key and its quorum when the operator's leader is killed mid-rollout", func(ctx SpecContext) {
 		began := time.Now()
 		var killed corev1.Pod
@@ -294,7 +265,7 @@ var _ = Describe("The operator installed by OLM, with a 3-member etcd as its ope
 		reportCount("etcd keys read back after every change", etcdKeys)
 		reportCount("etcd keys lost", 0)
 	}, NodeTimeout(8*time.Minute))
-})
+}
 
 // expectQuorumBudget checks that the cluster's PodDisruptionBudget, as the disruption
 // controller computes it, lets one member of three go and keeps two: etcd's quorum.

@@ -25,8 +25,9 @@ import (
 )
 
 // The operator as OLM installs it from catalog/: an AllNamespaces install into a namespace
-// that enforces the restricted Pod Security profile, 0.1.0 first (Manual approval, so that a
-// spec decides when 0.2.0 comes).
+// that enforces the restricted Pod Security profile, the released 0.2.0 first (its bundle as
+// released, its image holding the manager built from its release commit; Manual approval, so
+// that a spec decides when 0.3.0, today's code, comes).
 const (
 	olmNamespace      = "olm"
 	operatorNamespace = "database-operator"
@@ -34,10 +35,10 @@ const (
 	catalogSourceName = "database-operator-catalog"
 	packageName       = "database-operator"
 	channel           = "stable"
-	csvV010           = "database-operator.v0.1.0"
-	csvV020           = "database-operator.v0.2.0"
-	operatorImageV010 = "database-operator:0.1.0"
-	operatorImageV020 = "database-operator:0.2.0"
+	csvPrevious       = "database-operator.v0.2.0"
+	csvCurrent        = "database-operator.v0.3.0"
+	operatorImagePrev = "database-operator:0.2.0"
+	operatorImage     = "database-operator:0.3.0"
 	operatorReplicas  = 2
 	managerContainer  = "manager"
 	leaseName         = "database-operator.seed1b407122.io"
@@ -100,7 +101,7 @@ func whileOLMRuns(ctx context.Context, host *olmHost) (context.Context, context.
 	return proc.WhileRunningWithin(ctx, olmWaitTimeout, host.processes()...)
 }
 
-// installOperator subscribes operatorNamespace to 0.1.0 of the package, approves its
+// installOperator subscribes operatorNamespace to the released 0.2.0 of the package, approves its
 // InstallPlan and waits until the CSV has Succeeded: OLM says so once the operator's
 // Deployment is available, that is, its pods passed their readiness probes on the node.
 func installOperator(ctx context.Context) {
@@ -117,10 +118,10 @@ func installOperator(ctx context.Context) {
 	_, err = olm.Subscribe(ctx, k8s, olm.SubscriptionOptions{
 		Namespace: operatorNamespace, Package: packageName, Channel: channel,
 		CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
-		StartingCSV: csvV010, Approval: olm.ApprovalManual,
+		StartingCSV: csvPrevious, Approval: olm.ApprovalManual,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	approveAndWait(ctx, csvV010)
+	approveAndWait(ctx, csvPrevious)
 }
 
 // approveAndWait approves the InstallPlan that installs csvName and waits for the CSV to

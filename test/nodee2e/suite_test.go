@@ -59,7 +59,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	operatorLM = startOLM(ctx)
 	began = time.Now()
 	installOperator(ctx)
-	report("operator 0.1.0 installed by OLM (Subscription -> CSV Succeeded, its pods Ready on the node)", time.Since(began))
+	report("operator 0.2.0 (released) installed by OLM (Subscription -> CSV Succeeded, its pods Ready on the node)", time.Since(began))
 }, NodeTimeout(10*time.Minute))
 
 var _ = AfterSuite(func(_ SpecContext) {
@@ -75,6 +75,16 @@ var _ = AfterSuite(func(_ SpecContext) {
 	Expect(after).To(Equal(hostBefore), "the host is as it was before the node started")
 	GinkgoWriter.Printf("Host restored: %s\n", after)
 }, NodeTimeout(5*time.Minute))
+
+// The stories run one after the other, in this order (top-level containers would run in a
+// random order): the operator's upgrade first, since it installs the released version and
+// creates a cluster through its API, then what today's version does.
+var _ = Describe("The operator installed by OLM on a real node", Ordered, func() {
+	Describe("The operator's upgrade from the released 0.2.0, with a 3-member etcd running", upgradeStory)
+	Describe("The operator with the etcd sample as its operand", etcdStory)
+	Describe("Backup and restore of the etcd sample's data", backupStory)
+	Describe("A single-member data store", testdbStory)
+})
 
 // report records a measurement in the Ginkgo report and prints it, so that make test-node's
 // output shows it.

@@ -24,7 +24,8 @@ const testdbImage = "database-operator.test/testdb:v1"
 // testdbKeys is how many keys each member gets.
 const testdbKeys = 500
 
-var _ = Describe("A single-member data store on a real node", Ordered, func() {
+// testdbStory: a store that keeps each member's data on its own claim, scaled up and down.
+func testdbStory() {
 	var dc *databasev1alpha1.DatabaseCluster
 
 	It("becomes Available with a restricted pod that writes its volume", func(ctx SpecContext) {
@@ -57,7 +58,7 @@ var _ = Describe("A single-member data store on a real node", Ordered, func() {
 		reportCount("testdb keys read back after scale 1->3->1->3", read)
 		reportCount("testdb keys lost", 3*testdbKeys-read)
 	}, NodeTimeout(8*time.Minute))
-})
+}
 
 // scale sets the replicas and waits for Available.
 func scale(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, replicas int32) {

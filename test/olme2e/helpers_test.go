@@ -242,8 +242,19 @@ const managerStopTimeout = 15 * time.Second
 // startManager runs the manager binary on the host with the kubeconfig (impersonating the
 // ServiceAccount) and WATCH_NAMESPACE, as OLM's Deployment would, and waits until it is ready.
 func startManager(ctx context.Context, name, kubeconfig, watchNamespace string) *manager.Process {
+	return startManagerOf(ctx, "MANAGER_BIN", name, kubeconfig, watchNamespace)
+}
+
+// startPreviousManager starts the manager of the previous release (PREVIOUS_MANAGER_BIN, built
+// from its own commit), which the previous bundle's CSV would run.
+func startPreviousManager(ctx context.Context, name, kubeconfig, watchNamespace string) *manager.Process {
+	return startManagerOf(ctx, "PREVIOUS_MANAGER_BIN", name, kubeconfig, watchNamespace)
+}
+
+// startManagerOf starts the manager binary the environment variable binaryEnv names.
+func startManagerOf(ctx context.Context, binaryEnv, name, kubeconfig, watchNamespace string) *manager.Process {
 	m, err := manager.Start(ctx, manager.Options{
-		Binary:     requireEnv("MANAGER_BIN"),
+		Binary:     requireEnv(binaryEnv),
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, name+".log"),
 		Args:       []string{"--leader-elect=false", "--metrics-bind-address=0", "--zap-log-level=info"},

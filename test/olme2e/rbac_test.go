@@ -163,7 +163,7 @@ var _ = Describe("SingleNamespace install", Ordered, func() {
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
-	It("installs 0.2.0 for one other namespace, with Roles there and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+	It("installs 0.3.0 for one other namespace, with Roles there and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		for _, ns := range []string{namespace, target} {
 			Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
 		}
@@ -177,9 +177,9 @@ var _ = Describe("SingleNamespace install", Ordered, func() {
 			OperatorGroup: operatorGroup,
 		})
 		Expect(err).NotTo(HaveOccurred())
-		AddReportEntry("install 0.2.0 SingleNamespace (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
+		AddReportEntry("install 0.3.0 SingleNamespace (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
 		csv = inst.CSV
-		Expect(csv.GetName()).To(Equal(csvV020))
+		Expect(csv.GetName()).To(Equal(csvCurrent))
 		expectInstalledObjects(ctx, csv, target)
 		expectNamespacedRBAC(ctx, csv, "SingleNamespace", target)
 	})
@@ -188,7 +188,7 @@ var _ = Describe("SingleNamespace install", Ordered, func() {
 		saName, _ := operatorNames(csv)
 		kubeconfig := impersonatingKubeconfig(namespace, saName)
 		expectImpersonationEnforced(ctx, kubeconfig)
-		mgr = startManager(ctx, "manager-single-0.2.0", kubeconfig, target)
+		mgr = startManager(ctx, "manager-single-0.3.0", kubeconfig, target)
 
 		began := time.Now()
 		dc = newSample(target)

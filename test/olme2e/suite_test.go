@@ -18,7 +18,7 @@
 // control plane (test/harness/controlplane) and checks what OLM does with the bundles of catalog/:
 // install in the OwnNamespace, SingleNamespace and AllNamespaces modes, the RBAC it wires for
 // each (no cluster-wide writes on namespaced resources for the namespaced modes), and the
-// upgrade 0.1.0 -> 0.2.0.
+// upgrade 0.2.0 -> 0.3.0.
 //
 // Nothing here needs a container runtime:
 //   - OLM's two controllers, cmd/olm and cmd/catalog (hack/olm/go.mod, built by
@@ -36,7 +36,7 @@
 // spec here runs as a user would.
 //
 // Environment: KUBEBUILDER_ASSETS (local control plane), OLM_BIN_DIR (olm, catalog and
-// crds/), OPM, CATALOG_SERVE, MANAGER_BIN, CATALOG_DIR (default ../../catalog),
+// crds/), OPM, CATALOG_SERVE, MANAGER_BIN, PREVIOUS_MANAGER_BIN, CATALOG_DIR (default ../../catalog),
 // OLM_E2E_KEEP_WORKDIR=1 to keep the work directory (logs) after a green run; it is always
 // kept after a failure.
 package olme2e
@@ -66,8 +66,10 @@ const (
 	catalogSourceName = "database-operator-catalog"
 	packageName       = "database-operator"
 	channel           = "stable"
-	csvV010           = "database-operator.v0.1.0"
-	csvV020           = "database-operator.v0.2.0"
+	// csvPrevious is the released bundle (hack/olm/released), run with the manager built from
+	// its release commit (PREVIOUS_MANAGER_BIN); csvCurrent is bundle/, run with MANAGER_BIN.
+	csvPrevious = "database-operator.v0.2.0"
+	csvCurrent  = "database-operator.v0.3.0"
 )
 
 var (
