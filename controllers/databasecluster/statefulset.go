@@ -148,18 +148,14 @@ func buildPodSecurityContext(spec *databasev1alpha1.SecurityContextSpec) *corev1
 	if spec == nil {
 		spec = &databasev1alpha1.SecurityContextSpec{}
 	}
-	return &corev1.PodSecurityContext{
-		RunAsNonRoot:   ptr.To(true),
-		RunAsUser:      spec.RunAsUser,
-		RunAsGroup:     spec.RunAsGroup,
-		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		// A fresh volume's root belongs to root: without an fsGroup a non-root database
-		// cannot write its data directory. The kubelet gives the volume to this group
-		// (group-writable, setgid) and adds it to every container, whatever its user.
-		// OnRootMismatch: only a volume whose root is not already right is walked.
-		FSGroup:             ptr.To(ptr.Deref(spec.FSGroup, DataFSGroup)),
-		FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
-	}
+	security := child.RestrictedPodSecurityContext(spec.RunAsUser, spec.RunAsGroup)
+	// A fresh volume's root belongs to root: without an fsGroup a non-root database cannot
+	// write its data directory. The kubelet gives the volume to this group (group-writable,
+	// setgid) and adds it to every container, whatever its user. OnRootMismatch: only a volume
+	// whose root is not already right is walked.
+	security.FSGroup = ptr.To(ptr.Deref(spec.FSGroup, DataFSGroup))
+	security.FSGroupChangePolicy = ptr.To(corev1.FSGroupChangeOnRootMismatch)
+	return security
 }
 
 func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
@@ -190,13 +186,7 @@ func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 			SuccessThreshold:    probeSuccessThreshold,
 			FailureThreshold:    livenessFailureThreshold,
 		},
-		// The Pod Security "restricted" profile.
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			RunAsNonRoot:             ptr.To(true),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
+		SecurityContext: child.RestrictedSecurityContext(),
 	}
 }
 

@@ -76,19 +76,17 @@ func BuildJobSpec(message, image string, podLabels map[string]string) batchv1.Jo
 				// The pod talks to nothing: no token, no Service environment variables.
 				AutomountServiceAccountToken: ptr.To(false),
 				EnableServiceLinks:           ptr.To(false),
-				SecurityContext: &corev1.PodSecurityContext{
-					RunAsNonRoot:   ptr.To(true),
-					RunAsUser:      ptr.To[int64](nobody),
-					RunAsGroup:     ptr.To[int64](nobody),
-					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-				},
-				Containers: []corev1.Container{buildContainer(message, image)},
+				SecurityContext:              child.RestrictedPodSecurityContext(ptr.To[int64](nobody), ptr.To[int64](nobody)),
+				Containers:                   []corev1.Container{buildContainer(message, image)},
 			},
 		},
 	}
 }
 
 func buildContainer(message, image string) corev1.Container {
+	// The Pod Security "restricted" profile, and a read-only root: printf writes no file.
+	security := child.RestrictedSecurityContext()
+	security.ReadOnlyRootFilesystem = ptr.To(true)
 	return corev1.Container{
 		Name:    ContainerName,
 		Image:   image,
@@ -101,14 +99,7 @@ func buildContainer(message, image string) corev1.Container {
 			},
 			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")},
 		},
-		// The Pod Security "restricted" profile.
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			RunAsNonRoot:             ptr.To(true),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
+		SecurityContext: security,
 	}
 }
 
