@@ -65,8 +65,10 @@ func upgradeStory() {
 		began := time.Now()
 		db.duringChange(ctx, func() {
 			csv := approveAndWait(ctx, csvCurrent)
-			// What this spec proves is what the CSV claims.
-			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Seamless Upgrades"))
+			// What this suite proves is what the CSV claims: level II (this upgrade) and level III,
+			// Full Lifecycle (backupStory: backup and restore of real data; etcdStory: a lost
+			// member and a killed leader recovered, storage grown, hibernation).
+			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Full Lifecycle"))
 			expectCSVGone(ctx, csvPrevious)
 			pods := waitOperatorPods(ctx, operatorImage)
 			for _, p := range pods {
