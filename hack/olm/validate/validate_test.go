@@ -121,7 +121,7 @@ func TestValidatorCatchesBrokenBundles(t *testing.T) {
 					_ = unstructured.SetNestedSlice(obj, owned[1:], "spec", "customresourcedefinitions", "owned")
 				})
 			},
-			wantErr: `CRD "database.seed1b407122.io/v1alpha1, Kind=DatabaseCluster" is present in bundle "database-operator.v0.2.0" but not defined in CSV`,
+			wantErr: `CRD "database.seed1b407122.io/v1alpha1, Kind=DatabaseCluster" is present in bundle "database-operator.v0.3.0" but not defined in CSV`,
 		},
 		{
 			name: "alm-examples not JSON",
