@@ -196,3 +196,16 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 	}
 	return rss, hwm, nil
 }
+
+// operatorSeriesPrefix names the operator's own series (controllers/internal/opmetrics).
+const operatorSeriesPrefix = "database_operator_"
+
+// seriesCounts returns how many series samples hold, and how many of them are the operator's own.
+func seriesCounts(samples []sample) (all, operator int) {
+	for _, s := range samples {
+		if strings.HasPrefix(s.name, operatorSeriesPrefix) {
+			operator++
+		}
+	}
+	return len(samples), operator
+}

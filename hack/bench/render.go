@@ -284,16 +284,27 @@ func writeConvergenceTable(b *bytes.Buffer, f resultFile) {
 	caption(b, f, "Convergence and the databasecluster controller", "results[]")
 	t := mdTable{
 		header: []string{caseHeader, "cluster start s", "manager start s", "creates s", "p90 s", "max s", "reconciles/DC",
-			"reconcile errors", "mean reconcile ms", "mean queue wait ms", "op watches", "baseline RSS MiB", "end RSS MiB", "end heap MiB"},
-		right: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true},
+			"reconcile errors", "mean reconcile ms", "mean queue wait ms", "op watches", "baseline RSS MiB", "end RSS MiB", "end heap MiB",
+			"series (operator's)"},
+		right: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true, true},
 	}
 	for _, r := range f.Rep.Results {
 		t.add(caseLabel(r.Case), fixed(r.ClusterStartSec, 1), fixed(r.ManagerStartSec, 1), fixed(r.CreateSpreadSec, 1),
 			fixed(r.LatencyP90Sec, 1), fixed(r.LatencyMaxSec, 1), fixed(r.ReconcilesPerDC, 2), fixed(r.ReconcileErrors, 0),
 			fixed(r.MeanReconcileSec*1000, 0), fixed(r.MeanQueueWaitSec*1000, 0), strconv.FormatInt(r.OperatorWatches, 10),
-			fixed(mib(float64(r.BaselineRSS)), 1), fixed(mib(float64(r.EndRSS)), 1), fixed(mib(r.EndHeap), 1))
+			fixed(mib(float64(r.BaselineRSS)), 1), fixed(mib(float64(r.EndRSS)), 1), fixed(mib(r.EndHeap), 1),
+			seriesCell(r))
 	}
 	t.write(b)
+}
+
+// seriesCell is "all (operator's)" of a result, or "—" for results written before the bench
+// counted series.
+func seriesCell(r result) string {
+	if r.ManagerSeries == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d (%d)", r.ManagerSeries, r.OperatorSeries)
 }
 
 func writeRawTable(b *bytes.Buffer, f resultFile) {

@@ -101,6 +101,11 @@ type result struct {
 	RSSPer1000        float64            `json:"rssPer1000ClustersBytes"`
 	PeakHeap          float64            `json:"peakHeapAllocBytes"`
 	EndHeap           float64            `json:"endHeapAllocBytes"`
+	// ManagerSeries is how many series the manager's /metrics serves at the end of the idle
+	// window, OperatorSeries how many of them are the operator's own (database_operator_*):
+	// the cost of its labels at N clusters.
+	ManagerSeries  int `json:"managerSeries"`
+	OperatorSeries int `json:"operatorSeries"`
 	ReconcilesPerDC   float64            `json:"reconcilesPerCluster"`
 	ReconcileErrors   float64            `json:"reconcileErrors"`
 	Startup           requestCounts      `json:"startupRequests"`
@@ -311,6 +316,7 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	res.PeakHeap = max(peakHeap, idle.heap, conv.heap)
 	res.EndHeap = idle.heap
 	res.EndRSS = idle.rss
+	res.ManagerSeries, res.OperatorSeries = seriesCounts(idle.manager)
 	if _, hwm, err := procMemory(m.Pid()); err == nil {
 		res.PeakRSS = hwm
 	}
