@@ -46,6 +46,8 @@ export SNAPSHOT_ENV_DIR
 PROMETHEUS_HASH := $(shell sha256sum hack/prometheus/go.sum 2>/dev/null | cut -c1-12)
 PROMETHEUS_ENV_DIR ?= $(CACHE_DIR)/prometheus-$(PROMETHEUS_HASH)
 PROMTOOL ?= $(PROMETHEUS_ENV_DIR)/promtool
+# The Prometheus server of the same module: the real node's Prometheus (make test-node).
+PROMETHEUS_BIN ?= $(PROMETHEUS_ENV_DIR)/prometheus
 PROMETHEUS_GO = cd $(CURDIR)/hack/prometheus && GOWORK=off go
 # The alerts (the PrometheusRule kustomize, the chart and docs/metrics.md share) and the Grafana
 # dashboard; the chart ships copies of both ("make helm-crds", checked by "make verify").
@@ -283,7 +285,7 @@ test-rules: prometheus-env $(KUSTOMIZE) ## The alerts (config/prometheus) checke
 	$(PROMETHEUS_GO) test -count=1 ./...
 
 .PHONY: prometheus-env
-prometheus-env: $(PROMETHEUS_ENV_DIR)/.stamp ## Build promtool from hack/prometheus once per machine.
+prometheus-env: $(PROMETHEUS_ENV_DIR)/.stamp ## Build promtool and the Prometheus server from hack/prometheus once per machine.
 
 $(PROMETHEUS_ENV_DIR)/.stamp: hack/prometheus/go.mod hack/prometheus/go.sum hack/prometheus/build.sh
 	hack/prometheus/build.sh $(PROMETHEUS_ENV_DIR)
@@ -575,9 +577,10 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 ##@ Real node tier
 
 .PHONY: test-node
-test-node: test-env snapshot-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
+test-node: test-env snapshot-env prometheus-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
-	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) CATALOG_SERVE=$(CATALOG_SERVE) $(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
+	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) CATALOG_SERVE=$(CATALOG_SERVE) PROMETHEUS_BIN=$(PROMETHEUS_BIN) \
+		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 
 ##@ Benchmark
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds promtool (only that binary) from the pinned tools module (hack/prometheus/go.mod:
-# github.com/prometheus/prometheus from the Go module proxy; nothing from release pages).
+# Builds promtool and the Prometheus server from the pinned tools module (hack/prometheus/go.mod:
+# github.com/prometheus/prometheus from the Go module proxy; nothing from release pages):
+# promtool checks and tests the alerting rules (make test-rules); the server scrapes the
+# operator and the etcd members on the real node and evaluates the alerts (make test-node).
 #
 # Usage: hack/prometheus/build.sh OUTPUT_DIR
 # The output directory is per machine (PROMETHEUS_ENV_DIR in the Makefile, keyed by go.sum); a
@@ -16,17 +18,19 @@ export GOWORK=off
 start=$(date +%s)
 mod=github.com/prometheus/prometheus
 version=$(go list -m -f '{{.Version}}' "$mod")
-echo "Building promtool $version into $out (cold: ~3 CPU-min, 155 s measured on 2 busy cores)"
+echo "Building promtool and prometheus $version into $out (cold: promtool ~3 CPU-min, 155 s measured on 2 busy cores; the server more)"
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp"
 # The module's v0.3XY.Z is Prometheus 3.XY.Z.
 release=${version#v0.}
 release="${release:0:1}.${release:1}"
-# remove_all_sd: without the service discovery plugins (AWS, Azure, GCE, ...), which only
-# "promtool check service-discovery" uses; make test-rules needs "check rules" and "test rules".
+# remove_all_sd: without the service discovery plugins (AWS, Azure, GCE, Kubernetes, ...):
+# make test-rules needs "check rules" and "test rules", and the real node's Prometheus is given
+# static targets rendered from the ServiceMonitor and PodMonitor objects (package
+# test/harness/promserver).
 go build -tags remove_all_sd -ldflags "-s -w -X github.com/prometheus/common/version.Version=$release" \
-  -o "$out.tmp/promtool" "$mod/cmd/promtool"
-echo "promtool $version built in $(( $(date +%s) - start ))s" > "$out.tmp/.stamp"
+  -o "$out.tmp/" "$mod/cmd/promtool" "$mod/cmd/prometheus"
+echo "promtool and prometheus $version built in $(( $(date +%s) - start ))s" > "$out.tmp/.stamp"
 rm -rf "$out"
 mv "$out.tmp" "$out"
 cat "$stamp"

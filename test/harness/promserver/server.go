@@ -1,0 +1,180 @@
+package promserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/seed1b407122/database-operator/test/harness/proc"
+)
+
+// Options says how to run the server.
+type Options struct {
+	// Binary is the prometheus binary (PROMETHEUS_BIN, built by "make prometheus-env").
+	Binary string
+	// WorkDir receives prometheus.yml, rules.yml, the TSDB (prometheus-data/) and prometheus.log.
+	WorkDir string
+	// Config is prometheus.yml; its rule_files are set to the rule file below.
+	Config Config
+	// Rules is the rule file (RuleFile), if any.
+	Rules []byte
+	// ReadyTimeout bounds the wait for /-/ready (default a minute).
+	ReadyTimeout time.Duration
+}
+
+// Server is a running Prometheus listening on 127.0.0.1.
+type Server struct {
+	*proc.Process
+	// URL is http://127.0.0.1:PORT.
+	URL string
+}
+
+// Start writes the configuration, starts Prometheus on a free port of 127.0.0.1 and waits until
+// it is ready.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	dir, err := filepath.Abs(o.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", o.WorkDir, err)
+	}
+	if len(o.Rules) > 0 {
+		rules := filepath.Join(dir, "rules.yml")
+		if err := os.WriteFile(rules, o.Rules, 0o644); err != nil {
+			return nil, fmt.Errorf("writing the rule file: %w", err)
+		}
+		o.Config.RuleFiles = []string{rules}
+	}
+	config, err := o.Config.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("rendering prometheus.yml: %w", err)
+	}
+	configPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configPath, config, 0o644); err != nil {
+		return nil, fmt.Errorf("writing prometheus.yml: %w", err)
+	}
+	port, err := proc.FreePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	p, err := proc.Start("prometheus", o.Binary, []string{
+		"--config.file=" + configPath, "--storage.tsdb.path=" + filepath.Join(dir, "prometheus-data"),
+		"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
+	}, proc.Options{LogPath: filepath.Join(dir, "prometheus.log"), Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Process: p, URL: "http://127.0.0.1:" + strconv.Itoa(port)}
+	timeout := o.ReadyTimeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	if err := s.waitReady(ctx, timeout); err != nil {
+		_ = p.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
+	return proc.PollWhileRunning(ctx, "prometheus /-/ready", []*proc.Process{s.Process}, 100*time.Millisecond, timeout,
+		func(ctx context.Context) (bool, error) {
+			var ignored any
+			err := s.get(ctx, "/-/ready", &ignored)
+			return err == nil, nil
+		})
+}
+
+// Target is one active target of /api/v1/targets.
+type Target struct {
+	ScrapePool string            `json:"scrapePool"`
+	ScrapeURL  string            `json:"scrapeUrl"`
+	Labels     map[string]string `json:"labels"`
+	Health     string            `json:"health"`
+	LastError  string            `json:"lastError"`
+}
+
+// Targets returns the active targets.
+func (s *Server) Targets(ctx context.Context) ([]Target, error) {
+	var resp struct {
+		Data struct {
+			ActiveTargets []Target `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if err := s.get(ctx, "/api/v1/targets?state=active", &resp); err != nil {
+		return nil, err
+	}
+	return resp.Data.ActiveTargets, nil
+}
+
+// Alert is one active (pending or firing) alert of /api/v1/alerts.
+type Alert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	State       string            `json:"state"`
+	ActiveAt    time.Time         `json:"activeAt"`
+}
+
+// Alerts returns the active alerts: pending or firing (resolved ones are not listed).
+func (s *Server) Alerts(ctx context.Context) ([]Alert, error) {
+	var resp struct {
+		Data struct {
+			Alerts []Alert `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := s.get(ctx, "/api/v1/alerts", &resp); err != nil {
+		return nil, err
+	}
+	return resp.Data.Alerts, nil
+}
+
+// Sample is one element of an instant query's vector.
+type Sample struct {
+	Metric map[string]string `json:"metric"`
+	// Value is [unix time, "value"].
+	Value [2]any `json:"value"`
+}
+
+// Query evaluates an instant PromQL query and returns its vector.
+func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
+	var resp struct {
+		Data struct {
+			ResultType string   `json:"resultType"`
+			Result     []Sample `json:"result"`
+		} `json:"data"`
+	}
+	if err := s.get(ctx, "/api/v1/query?query="+url.QueryEscape(expr), &resp); err != nil {
+		return nil, err
+	}
+	if resp.Data.ResultType != "vector" {
+		return nil, fmt.Errorf("query %q: a %s, not a vector", expr, resp.Data.ResultType)
+	}
+	return resp.Data.Result, nil
+}
+
+// get decodes the JSON answer of path (a plain-text answer of /-/ready is only checked for 200).
+func (s *Server) get(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	if path == "/-/ready" {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("GET %s: decoding: %w", path, err)
+	}
+	return nil
+}

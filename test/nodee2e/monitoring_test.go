@@ -1,0 +1,232 @@
+//go:build linux && node
+
+package nodee2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/harness/promserver"
+	"github.com/seed1b407122/database-operator/test/harness/realnode"
+)
+
+const (
+	// memberNotReady is the alert a stopped member fires (config/prometheus/prometheusrule.yaml),
+	// after memberNotReadyFor, its "for".
+	memberNotReady    = "DatabaseClusterMemberNotReady"
+	memberNotReadyFor = 5 * time.Minute
+	// etcdMetricsPort is where the monitored etcd serves /metrics (--listen-metrics-urls).
+	etcdMetricsPort = 2381
+	// promInterval is the real node Prometheus's scrape and evaluation interval.
+	promInterval = 5 * time.Second
+)
+
+// monitoringStory: the Prometheus Operator's PodMonitor CRD installed, an etcd with
+// spec.monitoring gets its PodMonitor from the operator; a real Prometheus, configured from the
+// project's ServiceMonitor and PrometheusRule and that PodMonitor as the Prometheus Operator
+// would configure it, scrapes the operator's pods through their metrics Service with a token and
+// the etcd members; a member stopped by the test fires DatabaseClusterMemberNotReady once its
+// "for" has passed, and the alert resolves when the member is back.
+func monitoringStory() {
+	var dc *databasev1alpha1.DatabaseCluster
+
+	It("creates the PodMonitor of spec.monitoring once the PodMonitor CRD is served", func(ctx SpecContext) {
+		installPodMonitorCRD(ctx)
+		dc = sampleCluster(newNamespace(ctx, "monitoring"), etcdSampleFile)
+		dc.Spec.Monitoring = &databasev1alpha1.MonitoringSpec{Port: etcdMetricsPort, Path: "/metrics"}
+		dc.Spec.Args = append(dc.Spec.Args, "--listen-metrics-urls=http://0.0.0.0:2381")
+		began := time.Now()
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		waitAvailable(ctx, dc, began)
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodMonitorName()}, &monitoringv1.PodMonitor{})).To(Succeed())
+		}).WithContext(ctx).Should(Succeed())
+	}, NodeTimeout(4*time.Minute))
+
+	It("scrapes the operator and the members, fires "+memberNotReady+" for a stopped member within its for, and resolves it", func(ctx SpecContext) {
+		prom := startPrometheus(ctx, dc)
+		DeferCleanup(func() { Expect(prom.Stop()).To(Succeed()) })
+		expectTargetsUp(ctx, prom, dc)
+		Eventually(func(g Gomega) {
+			replicas, err := prom.Query(ctx, `database_operator_databasecluster_replicas{job="database-operator", namespace="`+dc.Namespace+`", name="`+dc.Name+`"}`)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(replicas).NotTo(BeEmpty(), "the operator's series keep the cluster's namespace (honorLabels)")
+		}).WithContext(ctx).Should(Succeed())
+
+		stopped := stopMember(ctx, dc, 2)
+		DeferCleanup(func(ctx SpecContext) { setUnschedulable(ctx, false) })
+		alert := Eventually(func(g Gomega) promserver.Alert { return clusterAlert(ctx, g, prom, dc) }).WithContext(ctx).WithTimeout(time.Minute)
+		alert.Should(HaveField("State", "pending"))
+		firing := Eventually(func(g Gomega) promserver.Alert { return clusterAlert(ctx, g, prom, dc) }).WithContext(ctx).
+			WithTimeout(memberNotReadyFor + 2*time.Minute).WithPolling(time.Second)
+		firing.Should(HaveField("State", "firing"))
+		fired := time.Since(stopped)
+		report("a member stopped -> "+memberNotReady+" firing (its for: 5m)", fired)
+		Expect(fired).To(BeNumerically(">=", memberNotReadyFor), "fired before its for")
+		got := clusterAlert(ctx, Default, prom, dc)
+		Expect(got.Labels).To(Equal(map[string]string{"alertname": memberNotReady, "namespace": dc.Namespace, "name": dc.Name, "severity": "warning"}))
+		Expect(got.Annotations).To(HaveKeyWithValue("summary", "A member of DatabaseCluster "+dc.Namespace+"/"+dc.Name+" is not Ready."))
+		Expect(got.Annotations).To(HaveKeyWithValue("runbook_url", "https://github.com/seed1b407122/database-operator/blob/main/docs/runbooks/"+memberNotReady+".md"))
+
+		back := time.Now()
+		setUnschedulable(ctx, false)
+		waitAvailable(ctx, dc, back)
+		Eventually(func(g Gomega) []promserver.Alert { return clusterAlerts(ctx, g, prom, dc) }).WithContext(ctx).WithTimeout(time.Minute).Should(BeEmpty())
+		report("the member back -> "+memberNotReady+" resolved", time.Since(back))
+	}, NodeTimeout(12*time.Minute))
+}
+
+// installPodMonitorCRD installs the Prometheus Operator's PodMonitor CRD (v0.85.0, the copy the
+// DatabaseCluster envtest uses) and waits until it is served.
+func installPodMonitorCRD(ctx context.Context) {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "controllers", "databasecluster", "testdata", "crds", "monitoring.coreos.com_podmonitors.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	Expect(yaml.Unmarshal(data, crd)).To(Succeed())
+	Expect(k8s.Create(ctx, crd)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed())
+		established := false
+		for _, c := range crd.Status.Conditions {
+			established = established || (c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue)
+		}
+		g.Expect(established).To(BeTrue())
+	}).WithContext(ctx).Should(Succeed())
+}
+
+// startPrometheus renders the configuration the Prometheus Operator would render from
+// config/prometheus (the ServiceMonitor, with the bundle's metrics Service and its endpoints;
+// the PrometheusRule) and from dc's PodMonitor, and starts Prometheus with it on the host.
+func startPrometheus(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) *promserver.Server {
+	GinkgoHelper()
+	dir, err := os.MkdirTemp(node.WorkDir, "prometheus-")
+	Expect(err).NotTo(HaveOccurred())
+	ns := newNamespace(ctx, "prometheus")
+	bindMetricsReader(ctx, ns, "prometheus")
+	tokenFile := filepath.Join(dir, "token")
+	Expect(os.WriteFile(tokenFile, []byte(serviceAccountToken(ctx, ns, "prometheus")), 0o600)).To(Succeed())
+
+	cfg := promserver.NewConfig(promInterval)
+	cfg.ScrapeConfigs = append(cfg.ScrapeConfigs, operatorJob(ctx, tokenFile), podMonitorJob(ctx, dc))
+	rule := &monitoringv1.PrometheusRule{}
+	readManifest(filepath.Join("config", "prometheus", "prometheusrule.yaml"), rule)
+	rules, err := promserver.RuleFile(rule)
+	Expect(err).NotTo(HaveOccurred())
+	prom, err := promserver.Start(ctx, promserver.Options{Binary: requireEnv("PROMETHEUS_BIN"), WorkDir: dir, Config: cfg, Rules: rules})
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("Prometheus at %s (work directory %s)\n", prom.URL, dir)
+	return prom
+}
+
+// operatorJob is the ServiceMonitor of config/prometheus in the operator's namespace, over the
+// bundle's metrics Service.
+func operatorJob(ctx context.Context, tokenFile string) promserver.ScrapeConfig {
+	GinkgoHelper()
+	sm := &monitoringv1.ServiceMonitor{}
+	readManifest(filepath.Join("config", "prometheus", "servicemonitor.yaml"), sm)
+	sm.Namespace = operatorNamespace
+	svc := &corev1.Service{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: metricsService}, svc)).To(Succeed())
+	var slices discoveryv1.EndpointSliceList
+	Expect(k8s.List(ctx, &slices, client.InNamespace(operatorNamespace), client.MatchingLabels{discoveryv1.LabelServiceName: metricsService})).To(Succeed())
+	job, err := promserver.ServiceMonitorJob(sm, svc, slices.Items, tokenFile)
+	Expect(err).NotTo(HaveOccurred())
+	return job
+}
+
+// podMonitorJob is dc's PodMonitor, as the operator made it, over dc's pods.
+func podMonitorJob(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) promserver.ScrapeConfig {
+	GinkgoHelper()
+	pm := &monitoringv1.PodMonitor{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodMonitorName()}, pm)).To(Succeed())
+	var pods corev1.PodList
+	Expect(k8s.List(ctx, &pods, client.InNamespace(dc.Namespace))).To(Succeed())
+	job, err := promserver.PodMonitorJob(pm, pods.Items)
+	Expect(err).NotTo(HaveOccurred())
+	return job
+}
+
+func readManifest(path string, into any) {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join("..", "..", path))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(yaml.UnmarshalStrict(data, into)).To(Succeed(), path)
+}
+
+// expectTargetsUp waits until Prometheus scrapes both operator pods (with the token, over TLS)
+// and every member of dc.
+func expectTargetsUp(ctx context.Context, prom *promserver.Server, dc *databasev1alpha1.DatabaseCluster) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		targets, err := prom.Targets(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		up := map[string]int{}
+		for _, t := range targets {
+			g.Expect(t.Health).To(Equal("up"), "target %s of %s: %s", t.ScrapeURL, t.ScrapePool, t.LastError)
+			up[t.Labels["job"]]++
+		}
+		g.Expect(up).To(Equal(map[string]int{"database-operator": operatorReplicas, dc.Namespace + "/" + dc.PodMonitorName(): etcdMembers}))
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+}
+
+// stopMember stops member ordinal of dc and keeps it stopped: the node no longer takes pods and
+// the member's pod is deleted, so its replacement stays Pending. It returns when the pod was
+// deleted.
+func stopMember(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, ordinal int) time.Time {
+	GinkgoHelper()
+	setUnschedulable(ctx, true)
+	victim := podsOf(ctx, dc)[fmt.Sprintf("%s-%d", dc.StatefulSetName(), ordinal)]
+	Expect(k8s.Delete(ctx, &victim)).To(Succeed())
+	stopped := time.Now()
+	Eventually(func(g Gomega) {
+		p := podsOf(ctx, dc)[victim.Name]
+		g.Expect(p.UID).NotTo(Equal(victim.UID))
+		g.Expect(p.Status.Phase).To(Equal(corev1.PodPending))
+	}).WithContext(ctx).Should(Succeed())
+	return stopped
+}
+
+// setUnschedulable cordons or uncordons the real node.
+func setUnschedulable(ctx context.Context, unschedulable bool) {
+	GinkgoHelper()
+	n := &corev1.Node{}
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: realnode.NodeName}, n)).To(Succeed())
+		n.Spec.Unschedulable = unschedulable
+		g.Expect(k8s.Update(ctx, n)).To(Succeed())
+	}).WithContext(ctx).Should(Succeed())
+}
+
+// clusterAlerts returns the active memberNotReady alerts of dc.
+func clusterAlerts(ctx context.Context, g Gomega, prom *promserver.Server, dc *databasev1alpha1.DatabaseCluster) []promserver.Alert {
+	alerts, err := prom.Alerts(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	var mine []promserver.Alert
+	for _, a := range alerts {
+		if a.Labels["alertname"] == memberNotReady && a.Labels["namespace"] == dc.Namespace && a.Labels["name"] == dc.Name {
+			mine = append(mine, a)
+		}
+	}
+	return mine
+}
+
+// clusterAlert returns dc's one active memberNotReady alert.
+func clusterAlert(ctx context.Context, g Gomega, prom *promserver.Server, dc *databasev1alpha1.DatabaseCluster) promserver.Alert {
+	alerts := clusterAlerts(ctx, g, prom, dc)
+	g.Expect(alerts).To(HaveLen(1))
+	return alerts[0]
+}
