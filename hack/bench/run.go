@@ -70,42 +70,42 @@ type result struct {
 	Case  benchCase `json:"case"`
 	Error string    `json:"error,omitempty"`
 
-	RawCreates        int                `json:"rawCreates"`
-	RawSeconds        float64            `json:"rawSeconds"`
-	RawWritesPerSec   float64            `json:"rawWritesPerSec"`
-	ClusterStartSec   float64            `json:"clusterStartSeconds"`
-	ManagerStartSec   float64            `json:"managerStartSeconds"`
-	ConvergenceSec    float64            `json:"convergenceSeconds"`
-	Available         int                `json:"available"`
-	LatencyP50Sec     float64            `json:"latencyP50Seconds"`
-	LatencyP90Sec     float64            `json:"latencyP90Seconds"`
-	LatencyP99Sec     float64            `json:"latencyP99Seconds"`
-	LatencyMaxSec     float64            `json:"latencyMaxSeconds"`
-	CreateSpreadSec   float64            `json:"createSpreadSeconds"`
-	OperatorWrites    int64              `json:"operatorWrites"`
-	OperatorReads     int64              `json:"operatorReads"`
-	OperatorWatches   int64              `json:"operatorWatches"`
-	WritesPerCluster  float64            `json:"writesPerCluster"`
-	ReadsPerCluster   float64            `json:"readsPerCluster"`
-	IdealSec          float64            `json:"idealSeconds"`
-	Ratio             float64            `json:"ratio"`
-	SystemWrites      float64            `json:"systemWrites"`
-	SystemRatio       float64            `json:"systemRatio"`
-	IdleSec           float64            `json:"idleSeconds"`
-	IdleWrites        int64              `json:"idleWrites"`
-	IdleReads         int64              `json:"idleReads"`
-	IdleSystemWrites  float64            `json:"idleSystemWrites"`
-	BaselineRSS       int64              `json:"baselineRSSBytes"`
-	PeakRSS           int64              `json:"peakRSSBytes"`
-	EndRSS            int64              `json:"endRSSBytes"`
-	RSSPer1000        float64            `json:"rssPer1000ClustersBytes"`
-	PeakHeap          float64            `json:"peakHeapAllocBytes"`
-	EndHeap           float64            `json:"endHeapAllocBytes"`
+	RawCreates       int     `json:"rawCreates"`
+	RawSeconds       float64 `json:"rawSeconds"`
+	RawWritesPerSec  float64 `json:"rawWritesPerSec"`
+	ClusterStartSec  float64 `json:"clusterStartSeconds"`
+	ManagerStartSec  float64 `json:"managerStartSeconds"`
+	ConvergenceSec   float64 `json:"convergenceSeconds"`
+	Available        int     `json:"available"`
+	LatencyP50Sec    float64 `json:"latencyP50Seconds"`
+	LatencyP90Sec    float64 `json:"latencyP90Seconds"`
+	LatencyP99Sec    float64 `json:"latencyP99Seconds"`
+	LatencyMaxSec    float64 `json:"latencyMaxSeconds"`
+	CreateSpreadSec  float64 `json:"createSpreadSeconds"`
+	OperatorWrites   int64   `json:"operatorWrites"`
+	OperatorReads    int64   `json:"operatorReads"`
+	OperatorWatches  int64   `json:"operatorWatches"`
+	WritesPerCluster float64 `json:"writesPerCluster"`
+	ReadsPerCluster  float64 `json:"readsPerCluster"`
+	IdealSec         float64 `json:"idealSeconds"`
+	Ratio            float64 `json:"ratio"`
+	SystemWrites     float64 `json:"systemWrites"`
+	SystemRatio      float64 `json:"systemRatio"`
+	IdleSec          float64 `json:"idleSeconds"`
+	IdleWrites       int64   `json:"idleWrites"`
+	IdleReads        int64   `json:"idleReads"`
+	IdleSystemWrites float64 `json:"idleSystemWrites"`
+	BaselineRSS      int64   `json:"baselineRSSBytes"`
+	PeakRSS          int64   `json:"peakRSSBytes"`
+	EndRSS           int64   `json:"endRSSBytes"`
+	RSSPer1000       float64 `json:"rssPer1000ClustersBytes"`
+	PeakHeap         float64 `json:"peakHeapAllocBytes"`
+	EndHeap          float64 `json:"endHeapAllocBytes"`
 	// ManagerSeries is how many series the manager's /metrics serves at the end of the idle
 	// window, OperatorSeries how many of them are the operator's own (database_operator_*):
 	// the cost of its labels at N clusters.
-	ManagerSeries  int `json:"managerSeries"`
-	OperatorSeries int `json:"operatorSeries"`
+	ManagerSeries     int                `json:"managerSeries"`
+	OperatorSeries    int                `json:"operatorSeries"`
 	ReconcilesPerDC   float64            `json:"reconcilesPerCluster"`
 	ReconcileErrors   float64            `json:"reconcileErrors"`
 	Startup           requestCounts      `json:"startupRequests"`
