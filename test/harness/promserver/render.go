@@ -2,6 +2,7 @@ package promserver
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 
@@ -41,22 +42,8 @@ func ServiceMonitorJob(sm *monitoringv1.ServiceMonitor, svc *corev1.Service, sli
 		sc.TLSConfig = &TLSConfig{InsecureSkipVerify: true}
 	}
 	for _, slice := range slices {
-		port := slicePort(slice, ep.Port)
-		if port == 0 {
-			continue
-		}
-		for _, e := range slice.Endpoints {
-			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
-				continue
-			}
-			labels := map[string]string{"job": job, "namespace": svc.Namespace, "service": svc.Name, "endpoint": ep.Port}
-			if e.TargetRef != nil && e.TargetRef.Kind == "Pod" {
-				labels["pod"] = e.TargetRef.Name
-			}
-			for _, addr := range e.Addresses {
-				sc.StaticConfigs = append(sc.StaticConfigs, StaticConfig{Targets: []string{hostPort(addr, port)}, Labels: labels})
-			}
-		}
+		sc.StaticConfigs = append(sc.StaticConfigs, sliceTargets(slice, ep.Port,
+			map[string]string{"job": job, "namespace": svc.Namespace, "service": svc.Name, "endpoint": ep.Port})...)
 	}
 	if len(sc.StaticConfigs) == 0 {
 		return sc, fmt.Errorf("ServiceMonitor %s/%s: Service %s has no ready endpoint on port %q", sm.Namespace, sm.Name, svc.Name, ep.Port)
@@ -100,6 +87,29 @@ func PodMonitorJob(pm *monitoringv1.PodMonitor, pods []corev1.Pod) (ScrapeConfig
 		return sc, fmt.Errorf("PodMonitor %s/%s selects no running pod with port %q", pm.Namespace, pm.Name, *ep.Port)
 	}
 	return sc, nil
+}
+
+// sliceTargets are the ready addresses of an EndpointSlice on the named port, each with labels
+// and the name of its pod.
+func sliceTargets(slice discoveryv1.EndpointSlice, portName string, labels map[string]string) []StaticConfig {
+	port := slicePort(slice, portName)
+	if port == 0 {
+		return nil
+	}
+	var targets []StaticConfig
+	for _, e := range slice.Endpoints {
+		if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+			continue
+		}
+		withPod := maps.Clone(labels)
+		if e.TargetRef != nil && e.TargetRef.Kind == "Pod" {
+			withPod["pod"] = e.TargetRef.Name
+		}
+		for _, addr := range e.Addresses {
+			targets = append(targets, StaticConfig{Targets: []string{hostPort(addr, port)}, Labels: withPod})
+		}
+	}
+	return targets
 }
 
 // selects reports (as an error) when selector does not select objects with these labels.
