@@ -269,7 +269,7 @@ test-faults: build test-env snapshot-env $(GINKGO) ## Fault injection: the proxy
 	MANAGER_BIN=$(LOCALBIN)/manager FAULTS_REPORT=$(LOCALBIN)/faults-report.md $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/faults
 
 .PHONY: test-rules
-test-rules: prometheus-env $(KUSTOMIZE) ## The alerts (config/prometheus) checked and tested by promtool (a test file per alert in config/prometheus/tests/), then hack/prometheus's Go tests (runbooks, metric names, dashboard queries, chart copies; kustomize's and the chart's monitoring objects against the Prometheus Operator's CRDs).
+test-rules: prometheus-env $(KUSTOMIZE) ## The alerts (config/prometheus) checked and tested by promtool (a test file per alert in config/prometheus/tests/), then hack/prometheus's Go tests (runbooks, metric names, dashboard queries, chart copies; kustomize's and the chart's monitoring objects against the Prometheus Operator's CRDs) and test/harness/promserver's (a real Prometheus).
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	($(PROMETHEUS_GO) run ./cmd/rules-extract -o $$tmp/rules.yaml $(CURDIR)/$(PROMETHEUS_RULE)); \
 	cp config/prometheus/tests/*.yaml $$tmp/; \
@@ -283,6 +283,8 @@ test-rules: prometheus-env $(KUSTOMIZE) ## The alerts (config/prometheus) checke
 	echo "go test ./... in hack/prometheus"; \
 	export PROMETHEUS_TEST_MANIFESTS="$$tmp/kustomize.yaml $$tmp/chart.yaml" PROMETHEUS_OPERATOR_CRDS=$$crds/example/prometheus-operator-crd; \
 	$(PROMETHEUS_GO) test -count=1 ./...
+	@echo "go test ./test/harness/promserver/ (the real node's Prometheus: rendering, and the server scraping itself and firing a rule)"
+	PROMETHEUS_BIN=$(PROMETHEUS_BIN) go test -count=1 ./test/harness/promserver/
 
 .PHONY: prometheus-env
 prometheus-env: $(PROMETHEUS_ENV_DIR)/.stamp ## Build promtool and the Prometheus server from hack/prometheus once per machine.

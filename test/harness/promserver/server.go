@@ -26,6 +26,8 @@ type Options struct {
 	Rules []byte
 	// ReadyTimeout bounds the wait for /-/ready (default a minute).
 	ReadyTimeout time.Duration
+	// Port on 127.0.0.1; 0 picks a free one.
+	Port int
 }
 
 // Server is a running Prometheus listening on 127.0.0.1.
@@ -57,9 +59,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := os.WriteFile(configPath, config, 0o644); err != nil {
 		return nil, fmt.Errorf("writing prometheus.yml: %w", err)
 	}
-	port, err := proc.FreePort("127.0.0.1")
-	if err != nil {
-		return nil, err
+	port := o.Port
+	if port == 0 {
+		if port, err = proc.FreePort("127.0.0.1"); err != nil {
+			return nil, err
+		}
 	}
 	p, err := proc.Start("prometheus", o.Binary, []string{
 		"--config.file=" + configPath, "--storage.tsdb.path=" + filepath.Join(dir, "prometheus-data"),
@@ -100,15 +104,10 @@ type Target struct {
 
 // Targets returns the active targets.
 func (s *Server) Targets(ctx context.Context) ([]Target, error) {
-	var resp struct {
-		Data struct {
-			ActiveTargets []Target `json:"activeTargets"`
-		} `json:"data"`
-	}
-	if err := s.get(ctx, "/api/v1/targets?state=active", &resp); err != nil {
-		return nil, err
-	}
-	return resp.Data.ActiveTargets, nil
+	data, err := apiData[struct {
+		ActiveTargets []Target `json:"activeTargets"`
+	}](ctx, s, "/api/v1/targets?state=active")
+	return data.ActiveTargets, err
 }
 
 // Alert is one active (pending or firing) alert of /api/v1/alerts.
@@ -121,15 +120,10 @@ type Alert struct {
 
 // Alerts returns the active alerts: pending or firing (resolved ones are not listed).
 func (s *Server) Alerts(ctx context.Context) ([]Alert, error) {
-	var resp struct {
-		Data struct {
-			Alerts []Alert `json:"alerts"`
-		} `json:"data"`
-	}
-	if err := s.get(ctx, "/api/v1/alerts", &resp); err != nil {
-		return nil, err
-	}
-	return resp.Data.Alerts, nil
+	data, err := apiData[struct {
+		Alerts []Alert `json:"alerts"`
+	}](ctx, s, "/api/v1/alerts")
+	return data.Alerts, err
 }
 
 // Sample is one element of an instant query's vector.
@@ -141,19 +135,26 @@ type Sample struct {
 
 // Query evaluates an instant PromQL query and returns its vector.
 func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
-	var resp struct {
-		Data struct {
-			ResultType string   `json:"resultType"`
-			Result     []Sample `json:"result"`
-		} `json:"data"`
-	}
-	if err := s.get(ctx, "/api/v1/query?query="+url.QueryEscape(expr), &resp); err != nil {
+	data, err := apiData[struct {
+		ResultType string   `json:"resultType"`
+		Result     []Sample `json:"result"`
+	}](ctx, s, "/api/v1/query?query="+url.QueryEscape(expr))
+	if err != nil {
 		return nil, err
 	}
-	if resp.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("query %q: a %s, not a vector", expr, resp.Data.ResultType)
+	if data.ResultType != "vector" {
+		return nil, fmt.Errorf("query %q: a %s, not a vector", expr, data.ResultType)
 	}
-	return resp.Data.Result, nil
+	return data.Result, nil
+}
+
+// apiData is the "data" of the HTTP API's JSON answer to path.
+func apiData[T any](ctx context.Context, s *Server, path string) (T, error) {
+	var resp struct {
+		Data T `json:"data"`
+	}
+	err := s.get(ctx, path, &resp)
+	return resp.Data, err
 }
 
 // get decodes the JSON answer of path (a plain-text answer of /-/ready is only checked for 200).

@@ -1,0 +1,76 @@
+package promserver
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/seed1b407122/database-operator/test/harness/proc"
+)
+
+// TestServerScrapesItselfAndFiresAnAlert runs the real Prometheus ($PROMETHEUS_BIN; "make
+// test-rules" sets it) scraping its own /metrics, with one rule that fires at once, and reads the
+// target, the alert and a query back through the API.
+func TestServerScrapesItselfAndFiresAnAlert(t *testing.T) {
+	bin := os.Getenv("PROMETHEUS_BIN")
+	if bin == "" {
+		t.Skip("$PROMETHEUS_BIN is not set; run \"make test-rules\"")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rules, err := RuleFile(&monitoringv1.PrometheusRule{Spec: monitoringv1.PrometheusRuleSpec{Groups: []monitoringv1.RuleGroup{{
+		Name: "self", Rules: []monitoringv1.Rule{{
+			Alert: "SelfUp", Expr: intstr.FromString(`up{job="self"} == 1`),
+			Labels: map[string]string{"severity": "none"}, Annotations: map[string]string{"summary": "{{ $labels.instance }} is up"},
+		}},
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// It scrapes itself: its port is chosen first.
+	port, err := proc.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cfg := NewConfig(time.Second)
+	cfg.ScrapeConfigs = []ScrapeConfig{{JobName: "self", StaticConfigs: []StaticConfig{{Targets: []string{addr}, Labels: map[string]string{"team": "db"}}}}}
+	s, err := Start(ctx, Options{Binary: bin, WorkDir: t.TempDir(), Config: cfg, Rules: rules, Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(ctx, t, "the target up", func() bool {
+		targets, err := s.Targets(ctx)
+		return err == nil && len(targets) == 1 && targets[0].Health == "up" && targets[0].Labels["team"] == "db"
+	})
+	waitFor(ctx, t, "SelfUp firing", func() bool {
+		alerts, err := s.Alerts(ctx)
+		return err == nil && len(alerts) == 1 && alerts[0].State == "firing" &&
+			alerts[0].Labels["alertname"] == "SelfUp" && alerts[0].Annotations["summary"] == addr+" is up"
+	})
+	samples, err := s.Query(ctx, `up{job="self"}`)
+	if err != nil || len(samples) != 1 || samples[0].Value[1] != "1" {
+		t.Errorf("up{job=\"self\"} = %+v, %v; want one sample of 1", samples, err)
+	}
+}
+
+func waitFor(ctx context.Context, t *testing.T, what string, done func() bool) {
+	t.Helper()
+	for !done() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
