@@ -47,7 +47,7 @@ func monitoringStory() {
 		installPodMonitorCRD(ctx)
 		dc = sampleCluster(newNamespace(ctx, "monitoring"), etcdSampleFile)
 		dc.Spec.Monitoring = &databasev1alpha1.MonitoringSpec{Port: etcdMetricsPort, Path: "/metrics"}
-		dc.Spec.Args = append(dc.Spec.Args, "--listen-metrics-urls=http://0.0.0.0:2381")
+		dc.Spec.Args = append(dc.Spec.Args, fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", etcdMetricsPort))
 		began := time.Now()
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
 		waitAvailable(ctx, dc, began)
@@ -100,11 +100,8 @@ func installPodMonitorCRD(ctx context.Context) {
 	Expect(k8s.Create(ctx, crd)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed())
-		established := false
-		for _, c := range crd.Status.Conditions {
-			established = established || (c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue)
-		}
-		g.Expect(established).To(BeTrue())
+		g.Expect(crd.Status.Conditions).To(ContainElement(And(
+			HaveField("Type", apiextensionsv1.Established), HaveField("Status", apiextensionsv1.ConditionTrue))))
 	}).WithContext(ctx).Should(Succeed())
 }
 

@@ -36,7 +36,6 @@ type ScrapeConfig struct {
 	Scheme        string         `json:"scheme,omitempty"`
 	MetricsPath   string         `json:"metrics_path,omitempty"`
 	HonorLabels   bool           `json:"honor_labels,omitempty"`
-	ScrapeTimeout string         `json:"scrape_timeout,omitempty"`
 	Authorization *Authorization `json:"authorization,omitempty"`
 	TLSConfig     *TLSConfig     `json:"tls_config,omitempty"`
 	StaticConfigs []StaticConfig `json:"static_configs"`

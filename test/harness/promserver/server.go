@@ -87,9 +87,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	return proc.PollWhileRunning(ctx, "prometheus /-/ready", []*proc.Process{s.Process}, 100*time.Millisecond, timeout,
 		func(ctx context.Context) (bool, error) {
-			var ignored any
-			err := s.get(ctx, "/-/ready", &ignored)
-			return err == nil, nil
+			return s.get(ctx, "/-/ready", nil) == nil, nil
 		})
 }
 
@@ -157,7 +155,8 @@ func apiData[T any](ctx context.Context, s *Server, path string) (T, error) {
 	return resp.Data, err
 }
 
-// get decodes the JSON answer of path (a plain-text answer of /-/ready is only checked for 200).
+// get decodes the JSON answer of path into out; with out nil it only checks for 200 (the
+// plain-text /-/ready).
 func (s *Server) get(ctx context.Context, path string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
 	if err != nil {
@@ -171,7 +170,7 @@ func (s *Server) get(ctx context.Context, path string, out any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
-	if path == "/-/ready" {
+	if out == nil {
 		return nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
