@@ -36,6 +36,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
 // snapshotModule ships the VolumeSnapshot CRDs (config/crd) with its Go types.
@@ -59,6 +60,19 @@ func snapshotCRDs() ([]string, error) {
 // setupWithSnapshots installs the snapshot CRDs, then registers the backup controller and the
 // DatabaseCluster controller (which scales a cluster held by an Offline backup to zero).
 func setupWithSnapshots(mgr ctrl.Manager) error {
+	return setupBoth(mgr, testenv.Deps(mgr))
+}
+
+// setupLagging is setupWithSnapshots with a backup controller whose cache lags (laggingCache).
+func setupLagging(mgr ctrl.Manager) error {
+	deps := testenv.Deps(mgr)
+	deps.Client = laggingCache{deps.Client}
+	return setupBoth(mgr, deps)
+}
+
+// setupBoth installs the snapshot CRDs and registers the backup controller with deps and the
+// DatabaseCluster controller.
+func setupBoth(mgr ctrl.Manager, deps operator.Deps) error {
 	paths, err := snapshotCRDs()
 	if err != nil {
 		return err
@@ -66,10 +80,26 @@ func setupWithSnapshots(mgr ctrl.Manager) error {
 	if _, err := envtest.InstallCRDs(mgr.GetConfig(), envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true}); err != nil {
 		return err
 	}
-	if err := setupController(mgr); err != nil {
+	if err := (&Reconciler{Deps: deps, ClusterWait: clusterWait}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return (&databasecluster.Reconciler{Deps: testenv.Deps(mgr)}).SetupWithManager(mgr)
+}
+
+// laggingCache is the manager's cache as it may be a moment after a rollout ends: it still holds
+// every DatabaseCluster as not Available.
+type laggingCache struct{ client.Client }
+
+// Get reads obj from the cache; a DatabaseCluster comes with Available False.
+func (c laggingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := c.Client.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	if dc, ok := obj.(*databasev1alpha1.DatabaseCluster); ok {
+		meta.SetStatusCondition(&dc.Status.Conditions, metav1.Condition{Type: databasev1alpha1.ConditionAvailable,
+			Status: metav1.ConditionFalse, Reason: databasev1alpha1.ReasonReplicasNotReady, Message: "2/3 replicas are ready"})
+	}
+	return nil
 }
 
 // suite holds what the specs of one environment share.

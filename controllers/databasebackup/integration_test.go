@@ -277,6 +277,20 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 	})
 })
 
+var _ = Describe("DatabaseBackup controller with a cache that lags", Ordered, Label("integration"), func() {
+	env := testenv.StartInBeforeAll(setupLagging)
+
+	It("Offline: a cluster the cache holds as not Available but the API server as Available is stopped, not failed", func(ctx context.Context) {
+		s := suite{c: env.Client}
+		Expect(s.c.Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "standard"}, Provisioner: simDriver})).To(Succeed())
+		Expect(s.c.Create(ctx, ptr.To(snapshotClass("sim-default", simDriver, true)))).To(Succeed())
+		dc, b := s.offlineHold(ctx, 2, "fresh")
+		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](0)))
+		Expect(conditionOf(s.phase(ctx, b, databasev1alpha1.BackupRunning).Status.Conditions, "Completed")).To(Equal([]string{
+			"Completed", "False", "StoppingCluster", "waiting for 2 member pods of cluster db to stop before the snapshots are cut"}))
+	})
+})
+
 var _ = Describe("DatabaseBackup controller without the snapshot API", Ordered, Label("integration"), func() {
 	env := testenv.StartInBeforeAll(setupController)
 

@@ -271,6 +271,9 @@ var _ = Describe("kubectl-dbc", Ordered, func() {
 				}
 			}
 		}).Should(Succeed())
+		// The status says the rollout is over (the operator wrote Progressing True with its
+		// StatefulSet patch), so Available is no longer the one of before the restart.
+		waitCondition(ctx, databasev1alpha1.ConditionProgressing, "False", databasev1alpha1.ReasonRolloutComplete)
 		waitCondition(ctx, databasev1alpha1.ConditionAvailable, "True", databasev1alpha1.ReasonAllReplicasReady)
 	})
 
