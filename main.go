@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -43,6 +44,7 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasebackup"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
+	"github.com/seed1b407122/database-operator/controllers/monitoringobjects"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 	"github.com/seed1b407122/database-operator/controllers/scheduleddatabasebackup"
 	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
@@ -59,6 +61,10 @@ const (
 	echoImageEnv     = "ECHO_IMAGE"
 	defaultEchoImage = "busybox"
 )
+
+// podNamespaceEnv names the manager's own namespace (set from the downward API), where
+// --monitoring-objects creates the ServiceMonitor and PrometheusRule.
+const podNamespaceEnv = "POD_NAMESPACE"
 
 // controllerNames are the controllers --controllers can select.
 var controllerNames = []string{"databasecluster", "databasebackup", "scheduleddatabasebackup", "echo", "scheduledecho", "voteconfig"}
@@ -81,6 +87,8 @@ type options struct {
 	controllers             string
 	qps                     float64
 	burst                   int
+	monitoringObjects       bool
+	deploymentName          string
 }
 
 func parseFlags() (options, zap.Options) {
@@ -115,6 +123,12 @@ func parseFlags() (options, zap.Options) {
 		"How many objects of one kind are reconciled at the same time.")
 	flag.StringVar(&o.controllers, "controllers", strings.Join(controllerNames, ","),
 		"Comma-separated controllers to run; one of: "+strings.Join(controllerNames, ", ")+".")
+	flag.BoolVar(&o.monitoringObjects, "monitoring-objects", false,
+		"Create the operator's ServiceMonitor and PrometheusRule (config/prometheus) in the namespace "+
+			podNamespaceEnv+" names, controlled by the Deployment --deployment-name, whenever the "+
+			"Prometheus Operator's API is served. The OLM bundle sets it; make deploy and the chart ship those objects themselves.")
+	flag.StringVar(&o.deploymentName, "deployment-name", "database-operator-controller-manager",
+		"Name of the manager's own Deployment: the owner of the objects of --monitoring-objects.")
 	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Queries per second the client may send to the API server.")
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries the client may send to the API server.")
 	zapOpts := zap.Options{}
@@ -155,6 +169,9 @@ func run(o options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	if err := setupControllers(mgr, o, enabled); err != nil {
+		return err
+	}
+	if err := setupMonitoringObjects(mgr, o); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -216,6 +233,25 @@ func setupControllers(mgr ctrl.Manager, o options, enabled []string) error {
 		}
 	}
 	return nil
+}
+
+// setupMonitoringObjects adds the Installer of the operator's ServiceMonitor and PrometheusRule
+// when --monitoring-objects is set. It reads and writes them with a client of its own, without
+// a cache (two objects in one namespace, looked at twice a minute).
+func setupMonitoringObjects(mgr ctrl.Manager, o options) error {
+	if !o.monitoringObjects {
+		return nil
+	}
+	namespace := strings.TrimSpace(os.Getenv(podNamespaceEnv))
+	if namespace == "" {
+		return fmt.Errorf("--monitoring-objects needs %s, the manager's namespace (the downward API's metadata.namespace)", podNamespaceEnv)
+	}
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("creating the client of the monitoring objects: %w", err)
+	}
+	return mgr.Add(&monitoringobjects.Installer{Client: direct, Mapper: mgr.GetRESTMapper(),
+		Recorder: mgr.GetEventRecorder(operator.EventSource), Namespace: namespace, Deployment: o.deploymentName})
 }
 
 // echoImage is the image of the Echo Jobs: ECHO_IMAGE, or busybox when it is not set.

@@ -57,3 +57,15 @@ func TestManagerOptionsMetricsTLS(t *testing.T) {
 		t.Errorf("metrics TLS config: MinVersion %#x, NextProtos %q; want TLS 1.2 and [http/1.1]", cfg.MinVersion, cfg.NextProtos)
 	}
 }
+
+func TestSetupMonitoringObjectsNeedsTheNamespace(t *testing.T) {
+	t.Setenv(podNamespaceEnv, "")
+	if err := setupMonitoringObjects(nil, options{}); err != nil {
+		t.Fatalf("without --monitoring-objects: %v, want nil (nothing set up)", err)
+	}
+	err := setupMonitoringObjects(nil, options{monitoringObjects: true})
+	want := "--monitoring-objects needs POD_NAMESPACE, the manager's namespace (the downward API's metadata.namespace)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("--monitoring-objects without POD_NAMESPACE: %v, want %q", err, want)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/monitoringobjects"
 	"github.com/seed1b407122/database-operator/test/harness/promserver"
 	"github.com/seed1b407122/database-operator/test/harness/realnode"
 )
@@ -34,17 +36,19 @@ const (
 	promInterval = 5 * time.Second
 )
 
-// monitoringStory: the Prometheus Operator's PodMonitor CRD installed, an etcd with
-// spec.monitoring gets its PodMonitor from the operator; a real Prometheus, configured from the
-// project's ServiceMonitor and PrometheusRule and that PodMonitor as the Prometheus Operator
-// would configure it, scrapes the operator's pods through their metrics Service with a token and
-// the etcd members; a member stopped by the test fires DatabaseClusterMemberNotReady once its
-// "for" has passed, and the alert resolves when the member is back.
+// monitoringStory: the Prometheus Operator's CRDs installed after the operator, the operator OLM
+// installed creates its own ServiceMonitor and PrometheusRule (the bundle's --monitoring-objects)
+// and an etcd with spec.monitoring gets its PodMonitor; a real Prometheus, configured from those
+// three objects as the Prometheus Operator would configure it, scrapes the operator's pods
+// through their metrics Service with a token and the etcd members; a member stopped by the test
+// fires DatabaseClusterMemberNotReady once its "for" has passed, and the alert resolves when the
+// member is back.
 func monitoringStory() {
 	var dc *databasev1alpha1.DatabaseCluster
 
-	It("creates the PodMonitor of spec.monitoring once the PodMonitor CRD is served", func(ctx SpecContext) {
-		installPodMonitorCRD(ctx)
+	It("creates the operator's ServiceMonitor and PrometheusRule, and the PodMonitor of spec.monitoring, once the Prometheus Operator's CRDs are served", func(ctx SpecContext) {
+		installed := time.Now()
+		installMonitoringCRDs(ctx)
 		dc = sampleCluster(newNamespace(ctx, "monitoring"), etcdSampleFile)
 		dc.Spec.Monitoring = &databasev1alpha1.MonitoringSpec{Port: etcdMetricsPort, Path: "/metrics"}
 		dc.Spec.Args = append(dc.Spec.Args, fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", etcdMetricsPort))
@@ -54,6 +58,20 @@ func monitoringStory() {
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.PodMonitorName()}, &monitoringv1.PodMonitor{})).To(Succeed())
 		}).WithContext(ctx).Should(Succeed())
+
+		deployment := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorDeployment}, deployment)).To(Succeed())
+		wantSM, err := monitoringobjects.BuildServiceMonitor(deployment)
+		Expect(err).NotTo(HaveOccurred())
+		wantRule, err := monitoringobjects.BuildPrometheusRule(deployment)
+		Expect(err).NotTo(HaveOccurred())
+		// The manager looks every 30 s (monitoringobjects.DefaultRecheck).
+		Eventually(func(g Gomega) {
+			sm, rule := operatorMonitoringObjects(ctx, g)
+			g.Expect([]any{sm.Labels, sm.OwnerReferences, sm.Spec}).To(Equal([]any{wantSM.Labels, wantSM.OwnerReferences, wantSM.Spec}))
+			g.Expect([]any{rule.Labels, rule.OwnerReferences, rule.Spec}).To(Equal([]any{wantRule.Labels, wantRule.OwnerReferences, wantRule.Spec}))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		report("CRDs installed -> the OLM-installed operator's ServiceMonitor and PrometheusRule in place (and an etcd Available)", time.Since(installed))
 	}, NodeTimeout(4*time.Minute))
 
 	It("scrapes the operator and the members, fires "+memberNotReady+" for a stopped member within its for, and resolves it", func(ctx SpecContext) {
@@ -89,25 +107,40 @@ func monitoringStory() {
 	}, NodeTimeout(12*time.Minute))
 }
 
-// installPodMonitorCRD installs the Prometheus Operator's PodMonitor CRD (v0.85.0, the copy the
-// DatabaseCluster envtest uses) and waits until it is served.
-func installPodMonitorCRD(ctx context.Context) {
+// installMonitoringCRDs installs the Prometheus Operator's PodMonitor, ServiceMonitor and
+// PrometheusRule CRDs (v0.85.0, the copies the envtest specs use) and waits until they are served.
+func installMonitoringCRDs(ctx context.Context) {
 	GinkgoHelper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "controllers", "databasecluster", "testdata", "crds", "monitoring.coreos.com_podmonitors.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	Expect(yaml.Unmarshal(data, crd)).To(Succeed())
-	Expect(k8s.Create(ctx, crd)).To(Succeed())
-	Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed())
-		g.Expect(crd.Status.Conditions).To(ContainElement(And(
-			HaveField("Type", apiextensionsv1.Established), HaveField("Status", apiextensionsv1.ConditionTrue))))
-	}).WithContext(ctx).Should(Succeed())
+	for _, path := range []string{
+		filepath.Join("controllers", "databasecluster", "testdata", "crds", "monitoring.coreos.com_podmonitors.yaml"),
+		filepath.Join("controllers", "monitoringobjects", "testdata", "crds", "monitoring.coreos.com_servicemonitors.yaml"),
+		filepath.Join("controllers", "monitoringobjects", "testdata", "crds", "monitoring.coreos.com_prometheusrules.yaml"),
+	} {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		readManifest(path, crd)
+		Expect(k8s.Create(ctx, crd)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed())
+			g.Expect(crd.Status.Conditions).To(ContainElement(And(
+				HaveField("Type", apiextensionsv1.Established), HaveField("Status", apiextensionsv1.ConditionTrue))))
+		}).WithContext(ctx).Should(Succeed())
+	}
 }
 
-// startPrometheus renders the configuration the Prometheus Operator would render from
-// config/prometheus (the ServiceMonitor, with the bundle's metrics Service and its endpoints;
-// the PrometheusRule) and from dc's PodMonitor, and starts Prometheus with it on the host.
+// operatorMonitoringObjects reads the ServiceMonitor and PrometheusRule the operator made in its
+// namespace.
+func operatorMonitoringObjects(ctx context.Context, g Gomega) (*monitoringv1.ServiceMonitor, *monitoringv1.PrometheusRule) {
+	sm := &monitoringv1.ServiceMonitor{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorServiceMonitor}, sm)).To(Succeed())
+	rule := &monitoringv1.PrometheusRule{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorPrometheusRule}, rule)).To(Succeed())
+	return sm, rule
+}
+
+// startPrometheus renders the configuration the Prometheus Operator would render from the
+// operator's ServiceMonitor (with the bundle's metrics Service and its endpoints) and
+// PrometheusRule, as the operator made them, and from dc's PodMonitor, and starts Prometheus
+// with it on the host.
 func startPrometheus(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) *promserver.Server {
 	GinkgoHelper()
 	dir, err := os.MkdirTemp(node.WorkDir, "prometheus-")
@@ -117,10 +150,9 @@ func startPrometheus(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) 
 	tokenFile := filepath.Join(dir, "token")
 	Expect(os.WriteFile(tokenFile, []byte(serviceAccountToken(ctx, ns, "prometheus")), 0o600)).To(Succeed())
 
+	sm, rule := operatorMonitoringObjects(ctx, Default)
 	cfg := promserver.NewConfig(promInterval)
-	cfg.ScrapeConfigs = append(cfg.ScrapeConfigs, operatorJob(ctx, tokenFile), podMonitorJob(ctx, dc))
-	rule := &monitoringv1.PrometheusRule{}
-	readManifest(filepath.Join("config", "prometheus", "prometheusrule.yaml"), rule)
+	cfg.ScrapeConfigs = append(cfg.ScrapeConfigs, operatorJob(ctx, sm, tokenFile), podMonitorJob(ctx, dc))
 	rules, err := promserver.RuleFile(rule)
 	Expect(err).NotTo(HaveOccurred())
 	prom, err := promserver.Start(ctx, promserver.Options{Binary: requireEnv("PROMETHEUS_BIN"), WorkDir: dir, Config: cfg, Rules: rules})
@@ -129,13 +161,9 @@ func startPrometheus(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) 
 	return prom
 }
 
-// operatorJob is the ServiceMonitor of config/prometheus in the operator's namespace, over the
-// bundle's metrics Service.
-func operatorJob(ctx context.Context, tokenFile string) promserver.ScrapeConfig {
+// operatorJob is the operator's ServiceMonitor sm over the bundle's metrics Service.
+func operatorJob(ctx context.Context, sm *monitoringv1.ServiceMonitor, tokenFile string) promserver.ScrapeConfig {
 	GinkgoHelper()
-	sm := &monitoringv1.ServiceMonitor{}
-	readManifest(filepath.Join("config", "prometheus", "servicemonitor.yaml"), sm)
-	sm.Namespace = operatorNamespace
 	svc := &corev1.Service{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: metricsService}, svc)).To(Succeed())
 	var slices discoveryv1.EndpointSliceList

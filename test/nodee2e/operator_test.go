@@ -43,9 +43,14 @@ const (
 	managerContainer  = "manager"
 	leaseName         = "database-operator.seed1b407122.io"
 	metricsService    = "database-operator-controller-manager-metrics-service"
-	metricsReaderRole = "database-operator-metrics-reader"
-	operatorUser      = "65532 65532 65532 65532"
-	olmWaitTimeout    = 4 * time.Minute
+	// operatorDeployment is the bundle's Deployment; the operator's ServiceMonitor and
+	// PrometheusRule (config/prometheus) are controlled by it.
+	operatorDeployment     = "database-operator-controller-manager"
+	operatorServiceMonitor = "database-operator-controller-manager-metrics-monitor"
+	operatorPrometheusRule = "database-operator"
+	metricsReaderRole      = "database-operator-metrics-reader"
+	operatorUser           = "65532 65532 65532 65532"
+	olmWaitTimeout         = 4 * time.Minute
 )
 
 // olmHost is OLM's two controllers and the catalog server, all host processes.

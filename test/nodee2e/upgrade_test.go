@@ -65,10 +65,12 @@ func upgradeStory() {
 		began := time.Now()
 		db.duringChange(ctx, func() {
 			csv := approveAndWait(ctx, csvCurrent)
-			// What this suite proves is what the CSV claims: level II (this upgrade) and level III,
+			// What this suite proves is what the CSV claims: level II (this upgrade), level III,
 			// Full Lifecycle (backupStory: backup and restore of real data; etcdStory: a lost
-			// member and a killed leader recovered, storage grown, hibernation).
-			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Full Lifecycle"))
+			// member and a killed leader recovered, storage grown, hibernation) and level IV, Deep
+			// Insights (monitoringStory: this install's own ServiceMonitor and PrometheusRule,
+			// a real Prometheus scraping the operator and the members, an alert fired and resolved).
+			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Deep Insights"))
 			expectCSVGone(ctx, csvPrevious)
 			pods := waitOperatorPods(ctx, operatorImage)
 			for _, p := range pods {
