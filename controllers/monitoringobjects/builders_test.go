@@ -28,7 +28,7 @@ func operatorDeployment(ns string) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "database-operator-controller-manager", Namespace: ns, UID: types.UID("d-1")}}
 }
 
-var _ = Describe("Builders", func() {
+var _ = Describe("Builders", Label("unit"), func() {
 	ownedBy := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "database-operator-controller-manager",
 		UID: "d-1", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	wantLabels := map[string]string{"app.kubernetes.io/name": "database-operator", "app.kubernetes.io/component": "manager",

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +105,63 @@ func TestPrintLeader(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+func TestWithFloor(t *testing.T) {
+	a, b := benchCase{N: 100, Nodes: 3, Concurrency: 16}, benchCase{N: 300, Nodes: 4, Concurrency: 16}
+	got := withFloor([]benchCase{a, b}, true, 2)
+	fa, fb := benchCase{Floor: true, N: 100, Nodes: 3}, benchCase{Floor: true, N: 300, Nodes: 4}
+	want := []benchCase{fa, a, fb, b, fa, a, fb, b}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("withFloor = %v, want %v", got, want)
+	}
+	if got := withFloor([]benchCase{a}, false, 1); !reflect.DeepEqual(got, []benchCase{a}) {
+		t.Fatalf("withFloor without floor = %v, want the cases as they are", got)
+	}
+}
+
+func TestOverheads(t *testing.T) {
+	results := []result{
+		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 10, LatencyP50Sec: 4, LatencyP99Sec: 8},
+		{Case: benchCase{N: 100}, ConvergenceSec: 12, LatencyP50Sec: 5, LatencyP99Sec: 10},
+		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 30, LatencyP50Sec: 6, LatencyP99Sec: 12},
+		{Case: benchCase{N: 100}, ConvergenceSec: 28, LatencyP50Sec: 7, LatencyP99Sec: 14},
+		{Case: benchCase{N: 300}, ConvergenceSec: 50},                                  // no floor of N=300: left out
+		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 99, Error: "timed out"}, // failed: left out
+	}
+	got := overheads(results)
+	if len(got) != 1 || got[0].N != 100 || len(got[0].Floor) != 2 || len(got[0].Operator) != 2 {
+		t.Fatalf("overheads = %+v, want N=100 with 2 floor and 2 operator cases", got)
+	}
+	if r := got[0].ratio(); r != (triple{1, 1.2, 1.2}) {
+		t.Fatalf("ratio = %v, want [1 1.2 1.2] (means 20/20, 6/5, 12/10)", r)
+	}
+	rows := overheadRows(got)
+	want := []string{"100", "10.0, 30.0", "12.0, 28.0", "5.0 / 10.0", "6.0 / 12.0", "1.00", "1.20 / 1.20"}
+	if !reflect.DeepEqual(rows, [][]string{want}) {
+		t.Fatalf("overheadRows = %q, want %q", rows, want)
+	}
+}
+
+func TestFloorChildren(t *testing.T) {
+	children, err := floorChildren("db-00007")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range children {
+		if refs := c.GetOwnerReferences(); len(refs) != 0 {
+			t.Errorf("%T %s has owner references %v: the garbage collector would delete it", c, c.GetName(), refs)
+		}
+		if c.GetNamespace() != benchNamespace {
+			t.Errorf("%T %s in namespace %q, want %q", c, c.GetName(), c.GetNamespace(), benchNamespace)
+		}
+		got = append(got, fmt.Sprintf("%T %s", c, c.GetName()))
+	}
+	// One replica: no PodDisruptionBudget, as the operator decides.
+	want := []string{"*v1.Service db-00007-headless", "*v1.Service db-00007", "*v1.StatefulSet db-00007"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("children = %q, want %q", got, want)
 	}
 }

@@ -72,6 +72,8 @@ func run() error {
 		failOnIdleWrites        bool
 		leaderCase, leaderOnly  bool
 		leaderRepeat            int
+		floor                   bool
+		repeat                  int
 		renderDoc, resultsDir   string
 		check                   bool
 		s                       settings
@@ -80,6 +82,10 @@ func run() error {
 	flag.StringVar(&concs, "concurrency", "16", "--max-concurrent-reconciles values of the manager, comma separated (16 is the manager's own default).")
 	flag.StringVar(&qpss, "qps", "50", "--kube-api-qps values of the manager, comma separated, paired with -burst.")
 	flag.StringVar(&bursts, "burst", "100", "--kube-api-burst values, comma separated, one per -qps value (or one for all).")
+	flag.BoolVar(&floor, "floor", false, "Before each case, a floor case of the same N and nodes: no operator, a plain client creates "+
+		"the children the operator would (its own builders) with -workers goroutines and waits until every StatefulSet is ready. "+
+		"The overhead ratio is the operator's convergence divided by the floor's.")
+	flag.IntVar(&repeat, "repeat", 1, "Run the list of cases this many times (with -floor: floor, operator, floor, operator, ...).")
 	flag.IntVar(&nodes, "nodes", 0, fmt.Sprintf("Simulated nodes (default: enough for N pods at %d per node +10%%, at least 3).", podsPerNode))
 	flag.DurationVar(&s.idle, "idle", 5*time.Minute, "Idle window after convergence, in which the operator should not write.")
 	flag.DurationVar(&s.rawDuration, "raw-duration", 5*time.Second, "How long the raw write rate is measured.")
@@ -124,9 +130,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if leaderRepeat < 1 {
-		return errors.New("-leader-repeat must be at least 1")
+	if leaderRepeat < 1 || repeat < 1 {
+		return errors.New("-leader-repeat and -repeat must be at least 1")
 	}
+	cases = withFloor(cases, floor, repeat)
 	if leaderOnly {
 		cases, leaderCase = nil, true
 	}
@@ -137,6 +144,7 @@ func run() error {
 		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
 		"proxy": strconv.FormatBool(s.proxy), "managerArgs": managerArgs,
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
+		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
 	}}
 	errs := runCases(ctx, cases, s, verbose, failOnIdleWrites, &rep)
@@ -247,6 +255,21 @@ func buildCases(ns, concs, qpss, bursts string, nodes int) ([]benchCase, error) 
 	return cases, nil
 }
 
+// withFloor repeats cases repeat times, each preceded by its floor case when floor is set: the
+// cases alternate, so that a noisy machine treats both alike.
+func withFloor(cases []benchCase, floor bool, repeat int) []benchCase {
+	var out []benchCase
+	for range repeat {
+		for _, c := range cases {
+			if floor {
+				out = append(out, benchCase{Floor: true, N: c.N, Nodes: c.Nodes})
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func ints(list string) ([]int, error) {
 	var out []int
 	for f := range strings.SplitSeq(list, ",") {
@@ -286,6 +309,7 @@ func printReport(w io.Writer, rep report) {
 	if len(rep.Results) > 0 {
 		printTable(w, rep.Results)
 		printRequests(w, rep.Results)
+		printOverhead(w, rep.Results)
 	}
 	if rep.Leader != nil {
 		printLeader(w, rep.Leader)

@@ -206,6 +206,9 @@ func ratePerCluster(v float64, n int) string {
 }
 
 func caseLabel(c benchCase) string {
+	if c.Floor {
+		return fmt.Sprintf("N=%d floor", c.N)
+	}
 	return fmt.Sprintf("N=%d c=%d q=%g/%d", c.N, c.Concurrency, c.QPS, c.Burst)
 }
 
@@ -223,6 +226,7 @@ func renderTables(files []resultFile) string {
 		fmt.Fprintf(&b, "\n### `%s`\n", f.Name)
 		writeRunTable(&b, f)
 		if len(f.Rep.Results) > 0 {
+			writeOverheadTable(&b, f)
 			writeScaleTable(&b, f)
 			writeConvergenceTable(&b, f)
 			writeRawTable(&b, f)
@@ -271,7 +275,11 @@ func writeScaleTable(b *bytes.Buffer, f resultFile) {
 		right: []bool{true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false},
 	}
 	for _, r := range f.Rep.Results {
-		t.add(strconv.Itoa(r.Case.N), strconv.Itoa(r.Case.Nodes), strconv.Itoa(r.Case.Concurrency),
+		n := strconv.Itoa(r.Case.N)
+		if r.Case.Floor {
+			n += " floor"
+		}
+		t.add(n, strconv.Itoa(r.Case.Nodes), strconv.Itoa(r.Case.Concurrency),
 			fmt.Sprintf("%g/%d", r.Case.QPS, r.Case.Burst), strconv.Itoa(r.Available), fixed(r.ConvergenceSec, 1),
 			fixed(r.LatencyP50Sec, 1), fixed(r.LatencyP99Sec, 1), fixed(r.WritesPerCluster, 2), fixed(r.ReadsPerCluster, 2),
 			fixed(r.IdleSec, 0), strconv.FormatInt(r.IdleWrites, 10), strconv.FormatInt(r.IdleReads, 10),

@@ -37,6 +37,8 @@ const (
 
 // benchCase is one configuration: a fresh local cluster, one manager, N DatabaseClusters.
 type benchCase struct {
+	// Floor: no operator; a plain client creates the operator's children (floor.go).
+	Floor       bool    `json:"floor,omitempty"`
 	N           int     `json:"n"`
 	Nodes       int     `json:"nodes"`
 	Concurrency int     `json:"maxConcurrentReconciles"`
@@ -45,6 +47,9 @@ type benchCase struct {
 }
 
 func (c benchCase) String() string {
+	if c.Floor {
+		return fmt.Sprintf("floor n=%d nodes=%d (no operator)", c.N, c.Nodes)
+	}
 	return fmt.Sprintf("n=%d nodes=%d concurrency=%d qps=%g burst=%d", c.N, c.Nodes, c.Concurrency, c.QPS, c.Burst)
 }
 
@@ -157,22 +162,27 @@ func stageBreakdown(ctx context.Context, c client.Client, tr *tracker) map[strin
 			steps[step] = append(steps[step], max(0, to.Sub(from).Seconds()))
 		}
 	}
+	dcCreated := map[string]time.Time{}
+	for _, dc := range dcs.Items {
+		dcCreated[dc.Name] = dc.CreationTimestamp.Time
+	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	for _, dc := range dcs.Items {
-		pod := podByName[dc.Name+"-0"]
+	for name := range tr.createdAt {
+		pod := podByName[name+"-0"]
 		if pod == nil {
 			continue
 		}
 		scheduled := conditionTime(pod, corev1.PodScheduled)
 		ready := conditionTime(pod, corev1.PodReady)
-		if sts := setByName[dc.Name]; sts != nil {
-			add("0 cluster created→StatefulSet created", dc.CreationTimestamp.Time, sts.CreationTimestamp.Time)
+		if sts := setByName[name]; sts != nil {
+			// The floor case has no DatabaseCluster: its StatefulSet is created at once.
+			add("0 cluster created→StatefulSet created", dcCreated[name], sts.CreationTimestamp.Time)
 			add("1 StatefulSet created→pod created", sts.CreationTimestamp.Time, pod.CreationTimestamp.Time)
 		}
 		add("2 pod created→scheduled", pod.CreationTimestamp.Time, scheduled)
 		add("3 pod scheduled→Ready", scheduled, ready)
-		add("4 pod Ready→cluster Available", ready, tr.availAt[dc.Name].Truncate(time.Second))
+		add("4 pod Ready→cluster Available", ready, tr.availAt[name].Truncate(time.Second))
 	}
 	out := map[string][2]float64{}
 	for step, v := range steps {
@@ -239,6 +249,9 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 	res.RawWritesPerSec = float64(res.RawCreates) / res.RawSeconds
 	logf("raw write rate: %.0f creates/s (%d in %.1fs)", res.RawWritesPerSec, res.RawCreates, res.RawSeconds)
 
+	if bc.Floor {
+		return res, measureFloor(ctx, c, cluster.Config, bc, s, &res, logf)
+	}
 	m, err := startManager(ctx, cluster, bc, s)
 	if err != nil {
 		return res, err
@@ -283,10 +296,7 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 		end = time.Now()
 	}
 	res.ConvergenceSec = end.Sub(start).Seconds()
-	lat := tr.latencies()
-	res.Available = len(lat)
-	res.LatencyP50Sec, res.LatencyP90Sec = percentile(lat, 0.50), percentile(lat, 0.90)
-	res.LatencyP99Sec, res.LatencyMaxSec = percentile(lat, 0.99), percentile(lat, 1)
+	fillLatencies(res, tr.latencies())
 	res.Stages = stageBreakdown(ctx, c, tr)
 	// A short settle so that writes caused by the last clusters (events) land in this window.
 	time.Sleep(2 * time.Second)
@@ -326,6 +336,13 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	logf("idle: %d operator writes, %d reads in %.0fs; peak RSS %.1f MiB", res.IdleWrites, res.IdleReads,
 		res.IdleSec, mib(float64(res.PeakRSS)))
 	return nil
+}
+
+// fillLatencies sets how many clusters converged and the percentiles of their latencies.
+func fillLatencies(res *result, lat []float64) {
+	res.Available = len(lat)
+	res.LatencyP50Sec, res.LatencyP90Sec = percentile(lat, 0.50), percentile(lat, 0.90)
+	res.LatencyP99Sec, res.LatencyMaxSec = percentile(lat, 0.99), percentile(lat, 1)
 }
 
 // fillConverge computes the request figures of the convergence window.
@@ -510,15 +527,20 @@ func (t *tracker) created(name string, at time.Time) {
 }
 
 func (t *tracker) observe(dc *databasev1alpha1.DatabaseCluster, at time.Time) {
-	if !meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable) {
-		return
+	if meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable) {
+		t.ready(dc.Name, at)
 	}
+}
+
+// ready records that the cluster name was first seen converged (Available; in the floor case,
+// its StatefulSet ready) at at.
+func (t *tracker) ready(name string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, seen := t.availAt[dc.Name]; seen {
+	if _, seen := t.availAt[name]; seen {
 		return
 	}
-	t.availAt[dc.Name] = at
+	t.availAt[name] = at
 	if len(t.availAt) >= t.n {
 		t.doneOnce.Do(func() { close(t.done) })
 	}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/controllers/databasecluster"
+)
+
+// The floor case: the same local cluster and the same N, but no operator. A plain client creates
+// exactly the children the operator would create for each DatabaseCluster — built by the
+// operator's own builders from the same spec — with the same parallelism, and the case ends when
+// every StatefulSet is ready. What the StatefulSet controller, the scheduler, the volume binding
+// and the simulated kubelets cost is in both cases; the operator case's convergence divided by
+// the floor's is what the operator adds.
+
+// floorChildren are the children of the cluster name as the operator builds them: headless
+// Service, client Service, StatefulSet, and the PodDisruptionBudget when the spec wants one.
+// Without their owner reference: no DatabaseCluster exists, and the garbage collector would
+// delete children whose owner is missing.
+func floorChildren(name string) ([]client.Object, error) {
+	dc := newDatabaseCluster(name)
+	dc.UID = types.UID("floor-" + name) // the builders set a controller reference to it
+	sts, err := databasecluster.BuildStatefulSet(dc)
+	if err != nil {
+		return nil, err
+	}
+	children := []client.Object{databasecluster.BuildHeadlessService(dc), databasecluster.BuildClientService(dc), sts}
+	if dc.PDBEnabled() {
+		children = append(children, databasecluster.BuildPodDisruptionBudget(dc))
+	}
+	for _, c := range children {
+		c.SetOwnerReferences(nil)
+	}
+	return children, nil
+}
+
+// createFloor creates the children of n clusters with workers goroutines, each cluster's in the
+// operator's order, telling tr when a cluster's first child is about to be created (the moment
+// its DatabaseCluster would have been created).
+func createFloor(ctx context.Context, c client.Client, n, workers int, tr *tracker) (int, error) {
+	names := make(chan string, n)
+	for i := range n {
+		names <- fmt.Sprintf("db-%05d", i)
+	}
+	close(names)
+	errs := make(chan error, workers)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		created int
+	)
+	for range workers {
+		wg.Go(func() {
+			for name := range names {
+				children, err := floorChildren(name)
+				if err != nil {
+					errs <- err
+					return
+				}
+				tr.created(name, time.Now())
+				for _, child := range children {
+					if err := c.Create(ctx, child); err != nil {
+						errs <- fmt.Errorf("creating %T %s: %w", child, child.GetName(), err)
+						return
+					}
+				}
+				mu.Lock()
+				created += len(children)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return created, <-errs
+}
+
+// statefulSetReady: the StatefulSet controller has seen the current spec and every replica is
+// Ready, which is what the operator's Available condition waits for.
+func statefulSetReady(sts *appsv1.StatefulSet) bool {
+	want := int32(1)
+	if sts.Spec.Replicas != nil {
+		want = *sts.Spec.Replicas
+	}
+	return sts.Status.ObservedGeneration >= sts.Generation && sts.Status.ReadyReplicas >= want
+}
+
+// runStatefulSets lists and watches the StatefulSets of the bench namespace until ctx ends and
+// tells tr when each (named like its cluster) is first seen ready.
+func (t *tracker) runStatefulSets(ctx context.Context, c client.WithWatch, logf func(string, ...any)) {
+	for ctx.Err() == nil {
+		var list appsv1.StatefulSetList
+		if err := c.List(ctx, &list, client.InNamespace(benchNamespace)); err != nil {
+			logf("listing StatefulSets: %v", err)
+			time.Sleep(time.Second)
+			continue
+		}
+		now := time.Now()
+		for i := range list.Items {
+			if statefulSetReady(&list.Items[i]) {
+				t.ready(list.Items[i].Name, now)
+			}
+		}
+		w, err := c.Watch(ctx, &appsv1.StatefulSetList{}, &client.ListOptions{
+			Namespace: benchNamespace, Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion},
+		})
+		if err != nil {
+			logf("watching StatefulSets: %v", err)
+			time.Sleep(time.Second)
+			continue
+		}
+		t.syncOnce.Do(func() { close(t.synced) })
+		for ev := range w.ResultChan() {
+			if sts, ok := ev.Object.(*appsv1.StatefulSet); ok && statefulSetReady(sts) {
+				t.ready(sts.Name, time.Now())
+			}
+		}
+		w.Stop()
+	}
+}
+
+// measureFloor runs the floor case's convergence on a running cluster without a manager:
+// convergence, latencies and stages as the operator case measures them ("Available" read as
+// "StatefulSet ready"), the client's writes per cluster, and every client's writes.
+func measureFloor(ctx context.Context, c client.WithWatch, admin *rest.Config, bc benchCase, s settings,
+	res *result, logf func(string, ...any),
+) error {
+	baseAPI, _ := scrapeAPIServer(ctx, admin)
+	tr := newTracker(bc.N)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go tr.runStatefulSets(watchCtx, c, logf)
+	select {
+	case <-tr.synced:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	logf("floor: creating the children of %d DatabaseClusters, no operator", bc.N)
+	start := time.Now()
+	writes, err := createFloor(ctx, c, bc.N, s.workers, tr)
+	if err != nil {
+		return err
+	}
+	res.CreateSpreadSec = time.Since(start).Seconds()
+	logf("floor: created %d children in %.1fs; waiting until every StatefulSet is ready", writes, res.CreateSpreadSec)
+	waitErr := tr.wait(ctx, s.timeout, logf)
+	end := tr.lastAvailable()
+	if end.IsZero() {
+		end = time.Now()
+	}
+	res.ConvergenceSec = end.Sub(start).Seconds()
+	fillLatencies(res, tr.latencies())
+	res.Stages = stageBreakdown(ctx, c, tr)
+	time.Sleep(2 * time.Second)
+	convAPI, _ := scrapeAPIServer(ctx, admin)
+	res.OperatorWrites = int64(writes)
+	res.WritesPerCluster = float64(writes) / float64(bc.N)
+	res.SystemWrites = systemWrites(convAPI) - systemWrites(baseAPI)
+	logf("floor: converged in %.1fs (p50 %.1fs, p99 %.1fs)", res.ConvergenceSec, res.LatencyP50Sec, res.LatencyP99Sec)
+	return waitErr
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// overhead compares, for one N, the operator cases of a run with its floor cases.
+type overhead struct {
+	N int
+	// Floor and Operator are the cases' convergence (all converged), p50 and p99 latency in
+	// seconds, in the order they ran; failed cases are left out.
+	Floor, Operator []triple
+}
+
+// triple is convergence, p50 and p99 of one case, in seconds.
+type triple [3]float64
+
+// mean is the mean of each component of ts.
+func mean(ts []triple) triple {
+	var m triple
+	for _, t := range ts {
+		for i := range m {
+			m[i] += t[i] / float64(len(ts))
+		}
+	}
+	return m
+}
+
+// ratio is the operator's mean over the floor's mean, per component: the overhead of having the
+// operator in the loop.
+func (o overhead) ratio() triple {
+	f, op := mean(o.Floor), mean(o.Operator)
+	var r triple
+	for i := range r {
+		if f[i] > 0 {
+			r[i] = op[i] / f[i]
+		}
+	}
+	return r
+}
+
+// overheads pairs the floor and operator cases of results by N; N without both is left out.
+func overheads(results []result) []overhead {
+	byN := map[int]*overhead{}
+	for _, r := range results {
+		if r.Error != "" {
+			continue
+		}
+		o := byN[r.Case.N]
+		if o == nil {
+			o = &overhead{N: r.Case.N}
+			byN[r.Case.N] = o
+		}
+		t := triple{r.ConvergenceSec, r.LatencyP50Sec, r.LatencyP99Sec}
+		if r.Case.Floor {
+			o.Floor = append(o.Floor, t)
+		} else {
+			o.Operator = append(o.Operator, t)
+		}
+	}
+	var out []overhead
+	for _, o := range byN {
+		if len(o.Floor) > 0 && len(o.Operator) > 0 {
+			out = append(out, *o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
+	return out
+}
+
+// convergences lists the convergence seconds of ts, comma separated.
+func convergences(ts []triple) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fixed(t[0], 1))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// overheadRows are the rows of the overhead table, one per N.
+func overheadRows(os []overhead) [][]string {
+	var rows [][]string
+	for _, o := range os {
+		f, op, r := mean(o.Floor), mean(o.Operator), o.ratio()
+		rows = append(rows, []string{strconv.Itoa(o.N), convergences(o.Floor), convergences(o.Operator),
+			fixed(f[1], 1) + " / " + fixed(f[2], 1), fixed(op[1], 1) + " / " + fixed(op[2], 1),
+			fixed(r[0], 2), fixed(r[1], 2) + " / " + fixed(r[2], 2)})
+	}
+	return rows
+}
+
+var overheadHeader = []string{"N", "floor converge s", "operator converge s", "floor p50 / p99 s", "operator p50 / p99 s",
+	"overhead (converge)", "overhead p50 / p99"}
+
+// printOverhead prints the overhead table of results, if any N has both kinds of case.
+func printOverhead(w io.Writer, results []result) {
+	rows := overheadRows(overheads(results))
+	if len(rows) == 0 {
+		return
+	}
+	_, _ = fmt.Fprintln(w, "\nOverhead against the floor (means of the cases; operator ÷ floor):")
+	_, _ = fmt.Fprintln(w, strings.Join(overheadHeader, " | "))
+	for _, row := range rows {
+		_, _ = fmt.Fprintln(w, strings.Join(row, " | "))
+	}
+}
+
+// writeOverheadTable renders the overhead table of the file, if any N has both kinds of case.
+func writeOverheadTable(b *bytes.Buffer, f resultFile) {
+	rows := overheadRows(overheads(f.Rep.Results))
+	if len(rows) == 0 {
+		return
+	}
+	caption(b, f, "Overhead against the floor: the operator's convergence over the floor's (no operator, the same children), means of the cases in the order they ran", "results[] with case.floor")
+	t := mdTable{header: overheadHeader, right: []bool{true, true, true, true, true, true, true}}
+	for _, row := range rows {
+		t.add(row...)
+	}
+	t.write(b)
+}
