@@ -89,6 +89,7 @@ type options struct {
 	burst                   int
 	monitoringObjects       bool
 	deploymentName          string
+	pprofAddr               string
 }
 
 func parseFlags() (options, zap.Options) {
@@ -101,6 +102,8 @@ func parseFlags() (options, zap.Options) {
 		"Serve the metrics endpoint over HTTP/2 too. Off by default: HTTP/2 Rapid Reset and Stream "+
 			"Cancellation (CVE-2023-44487, CVE-2023-39325) let a client exhaust the server.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
+	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "",
+		"Address of Go's /debug/pprof endpoints (heap and CPU profiles, unauthenticated: bind it to localhost); empty disables them. make bench reads the heap profile through it.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Elect a leader with a Lease so that only one of several replicas reconciles.")
 	flag.StringVar(&o.leaderElectionID, "leader-election-id", "database-operator.seed1b407122.io",
@@ -274,6 +277,7 @@ func managerOptions(o options, kinds *runtime.Scheme) ctrl.Options {
 		Scheme:                        kinds,
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              o.leaderElectionID,
 		LeaderElectionNamespace:       o.leaderElectionNamespace,
