@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/seed1b407122/database-operator/test/harness/leader"
 )
 
@@ -163,5 +165,26 @@ func TestFloorChildren(t *testing.T) {
 	want := []string{"*v1.Service db-00007-headless", "*v1.Service db-00007", "*v1.StatefulSet db-00007"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("children = %q, want %q", got, want)
+	}
+}
+
+func TestTopInuse(t *testing.T) {
+	fn := func(id uint64, name string) *profile.Location {
+		return &profile.Location{ID: id, Line: []profile.Line{{Function: &profile.Function{ID: id, Name: name}}}}
+	}
+	decode, cache, other := fn(1, "json.Decode"), fn(2, "cache.Add"), fn(3, "other")
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_space"}, {Type: "inuse_space"}},
+		Sample: []*profile.Sample{
+			{Location: []*profile.Location{decode, cache}, Value: []int64{999, 300}},
+			{Location: []*profile.Location{cache}, Value: []int64{999, 500}},
+			{Location: []*profile.Location{decode}, Value: []int64{999, 100}},
+			{Location: []*profile.Location{other}, Value: []int64{999, 50}},
+		},
+	}
+	top, total := topInuse(p, 2)
+	want := []heapEntry{{Function: "cache.Add", InuseBytes: 500}, {Function: "json.Decode", InuseBytes: 400}}
+	if !reflect.DeepEqual(top, want) || total != 950 {
+		t.Fatalf("topInuse = %v, %d; want %v, 950 (flat: by the leaf frame)", top, total, want)
 	}
 }

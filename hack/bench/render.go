@@ -231,6 +231,7 @@ func renderTables(files []resultFile) string {
 			writeConvergenceTable(&b, f)
 			writeRawTable(&b, f)
 			writeStagesTable(&b, f)
+			writeHeapTable(&b, f)
 			writeOperatorRequests(&b, f)
 			writeByKeyTable(&b, f, "Every client's writes per cluster while converging (kube-apiserver's `apiserver_request_total`)",
 				"results[].systemWritesByVerbResource", []string{"verb", "resource"},

@@ -125,6 +125,10 @@ type result struct {
 	// Mean reconcile duration and mean wait in the work queue of the databasecluster controller.
 	MeanReconcileSec float64 `json:"meanReconcileSeconds"`
 	MeanQueueWaitSec float64 `json:"meanQueueWaitSeconds"`
+	// HeapTop is the manager's heap profile at the end of the idle window (after a GC): the
+	// functions that allocated most of what is in use, HeapInuse all that is in use.
+	HeapTop   []heapEntry `json:"heapTopInuse,omitempty"`
+	HeapInuse int64       `json:"heapInuseBytes,omitempty"`
 }
 
 // meanOf returns the mean of a histogram between two scrapes.
@@ -327,6 +331,11 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	res.EndHeap = idle.heap
 	res.EndRSS = idle.rss
 	res.ManagerSeries, res.OperatorSeries = seriesCounts(idle.manager)
+	if top, total, err := heapTop(ctx, m.pprofURL, heapTopN); err != nil {
+		logf("no heap profile: %v", err)
+	} else {
+		res.HeapTop, res.HeapInuse = top, total
+	}
 	if _, hwm, err := procMemory(m.Pid()); err == nil {
 		res.PeakRSS = hwm
 	}
@@ -641,6 +650,7 @@ func percentile(sorted []float64, q float64) float64 {
 type benchManager struct {
 	*manager.Process
 	metricsURL string
+	pprofURL   string
 	startup    time.Duration
 	proxy      *countingProxy
 }
@@ -652,7 +662,12 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 	if err != nil {
 		return nil, err
 	}
-	m := &benchManager{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)}
+	pprofPort, err := proc.FreePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	m := &benchManager{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+		pprofURL: fmt.Sprintf("http://127.0.0.1:%d", pprofPort)}
 	kubeconfig := cluster.KubeconfigPath
 	if s.proxy {
 		if m.proxy, err = startProxy(cluster.Config); err != nil {
@@ -671,6 +686,7 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		Args: append([]string{
 			"--leader-elect=false", "--metrics-secure=false",
 			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
+			fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pprofPort),
 			fmt.Sprintf("--max-concurrent-reconciles=%d", bc.Concurrency),
 			fmt.Sprintf("--kube-api-qps=%g", bc.QPS),
 			fmt.Sprintf("--kube-api-burst=%d", bc.Burst),
