@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/xml"
 	"fmt"
 	"net/http/httptest"
 	"reflect"
@@ -186,5 +188,44 @@ func TestTopInuse(t *testing.T) {
 	want := []heapEntry{{Function: "cache.Add", InuseBytes: 500}, {Function: "json.Decode", InuseBytes: 400}}
 	if !reflect.DeepEqual(top, want) || total != 950 {
 		t.Fatalf("topInuse = %v, %d; want %v, 950 (flat: by the leaf frame)", top, total, want)
+	}
+}
+
+func TestGrowth(t *testing.T) {
+	op := func(n int, conv, writes float64, rss float64) result {
+		return result{Case: benchCase{N: n, Concurrency: 16, QPS: -1, Burst: 100}, ConvergenceSec: conv,
+			WritesPerCluster: writes, RSSPer1000: rss * 1024 * 1024}
+	}
+	floor := func(n int, conv float64) result {
+		return result{Case: benchCase{Floor: true, N: n}, ConvergenceSec: conv}
+	}
+	results := []result{floor(100, 10), op(100, 12, 8, 40), floor(1000, 80), op(1000, 120, 7.5, 30), op(1000, 100, 7.5, 30)}
+	got := growthPoints(results)
+	want := []growthPoint{
+		{N: 100, Operator: 12, Floor: 10, Ratio: 1.2, Writes: 8, RSSPer1k: 40},
+		{N: 1000, Operator: 110, Floor: 80, Ratio: 1.375, Writes: 7.5, RSSPer1k: 30},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("growthPoints = %+v, want %+v", got, want)
+	}
+	other := op(300, 30, 8, 40)
+	other.Case.Concurrency = 4
+	if p := growthPoints(append(results, other)); p != nil {
+		t.Fatalf("growthPoints of two configurations = %+v, want nil (one curve per configuration)", p)
+	}
+	if p := growthPoints(results[:2]); p != nil {
+		t.Fatalf("growthPoints of one N = %+v, want nil", p)
+	}
+	svg := growthSVG("Growth: x.json", got)
+	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
+		t.Fatalf("not well-formed SVG: %v", err)
+	}
+	for _, label := range []string{">N=100<", ">N=1000<", ">110<", ">80.0<", ">1.38<", ">7.50<", ">30.0<", "floor (no operator)"} {
+		if !strings.Contains(string(svg), label) {
+			t.Errorf("the SVG has no %q", label)
+		}
+	}
+	if again := growthSVG("Growth: x.json", got); !bytes.Equal(svg, again) {
+		t.Error("the SVG differs between two renders of the same figures")
 	}
 }

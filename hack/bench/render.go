@@ -28,7 +28,9 @@ type resultFile struct {
 	Name string
 	// Link is the file relative to the document's directory.
 	Link string
-	Rep  report
+	// GrowthLink is its growth chart relative to the document's directory, when it has one.
+	GrowthLink string
+	Rep        report
 }
 
 // renderDocs replaces the tables of doc with those rendered from every JSON result in dir.
@@ -41,6 +43,13 @@ func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	current, err := os.ReadFile(doc)
 	if err != nil {
 		return err
+	}
+	stale, err := syncGrowth(files, dir, check)
+	if err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		return fmt.Errorf("the growth charts %s are out of date with their results; run \"make bench-docs\" and commit them", strings.Join(stale, ", "))
 	}
 	rendered, err := replaceTables(string(current), renderTables(files))
 	if err != nil {
@@ -227,6 +236,7 @@ func renderTables(files []resultFile) string {
 		writeRunTable(&b, f)
 		if len(f.Rep.Results) > 0 {
 			writeOverheadTable(&b, f)
+			writeGrowth(&b, f)
 			writeScaleTable(&b, f)
 			writeConvergenceTable(&b, f)
 			writeRawTable(&b, f)
