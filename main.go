@@ -31,9 +31,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -286,6 +288,10 @@ func managerOptions(o options, kinds *runtime.Scheme) ctrl.Options {
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
 		Cache:                         cachecfg.Options(watchNamespaces()),
+		// A replica that does not lead still starts its controllers' watches, so that its cache
+		// is full when it takes over: the new leader reconciles at once instead of listing
+		// everything first. It reconciles nothing until it leads.
+		Controller: config.Controller{EnableWarmup: ptr.To(true)},
 	}
 }
 
