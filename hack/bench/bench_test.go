@@ -115,7 +115,7 @@ func TestPrintLeader(t *testing.T) {
 func TestWithFloor(t *testing.T) {
 	a, b := benchCase{N: 100, Nodes: 3, Concurrency: 16}, benchCase{N: 300, Nodes: 4, Concurrency: 16}
 	got := withFloor([]benchCase{a, b}, true, 2)
-	fa, fb := benchCase{Floor: true, N: 100, Nodes: 3}, benchCase{Floor: true, N: 300, Nodes: 4}
+	fa, fb := benchCase{Floor: true, N: 100, Nodes: 3, Concurrency: 16}, benchCase{Floor: true, N: 300, Nodes: 4, Concurrency: 16}
 	want := []benchCase{fa, a, fb, b, fa, a, fb, b}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("withFloor = %v, want %v", got, want)

@@ -17,7 +17,8 @@ import (
 
 // The floor case: the same local cluster and the same N, but no operator. A plain client creates
 // exactly the children the operator would create for each DatabaseCluster — built by the
-// operator's own builders from the same spec — with the same parallelism, and the case ends when
+// operator's own builders from the same spec — with as many goroutines as the operator has
+// workers (--max-concurrent-reconciles of the case it precedes), and the case ends when
 // every StatefulSet is ready. What the StatefulSet controller, the scheduler, the volume binding
 // and the simulated kubelets cost is in both cases; the operator case's convergence divided by
 // the floor's is what the operator adds.
@@ -144,9 +145,13 @@ func measureFloor(ctx context.Context, c client.WithWatch, admin *rest.Config, b
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	logf("floor: creating the children of %d DatabaseClusters, no operator", bc.N)
+	logf("floor: creating the children of %d DatabaseClusters with %d goroutines, no operator", bc.N, bc.Concurrency)
 	start := time.Now()
-	writes, err := createFloor(ctx, c, bc.N, s.workers, tr)
+	workers := bc.Concurrency
+	if workers <= 0 {
+		workers = s.workers
+	}
+	writes, err := createFloor(ctx, c, bc.N, workers, tr)
 	if err != nil {
 		return err
 	}

@@ -262,7 +262,7 @@ func withFloor(cases []benchCase, floor bool, repeat int) []benchCase {
 	for range repeat {
 		for _, c := range cases {
 			if floor {
-				out = append(out, benchCase{Floor: true, N: c.N, Nodes: c.Nodes})
+				out = append(out, benchCase{Floor: true, N: c.N, Nodes: c.Nodes, Concurrency: c.Concurrency})
 			}
 			out = append(out, c)
 		}
