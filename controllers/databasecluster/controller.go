@@ -184,25 +184,22 @@ func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseC
 	return obs
 }
 
-// SetupWithManager registers the controller and its watches. A change of a child is queued below
-// a change of a DatabaseCluster itself (skeleton.ChildEvents): new clusters get their children
-// first when many are created at once. Updates of owned children only
+// SetupWithManager registers the controller and its watches. Updates of owned children only
 // trigger a reconcile when they change something the operator reads: a spec edit (generation),
 // a label change (the cache selects by label), the StatefulSet's replica counts, or a data
 // claim's size. PodMonitors are watched from the first reconcile that finds the API server
 // serving them (podMonitorWatch): the manager must start without the Prometheus Operator.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	owner := skeleton.ChildEvents(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
-		&databasev1alpha1.DatabaseCluster{}, handler.OnlyControllerOwner()))
-	ofCluster := skeleton.ChildEvents(handler.EnqueueRequestsFromMapFunc(clusterOfChild))
 	c, err := skeleton.NewController(mgr, "databasecluster", r.MaxConcurrentReconciles, &databasev1alpha1.DatabaseCluster{},
 		predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})).
-		Watches(&appsv1.StatefulSet{}, owner, builder.WithPredicates(statefulSetChanged())).
-		Watches(&corev1.Service{}, owner).
-		Watches(&policyv1.PodDisruptionBudget{}, owner, builder.WithPredicates(
+		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(statefulSetChanged())).
+		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.PersistentVolumeClaim{}, ofCluster, builder.WithPredicates(claimSizeChanged())).
-		Watches(&corev1.Pod{}, ofCluster, builder.WithPredicates(podReadinessChanged())).
+		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),
+			builder.WithPredicates(claimSizeChanged())).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),
+			builder.WithPredicates(podReadinessChanged())).
 		Build(r)
 	if err != nil {
 		return err
