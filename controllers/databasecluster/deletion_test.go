@@ -196,7 +196,13 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		ns := k8s.Namespace(ctx, "dbc-delete-")
 		dc := newCluster("db", withNamespace(ns), withReplicas(1))
 		sts := clusters.Create(ctx, dc)
-		By("the StatefulSet controller's event, as it writes it when a quota refuses the pod")
+		By("the StatefulSet controller's status and event, as it writes them when a quota refuses the pod")
+		Eventually(func(g Gomega) {
+			current := &appsv1.StatefulSet{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), current)).To(Succeed())
+			current.Status = appsv1.StatefulSetStatus{ObservedGeneration: current.Generation, Replicas: 0}
+			g.Expect(k8s.Status().Update(ctx, current)).To(Succeed())
+		}).Should(Succeed())
 		note := `create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=0, limited: pods=0`
 		Expect(k8s.Create(ctx, &corev1.Event{
 			ObjectMeta: metav1.ObjectMeta{Name: "db.failed-create", Namespace: ns},

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -127,7 +128,7 @@ func (r *Reconciler) observePods(ctx context.Context, dc *databasev1alpha1.Datab
 		timeout = DefaultPodReadyTimeout
 	}
 	obs.stuck, obs.recheckAfter = findStuckPod(pods, r.clock().Now(), timeout)
-	if obs.statefulSet == nil || int32(len(pods)) >= dc.DesiredReplicas() {
+	if !podsMissing(obs.statefulSet, len(pods), dc.DesiredReplicas()) {
 		return
 	}
 	failure, err := r.lastCreateFailure(ctx, obs.statefulSet.Name, dc.Namespace, r.clock().Now().Add(-timeout))
@@ -137,6 +138,14 @@ func (r *Reconciler) observePods(ctx context.Context, dc *databasev1alpha1.Datab
 	if obs.recheckAfter == 0 || obs.recheckAfter > missingPodRecheck {
 		obs.recheckAfter = missingPodRecheck
 	}
+}
+
+// podsMissing: the StatefulSet controller has looked at sts and still has fewer pods than
+// desired, so it may have failed to create one. A StatefulSet it has not observed yet (just
+// created) or that reports every pod created (the cache has not seen them all yet) has no
+// FailedCreate to look for: at 1,000 new clusters that saves 1,000 event lists.
+func podsMissing(sts *appsv1.StatefulSet, pods int, desired int32) bool {
+	return sts != nil && int32(pods) < desired && sts.Status.ObservedGeneration > 0 && sts.Status.Replicas < desired
 }
 
 // missingPodRecheck is how soon a cluster with missing pods is looked at again.

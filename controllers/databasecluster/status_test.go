@@ -221,3 +221,18 @@ var _ = Describe("findStuckPod", Label("unit"), func() {
 		}()}, "", time.Duration(0)),
 	)
 })
+
+var _ = Describe("podsMissing: when the StatefulSet controller's FailedCreate events are looked for", Label("unit"), func() {
+	observed := func(generation int64, replicas int32) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{ObservedGeneration: generation, Replicas: replicas}}
+	}
+	DescribeTable("", func(sts *appsv1.StatefulSet, pods int, want bool) {
+		Expect(podsMissing(sts, pods, 3)).To(Equal(want))
+	},
+		Entry("no StatefulSet", nil, 0, false),
+		Entry("just created: its controller has not observed it", observed(0, 0), 0, false),
+		Entry("observed, 1 of 3 pods created: it may have failed", observed(1, 1), 1, true),
+		Entry("every pod created, the cache has seen 2", observed(1, 3), 2, false),
+		Entry("every pod there", observed(1, 3), 3, false),
+	)
+})
