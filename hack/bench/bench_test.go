@@ -126,24 +126,32 @@ func TestWithFloor(t *testing.T) {
 }
 
 func TestOverheads(t *testing.T) {
+	op := benchCase{N: 100, Concurrency: 16, QPS: 50, Burst: 100}
+	unlimited := op
+	unlimited.QPS = -1
 	results := []result{
 		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 10, LatencyP50Sec: 4, LatencyP99Sec: 8},
-		{Case: benchCase{N: 100}, ConvergenceSec: 12, LatencyP50Sec: 5, LatencyP99Sec: 10},
+		{Case: op, ConvergenceSec: 12, LatencyP50Sec: 5, LatencyP99Sec: 10},
 		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 30, LatencyP50Sec: 6, LatencyP99Sec: 12},
-		{Case: benchCase{N: 100}, ConvergenceSec: 28, LatencyP50Sec: 7, LatencyP99Sec: 14},
+		{Case: op, ConvergenceSec: 28, LatencyP50Sec: 7, LatencyP99Sec: 14},
+		{Case: unlimited, ConvergenceSec: 40, LatencyP50Sec: 10, LatencyP99Sec: 20},    // another configuration: its own row
 		{Case: benchCase{N: 300}, ConvergenceSec: 50},                                  // no floor of N=300: left out
 		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 99, Error: "timed out"}, // failed: left out
 	}
 	got := overheads(results)
-	if len(got) != 1 || got[0].N != 100 || len(got[0].Floor) != 2 || len(got[0].Operator) != 2 {
-		t.Fatalf("overheads = %+v, want N=100 with 2 floor and 2 operator cases", got)
+	if len(got) != 2 || got[0].Config != "c=16 q=-1/100" || got[1].Config != "c=16 q=50/100" ||
+		len(got[1].Floor) != 2 || len(got[1].Operator) != 2 || len(got[0].Operator) != 1 {
+		t.Fatalf("overheads = %+v, want N=100 twice: q=-1 (1 case) and q=50 (2 cases), each with the 2 floor cases", got)
 	}
-	if r := got[0].ratio(); r != (triple{1, 1.2, 1.2}) {
+	if r := got[1].ratio(); r != (triple{1, 1.2, 1.2}) {
 		t.Fatalf("ratio = %v, want [1 1.2 1.2] (means 20/20, 6/5, 12/10)", r)
 	}
 	rows := overheadRows(got)
-	want := []string{"100", "10.0, 30.0", "12.0, 28.0", "5.0 / 10.0", "6.0 / 12.0", "1.00", "1.20 / 1.20"}
-	if !reflect.DeepEqual(rows, [][]string{want}) {
+	want := [][]string{
+		{"100", "c=16 q=-1/100", "10.0, 30.0", "40.0", "5.0 / 10.0", "10.0 / 20.0", "2.00", "2.00 / 2.00"},
+		{"100", "c=16 q=50/100", "10.0, 30.0", "12.0, 28.0", "5.0 / 10.0", "6.0 / 12.0", "1.00", "1.20 / 1.20"},
+	}
+	if !reflect.DeepEqual(rows, want) {
 		t.Fatalf("overheadRows = %q, want %q", rows, want)
 	}
 }

@@ -9,9 +9,12 @@ import (
 	"strings"
 )
 
-// overhead compares, for one N, the operator cases of a run with its floor cases.
+// overhead compares, for one N and one operator configuration, the operator cases of a run
+// with its floor cases of that N.
 type overhead struct {
 	N int
+	// Config is the operator cases' concurrency and QPS/burst, as the tables write them.
+	Config string
 	// Floor and Operator are the cases' convergence (all converged), p50 and p99 latency in
 	// seconds, in the order they ran; failed cases are left out.
 	Floor, Operator []triple
@@ -44,32 +47,40 @@ func (o overhead) ratio() triple {
 	return r
 }
 
-// overheads pairs the floor and operator cases of results by N; N without both is left out.
+// overheads pairs, for each N, every operator configuration's cases with the floor cases of
+// that N; an N without both is left out.
 func overheads(results []result) []overhead {
-	byN := map[int]*overhead{}
+	floors := map[int][]triple{}
+	byKey := map[string]*overhead{}
 	for _, r := range results {
 		if r.Error != "" {
 			continue
 		}
-		o := byN[r.Case.N]
-		if o == nil {
-			o = &overhead{N: r.Case.N}
-			byN[r.Case.N] = o
-		}
 		t := triple{r.ConvergenceSec, r.LatencyP50Sec, r.LatencyP99Sec}
 		if r.Case.Floor {
-			o.Floor = append(o.Floor, t)
-		} else {
-			o.Operator = append(o.Operator, t)
+			floors[r.Case.N] = append(floors[r.Case.N], t)
+			continue
 		}
+		config := fmt.Sprintf("c=%d q=%g/%d", r.Case.Concurrency, r.Case.QPS, r.Case.Burst)
+		key := fmt.Sprintf("%d %s", r.Case.N, config)
+		if byKey[key] == nil {
+			byKey[key] = &overhead{N: r.Case.N, Config: config}
+		}
+		byKey[key].Operator = append(byKey[key].Operator, t)
 	}
 	var out []overhead
-	for _, o := range byN {
-		if len(o.Floor) > 0 && len(o.Operator) > 0 {
+	for _, o := range byKey {
+		if f := floors[o.N]; len(f) > 0 {
+			o.Floor = f
 			out = append(out, *o)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].N != out[j].N {
+			return out[i].N < out[j].N
+		}
+		return out[i].Config < out[j].Config
+	})
 	return out
 }
 
@@ -87,14 +98,14 @@ func overheadRows(os []overhead) [][]string {
 	var rows [][]string
 	for _, o := range os {
 		f, op, r := mean(o.Floor), mean(o.Operator), o.ratio()
-		rows = append(rows, []string{strconv.Itoa(o.N), convergences(o.Floor), convergences(o.Operator),
+		rows = append(rows, []string{strconv.Itoa(o.N), o.Config, convergences(o.Floor), convergences(o.Operator),
 			fixed(f[1], 1) + " / " + fixed(f[2], 1), fixed(op[1], 1) + " / " + fixed(op[2], 1),
 			fixed(r[0], 2), fixed(r[1], 2) + " / " + fixed(r[2], 2)})
 	}
 	return rows
 }
 
-var overheadHeader = []string{"N", "floor converge s", "operator converge s", "floor p50 / p99 s", "operator p50 / p99 s",
+var overheadHeader = []string{"N", "operator", "floor converge s", "operator converge s", "floor p50 / p99 s", "operator p50 / p99 s",
 	"overhead (converge)", "overhead p50 / p99"}
 
 // printOverhead prints the overhead table of results, if any N has both kinds of case.
@@ -117,7 +128,7 @@ func writeOverheadTable(b *bytes.Buffer, f resultFile) {
 		return
 	}
 	caption(b, f, "Overhead against the floor: the operator's convergence over the floor's (no operator, the same children), means of the cases in the order they ran", "results[] with case.floor")
-	t := mdTable{header: overheadHeader, right: []bool{true, true, true, true, true, true, true}}
+	t := mdTable{header: overheadHeader, right: []bool{true, false, true, true, true, true, true, true}}
 	for _, row := range rows {
 		t.add(row...)
 	}
