@@ -7,7 +7,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -95,38 +95,13 @@ func statefulSetReady(sts *appsv1.StatefulSet) bool {
 	return sts.Status.ObservedGeneration >= sts.Generation && sts.Status.ReadyReplicas >= want
 }
 
-// runStatefulSets lists and watches the StatefulSets of the bench namespace until ctx ends and
-// tells tr when each (named like its cluster) is first seen ready.
-func (t *tracker) runStatefulSets(ctx context.Context, c client.WithWatch, logf func(string, ...any)) {
-	for ctx.Err() == nil {
-		var list appsv1.StatefulSetList
-		if err := c.List(ctx, &list, client.InNamespace(benchNamespace)); err != nil {
-			logf("listing StatefulSets: %v", err)
-			time.Sleep(time.Second)
-			continue
-		}
-		now := time.Now()
-		for i := range list.Items {
-			if statefulSetReady(&list.Items[i]) {
-				t.ready(list.Items[i].Name, now)
-			}
-		}
-		w, err := c.Watch(ctx, &appsv1.StatefulSetList{}, &client.ListOptions{
-			Namespace: benchNamespace, Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion},
-		})
-		if err != nil {
-			logf("watching StatefulSets: %v", err)
-			time.Sleep(time.Second)
-			continue
-		}
-		t.syncOnce.Do(func() { close(t.synced) })
-		for ev := range w.ResultChan() {
-			if sts, ok := ev.Object.(*appsv1.StatefulSet); ok && statefulSetReady(sts) {
-				t.ready(sts.Name, time.Now())
-			}
-		}
-		w.Stop()
+// statefulSetConverged names the cluster of a StatefulSet (named like it) that is ready.
+func statefulSetConverged(obj runtime.Object) (string, bool) {
+	sts, ok := obj.(*appsv1.StatefulSet)
+	if !ok || !statefulSetReady(sts) {
+		return "", false
 	}
+	return sts.Name, true
 }
 
 // measureFloor runs the floor case's convergence on a running cluster without a manager:
@@ -139,7 +114,7 @@ func measureFloor(ctx context.Context, c client.WithWatch, admin *rest.Config, b
 	tr := newTracker(bc.N)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go tr.runStatefulSets(watchCtx, c, logf)
+	go tr.watch(watchCtx, c, func() client.ObjectList { return &appsv1.StatefulSetList{} }, statefulSetConverged, logf)
 	select {
 	case <-tr.synced:
 	case <-ctx.Done():

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -535,10 +536,13 @@ func (t *tracker) created(name string, at time.Time) {
 	t.createdAt[name] = at
 }
 
-func (t *tracker) observe(dc *databasev1alpha1.DatabaseCluster, at time.Time) {
-	if meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable) {
-		t.ready(dc.Name, at)
+// clusterAvailable names a DatabaseCluster whose Available condition is True.
+func clusterAvailable(obj runtime.Object) (string, bool) {
+	dc, ok := obj.(*databasev1alpha1.DatabaseCluster)
+	if !ok || !meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable) {
+		return "", false
 	}
+	return dc.Name, true
 }
 
 // ready records that the cluster name was first seen converged (Available; in the floor case,
@@ -555,32 +559,52 @@ func (t *tracker) ready(name string, at time.Time) {
 	}
 }
 
-// run lists and watches the DatabaseClusters until ctx ends, re-listing when a watch closes.
+// run lists and watches the DatabaseClusters until ctx ends and tells t when each is first
+// seen Available.
 func (t *tracker) run(ctx context.Context, c client.WithWatch, logf func(string, ...any)) {
+	t.watch(ctx, c, func() client.ObjectList { return &databasev1alpha1.DatabaseClusterList{} }, clusterAvailable, logf)
+}
+
+// watch lists and watches the objects of newList's kind in the bench namespace until ctx ends,
+// re-listing when a watch closes, and tells t when converged first names a cluster. It closes
+// t.synced once the first list is in and the watch runs.
+func (t *tracker) watch(ctx context.Context, c client.WithWatch, newList func() client.ObjectList,
+	converged func(runtime.Object) (string, bool), logf func(string, ...any),
+) {
+	observe := func(obj runtime.Object, at time.Time) {
+		if name, ok := converged(obj); ok {
+			t.ready(name, at)
+		}
+	}
 	for ctx.Err() == nil {
-		var list databasev1alpha1.DatabaseClusterList
-		if err := c.List(ctx, &list, client.InNamespace(benchNamespace)); err != nil {
-			logf("listing DatabaseClusters: %v", err)
+		list := newList()
+		kind := fmt.Sprintf("%T", list) // "*v1alpha1.DatabaseClusterList" is logged as "DatabaseClusters"
+		kind = strings.TrimSuffix(kind[strings.LastIndex(kind, ".")+1:], "List") + "s"
+		if err := c.List(ctx, list, client.InNamespace(benchNamespace)); err != nil {
+			logf("listing %s: %v", kind, err)
 			time.Sleep(time.Second)
 			continue
 		}
-		now := time.Now()
-		for i := range list.Items {
-			t.observe(&list.Items[i], now)
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			logf("reading %s: %v", kind, err)
+			return
 		}
-		w, err := c.Watch(ctx, &databasev1alpha1.DatabaseClusterList{}, &client.ListOptions{
-			Namespace: benchNamespace, Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion},
+		now := time.Now()
+		for _, obj := range items {
+			observe(obj, now)
+		}
+		w, err := c.Watch(ctx, newList(), &client.ListOptions{
+			Namespace: benchNamespace, Raw: &metav1.ListOptions{ResourceVersion: list.GetResourceVersion()},
 		})
 		if err != nil {
-			logf("watching DatabaseClusters: %v", err)
+			logf("watching %s: %v", kind, err)
 			time.Sleep(time.Second)
 			continue
 		}
 		t.syncOnce.Do(func() { close(t.synced) })
 		for ev := range w.ResultChan() {
-			if dc, ok := ev.Object.(*databasev1alpha1.DatabaseCluster); ok {
-				t.observe(dc, time.Now())
-			}
+			observe(ev.Object, time.Now())
 		}
 		w.Stop()
 	}
