@@ -77,8 +77,8 @@ func (i *Installer) Start(ctx context.Context) error {
 	defer ticker.Stop()
 	last := ""
 	for {
-		said := i.report(ctx, log, i.Ensure(ctx), last)
-		last = said
+		owner, err := i.ensure(ctx)
+		last = i.report(ctx, log, owner, err, last)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -87,9 +87,9 @@ func (i *Installer) Start(ctx context.Context) error {
 	}
 }
 
-// report logs the outcome of Ensure when it differs from the last one, and records the conflict
-// event on the Deployment then. It returns what it reported.
-func (i *Installer) report(ctx context.Context, log logr.Logger, err error, last string) string {
+// report logs the outcome of ensure when it differs from the last one, and records the conflict
+// event on owner (the Deployment ensure read) then. It returns what it reported.
+func (i *Installer) report(ctx context.Context, log logr.Logger, owner *appsv1.Deployment, err error, last string) string {
 	said := "in place"
 	if err != nil {
 		said = err.Error()
@@ -105,11 +105,8 @@ func (i *Installer) report(ctx context.Context, log logr.Logger, err error, last
 	default:
 		log.Error(err, "Keeping the operator's ServiceMonitor and PrometheusRule")
 	}
-	if message, ok := child.Conflict(err); ok {
-		owner := &appsv1.Deployment{}
-		if getErr := i.Client.Get(ctx, client.ObjectKey{Namespace: i.Namespace, Name: i.Deployment}, owner); getErr == nil {
-			i.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, EventConflict, "Monitoring", "%s", message)
-		}
+	if message, ok := child.Conflict(err); ok && owner != nil {
+		i.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, EventConflict, "Monitoring", "%s", message)
 	}
 	return said
 }
@@ -117,30 +114,31 @@ func (i *Installer) report(ctx context.Context, log logr.Logger, err error, last
 // errNotServed: the API server does not serve the Prometheus Operator's kinds.
 var errNotServed = errors.New("the API server does not serve monitoring.coreos.com/v1 ServiceMonitor and PrometheusRule (the Prometheus Operator is not installed); looking again periodically")
 
-// Ensure creates or corrects both objects once, when their kinds are served.
-func (i *Installer) Ensure(ctx context.Context) error {
+// ensure creates or corrects both objects once, when their kinds are served, and returns the
+// Deployment it read as their owner (nil when it did not get that far).
+func (i *Installer) ensure(ctx context.Context) (*appsv1.Deployment, error) {
 	for _, gk := range kinds {
 		_, err := i.Mapper.RESTMapping(gk, monitoringv1.SchemeGroupVersion.Version)
 		if meta.IsNoMatchError(err) {
-			return errNotServed
+			return nil, errNotServed
 		}
 		if err != nil {
-			return fmt.Errorf("looking up the %s API: %w", gk.Kind, err)
+			return nil, fmt.Errorf("looking up the %s API: %w", gk.Kind, err)
 		}
 	}
 	owner := &appsv1.Deployment{}
 	if err := i.Client.Get(ctx, client.ObjectKey{Namespace: i.Namespace, Name: i.Deployment}, owner); err != nil {
-		return fmt.Errorf("reading the manager's Deployment %s/%s, the owner of the monitoring objects: %w", i.Namespace, i.Deployment, err)
+		return nil, fmt.Errorf("reading the manager's Deployment %s/%s, the owner of the monitoring objects: %w", i.Namespace, i.Deployment, err)
 	}
 	sm, err := BuildServiceMonitor(owner)
 	if err != nil {
-		return err
+		return owner, err
 	}
 	rule, err := BuildPrometheusRule(owner)
 	if err != nil {
-		return err
+		return owner, err
 	}
 	_, _, smErr := child.Ensure(ctx, i.Client, i.Client, sm, &monitoringv1.ServiceMonitor{}, serviceMonitorSpec)
 	_, _, ruleErr := child.Ensure(ctx, i.Client, i.Client, rule, &monitoringv1.PrometheusRule{}, prometheusRuleSpec)
-	return errors.Join(smErr, ruleErr)
+	return owner, errors.Join(smErr, ruleErr)
 }
