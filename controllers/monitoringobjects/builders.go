@@ -29,6 +29,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed1b407122/database-operator/api/labels"
@@ -39,23 +40,26 @@ import (
 // BuildServiceMonitor is config/prometheus/servicemonitor.yaml in owner's namespace, controlled
 // by owner (the manager's Deployment).
 func BuildServiceMonitor(owner *appsv1.Deployment) (*monitoringv1.ServiceMonitor, error) {
-	sm := &monitoringv1.ServiceMonitor{}
-	if err := yaml.UnmarshalStrict(prometheus.ServiceMonitor, sm); err != nil {
-		return nil, fmt.Errorf("reading the embedded ServiceMonitor: %w", err)
-	}
-	sm.ObjectMeta = child.Meta(owner, appsv1.SchemeGroupVersion.WithKind("Deployment"), sm.Name, managedLabels(sm.Labels))
-	return sm, nil
+	return fromYAML(prometheus.ServiceMonitor, &monitoringv1.ServiceMonitor{}, "ServiceMonitor", owner)
 }
 
 // BuildPrometheusRule is config/prometheus/prometheusrule.yaml in owner's namespace, controlled
 // by owner.
 func BuildPrometheusRule(owner *appsv1.Deployment) (*monitoringv1.PrometheusRule, error) {
-	rule := &monitoringv1.PrometheusRule{}
-	if err := yaml.UnmarshalStrict(prometheus.PrometheusRule, rule); err != nil {
-		return nil, fmt.Errorf("reading the embedded PrometheusRule: %w", err)
+	return fromYAML(prometheus.PrometheusRule, &monitoringv1.PrometheusRule{}, "PrometheusRule", owner)
+}
+
+// fromYAML reads the embedded object data (a kind) into obj and gives it the metadata of a
+// child of owner: owner's namespace, the controller reference, the operator's labels.
+func fromYAML[T client.Object](data []byte, obj T, kind string, owner *appsv1.Deployment) (T, error) {
+	if err := yaml.UnmarshalStrict(data, obj); err != nil {
+		return obj, fmt.Errorf("reading the embedded %s: %w", kind, err)
 	}
-	rule.ObjectMeta = child.Meta(owner, appsv1.SchemeGroupVersion.WithKind("Deployment"), rule.Name, managedLabels(rule.Labels))
-	return rule, nil
+	m := child.Meta(owner, appsv1.SchemeGroupVersion.WithKind("Deployment"), obj.GetName(), managedLabels(obj.GetLabels()))
+	obj.SetNamespace(m.Namespace)
+	obj.SetLabels(m.Labels)
+	obj.SetOwnerReferences(m.OwnerReferences)
+	return obj, nil
 }
 
 // managedLabels are the labels of the YAML with managed-by set to the operator, which writes
