@@ -49,8 +49,7 @@ const DefaultClusterWait = 10 * time.Second
 
 // Reconciler takes the snapshots of each DatabaseBackup and reports them. Its APIReader reads
 // the StorageClasses and VolumeSnapshotClasses, once per backup and not cached, a child that
-// exists but is not cached yet, and the cluster before an Offline backup fails because the cache
-// says it is not Available or held by another backup.
+// exists but is not cached yet, and the cluster when an Offline backup decides to take it.
 type Reconciler struct {
 	operator.Deps
 	// ClusterWait is how long a backup waits for its cluster to exist before it fails

@@ -192,10 +192,8 @@ func (r *Reconciler) stopCluster(ctx context.Context, b *databasev1alpha1.Databa
 	cluster *databasev1alpha1.DatabaseCluster, obs *observation,
 ) bool {
 	if !obs.holding {
-		if !offlineReady(cluster) {
-			if cluster, obs.err = r.confirmCluster(ctx, cluster); obs.err != nil {
-				return false
-			}
+		if cluster, obs.err = r.confirmCluster(ctx, cluster); obs.err != nil {
+			return false
 		}
 		if other := cluster.OfflineBackup(); other != "" {
 			obs.fail(databasev1alpha1.ReasonClusterBusy, fmt.Sprintf(
@@ -216,15 +214,9 @@ func (r *Reconciler) stopCluster(ctx context.Context, b *databasev1alpha1.Databa
 	return obs.err == nil && obs.running == 0
 }
 
-// offlineReady: the cluster is Available and no Offline backup holds it.
-func offlineReady(cluster *databasev1alpha1.DatabaseCluster) bool {
-	return cluster.OfflineBackup() == "" &&
-		meta.IsStatusConditionTrue(cluster.Status.Conditions, databasev1alpha1.ConditionAvailable)
-}
-
-// confirmCluster reads the cluster from the API server before a verdict that fails the backup
-// for good: the cache may still hold the status of a moment ago (a rollout that has just ended,
-// a backup that has just released the cluster).
+// confirmCluster reads the cluster from the API server before an Offline backup takes it or
+// fails for good: the cache may still hold the status of a moment ago (a rollout that has just
+// ended, a backup that has just released the cluster). Once per Offline backup.
 func (r *Reconciler) confirmCluster(ctx context.Context, cluster *databasev1alpha1.DatabaseCluster) (*databasev1alpha1.DatabaseCluster, error) {
 	fresh := &databasev1alpha1.DatabaseCluster{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cluster), fresh); err != nil {
