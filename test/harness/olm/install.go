@@ -366,6 +366,7 @@ func Install(ctx context.Context, c client.Client, o InstallOptions) (*Installat
 // poll calls check every pollInterval until it reports done or an error, or ctx ends. check
 // also returns a description of what it saw; when ctx ends, the error quotes the last one
 // and the context's cause (e.g. a timeout, or the OLM process that exited, see WhileRunning).
+// A check that ran into the end of ctx saw nothing: it does not replace the last description.
 func poll(ctx context.Context, what string, check func(context.Context) (done bool, state string, err error)) error {
 	var last string
 	for {
@@ -376,7 +377,7 @@ func poll(ctx context.Context, what string, check func(context.Context) (done bo
 		if done {
 			return nil
 		}
-		if state != "" {
+		if state != "" && ctx.Err() == nil {
 			last = state
 		}
 		select {

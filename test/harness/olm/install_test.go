@@ -194,3 +194,23 @@ func timeoutCtx(d time.Duration) context.Context {
 	DeferCleanup(cancel)
 	return c
 }
+
+var _ = Describe("poll", Label("unit"), func() {
+	It("quotes the last thing it saw, not the error of a check cut short by the deadline", func(ctx SpecContext) {
+		// The first check sees a state; the second (one pollInterval later) is still waiting on
+		// the API server when the deadline passes, as a Get would.
+		short, cancel := context.WithTimeout(ctx, pollInterval+150*time.Millisecond)
+		defer cancel()
+		calls := 0
+		err := poll(short, "the thing", func(ctx context.Context) (bool, string, error) {
+			calls++
+			if calls == 1 {
+				return false, "state TRANSIENT_FAILURE", nil
+			}
+			<-ctx.Done()
+			return false, ctx.Err().Error(), nil
+		})
+		Expect(calls).To(Equal(2))
+		Expect(err).To(MatchError("waiting for the thing: context deadline exceeded; last seen: state TRANSIENT_FAILURE"))
+	})
+})
