@@ -84,3 +84,41 @@ func ownerRefsWithout(refs []metav1.OwnerReference, uid types.UID) []metav1.Owne
 	}
 	return kept
 }
+
+// condemnedOrdinal returns the ordinal of a member claim the StatefulSet controller has condemned:
+// under whenScaled: Delete it gives the claim of a pod it removes an owner reference to that pod,
+// and the garbage collector deletes the claim once the pod is gone.
+func condemnedOrdinal(dc *databasev1alpha1.DatabaseCluster, claim *corev1.PersistentVolumeClaim) (int32, bool) {
+	suffix, _ := strings.CutPrefix(claim.Name, databasev1alpha1.DataVolumeName+"-"+dc.StatefulSetName()+"-")
+	ordinal, err := strconv.ParseInt(suffix, 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	for _, ref := range claim.OwnerReferences {
+		if ref.APIVersion == "v1" && ref.Kind == "Pod" && ref.Name == dc.StatefulSetName()+"-"+suffix {
+			return int32(ordinal), true
+		}
+	}
+	return 0, false
+}
+
+// scaleUpTarget returns the replicas the StatefulSet may be given now, on the way from current
+// to desired, and the condemned claims it waits for. The StatefulSet controller does not create
+// the pod of an ordinal whose claim still names a removed pod (a "stale" claim) and, as it does
+// not watch claims, does not look again once the claim is gone: a member scaled down under
+// whenScaled: Delete and straight back up would never come back (Kubernetes 1.37; see
+// docs/development.md, "The controllers"). So a scale-up stops below the lowest such ordinal; the claim's deletion
+// triggers the reconcile that goes on. claims are dc's member claims.
+func scaleUpTarget(dc *databasev1alpha1.DatabaseCluster, claims []corev1.PersistentVolumeClaim, current, desired int32) (int32, []string) {
+	target := desired
+	var waits []string
+	for i := range claims {
+		ordinal, condemned := condemnedOrdinal(dc, &claims[i])
+		if !condemned || ordinal < current || ordinal >= desired {
+			continue
+		}
+		waits = append(waits, claims[i].Name)
+		target = min(target, ordinal)
+	}
+	return target, waits
+}

@@ -98,3 +98,32 @@ var _ = Describe("isMemberClaim", Label("unit"), func() {
 		}))
 	})
 })
+
+var _ = Describe("scaleUpTarget", Label("unit"), func() {
+	condemned := func(ordinal string) corev1.PersistentVolumeClaim {
+		return *memberClaim("data-db-"+ordinal, ownedBy("v1", "Pod", "db-"+ordinal, "old-pod-uid"))
+	}
+	kept := func(ordinal string) corev1.PersistentVolumeClaim {
+		return *memberClaim("data-db-"+ordinal, ownedBy("apps/v1", "StatefulSet", "db", "sts-uid"))
+	}
+	DescribeTable("stops a scale-up below the lowest ordinal whose claim still names a removed pod",
+		func(claims []corev1.PersistentVolumeClaim, current, desired, wantTarget int32, wantWaits []string) {
+			target, waits := scaleUpTarget(newCluster("db"), claims, current, desired)
+			Expect(target).To(Equal(wantTarget))
+			Expect(waits).To(Equal(wantWaits))
+		},
+		Entry("no condemned claim: straight to desired", []corev1.PersistentVolumeClaim{kept("0"), kept("1")}, int32(1), int32(3), int32(3), nil),
+		Entry("a condemned claim in the way: held at its ordinal", []corev1.PersistentVolumeClaim{kept("0"), condemned("1")},
+			int32(1), int32(2), int32(1), []string{"data-db-1"}),
+		Entry("several: held at the lowest, every one named", []corev1.PersistentVolumeClaim{kept("0"), kept("1"), condemned("3"), condemned("2")},
+			int32(2), int32(4), int32(2), []string{"data-db-3", "data-db-2"}),
+		Entry("a condemned claim above desired is not in the way", []corev1.PersistentVolumeClaim{kept("0"), condemned("3")},
+			int32(1), int32(3), int32(3), nil),
+		Entry("a scale-down is never held", []corev1.PersistentVolumeClaim{kept("0"), condemned("1"), kept("2")},
+			int32(3), int32(1), int32(1), nil),
+		Entry("below current: holding cannot help, so no hold (the StatefulSet already has that pod's replica)",
+			[]corev1.PersistentVolumeClaim{kept("0"), condemned("1")}, int32(2), int32(3), int32(3), nil),
+		Entry("a claim owned by another cluster's pod of a similar name is not condemned by ours",
+			[]corev1.PersistentVolumeClaim{*memberClaim("data-db-1", ownedBy("v1", "Pod", "db-10", "uid"))}, int32(1), int32(2), int32(2), nil),
+	)
+})

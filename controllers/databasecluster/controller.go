@@ -158,13 +158,13 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	sts, err := r.reconcileStatefulSet(ctx, dc, log)
+	sts, waits, err := r.reconcileStatefulSet(ctx, dc, claims, log)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
 	podMonitor, err := r.reconcilePodMonitor(ctx, dc, log)
-	return observation{statefulSet: sts, claims: claims, podMonitor: podMonitor, err: err}
+	return observation{statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err}
 }
 
 // observe reads the StatefulSet and the claims from the cache without changing them. err is

@@ -423,6 +423,59 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		}
 	})
 
+	It("holds a scale-up below a claim the StatefulSet controller condemned, until the claim is gone", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withReplicas(1))
+		clusters.Create(ctx, dc)
+		markReady(ctx, dc, 1)
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(HaveExactElements("True", "AllReplicasReady", "1/1 replicas are ready"))
+		stsReplicas := func(g Gomega) int32 {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			return *sts.Spec.Replicas
+		}
+
+		By("the claim of member 1, removed under whenScaled: Delete, still names its pod (the garbage collector has not deleted it yet)")
+		condemned := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: dc.ClaimName(1), Namespace: dc.Namespace, Labels: dc.Labels(),
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "db-1", UID: "removed-pod-uid"}},
+			},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr.To("standard"),
+				Resources: corev1.VolumeResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				},
+			},
+		}
+		Expect(k8s.Create(ctx, condemned)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		patch := client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Replicas = ptr.To[int32](3)
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(HaveExactElements("True", "Scaling",
+			"scaling from 1 to 3 pods; waiting for the claims of removed members to be deleted first: data-db-1"))
+		Consistently(stsReplicas, "2s").Should(Equal(int32(1)), "the StatefulSet would not create pod db-1 while its claim is stale")
+
+		By("the claim goes (deleted, and its pvc-protection finalizer removed as the controller-manager would): the scale-up goes on")
+		Expect(k8s.Delete(ctx, condemned)).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := k8s.Get(ctx, client.ObjectKeyFromObject(condemned), condemned)
+			if apierrors.IsNotFound(err) {
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			base := condemned.DeepCopy()
+			condemned.Finalizers = nil
+			g.Expect(k8s.Patch(ctx, condemned, client.MergeFrom(base))).To(Succeed())
+			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(condemned), condemned))).To(BeTrue())
+		}).Should(Succeed())
+		Eventually(stsReplicas).Should(Equal(int32(3)))
+		Eventually(events(ctx, dc)).Should(ContainElement("Scaled: Scaled StatefulSet db from 1 to 3 replicas"))
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(HaveExactElements("True", "RollingUpdate",
+			"waiting for the StatefulSet controller to observe generation 2"))
+	})
+
 	It("reports a claim it cannot expand in Degraded, with the API server's reason", func(ctx SpecContext) {
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
 		clusters.Create(ctx, dc)

@@ -88,13 +88,20 @@ func (r *Reconciler) deleteChild(ctx context.Context, dc *databasev1alpha1.Datab
 	return nil
 }
 
-// reconcileStatefulSet keeps the StatefulSet in place and returns it as the server holds it.
-// A spec the builder cannot turn into a StatefulSet is a terminal error: retrying cannot help
-// until the user changes it, and the Degraded condition says why.
-func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (*appsv1.StatefulSet, error) {
+// reconcileStatefulSet keeps the StatefulSet in place and returns it as the server holds it,
+// with the condemned claims a scale-up waits for (scaleUpTarget). A spec the builder cannot turn
+// into a StatefulSet is a terminal error: retrying cannot help until the user changes it, and the
+// Degraded condition says why.
+func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
+	claims []corev1.PersistentVolumeClaim, log *changes,
+) (*appsv1.StatefulSet, []string, error) {
 	desired, err := BuildStatefulSet(dc)
 	if err != nil {
-		return nil, reconcile.TerminalError(err)
+		return nil, nil, reconcile.TerminalError(err)
+	}
+	waits, err := r.holdScaleUp(ctx, dc, claims, desired)
+	if err != nil {
+		return nil, nil, err
 	}
 	// A StatefulSet being replaced for a new claim size is left alone until it is gone: Ensure
 	// never patches a child that is being deleted.
@@ -102,10 +109,28 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	before := &appsv1.StatefulSet{}
 	live, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, before, statefulSetSpec)
 	if err != nil {
-		return nil, terminalIfInvalid(err)
+		return nil, nil, terminalIfInvalid(err)
 	}
 	log.statefulSet(dc, result, before, desired)
-	return live, nil
+	return live, waits, nil
+}
+
+// holdScaleUp lowers the replicas of desired to scaleUpTarget's, when dc's claims include a
+// condemned one; the StatefulSet is read (from the cache) only then.
+func (r *Reconciler) holdScaleUp(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
+	claims []corev1.PersistentVolumeClaim, desired *appsv1.StatefulSet,
+) ([]string, error) {
+	if _, waits := scaleUpTarget(dc, claims, 0, *desired.Spec.Replicas); len(waits) == 0 {
+		return nil, nil
+	}
+	live := &appsv1.StatefulSet{}
+	err := r.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	if err != nil || !metav1.IsControlledBy(live, dc) {
+		return nil, client.IgnoreNotFound(err)
+	}
+	target, waits := scaleUpTarget(dc, claims, ptr.Deref(live.Spec.Replicas, 0), *desired.Spec.Replicas)
+	desired.Spec.Replicas = ptr.To(target)
+	return waits, nil
 }
 
 // terminalIfInvalid marks the API server's Invalid answer to a StatefulSet, Service or PDB write

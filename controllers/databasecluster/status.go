@@ -35,6 +35,8 @@ type observation struct {
 	statefulSet *appsv1.StatefulSet
 	// claims are the data claims of the cluster.
 	claims []corev1.PersistentVolumeClaim
+	// scaleUpWaits are the condemned claims a scale-up waits for (scaleUpTarget).
+	scaleUpWaits []string
 	// err is the error that stopped the reconcile of the children, if any.
 	err error
 	// stuck is a pod that has not been Ready for longer than the bound, if any.
@@ -65,7 +67,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 		status.CurrentImage = containerImage(sts)
 	}
 	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
-	setProgressingCondition(&status.Conditions, dc, obs.statefulSet)
+	setProgressingCondition(&status.Conditions, dc, obs.statefulSet, obs.scaleUpWaits)
 	setDegradedCondition(&status.Conditions, dc, obs)
 	setPausedCondition(&status.Conditions, dc)
 	setResizingCondition(&status.Conditions, dc, obs.statefulSet, obs.claims)
@@ -112,8 +114,10 @@ func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.
 }
 
 // setProgressingCondition: True while the StatefulSet is created, scaled or rolled out; the
-// reason names the step.
-func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+// reason names the step, and a scale-up that waits for condemned claims (waits) names them.
+func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
+	waits []string,
+) {
 	want := dc.DesiredReplicas()
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionProgressing,
@@ -130,6 +134,10 @@ func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha
 	case sts.Status.Replicas != want:
 		cond.Reason = databasev1alpha1.ReasonScaling
 		cond.Message = fmt.Sprintf("scaling from %d to %d pods", sts.Status.Replicas, want)
+		if len(waits) > 0 {
+			cond.Message += fmt.Sprintf("; waiting for the claims of removed members to be deleted first: %s",
+				strings.Join(waits, ", "))
+		}
 	case sts.Status.UpdatedReplicas < want || sts.Status.CurrentRevision != sts.Status.UpdateRevision:
 		cond.Reason = databasev1alpha1.ReasonRollingUpdate
 		cond.Message = fmt.Sprintf("%d/%d pods run the current revision", sts.Status.UpdatedReplicas, want)

@@ -74,7 +74,9 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		Entry("all ready", stsWithStatus(3, 3, 3, "r1", "r1"), "True", "AllReplicasReady", "3/3 replicas are ready"),
 	)
 
-	DescribeTable("Progressing", fromStatefulSet("Progressing", setProgressingCondition),
+	DescribeTable("Progressing", fromStatefulSet("Progressing", func(c *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+		setProgressingCondition(c, dc, sts, nil)
+	}),
 		Entry("creating", nil, "True", "Creating", "the StatefulSet does not exist yet"),
 		Entry("scaling", stsWithStatus(1, 1, 1, "r1", "r1"), "True", "Scaling", "scaling from 1 to 3 pods"),
 		Entry("rolling", stsWithStatus(3, 3, 1, "r1", "r2"), "True", "RollingUpdate", "1/3 pods run the current revision"),
@@ -85,6 +87,13 @@ var _ = Describe("Conditions", Label("unit"), func() {
 			return sts
 		}(), "True", "RollingUpdate", "waiting for the StatefulSet controller to observe generation 3"),
 	)
+
+	It("Progressing names the condemned claims a scale-up waits for", func() {
+		var conditions []metav1.Condition
+		setProgressingCondition(&conditions, newCluster("db"), stsWithStatus(1, 1, 1, "r1", "r1"), []string{"data-db-1", "data-db-2"})
+		Expect(conditionOf(conditions, "Progressing")).To(Equal([]string{"Progressing", "True", "Scaling",
+			"scaling from 1 to 3 pods; waiting for the claims of removed members to be deleted first: data-db-1, data-db-2"}))
+	})
 
 	DescribeTable("Degraded",
 		func(obs observation, want []string) {

@@ -78,6 +78,8 @@ var _ = Describe("DatabaseCluster data safety (property)", func() {
 			"e2e-property-stale-delete", opPause, opWhenDeleted),
 		Entry("claims retained by a scale-down are deleted with the cluster when it says Delete",
 			"e2e-property-retained", opScale, opWhenDeleted),
+		Entry("scaled down with whenScaled Delete and straight back up: the removed member comes back with a new claim",
+			"e2e-property-scale-back", opWhenDeleted, opWhenScaled, opScale, opScale),
 	)
 })
 
@@ -148,6 +150,11 @@ type propertyRun struct {
 
 func newPropertyRun(ctx SpecContext, ns string) *propertyRun {
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			dumpNamespace(ctx, ns)
+		}
+	})
 	p := &propertyRun{
 		ctx: ctx, ns: ns, replicas: 2, applied: 2, sizeGi: 1,
 		whenDeleted: databasev1alpha1.RetainPVC, whenScaled: databasev1alpha1.RetainPVC,

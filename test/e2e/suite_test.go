@@ -29,6 +29,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apischeme "github.com/seed1b407122/database-operator/api/scheme"
@@ -107,4 +110,46 @@ func stopManager() {
 		return
 	}
 	Expect(mgr.Stop(30*time.Second)).To(Succeed(), "the manager exits 0 on SIGINT")
+}
+
+// dumpNamespace writes what a failed spec needs to tell why: the pods, claims and StatefulSets of
+// ns with the fields that decide readiness and deletion, its events, and the manager's log tail.
+func dumpNamespace(ctx context.Context, ns string) {
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err == nil {
+		for _, pod := range pods.Items {
+			var claims []string
+			for _, v := range pod.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil {
+					claims = append(claims, v.PersistentVolumeClaim.ClaimName)
+				}
+			}
+			GinkgoWriter.Printf("pod %s uid=%s phase=%s node=%q deleting=%v claims=%v conditions=%v\n", pod.Name, pod.UID,
+				pod.Status.Phase, pod.Spec.NodeName, pod.DeletionTimestamp != nil, claims, pod.Status.Conditions)
+		}
+	}
+	var claims corev1.PersistentVolumeClaimList
+	if err := k8s.List(ctx, &claims, client.InNamespace(ns)); err == nil {
+		for _, c := range claims.Items {
+			GinkgoWriter.Printf("claim %s uid=%s phase=%s deleting=%v finalizers=%v owners=%v\n", c.Name, c.UID,
+				c.Status.Phase, c.DeletionTimestamp != nil, c.Finalizers, c.OwnerReferences)
+		}
+	}
+	var sets appsv1.StatefulSetList
+	if err := k8s.List(ctx, &sets, client.InNamespace(ns)); err == nil {
+		for _, s := range sets.Items {
+			GinkgoWriter.Printf("statefulset %s generation=%d replicas=%d status=%+v\n", s.Name, s.Generation,
+				ptr.Deref(s.Spec.Replicas, 0), s.Status)
+		}
+	}
+	var events corev1.EventList
+	if err := k8s.List(ctx, &events, client.InNamespace(ns)); err == nil {
+		for _, e := range events.Items {
+			GinkgoWriter.Printf("event %s %s/%s %s: %s (x%d)\n", e.LastTimestamp.Format(time.RFC3339), e.InvolvedObject.Kind,
+				e.InvolvedObject.Name, e.Reason, e.Message, e.Count)
+		}
+	}
+	if log, err := os.ReadFile(filepath.Join(cluster.WorkDir, "manager.log")); err == nil {
+		GinkgoWriter.Printf("manager log (last 4 KiB):\n%s\n", tail(log, 4096))
+	}
 }
