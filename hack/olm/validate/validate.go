@@ -15,18 +15,26 @@ import (
 	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
 )
 
-// Validators are the validators Bundle runs.
-var Validators = validation.DefaultBundleValidators.WithValidators(
+// Suite is the default bundle validators plus the "operatorframework" suite: what Suite runs on
+// every bundle a catalog serves, released ones included.
+var Suite = validation.DefaultBundleValidators.WithValidators(
 	validation.OperatorHubV2Validator,
 	validation.StandardCapabilitiesValidator,
 	validation.StandardCategoriesValidator,
 	validation.GoodPracticesValidator,
 	validation.AlphaDeprecatedAPIsValidator,
-	ProjectValidator,
 )
 
+// Validators are the validators Bundle runs: the suite and the project's checks.
+var Validators = Suite.WithValidators(ProjectValidator)
+
+// MaxShortDescription is the longest metadata.annotations.description OperatorHub shows on a
+// tile without cutting it.
+const MaxShortDescription = 135
+
 // ProjectValidator adds what OperatorHub reviewers expect and the suite above does not check:
-// a CSV with a display name and a description.
+// a CSV with a display name, a description, and a tile description
+// (metadata.annotations.description) of at most MaxShortDescription characters.
 var ProjectValidator interfaces.Validator = interfaces.ValidatorFunc(func(objs ...any) []apierrors.ManifestResult {
 	var results []apierrors.ManifestResult
 	for _, o := range objs {
@@ -40,6 +48,10 @@ var ProjectValidator interfaces.Validator = interfaces.ValidatorFunc(func(objs .
 		}
 		if strings.TrimSpace(csv.Spec.Description) == "" {
 			r.Add(apierrors.ErrInvalidCSV("csv.Spec.Description is empty", csv.GetName()))
+		}
+		if short := csv.GetAnnotations()["description"]; strings.TrimSpace(short) == "" || len([]rune(short)) > MaxShortDescription {
+			r.Add(apierrors.ErrInvalidCSV(fmt.Sprintf("metadata.annotations.description has %d characters, want 1 to %d (the OperatorHub tile)",
+				len([]rune(short)), MaxShortDescription), csv.GetName()))
 		}
 		results = append(results, r)
 	}
@@ -55,10 +67,13 @@ type Report struct {
 // OK reports whether there is neither an error nor a warning.
 func (r Report) OK() bool { return len(r.Errors) == 0 && len(r.Warnings) == 0 }
 
-// Bundle loads the bundle in dir (manifests/ and metadata/annotations.yaml) and validates it.
-// The deprecated-APIs and OperatorHub checks are given the CSV's minKubeVersion as k8s-version.
-// The error is for a bundle that cannot be loaded at all.
-func Bundle(dir string) (Report, error) {
+// Bundle loads the bundle in dir (manifests/ and metadata/annotations.yaml) and validates it
+// with Validators. The deprecated-APIs and OperatorHub checks are given the CSV's minKubeVersion
+// as k8s-version. The error is for a bundle that cannot be loaded at all.
+func Bundle(dir string) (Report, error) { return BundleWith(dir, Validators) }
+
+// BundleWith is Bundle with the given validators (Suite for a released bundle).
+func BundleWith(dir string, vals interfaces.Validators) (Report, error) {
 	b, err := manifests.GetBundleFromDir(dir)
 	if err != nil {
 		return Report{}, fmt.Errorf("loading bundle %s: %w", dir, err)
@@ -67,7 +82,7 @@ func Bundle(dir string) (Report, error) {
 	if b.CSV != nil && b.CSV.Spec.MinKubeVersion != "" {
 		objs = append(objs, map[string]string{"k8s-version": b.CSV.Spec.MinKubeVersion})
 	}
-	return run(Validators, objs...), nil
+	return run(vals, objs...), nil
 }
 
 // run collects the results of vals on objs.

@@ -100,6 +100,13 @@ func TestValidatorCatchesBrokenBundles(t *testing.T) {
 			wantErr: "csv.Spec.Description is empty",
 		},
 		{
+			name: "tile description longer than OperatorHub shows",
+			breakIt: func(t *testing.T, dir string) {
+				editYAML(t, dir, csvFile, set(strings.Repeat("x", 136), "metadata", "annotations", "description"))
+			},
+			wantErr: "metadata.annotations.description has 136 characters, want 1 to 135 (the OperatorHub tile)",
+		},
+		{
 			name: "category not in the standard set",
 			breakIt: func(t *testing.T, dir string) {
 				editYAML(t, dir, csvFile, set("Databases", "metadata", "annotations", "categories"))
