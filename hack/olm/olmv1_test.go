@@ -16,10 +16,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed1b407122/database-operator/hack/olm/validate"
@@ -351,4 +353,50 @@ func TestOLMv1InstallCoversTheCatalog(t *testing.T) {
 			t.Errorf("the installer cannot bind and escalate %s: it could only grant permissions it holds itself", resource)
 		}
 	}
+}
+
+// Every top-level spec and status field of every CRD the bundle being made owns has a descriptor
+// with x-descriptors, so the console's forms and details pages show it.
+func TestOwnedCRDFieldsHaveDescriptors(t *testing.T) {
+	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, owned := range b.CSV.Spec.CustomResourceDefinitions.Owned {
+		var schema map[string]apiextensionsv1.JSONSchemaProps
+		for _, crd := range b.V1CRDs {
+			if crd.Spec.Names.Kind == owned.Kind {
+				for _, v := range crd.Spec.Versions {
+					if v.Name == owned.Version {
+						schema = v.Schema.OpenAPIV3Schema.Properties
+					}
+				}
+			}
+		}
+		if schema == nil {
+			t.Errorf("%s %s: no schema in the bundle", owned.Kind, owned.Version)
+			continue
+		}
+		described := map[string]bool{}
+		for _, d := range owned.SpecDescriptors {
+			described["spec."+topField(d.Path)] = described["spec."+topField(d.Path)] || len(d.XDescriptors) > 0
+		}
+		for _, d := range owned.StatusDescriptors {
+			described["status."+topField(d.Path)] = described["status."+topField(d.Path)] || len(d.XDescriptors) > 0
+		}
+		for _, part := range []string{"spec", "status"} {
+			for field := range schema[part].Properties {
+				if !described[part+"."+field] {
+					t.Errorf("%s: %s.%s has no descriptor with x-descriptors", owned.Kind, part, field)
+				}
+			}
+		}
+	}
+}
+
+// topField is the first field of a descriptor path ("retention.keepLast" → "retention").
+func topField(path string) string {
+	field, _, _ := strings.Cut(path, ".")
+	field, _, _ = strings.Cut(field, "[")
+	return field
 }
