@@ -356,19 +356,24 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 	})
 
 	// claimsOf creates the claims the StatefulSet controller would have made for dc.
+	// dataClaim is member ordinal's data claim of dc, as the StatefulSet controller makes it, with
+	// the given owners.
+	dataClaim := func(dc *databasev1alpha1.DatabaseCluster, ordinal int32, owners ...metav1.OwnerReference) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: dc.ClaimName(ordinal), Namespace: dc.Namespace, Labels: dc.Labels(), OwnerReferences: owners},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr.To("standard"),
+				Resources: corev1.VolumeResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				},
+			},
+		}
+	}
 	claimsOf := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) []string {
 		var names []string
 		for i := range *dc.Spec.Replicas {
-			claim := &corev1.PersistentVolumeClaim{
-				ObjectMeta: metav1.ObjectMeta{Name: dc.ClaimName(i), Namespace: dc.Namespace, Labels: dc.Labels()},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					StorageClassName: ptr.To("standard"),
-					Resources: corev1.VolumeResourceRequirements{
-						Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-					},
-				},
-			}
+			claim := dataClaim(dc, i)
 			Expect(k8s.Create(ctx, claim)).To(Succeed())
 			names = append(names, claim.Name)
 		}
@@ -435,19 +440,7 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		}
 
 		By("the claim of member 1, removed under whenScaled: Delete, still names its pod (the garbage collector has not deleted it yet)")
-		condemned := &corev1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: dc.ClaimName(1), Namespace: dc.Namespace, Labels: dc.Labels(),
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "db-1", UID: "removed-pod-uid"}},
-			},
-			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				StorageClassName: ptr.To("standard"),
-				Resources: corev1.VolumeResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-				},
-			},
-		}
+		condemned := dataClaim(dc, 1, metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: "db-1", UID: "removed-pod-uid"})
 		Expect(k8s.Create(ctx, condemned)).To(Succeed())
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
 		patch := client.MergeFrom(dc.DeepCopy())
