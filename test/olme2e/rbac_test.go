@@ -19,15 +19,18 @@ package olme2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/test/harness/manager"
@@ -197,6 +200,62 @@ var _ = Describe("SingleNamespace install", Ordered, func() {
 		AddReportEntry("DatabaseCluster Available with the SingleNamespace RBAC", since(began))
 		deleteAndWait(dc)
 		dc = nil
+		stopManager(mgr)
+	})
+})
+
+var _ = Describe("MultiNamespace install", Ordered, func() {
+	const (
+		namespace     = "dbo-multi-op"
+		operatorGroup = "dbo-multi"
+	)
+	targets := []string{"dbo-multi-a", "dbo-multi-b"}
+	var (
+		csv *unstructured.Unstructured
+		mgr *manager.Process
+		dc  *databasev1alpha1.DatabaseCluster
+	)
+
+	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
+
+	It("installs 0.3.0 for two other namespaces, with Roles in each and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+		for _, ns := range append([]string{namespace}, targets...) {
+			Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
+		}
+		subscribed := time.Now()
+		guarded, cancel := guard(ctx)
+		defer cancel()
+		inst, err := olm.Install(guarded, k8s, olm.InstallOptions{
+			Namespace: namespace, Package: packageName, Channel: channel,
+			CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
+			InstallMode:   olm.InstallMode{Type: olm.InstallModeMultiNamespace, TargetNamespaces: targets},
+			OperatorGroup: operatorGroup,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		AddReportEntry("install 0.3.0 MultiNamespace (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
+		csv = inst.CSV
+		Expect(csv.GetName()).To(Equal(csvCurrent))
+		expectInstalledObjects(ctx, csv, strings.Join(targets, ","))
+		expectNamespacedRBAC(ctx, csv, "MultiNamespace", targets...)
+	})
+
+	It("runs the manager as OLM's ServiceAccount with WATCH_NAMESPACE as OLM sets it: a DatabaseCluster in each target becomes Available", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+		saName, depName := operatorNames(csv)
+		dep := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: depName}, dep)).To(Succeed())
+		kubeconfig := impersonatingKubeconfig(namespace, saName)
+		expectImpersonationEnforced(ctx, kubeconfig)
+		mgr = startManager(ctx, "manager-multi-0.3.0", kubeconfig, dep.Spec.Template.Annotations["olm.targetNamespaces"])
+
+		began := time.Now()
+		for _, ns := range targets {
+			dc = newSample(ns)
+			Expect(k8s.Create(ctx, dc)).To(Succeed())
+			waitAvailable(ctx, dc, mgr)
+			deleteAndWait(dc)
+			dc = nil
+		}
+		AddReportEntry("a DatabaseCluster Available in each of 2 target namespaces with the MultiNamespace RBAC", since(began))
 		stopManager(mgr)
 	})
 })

@@ -30,7 +30,7 @@ var _ = Describe("Bundle directories", Label("unit"), func() {
 		Expect(b.Channels).To(Equal([]string{"stable"}))
 		Expect(b.DefaultChannel).To(Equal("stable"))
 		Expect(b.InstallModes).To(Equal(map[string]bool{
-			"OwnNamespace": true, "SingleNamespace": true, "MultiNamespace": false, "AllNamespaces": true,
+			"OwnNamespace": true, "SingleNamespace": true, "MultiNamespace": true, "AllNamespaces": true,
 		}))
 	})
 

@@ -55,8 +55,11 @@ var _ = Describe("Install modes", Label("unit"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(InstallMode{Type: InstallModeOwnNamespace}.SupportedBy(b)).To(Succeed())
 		Expect(InstallMode{Type: InstallModeAllNamespaces}.SupportedBy(b)).To(Succeed())
-		Expect(InstallMode{Type: InstallModeMultiNamespace, TargetNamespaces: []string{"a", "b"}}.SupportedBy(b)).To(MatchError(
-			b.CSVName + " does not support install mode MultiNamespace (supported: OwnNamespace, SingleNamespace, AllNamespaces)"))
+		Expect(InstallMode{Type: InstallModeMultiNamespace, TargetNamespaces: []string{"a", "b"}}.SupportedBy(b)).To(Succeed())
+		released, err := ReadBundle(filepath.Join("..", "..", "..", "hack", "olm", "released", "0.2.0"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(InstallMode{Type: InstallModeMultiNamespace, TargetNamespaces: []string{"a", "b"}}.SupportedBy(released)).To(MatchError(
+			released.CSVName + " does not support install mode MultiNamespace (supported: OwnNamespace, SingleNamespace, AllNamespaces)"))
 	})
 })
 
