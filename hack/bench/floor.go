@@ -132,7 +132,7 @@ func measureFloor(ctx context.Context, c client.WithWatch, admin *rest.Config, b
 	}
 	res.CreateSpreadSec = time.Since(start).Seconds()
 	logf("floor: created %d children in %.1fs; waiting until every StatefulSet is ready", writes, res.CreateSpreadSec)
-	waitErr := tr.wait(ctx, s.timeout, logf)
+	waitErr := tr.wait(ctx, s.timeout, nil, logf)
 	end := tr.lastAvailable()
 	if end.IsZero() {
 		end = time.Now()

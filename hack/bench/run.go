@@ -28,7 +28,6 @@ import (
 	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 	"github.com/seed1b407122/database-operator/test/harness/manager"
-	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 const (
@@ -295,7 +294,7 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	}
 	res.CreateSpreadSec = time.Since(start).Seconds()
 	logf("created %d DatabaseClusters in %.1fs; waiting until all are Available", bc.N, res.CreateSpreadSec)
-	waitErr := tr.wait(ctx, s.timeout, logf)
+	waitErr := tr.wait(ctx, s.timeout, m.Done(), logf)
 	end := tr.lastAvailable()
 	if end.IsZero() {
 		end = time.Now()
@@ -610,8 +609,10 @@ func (t *tracker) watch(ctx context.Context, c client.WithWatch, newList func() 
 	}
 }
 
-// wait waits until every cluster is Available, logging progress every 10 s.
-func (t *tracker) wait(ctx context.Context, timeout time.Duration, logf func(string, ...any)) error {
+// wait waits until every cluster is Available (or, in the floor case, every StatefulSet ready),
+// logging progress every 10 s, for at most timeout. exited is closed when the manager exits (nil: no manager), which ends the
+// wait at once: nothing would converge any more.
+func (t *tracker) wait(ctx context.Context, timeout time.Duration, exited <-chan struct{}, logf func(string, ...any)) error {
 	deadline := time.After(timeout)
 	tick := time.NewTicker(10 * time.Second)
 	defer tick.Stop()
@@ -627,6 +628,10 @@ func (t *tracker) wait(ctx context.Context, timeout time.Duration, logf func(str
 			t.mu.Lock()
 			defer t.mu.Unlock()
 			return fmt.Errorf("only %d of %d DatabaseClusters Available after %s", len(t.availAt), t.n, timeout)
+		case <-exited:
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			return fmt.Errorf("the manager exited with %d of %d DatabaseClusters Available", len(t.availAt), t.n)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -682,17 +687,9 @@ type benchManager struct {
 // startManager runs the manager against the cluster (through the counting proxy unless
 // disabled) and waits until /readyz answers.
 func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings) (*benchManager, error) {
-	metricsPort, err := proc.FreePort("127.0.0.1")
-	if err != nil {
-		return nil, err
-	}
-	pprofPort, err := proc.FreePort("127.0.0.1")
-	if err != nil {
-		return nil, err
-	}
-	m := &benchManager{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
-		pprofURL: fmt.Sprintf("http://127.0.0.1:%d", pprofPort)}
+	m := &benchManager{}
 	kubeconfig := cluster.KubeconfigPath
+	var err error
 	if s.proxy {
 		if m.proxy, err = startProxy(cluster.Config); err != nil {
 			return nil, err
@@ -707,10 +704,9 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		Binary:     s.manager,
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
+		PortFlags:  []string{metricsFlag, pprofFlag},
 		Args: append([]string{
 			"--leader-elect=false", "--metrics-secure=false",
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-			fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pprofPort),
 			fmt.Sprintf("--max-concurrent-reconciles=%d", bc.Concurrency),
 			fmt.Sprintf("--kube-api-qps=%g", bc.QPS),
 			fmt.Sprintf("--kube-api-burst=%d", bc.Burst),
@@ -723,8 +719,16 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		return nil, err
 	}
 	m.startup = time.Since(began)
+	m.metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", m.Ports[metricsFlag])
+	m.pprofURL = fmt.Sprintf("http://127.0.0.1:%d", m.Ports[pprofFlag])
 	return m, nil
 }
+
+// The manager's address flags that the bench reads.
+const (
+	metricsFlag = "--metrics-bind-address"
+	pprofFlag   = "--pprof-bind-address"
+)
 
 // stop stops the manager with SIGINT (SIGKILL after 30 s) and the proxy.
 func (m *benchManager) stop() error {

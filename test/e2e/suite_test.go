@@ -21,7 +21,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +36,6 @@ import (
 	apischeme "github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 	"github.com/seed1b407122/database-operator/test/harness/manager"
-	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 // podReadyTimeout is the manager's bound for a pod to get Ready, short to keep the suite fast.
@@ -90,17 +88,15 @@ func startManager(ctx context.Context) *manager.Process {
 	if bin == "" {
 		bin = filepath.Join("..", "..", "bin", "manager")
 	}
-	var err error
-	metricsPort, err = proc.FreePort("127.0.0.1")
-	Expect(err).NotTo(HaveOccurred())
 	m, err := manager.Start(ctx, manager.Options{
 		Binary:     bin,
 		Kubeconfig: cluster.KubeconfigPath,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
-		Args: []string{"--leader-elect=false", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-			"--zap-log-level=info", "--pod-ready-timeout=" + podReadyTimeout.String()},
+		PortFlags:  []string{"--metrics-bind-address"},
+		Args:       []string{"--leader-elect=false", "--zap-log-level=info", "--pod-ready-timeout=" + podReadyTimeout.String()},
 	})
 	Expect(err).NotTo(HaveOccurred())
+	metricsPort = m.Ports["--metrics-bind-address"]
 	return m
 }
 

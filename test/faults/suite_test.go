@@ -47,7 +47,6 @@ import (
 	"github.com/seed1b407122/database-operator/test/harness/faultproxy"
 	"github.com/seed1b407122/database-operator/test/harness/leader"
 	"github.com/seed1b407122/database-operator/test/harness/manager"
-	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 const (
@@ -177,14 +176,12 @@ func managerArgs() []string {
 // startPlainManager runs one manager without leader election, through the proxy, and waits
 // until it is ready. AfterSuite kills it if it still runs.
 func startPlainManager(ctx context.Context, name string) *manager.Process {
-	metricsPort, err := proc.FreePort("127.0.0.1")
-	Expect(err).NotTo(HaveOccurred())
 	m, err := manager.Start(ctx, manager.Options{
 		Binary:     managerBinary(),
 		Kubeconfig: proxyKubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager-"+name+".log"),
-		Args: append([]string{"--leader-elect=false", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-			"--metrics-secure=false"}, managerArgs()...),
+		PortFlags:  []string{"--metrics-bind-address"},
+		Args:       append([]string{"--leader-elect=false", "--metrics-secure=false"}, managerArgs()...),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	managersMu.Lock()

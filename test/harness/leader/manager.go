@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/seed1b407122/database-operator/test/harness/manager"
-	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 // The manager's defaults that the managers run with: the Lease (--leader-election-id, in the
@@ -82,19 +81,15 @@ var ErrStillRunning = manager.ErrStillRunning
 // and waits until its probes answer. It does not wait for leadership. The process gets a
 // parent-death signal, so it does not outlive the caller.
 func Start(ctx context.Context, opts Options) (*Manager, error) {
-	metricsPort, err := proc.FreePort("127.0.0.1")
-	if err != nil {
-		return nil, err
-	}
 	p, err := manager.Start(ctx, manager.Options{
 		Binary:     opts.Binary,
 		Kubeconfig: opts.Kubeconfig,
 		LogPath:    filepath.Join(opts.LogDir, "manager-"+opts.Name+".log"),
+		PortFlags:  []string{metricsFlag},
 		Args: append([]string{
 			"--leader-elect",
 			"--leader-election-namespace=" + LeaseNamespace,
 			"--leader-election-release-on-cancel=true",
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
 			"--metrics-secure=false",
 			"--zap-log-level=info",
 		}, opts.Args...),
@@ -102,8 +97,11 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager %s: %w", opts.Name, err)
 	}
-	return &Manager{Process: p, Name: opts.Name, MetricsPort: metricsPort}, nil
+	return &Manager{Process: p, Name: opts.Name, MetricsPort: p.Ports[metricsFlag]}, nil
 }
+
+// metricsFlag is the manager's metrics address flag.
+const metricsFlag = "--metrics-bind-address"
 
 // LogEntries parses the manager's JSON log lines (zap's production encoding); other lines are
 // skipped.

@@ -47,6 +47,10 @@ type Options struct {
 	// Args are the manager's flags; Start adds --health-probe-bind-address on a free
 	// loopback port.
 	Args []string
+	// PortFlags are address flags (e.g. "--metrics-bind-address") that Start sets to a free
+	// loopback port each. The ports are chosen together with the probe's, so no two are alike:
+	// ports chosen one at a time may repeat, and the manager then fails to bind.
+	PortFlags []string
 	// Env is added to this process's environment.
 	Env []string
 	// ReadyTimeout bounds the wait for /readyz (default one minute).
@@ -57,6 +61,8 @@ type Options struct {
 type Process struct {
 	LogPath   string
 	ProbePort int
+	// Ports are the ports Start gave Options.PortFlags, by flag.
+	Ports map[string]int
 
 	proc process
 }
@@ -71,17 +77,24 @@ type process interface {
 // Start runs the manager and waits until /readyz answers 200. A manager that exits or does not
 // get ready in time is an error naming its log; it is killed in the latter case.
 func Start(ctx context.Context, o Options) (*Process, error) {
-	probePort, err := proc.FreePort("127.0.0.1")
+	free, err := proc.FreePorts("127.0.0.1", 1+len(o.PortFlags))
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probePort)}, o.Args...)
+	probePort := free[0]
+	args := []string{fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probePort)}
+	ports := map[string]int{}
+	for i, flag := range o.PortFlags {
+		ports[flag] = free[1+i]
+		args = append(args, fmt.Sprintf("%s=127.0.0.1:%d", flag, free[1+i]))
+	}
+	args = append(args, o.Args...)
 	env := append([]string{"KUBECONFIG=" + o.Kubeconfig}, o.Env...)
 	childProc, err := proc.Start("manager", o.Binary, args, proc.Options{LogPath: o.LogPath, Env: env})
 	if err != nil {
 		return nil, fmt.Errorf("%w (build it with 'make build')", err)
 	}
-	p := &Process{LogPath: o.LogPath, ProbePort: probePort, proc: childProc}
+	p := &Process{LogPath: o.LogPath, ProbePort: probePort, Ports: ports, proc: childProc}
 	timeout := o.ReadyTimeout
 	if timeout == 0 {
 		timeout = defaultReadyTimeout
@@ -122,6 +135,9 @@ func (p *Process) Pid() int { return p.proc.PID() }
 
 // Running reports whether the process has not exited yet.
 func (p *Process) Running() bool { return !proc.Closed(p.proc.Done()) }
+
+// Done is closed when the manager has exited.
+func (p *Process) Done() <-chan struct{} { return p.proc.Done() }
 
 // ExitErr is the process's exit error (nil for exit code 0), once it has exited.
 func (p *Process) ExitErr() error { return p.proc.Err() }
