@@ -167,22 +167,8 @@ var _ = Describe("SingleNamespace install", Ordered, func() {
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
 	It("installs 0.3.0 for one other namespace, with Roles there and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
-		for _, ns := range []string{namespace, target} {
-			Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
-		}
-		subscribed := time.Now()
-		guarded, cancel := guard(ctx)
-		defer cancel()
-		inst, err := olm.Install(guarded, k8s, olm.InstallOptions{
-			Namespace: namespace, Package: packageName, Channel: channel,
-			CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
-			InstallMode:   olm.InstallMode{Type: olm.InstallModeSingleNamespace, TargetNamespaces: []string{target}},
-			OperatorGroup: operatorGroup,
-		})
-		Expect(err).NotTo(HaveOccurred())
-		AddReportEntry("install 0.3.0 SingleNamespace (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
-		csv = inst.CSV
-		Expect(csv.GetName()).To(Equal(csvCurrent))
+		csv = installForTargets(ctx, namespace, operatorGroup,
+			olm.InstallMode{Type: olm.InstallModeSingleNamespace, TargetNamespaces: []string{target}})
 		expectInstalledObjects(ctx, csv, target)
 		expectNamespacedRBAC(ctx, csv, "SingleNamespace", target)
 	})
@@ -219,22 +205,8 @@ var _ = Describe("MultiNamespace install", Ordered, func() {
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
 	It("installs 0.3.0 for two other namespaces, with Roles in each and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
-		for _, ns := range append([]string{namespace}, targets...) {
-			Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
-		}
-		subscribed := time.Now()
-		guarded, cancel := guard(ctx)
-		defer cancel()
-		inst, err := olm.Install(guarded, k8s, olm.InstallOptions{
-			Namespace: namespace, Package: packageName, Channel: channel,
-			CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
-			InstallMode:   olm.InstallMode{Type: olm.InstallModeMultiNamespace, TargetNamespaces: targets},
-			OperatorGroup: operatorGroup,
-		})
-		Expect(err).NotTo(HaveOccurred())
-		AddReportEntry("install 0.3.0 MultiNamespace (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
-		csv = inst.CSV
-		Expect(csv.GetName()).To(Equal(csvCurrent))
+		csv = installForTargets(ctx, namespace, operatorGroup,
+			olm.InstallMode{Type: olm.InstallModeMultiNamespace, TargetNamespaces: targets})
 		expectInstalledObjects(ctx, csv, strings.Join(targets, ","))
 		expectNamespacedRBAC(ctx, csv, "MultiNamespace", targets...)
 	})
@@ -259,6 +231,28 @@ var _ = Describe("MultiNamespace install", Ordered, func() {
 		stopManager(mgr)
 	})
 })
+
+// installForTargets creates namespace and the mode's target namespaces, installs 0.3.0 into
+// namespace for those targets (olm.Install: OperatorGroup, Subscription with Automatic approval,
+// the wait for the CSV) and returns the CSV.
+func installForTargets(ctx SpecContext, namespace, operatorGroup string, mode olm.InstallMode) *unstructured.Unstructured {
+	GinkgoHelper()
+	for _, ns := range append([]string{namespace}, mode.TargetNamespaces...) {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(ns)})).To(Succeed())
+	}
+	subscribed := time.Now()
+	guarded, cancel := guard(ctx)
+	defer cancel()
+	inst, err := olm.Install(guarded, k8s, olm.InstallOptions{
+		Namespace: namespace, Package: packageName, Channel: channel,
+		CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
+		InstallMode: mode, OperatorGroup: operatorGroup,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	AddReportEntry(fmt.Sprintf("install 0.3.0 %s (Subscription -> CSV Succeeded, Automatic)", mode.Type), since(subscribed))
+	Expect(inst.CSV.GetName()).To(Equal(csvCurrent))
+	return inst.CSV
+}
 
 // expectClusterWideRBAC checks an AllNamespaces install: OLM made ClusterRoles of the CSV's
 // permissions, so the probe writes are allowed in any namespace.
