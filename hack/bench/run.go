@@ -704,7 +704,7 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		Binary:     s.manager,
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
-		PortFlags:  []string{metricsFlag, pprofFlag},
+		PortFlags:  []string{manager.MetricsFlag, manager.PprofFlag},
 		Args: append([]string{
 			"--leader-elect=false", "--metrics-secure=false",
 			fmt.Sprintf("--max-concurrent-reconciles=%d", bc.Concurrency),
@@ -719,16 +719,10 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		return nil, err
 	}
 	m.startup = time.Since(began)
-	m.metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", m.Ports[metricsFlag])
-	m.pprofURL = fmt.Sprintf("http://127.0.0.1:%d", m.Ports[pprofFlag])
+	m.metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", m.Ports[manager.MetricsFlag])
+	m.pprofURL = fmt.Sprintf("http://127.0.0.1:%d", m.Ports[manager.PprofFlag])
 	return m, nil
 }
-
-// The manager's address flags that the bench reads.
-const (
-	metricsFlag = "--metrics-bind-address"
-	pprofFlag   = "--pprof-bind-address"
-)
 
 // stop stops the manager with SIGINT (SIGKILL after 30 s) and the proxy.
 func (m *benchManager) stop() error {

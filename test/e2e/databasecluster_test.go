@@ -52,9 +52,7 @@ var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
 
 	AfterEach(func() {
 		if CurrentSpecReport().Failed() {
-			if log, err := os.ReadFile(filepath.Join(cluster.WorkDir, "manager.log")); err == nil {
-				GinkgoWriter.Printf("manager log (last 4 KiB):\n%s\n", tail(log, 4096))
-			}
+			printManagerLog()
 		}
 	})
 

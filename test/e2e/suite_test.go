@@ -92,11 +92,11 @@ func startManager(ctx context.Context) *manager.Process {
 		Binary:     bin,
 		Kubeconfig: cluster.KubeconfigPath,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
-		PortFlags:  []string{"--metrics-bind-address"},
+		PortFlags:  []string{manager.MetricsFlag},
 		Args:       []string{"--leader-elect=false", "--zap-log-level=info", "--pod-ready-timeout=" + podReadyTimeout.String()},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	metricsPort = m.Ports["--metrics-bind-address"]
+	metricsPort = m.Ports[manager.MetricsFlag]
 	return m
 }
 
@@ -145,6 +145,11 @@ func dumpNamespace(ctx context.Context, ns string) {
 				e.InvolvedObject.Name, e.Reason, e.Message, e.Count)
 		}
 	}
+	printManagerLog()
+}
+
+// printManagerLog writes the last 4 KiB of the manager's log, for a spec that failed.
+func printManagerLog() {
 	if log, err := os.ReadFile(filepath.Join(cluster.WorkDir, "manager.log")); err == nil {
 		GinkgoWriter.Printf("manager log (last 4 KiB):\n%s\n", tail(log, 4096))
 	}

@@ -180,7 +180,7 @@ func startPlainManager(ctx context.Context, name string) *manager.Process {
 		Binary:     managerBinary(),
 		Kubeconfig: proxyKubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager-"+name+".log"),
-		PortFlags:  []string{"--metrics-bind-address"},
+		PortFlags:  []string{manager.MetricsFlag},
 		Args:       append([]string{"--leader-elect=false", "--metrics-secure=false"}, managerArgs()...),
 	})
 	Expect(err).NotTo(HaveOccurred())

@@ -85,7 +85,7 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 		Binary:     opts.Binary,
 		Kubeconfig: opts.Kubeconfig,
 		LogPath:    filepath.Join(opts.LogDir, "manager-"+opts.Name+".log"),
-		PortFlags:  []string{metricsFlag},
+		PortFlags:  []string{manager.MetricsFlag},
 		Args: append([]string{
 			"--leader-elect",
 			"--leader-election-namespace=" + LeaseNamespace,
@@ -97,11 +97,8 @@ func Start(ctx context.Context, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager %s: %w", opts.Name, err)
 	}
-	return &Manager{Process: p, Name: opts.Name, MetricsPort: p.Ports[metricsFlag]}, nil
+	return &Manager{Process: p, Name: opts.Name, MetricsPort: p.Ports[manager.MetricsFlag]}, nil
 }
-
-// metricsFlag is the manager's metrics address flag.
-const metricsFlag = "--metrics-bind-address"
 
 // LogEntries parses the manager's JSON log lines (zap's production encoding); other lines are
 // skipped.

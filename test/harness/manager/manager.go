@@ -36,6 +36,12 @@ const defaultReadyTimeout = time.Minute
 // ErrStillRunning is returned by WaitExit when the process did not exit in time.
 var ErrStillRunning = errors.New("the manager is still running")
 
+// The manager's address flags that harnesses give a port of their own (Options.PortFlags).
+const (
+	MetricsFlag = "--metrics-bind-address"
+	PprofFlag   = "--pprof-bind-address"
+)
+
 // Options describe one manager process.
 type Options struct {
 	// Binary is the manager binary (bin/manager).

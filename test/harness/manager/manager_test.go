@@ -34,7 +34,7 @@ func TestStartGivesEveryPortFlagItsOwnPort(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+argsFile+"\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	flags := []string{"--metrics-bind-address", "--pprof-bind-address"}
+	flags := []string{MetricsFlag, PprofFlag}
 	_, err := Start(context.Background(), Options{
 		Binary: script, LogPath: filepath.Join(dir, "log"), PortFlags: flags, Args: []string{"--x"},
 		ReadyTimeout: 10 * time.Second,
