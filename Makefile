@@ -62,7 +62,17 @@ OLM_HASH := $(shell sha256sum hack/olm/go.sum 2>/dev/null | cut -c1-12)
 OLM_TOOLS_DIR ?= $(CACHE_DIR)/olm-tools-$(OLM_HASH)
 OLM_RUNTIME_DIR ?= $(CACHE_DIR)/olm-runtime-$(OLM_HASH)
 OLM_RUNTIME_PKG := github.com/operator-framework/operator-lifecycle-manager
-OPM ?= $(OLM_TOOLS_DIR)/opm
+# opm is static (CGO_ENABLED=0: no sqlite, which no command used here needs), so that the
+# real-node tier's opm image can carry it; it lives in static/ with the other static binaries
+# of OLM's images: cpb (OLM's util image) and grpc_health_probe (the opm image's probe, its own
+# pinned module, built with "go install").
+OLM_STATIC_DIR = $(OLM_TOOLS_DIR)/static
+OPM ?= $(OLM_STATIC_DIR)/opm
+CPB ?= $(OLM_STATIC_DIR)/cpb
+GRPC_HEALTH_PROBE_VERSION ?= v0.4.62
+GRPC_HEALTH_PROBE ?= $(OLM_STATIC_DIR)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
+# OLM's util image needs /bin/cp: Debian's busybox-static (make test-env-node installs it).
+BUSYBOX ?= /bin/busybox
 # opm serve's registry on 127.0.0.1 only (hack/olm/cmd/catalog-serve): opm serve binds every
 # interface. Built next to opm; rebuilt when its source changes.
 CATALOG_SERVE ?= $(OLM_TOOLS_DIR)/catalog-serve
@@ -96,8 +106,17 @@ IMAGE_TAG_BASE ?= database-operator
 OPERATOR_IMG ?= $(if $(filter command line environment,$(origin IMG)),$(IMG),$(IMAGE_TAG_BASE):$(VERSION))
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:$(VERSION)
 CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:$(VERSION)
-# Base image of the catalog image (opm generate dockerfile), pinned to the opm we build.
+# Base image of the catalog image (opm generate dockerfile), pinned to the opm we build; the
+# real-node tier builds it from that opm (hack/node/build-images.sh), and OLM's util image
+# (cpb, for bundle unpacking) from the OLM module.
 OPM_IMAGE ?= quay.io/operator-framework/opm:v1.74.0
+OLM_UTIL_IMAGE ?= quay.io/operator-framework/olm:v0.46.0
+# Where users pull the project's images from: the operator, its -bundle and -catalog. The
+# real-node tier's containerd mirrors that host to the test registry.
+IMAGE_REPO_BASE ?= quay.io/seed1b407122
+# The bundle and catalog images of the real-node tier (hack/node/build-images.sh names them so).
+NODE_BUNDLE_REPO = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-bundle
+NODE_CATALOG_IMG = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog:v$(VERSION)
 
 # Images. Empty CONTAINER_TOOL: built without a container engine by hack/images (image-tool) into
 # IMAGES_DIR as OCI layouts + docker-archive tarballs; CONTAINER_TOOL=docker (or podman): built
@@ -467,10 +486,23 @@ bundle-validate: ## Validate bundle/ (default + operatorframework suite); fails 
 opm: $(OPM) ## Build opm (operator-registry, pinned in hack/olm/go.mod) once per machine.
 
 $(OPM):
-	mkdir -p $(OLM_TOOLS_DIR)
-	$(OLM_GO) build -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(OPM).tmp \
+	mkdir -p $(OLM_STATIC_DIR)
+	$(OLM_GO) build -trimpath -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(OPM).tmp \
 		github.com/operator-framework/operator-registry/cmd/opm
 	mv $(OPM).tmp $(OPM)
+$(OPM): export CGO_ENABLED = 0
+
+$(CPB):
+	mkdir -p $(OLM_STATIC_DIR)
+	$(OLM_GO) build -trimpath -ldflags '-s -w' -o $(CPB).tmp $(OLM_RUNTIME_PKG)/util/cpb
+	mv $(CPB).tmp $(CPB)
+$(CPB): export CGO_ENABLED = 0
+
+$(GRPC_HEALTH_PROBE):
+	mkdir -p $(OLM_STATIC_DIR)/gobin
+	cd $(OLM_STATIC_DIR) && GOWORK=off GOBIN=$(OLM_STATIC_DIR)/gobin CGO_ENABLED=0 \
+		go install -trimpath -ldflags '-s -w' github.com/grpc-ecosystem/grpc-health-probe@$(GRPC_HEALTH_PROBE_VERSION)
+	mv $(OLM_STATIC_DIR)/gobin/grpc-health-probe $(GRPC_HEALTH_PROBE)
 
 .PHONY: catalog-serve
 catalog-serve: $(CATALOG_SERVE) ## Build catalog-serve (opm serve's registry, on 127.0.0.1 only) next to opm.
@@ -567,8 +599,11 @@ test-env-node: node-env ## Node tier: binaries, host packages (apt-get, root onl
 	echo "CONTAINERD=$$(command -v containerd) RUNC=$$(command -v runc) CNI_BIN_DIR=/usr/lib/cni"
 
 .PHONY: node-images
-node-images: node-env manager-static $(MANAGER_PREVIOUS) $(IMAGE_TOOL) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) into NODE_IMAGES_DIR.
+node-images: node-env manager-static $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (opm, OLM's util, both bundles, the grpc catalog) into NODE_IMAGES_DIR.
 	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
+		OPM=$(OPM) CPB=$(CPB) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE) BUSYBOX=$(BUSYBOX) \
+		OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) \
+		PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) PACKAGE=$(PACKAGE_NAME) \
 		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
 
 .PHONY: node-images-test
@@ -579,9 +614,11 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 ##@ Real node tier
 
 .PHONY: test-node
-test-node: test-env snapshot-env prometheus-env test-env-node catalog-serve olm-runtime $(GINKGO) ## Real node: OLM installs the operator into pods; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
+test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
-	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) CATALOG_SERVE=$(CATALOG_SERVE) PROMETHEUS_BIN=$(PROMETHEUS_BIN) \
+	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
+	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) \
+	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 
 ##@ Benchmark

@@ -228,6 +228,7 @@ type entry struct {
 	name string // relative, slash separated, no leading slash; directories end in "/"
 	mode int64
 	data []byte
+	uid  int // owner (uid and gid); 0: root
 }
 
 // layer builds a gzip'd OCI layer from entries, adding missing parent directories.
@@ -259,6 +260,8 @@ func layer(entries []entry, created time.Time) (v1.Layer, error) {
 			ModTime:  created,
 			Typeflag: tar.TypeReg,
 			Size:     int64(len(e.data)),
+			Uid:      e.uid,
+			Gid:      e.uid,
 			Format:   tar.FormatPAX,
 		}
 		if strings.HasSuffix(e.name, "/") {
@@ -533,12 +536,13 @@ func BundleImage(dir string, created time.Time) (v1.Image, error) {
 // CatalogImage builds the catalog image: dir (the file-based catalog) at the directory the
 // catalog Dockerfile's CatalogConfigsLabel names (/configs), with that Dockerfile's labels.
 //
-// The real image is built on the opm image (catalog.Dockerfile, "make catalog-build" with Docker),
-// which also pre-populates /tmp/cache. That base is unreachable here: with base == nil the image
-// carries only the configs layer and the labels (no ENTRYPOINT: there is no opm to run) — enough
-// for registry-side tests and "opm render". With a base (e.g. an opm image pushed to a local
-// registry), the layer goes on top of it and the Dockerfile's ENTRYPOINT and CMD are set.
-func CatalogImage(dir, dockerfile string, base v1.Image, created time.Time) (v1.Image, error) {
+// With base == nil the image carries only the configs layer and the labels (no ENTRYPOINT:
+// there is no opm to run) — enough for registry-side tests and "opm render". With a base (an
+// opm image: /bin/opm, /bin/grpc_health_probe; see OPMImage), the layer goes on top of it and
+// the Dockerfile's ENTRYPOINT and CMD are set, and cacheDir, when not empty, is the serve cache
+// "opm serve DIR --cache-only" pre-built, placed where the CMD's --cache-dir says, as the
+// Dockerfile's builder stage does.
+func CatalogImage(dir, dockerfile string, base v1.Image, cacheDir string, created time.Time) (v1.Image, error) {
 	st, err := ParseDockerfile(dockerfile)
 	if err != nil {
 		return nil, err
@@ -551,10 +555,6 @@ func CatalogImage(dir, dockerfile string, base v1.Image, created time.Time) (v1.
 	if err != nil {
 		return nil, err
 	}
-	l, err := layer(entries, created)
-	if err != nil {
-		return nil, err
-	}
 	cfg := Config{Labels: st.Labels, CreatedBy: "hack/images: ADD catalog " + configs}
 	if base != nil {
 		cfg.Entrypoint, cfg.Cmd = st.Entrypoint, st.Cmd
@@ -564,7 +564,58 @@ func CatalogImage(dir, dockerfile string, base v1.Image, created time.Time) (v1.
 		}
 		cfg.OS, cfg.Architecture = cf.OS, cf.Architecture
 	}
+	if cacheDir != "" {
+		cache := cacheDirOf(st.Cmd)
+		if base == nil || cache == "" {
+			return nil, fmt.Errorf("a serve cache needs a base and a CMD with --cache-dir= (%s)", dockerfile)
+		}
+		cached, err := dirEntries(cacheDir, strings.Trim(cache, "/"))
+		if err != nil {
+			return nil, err
+		}
+		// opm opens the cache read-write (a lock file, its database): it belongs to the user
+		// the image runs as, as when the Dockerfile's builder stage writes it.
+		uid, err := numericUser(base)
+		if err != nil {
+			return nil, err
+		}
+		for i := range cached {
+			cached[i].uid = uid
+		}
+		// The cache's parents keep the base's modes (/tmp 1777), not the layer's default 0755.
+		entries = append(entries, entry{name: "tmp/", mode: 0o1777})
+		entries = append(entries, cached...)
+		cfg.CreatedBy += " and the serve cache " + cache
+	}
+	l, err := layer(entries, created)
+	if err != nil {
+		return nil, err
+	}
 	return assemble(base, l, cfg, created)
+}
+
+// numericUser returns the uid of img's USER, which must be numeric ("1001" or "1001:1001").
+func numericUser(img v1.Image) (int, error) {
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return 0, err
+	}
+	user, _, _ := strings.Cut(cf.Config.User, ":")
+	uid, err := strconv.Atoi(user)
+	if err != nil {
+		return 0, fmt.Errorf("the base's USER %q is not numeric", cf.Config.User)
+	}
+	return uid, nil
+}
+
+// cacheDirOf returns the value of a --cache-dir=DIR argument of cmd, or "".
+func cacheDirOf(cmd []string) string {
+	for _, a := range cmd {
+		if v, ok := strings.CutPrefix(a, "--cache-dir="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Files returns the regular files of an image's flattened filesystem, by path without a

@@ -79,7 +79,7 @@ func setup(t *testing.T) *env {
 	must(t, err)
 	e.bundleImg, err = images.BundleImage(filepath.Join(root, "bundle"), e.created)
 	must(t, err)
-	e.catalogImg, err = images.CatalogImage(filepath.Join(root, "catalog"), filepath.Join(root, "catalog.Dockerfile"), nil, e.created)
+	e.catalogImg, err = images.CatalogImage(filepath.Join(root, "catalog"), filepath.Join(root, "catalog.Dockerfile"), nil, "", e.created)
 	must(t, err)
 	t.Logf("built 3 images in %s", time.Since(start).Round(time.Millisecond))
 
@@ -283,7 +283,7 @@ func testReproducible(t *testing.T, e *env) {
 		},
 		e.bundleRef: func() (v1.Image, error) { return images.BundleImage(filepath.Join(e.root, "bundle"), e.created) },
 		e.catalogRef: func() (v1.Image, error) {
-			return images.CatalogImage(filepath.Join(e.root, "catalog"), filepath.Join(e.root, "catalog.Dockerfile"), nil, e.created)
+			return images.CatalogImage(filepath.Join(e.root, "catalog"), filepath.Join(e.root, "catalog.Dockerfile"), nil, "", e.created)
 		},
 	} {
 		img, err := b()

@@ -21,7 +21,25 @@
 #                                       manager-previous): the older bundle of catalog/ names it
 #   database-operator:VERSION           the operator image of MANAGER_BIN (today's code): bundle/
 #
+# And the images the node pulls from the test registry, by digest, as OCI layouts in
+# OUT_DIR/layouts with OUT_DIR/registry.txt, one "<layout> <ref:tag> <ref@sha256:digest>" per line
+# (the harness pushes each layout to the registry as ref:tag, minus the host):
+#   OPM_IMAGE (quay.io/operator-framework/opm)  the static OPM at /bin/opm and GRPC_HEALTH_PROBE
+#                                       at /bin/grpc_health_probe, user 1001, ENTRYPOINT /bin/opm:
+#                                       OLM's opm image (bundle extraction) and the catalog's base
+#   OLM_UTIL_IMAGE (.../olm)            OLM's util image for bundle unpacking: CPB at /bin/cpb and
+#                                       BUSYBOX (static) as /bin/cp, which the unpack Job runs
+#   IMAGE_REPO_BASE/database-operator-bundle:vPREVIOUS_VERSION, :vVERSION
+#                                       the bundle images of PREVIOUS_BUNDLE_DIR and bundle/
+#   IMAGE_REPO_BASE/database-operator-catalog:vVERSION
+#                                       the grpc catalog image: OUT_DIR/catalog rendered by
+#                                       "opm render" from the two bundle images (pulled from a
+#                                       throwaway registry on 127.0.0.1, named by digest) under
+#                                       /configs, on the opm image, with its serve cache pre-built
+#
 # Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
+#          OPM=... CPB=... GRPC_HEALTH_PROBE=... BUSYBOX=/bin/busybox OPM_IMAGE=... OLM_UTIL_IMAGE=... \
+#          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
 #          VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
 set -euo pipefail
 out=${1:?output directory}
@@ -66,3 +84,53 @@ image "database-operator-$VERSION.tar" "database-operator:$VERSION" operator \
   --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
 mv "$list" "$out/images.txt"
 echo "Node images in $out (list: $out/images.txt)"
+
+: "${OPM:?}" "${CPB:?}" "${GRPC_HEALTH_PROBE:?}" "${BUSYBOX:?}" "${OPM_IMAGE:?}" "${OLM_UTIL_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
+package=${PACKAGE:-database-operator}
+reg="$out/registry.txt.tmp"
+: > "$reg"
+rm -rf "$out/layouts"
+# layout NAME REF ARGS...: one image-tool call into OUT_DIR/layouts/NAME, recorded in
+# registry.txt; prints the reference by digest.
+layout() {
+  local dir=$out/layouts/$1 ref=$2 digest
+  shift 2
+  digest=$("$IMAGE_TOOL" "$@" --tag "$ref" --layout "$dir" | awk 'NR == 1 {print $2}')
+  [[ $digest == sha256:* ]] || { echo "no digest for $ref" >&2; exit 1; }
+  echo "$dir $ref ${ref%:*}@$digest" >> "$reg"
+  echo "${ref%:*}@$digest"
+}
+layout opm "$OPM_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/opm \
+  --file "$OPM:/bin/opm" --file "$GRPC_HEALTH_PROBE:/bin/grpc_health_probe" >/dev/null
+layout olm-util "$OLM_UTIL_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \
+  --file "$CPB:/bin/cpb" --file "$BUSYBOX:/bin/cp" >/dev/null
+bundle_repo=$IMAGE_REPO_BASE/$package-bundle
+previous_bundle=$(layout "bundle-$PREVIOUS_VERSION" "$bundle_repo:v$PREVIOUS_VERSION" bundle --dir "$root/$PREVIOUS_BUNDLE_DIR")
+current_bundle=$(layout "bundle-$VERSION" "$bundle_repo:v$VERSION" bundle --dir "$root/bundle")
+
+# The catalog, rendered by opm from the bundle images as pushed (not from their directories):
+# each bundle is named by its digest, and OLM unpacks it.
+catalog=$out/catalog
+rm -rf "$catalog" "$out/catalog-cache"
+mkdir -p "$catalog/$package"
+host=${IMAGE_REPO_BASE%%/*}
+# opm pulls with containers/image, which wants a signature policy: podman's default one
+# (accept anything), in a HOME of its own.
+opm_home=$(mktemp -d)
+trap 'rm -rf "$opm_home"' EXIT
+mkdir -p "$opm_home/.config/containers"
+echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$opm_home/.config/containers/policy.json"
+(cd "$root/hack/olm" && GOWORK=off go build -o "$opm_home/catalog-gen" ./cmd/catalog-gen)
+"$IMAGE_TOOL" registry \
+  --push "$out/layouts/bundle-$PREVIOUS_VERSION=${bundle_repo#*/}:v$PREVIOUS_VERSION" \
+  --push "$out/layouts/bundle-$VERSION=${bundle_repo#*/}:v$VERSION" -- \
+  env HOME="$opm_home" bash -c '"$0" --opm "$1" --package "$2" --channel "$3" --mirror "$4=$REGISTRY" --output "$5" "$6" "$7"' \
+  "$opm_home/catalog-gen" "$OPM" "$package" "${CHANNEL:-stable}" "$host" \
+  "$catalog/$package/index.yaml" "$root/$PREVIOUS_BUNDLE_DIR=$previous_bundle" "$root/bundle=$current_bundle"
+"$OPM" validate "$catalog"
+"$OPM" serve "$catalog" --cache-dir "$out/catalog-cache" --cache-only
+layout catalog "$IMAGE_REPO_BASE/$package-catalog:v$VERSION" catalog --dir "$catalog" \
+  --dockerfile "$root/catalog.Dockerfile" --base-layout "$out/layouts/opm" --cache "$out/catalog-cache" >/dev/null
+mv "$reg" "$out/registry.txt"
+echo "Registry images in $out/layouts (list: $out/registry.txt):"
+cat "$out/registry.txt"

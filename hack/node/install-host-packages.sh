@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the host packages of the real-node tier from Debian when one is missing: containerd
 # (with its runc shim), runc and the CNI plugins (bridge, host-local, portmap, loopback in
-# /usr/lib/cni). Needs root; prints why and exits 0 when not root, so that "make test-env-node"
+# /usr/lib/cni), and busybox-static (its /bin/busybox is the cp of OLM's util image, see
+# hack/node/build-images.sh). Needs root; prints why and exits 0 when not root, so that "make test-env-node"
 # can run anywhere. Used by the Makefile (test-env-node).
 set -euo pipefail
 missing=()
@@ -9,6 +10,7 @@ command -v containerd >/dev/null || missing+=(containerd)
 command -v runc >/dev/null || missing+=(runc)
 command -v iptables-restore >/dev/null || missing+=(iptables)
 [[ -x /usr/lib/cni/bridge ]] || missing+=(containernetworking-plugins)
+[[ -x /bin/busybox ]] || missing+=(busybox-static)
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "Host packages present: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni"
   exit 0

@@ -243,7 +243,7 @@ func TestCatalog(t *testing.T) {
 
 func TestCommittedCatalogIsCurrent(t *testing.T) {
 	opm := tool(t, "OPM")
-	fbc, err := catalog.Render(opm, pkg, channel, []string{filepath.Join(repoRoot, previousBundle), filepath.Join(repoRoot, "bundle")})
+	fbc, err := catalog.Render(opm, pkg, channel, []catalog.Source{{Dir: filepath.Join(repoRoot, previousBundle)}, {Dir: filepath.Join(repoRoot, "bundle")}}, catalog.Mirror{})
 	if err != nil {
 		t.Fatal(err)
 	}

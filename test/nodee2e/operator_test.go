@@ -4,13 +4,15 @@ package nodee2e
 
 import (
 	"context"
-	"path/filepath"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +24,7 @@ import (
 	"github.com/seed1b407122/database-operator/test/harness/olm"
 	"github.com/seed1b407122/database-operator/test/harness/proc"
 	"github.com/seed1b407122/database-operator/test/harness/realnode"
+	"github.com/seed1b407122/database-operator/test/harness/socks"
 )
 
 // The operator as OLM installs it from catalog/: an AllNamespaces install into a namespace
@@ -53,51 +56,64 @@ const (
 	olmWaitTimeout         = 4 * time.Minute
 )
 
-// olmHost is OLM's two controllers and the catalog server, all host processes.
+// olmHost is OLM's two controllers, host processes, and the SOCKS proxy through which the
+// catalog operator reaches the registry pods of its catalog sources.
 type olmHost struct {
 	runtime *olm.Runtime
-	catalog *olm.CatalogServer
+	proxy   *socks.Proxy
 }
 
-func (o *olmHost) processes() []*proc.Process {
-	procs := o.runtime.Processes()
-	if o.catalog != nil {
-		procs = append(procs, o.catalog.Process)
-	}
-	return procs
-}
+func (o *olmHost) processes() []*proc.Process { return o.runtime.Processes() }
 
 func (o *olmHost) stop() {
-	if o.catalog != nil {
-		Expect(o.catalog.Stop()).To(Succeed())
-	}
 	Expect(o.runtime.Stop()).To(Succeed())
+	Expect(o.proxy.Close()).To(Succeed())
 }
 
-// startOLM starts OLM (OLM_BIN_DIR) and serves catalog/ with catalog-serve (CATALOG_SERVE) on
-// 127.0.0.1, where OLM's catalog operator, also on the host, reaches it.
+// startOLM starts OLM (OLM_BIN_DIR) as a cluster runs it, but on the host: its catalog operator
+// unpacks bundle images with Jobs on the node (its util image and opm image, built from the
+// modules and pulled from the node's registry by digest) and dials catalog sources'
+// registry pods by their Service names through a SOCKS proxy that asks the cluster's DNS
+// (GRPC_PROXY, as OLM does when it runs outside the cluster).
 func startOLM(ctx context.Context) *olmHost {
 	GinkgoHelper()
-	began := time.Now()
+	Expect(node.Registry).NotTo(BeNil(), "the real-node tier needs the node's registry (make node-images writes registry.txt)")
+	proxy, err := socks.Start(realnode.ResolveService)
+	Expect(err).NotTo(HaveOccurred())
 	runtime, err := olm.StartOLM(ctx, k8s, olm.RuntimeOptions{
 		BinDir: requireEnv("OLM_BIN_DIR"), Kubeconfig: node.KubeconfigPath, Namespace: olmNamespace,
 		LogDir: node.WorkDir, DisableCopiedCSVs: true,
+		CatalogArgs: []string{"--util-image", registryImage("OLM_UTIL_IMAGE"), "--opmImage", registryImage("OPM_IMAGE")},
+		CatalogEnv:  []string{"GRPC_PROXY=" + proxy.URL()},
 	})
-	Expect(err).NotTo(HaveOccurred())
-	host := &olmHost{runtime: runtime}
-	catalogDir, err := filepath.Abs(filepath.Join("..", "..", "catalog"))
-	Expect(err).NotTo(HaveOccurred())
-	host.catalog, err = olm.ServeCatalog(ctx, olm.ServeOptions{Server: requireEnv("CATALOG_SERVE"), Dir: catalogDir, WorkDir: node.WorkDir})
 	if err != nil {
-		host.stop()
+		_ = proxy.Close()
 	}
 	Expect(err).NotTo(HaveOccurred())
-	guarded, cancel := whileOLMRuns(ctx, host)
+	return &olmHost{runtime: runtime, proxy: proxy}
+}
+
+// addCatalogSource creates the CatalogSource of the catalog image (CATALOG_IMAGE, by digest):
+// OLM runs it in a registry pod on the node, pulled from the node's registry.
+func addCatalogSource(ctx context.Context) {
+	GinkgoHelper()
+	guarded, cancel := whileOLMRuns(ctx, operatorLM)
 	defer cancel()
-	Expect(olm.CreateCatalogSource(guarded, k8s, olm.BuildCatalogSource(olmNamespace, catalogSourceName,
-		host.catalog.Address, "database-operator (catalog/)", nil))).To(Succeed())
-	report("OLM started, catalog/ served and its CatalogSource READY", time.Since(began))
-	return host
+	catalogImage := registryImage("CATALOG_IMAGE")
+	catalogCreated = time.Now()
+	Expect(olm.CreateCatalogSource(guarded, k8s, olm.BuildImageCatalogSource(olmNamespace, catalogSourceName,
+		catalogImage, "database-operator (catalog image)", "", nil))).To(Succeed())
+	report("CatalogSource of the catalog image created -> READY (registry pod pulled by digest and serving)", time.Since(catalogCreated))
+	expectPulled(ctx, olmNamespace, catalogImage)
+}
+
+// registryImage returns the reference by digest of the image the environment variable env
+// names by tag (make test-node sets them), as the node's registry serves it.
+func registryImage(env string) string {
+	GinkgoHelper()
+	ref, err := node.Registry.Digest(requireEnv(env))
+	Expect(err).NotTo(HaveOccurred())
+	return ref
 }
 
 // whileOLMRuns bounds a wait on OLM: olmWaitTimeout, and an end as soon as one of OLM's
@@ -243,3 +259,51 @@ var _ = ReportAfterEach(func(ctx SpecContext, report SpecReport) {
 		GinkgoWriter.Printf("--- log of %s/%s (%v):\n%s\n", operatorNamespace, p.Name, err, log)
 	}
 }, NodeTimeout(30*time.Second))
+
+// expectPulled checks that every container of namespace's pods that names ref (an image by
+// digest) runs that image as the kubelet reports it (status imageID), and prints each.
+func expectPulled(ctx context.Context, namespace, ref string) {
+	GinkgoHelper()
+	var pods corev1.PodList
+	Expect(k8s.List(ctx, &pods, client.InNamespace(namespace))).To(Succeed())
+	found := 0
+	for _, p := range pods.Items {
+		statuses := append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...)
+		for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+			if c.Image != ref {
+				continue
+			}
+			found++
+			i := slices.IndexFunc(statuses, func(st corev1.ContainerStatus) bool { return st.Name == c.Name })
+			Expect(i).NotTo(Equal(-1), "pod %s container %s has no status", p.Name, c.Name)
+			Expect(statuses[i].ImageID).To(Equal(ref), "pod %s container %s (status image %s)", p.Name, c.Name, statuses[i].Image)
+			fmt.Fprintf(os.Stderr, "PULLED %s (pod %s/%s, container %s)\n", statuses[i].ImageID, namespace, p.Name, c.Name)
+		}
+	}
+	Expect(found).NotTo(BeZero(), "no container of %s names %s", namespace, ref)
+}
+
+// expectUnpacked waits until OLM's bundle unpack Job for the bundle image tagged env (by its
+// digest) has completed, reports how long it ran, and checks the images its pod pulled: the
+// bundle, OLM's util image and the opm image, each by digest.
+func expectUnpacked(ctx context.Context, env string) {
+	GinkgoHelper()
+	bundle := registryImage(env)
+	var job batchv1.Job
+	Eventually(func(g Gomega) {
+		var jobs batchv1.JobList
+		g.Expect(k8s.List(ctx, &jobs, client.InNamespace(olmNamespace))).To(Succeed())
+		i := slices.IndexFunc(jobs.Items, func(j batchv1.Job) bool {
+			return slices.ContainsFunc(j.Spec.Template.Spec.InitContainers, func(c corev1.Container) bool { return c.Image == bundle })
+		})
+		g.Expect(i).NotTo(Equal(-1), "no unpack Job for %s yet", bundle)
+		job = jobs.Items[i]
+		g.Expect(job.Status.Succeeded).To(BeNumerically(">=", 1), "Job %s has not succeeded", job.Name)
+		g.Expect(job.Status.StartTime).NotTo(BeNil())
+		g.Expect(job.Status.CompletionTime).NotTo(BeNil())
+	}).WithContext(ctx).WithTimeout(olmWaitTimeout).Should(Succeed())
+	report("bundle image "+requireEnv(env)+" unpacked by OLM's Job (start -> complete)", job.Status.CompletionTime.Sub(job.Status.StartTime.Time))
+	for _, img := range []string{bundle, registryImage("OLM_UTIL_IMAGE"), registryImage("OPM_IMAGE")} {
+		expectPulled(ctx, olmNamespace, img)
+	}
+}

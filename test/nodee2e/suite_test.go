@@ -29,6 +29,8 @@ var (
 	operatorLM *olmHost
 	// hostBefore is the host's state before the node started; AfterSuite compares.
 	hostBefore realnode.HostSnapshot
+	// catalogCreated is when the catalog image's CatalogSource was created.
+	catalogCreated time.Time
 )
 
 func TestRealNode(t *testing.T) {
@@ -57,9 +59,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	operatorLM = startOLM(ctx)
+	addCatalogSource(ctx)
 	began = time.Now()
 	installOperator(ctx)
 	report("operator 0.2.0 (released) installed by OLM (Subscription -> CSV Succeeded, its pods Ready on the node)", time.Since(began))
+	report("CatalogSource created -> CSV 0.2.0 Succeeded", time.Since(catalogCreated))
+	// Both bundles are unpacked from their images: 0.2.0's for this install, 0.3.0's for the
+	// InstallPlan of the upgrade, which waits for its approval.
+	expectUnpacked(ctx, "PREVIOUS_BUNDLE_IMAGE")
+	expectUnpacked(ctx, "BUNDLE_IMAGE")
 }, NodeTimeout(10*time.Minute))
 
 var _ = AfterSuite(func(_ SpecContext) {

@@ -1,8 +1,9 @@
 // Package catalog renders a file-based catalog (FBC) for one package from bundle directories:
 // an olm.package, one olm.channel whose entries follow each CSV's replaces/skips/olm.skipRange,
-// and every bundle as "opm render <dir>" renders it. Bundles rendered from directories carry
-// their manifests inline (image "" + olm.bundle.object properties), so OLM installs them without
-// pulling or unpacking a bundle image.
+// and every bundle as "opm render" renders it. Bundles rendered from directories carry their
+// manifests inline (image "" + olm.bundle.object properties), so OLM installs them without
+// pulling or unpacking a bundle image. Bundles rendered from their pushed images (Source.Image)
+// carry the image by digest and no manifests: OLM unpacks the image in a Job, as on a cluster.
 package catalog
 
 import (
@@ -13,6 +14,7 @@ import (
 	"io"
 	"os/exec"
 	"sort"
+	"strings"
 
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -32,11 +34,29 @@ type bundle struct {
 	blobs [][]byte // rendered FBC blobs, YAML
 }
 
+// Source is one bundle of the catalog: its directory and, optionally, its image.
+type Source struct {
+	// Dir is the bundle directory (its CSV gives the channel entry).
+	Dir string
+	// Image, when set, is the bundle image as users pull it, by digest
+	// (quay.io/org/bundle@sha256:...); the bundle is rendered from that image, pulled through
+	// Mirror, instead of from Dir.
+	Image string
+}
+
+// Mirror is where images named with a public registry host are pulled from while rendering: a
+// plain-HTTP registry (e.g. image-tool registry) holding them under the same repository paths.
+type Mirror struct {
+	// Public is the registry host the images name (quay.io); Pull the host:port serving them.
+	Public, Pull string
+}
+
 // Render returns the FBC of package pkg with one channel (also the default channel) holding the
-// bundles in dirs, ordered by version. opm is the opm binary used to render each bundle.
-func Render(opm, pkg, channel string, dirs []string) ([]byte, error) {
+// bundles, ordered by version. opm is the opm binary used to render each bundle.
+func Render(opm, pkg, channel string, sources []Source, mirror Mirror) ([]byte, error) {
 	var bundles []bundle
-	for _, dir := range dirs {
+	for _, src := range sources {
+		dir := src.Dir
 		b, err := manifests.GetBundleFromDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("loading bundle %s: %w", dir, err)
@@ -44,7 +64,7 @@ func Render(opm, pkg, channel string, dirs []string) ([]byte, error) {
 		if b.Package != pkg {
 			return nil, fmt.Errorf("bundle %s is for package %q, not %q", dir, b.Package, pkg)
 		}
-		blobs, err := render(opm, dir)
+		blobs, err := renderSource(opm, src, mirror)
 		if err != nil {
 			return nil, err
 		}
@@ -85,14 +105,36 @@ func Render(opm, pkg, channel string, dirs []string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// render runs "opm render DIR -o json" and returns its blobs as YAML documents.
-func render(opm, dir string) ([][]byte, error) {
-	cmd := exec.Command(opm, "render", dir, "-o", "json")
+// renderSource renders src from its directory, or from its image through mirror: the image
+// is pulled as Pull/<repository> and the rendered blobs name it as Public/<repository> again.
+func renderSource(opm string, src Source, mirror Mirror) ([][]byte, error) {
+	if src.Image == "" {
+		return render(opm, src.Dir)
+	}
+	public := mirror.Public + "/"
+	if mirror.Pull == "" || !strings.HasPrefix(src.Image, public) || !strings.Contains(src.Image, "@sha256:") {
+		return nil, fmt.Errorf("bundle image %q: want %s<repository>@sha256:<digest> and a mirror to pull it from", src.Image, public)
+	}
+	pull := mirror.Pull + "/"
+	blobs, err := render(opm, pull+strings.TrimPrefix(src.Image, public), "--use-http")
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range blobs {
+		blobs[i] = bytes.ReplaceAll(b, []byte(pull), []byte(public))
+	}
+	return blobs, nil
+}
+
+// render runs "opm render REF -o json" (REF a directory or an image) and returns its blobs as
+// YAML documents.
+func render(opm, ref string, flags ...string) ([][]byte, error) {
+	cmd := exec.Command(opm, append(append([]string{"render", ref}, flags...), "-o", "json")...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	raw, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("opm render %s: %w: %s", dir, err, stderr.String())
+		return nil, fmt.Errorf("opm render %s: %w: %s", ref, err, stderr.String())
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var blobs [][]byte
@@ -102,16 +144,16 @@ func render(opm, dir string) ([][]byte, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, fmt.Errorf("reading opm render output of %s: %w", dir, err)
+			return nil, fmt.Errorf("reading opm render output of %s: %w", ref, err)
 		}
 		y, err := yaml.JSONToYAML(blob)
 		if err != nil {
-			return nil, fmt.Errorf("converting opm render output of %s: %w", dir, err)
+			return nil, fmt.Errorf("converting opm render output of %s: %w", ref, err)
 		}
 		blobs = append(blobs, y)
 	}
 	if len(blobs) == 0 {
-		return nil, fmt.Errorf("opm render %s: no output", dir)
+		return nil, fmt.Errorf("opm render %s: no output", ref)
 	}
 	return blobs, nil
 }

@@ -127,6 +127,27 @@ func BuildCatalogSource(namespace, name, address, displayName string, labels map
 	return cs
 }
 
+// BuildImageCatalogSource returns a gRPC CatalogSource of a catalog image, as on a cluster: OLM
+// runs the image in a registry pod (its ENTRYPOINT serves the catalog on :50051) with the
+// restricted security context, and polls the image for updates every pollInterval (empty:
+// never). labels may be nil.
+func BuildImageCatalogSource(namespace, name, image, displayName, pollInterval string, labels map[string]string) *unstructured.Unstructured {
+	cs := NewCatalogSource(namespace, name)
+	cs.SetLabels(labels)
+	spec := map[string]any{
+		"sourceType":    grpc,
+		"image":         image,
+		"displayName":   displayName,
+		"publisher":     ManagedBy,
+		"grpcPodConfig": map[string]any{"securityContextConfig": "restricted"},
+	}
+	if pollInterval != "" {
+		spec["updateStrategy"] = map[string]any{"registryPoll": map[string]any{"interval": pollInterval}}
+	}
+	cs.Object["spec"] = spec
+	return cs
+}
+
 // BuildOperatorGroup returns an OperatorGroup with the target namespaces; none means
 // AllNamespaces. labels may be nil.
 func BuildOperatorGroup(namespace, name string, targets []string, labels map[string]string) *unstructured.Unstructured {

@@ -23,6 +23,24 @@ var _ = Describe("Builders", Label("unit"), func() {
 		}))
 	})
 
+	It("builds a gRPC CatalogSource of a catalog image, restricted", func() {
+		cs := BuildImageCatalogSource("olm", "c", "quay.io/o/c@sha256:ab", "c (image)", "", nil)
+		Expect(cs.Object).To(Equal(map[string]any{
+			"apiVersion": "operators.coreos.com/v1alpha1",
+			"kind":       "CatalogSource",
+			"metadata":   map[string]any{"namespace": "olm", "name": "c"},
+			"spec": map[string]any{
+				"sourceType":    "grpc",
+				"image":         "quay.io/o/c@sha256:ab",
+				"displayName":   "c (image)",
+				"publisher":     "run-bundle",
+				"grpcPodConfig": map[string]any{"securityContextConfig": "restricted"},
+			},
+		}))
+		polled := BuildImageCatalogSource("olm", "c", "quay.io/o/c:latest", "c", "10m", nil)
+		Expect(polled.Object["spec"]).To(HaveKeyWithValue("updateStrategy", map[string]any{"registryPoll": map[string]any{"interval": "10m"}}))
+	})
+
 	DescribeTable("builds an OperatorGroup",
 		func(targets []string, wantSpec map[string]any) {
 			og := BuildOperatorGroup("ns", "og", targets, nil)

@@ -37,6 +37,9 @@ type RuntimeOptions struct {
 	// DisableCopiedCSVs sets OLMConfig's spec.features.disableCopiedCSVs: an AllNamespaces
 	// install then leaves no copy of its CSV in every namespace, which makes its removal faster.
 	DisableCopiedCSVs bool
+	// CatalogArgs and CatalogEnv are added to the catalog operator's arguments and environment,
+	// e.g. --util-image and --opmImage for bundle unpacking, GRPC_PROXY to reach registry pods.
+	CatalogArgs, CatalogEnv []string
 }
 
 // Runtime is the Operator Lifecycle Manager running as two host processes.
@@ -82,8 +85,8 @@ func StartOLM(ctx context.Context, c client.Client, opts RuntimeOptions) (*Runti
 		return nil, err
 	}
 	o.Catalog, err = proc.Start("catalog", filepath.Join(opts.BinDir, "catalog"),
-		[]string{"--namespace", opts.Namespace, "--set-workload-user-id=false"},
-		proc.Options{LogPath: filepath.Join(opts.LogDir, "catalog.log"), Env: env})
+		append([]string{"--namespace", opts.Namespace, "--set-workload-user-id=false"}, opts.CatalogArgs...),
+		proc.Options{LogPath: filepath.Join(opts.LogDir, "catalog.log"), Env: append(env, opts.CatalogEnv...)})
 	if err != nil {
 		_ = o.Operator.Stop()
 		return nil, err

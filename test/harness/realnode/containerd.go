@@ -52,9 +52,14 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %[7]q
     conf_dir = %[8]q
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %[9]q
 `, filepath.Join(dir, "root"), filepath.Join(dir, "state"), containerdSocket(dir), filepath.Join(dir, "ttrpc.sock"),
-		filepath.Join(dir, "opt"), SandboxImage, CNIBinDir, filepath.Join(dir, "net.d"))
+		filepath.Join(dir, "opt"), SandboxImage, CNIBinDir, filepath.Join(dir, "net.d"), mirrorsDir(dir))
 }
+
+// mirrorsDir holds containerd's hosts configuration (<host>/hosts.toml, see writeMirrors).
+func mirrorsDir(dir string) string { return filepath.Join(dir, "certs.d") }
 
 // containerdSocket is containerd's gRPC socket in dir.
 func containerdSocket(dir string) string { return filepath.Join(dir, "containerd.sock") }
@@ -85,12 +90,16 @@ func cniConfig(ipamDir string) string {
 `, BridgeName, ipamDir, PodSubnet, NodeIP)
 }
 
-// writeContainerdFiles writes containerd's and the CNI's configuration into dir.
-func writeContainerdFiles(dir string) (string, error) {
+// writeContainerdFiles writes containerd's and the CNI's configuration into dir, with a mirror
+// to registry (when not nil) for each of its hosts.
+func writeContainerdFiles(dir string, registry *Registry) (string, error) {
 	for _, d := range []string{dir, filepath.Join(dir, "net.d"), filepath.Join(dir, "ipam")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return "", fmt.Errorf("creating %s: %w", d, err)
 		}
+	}
+	if err := writeMirrors(mirrorsDir(dir), registry); err != nil {
+		return "", fmt.Errorf("writing containerd's registry mirrors: %w", err)
 	}
 	path := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(path, []byte(containerdConfig(dir)), 0o644); err != nil {

@@ -53,6 +53,12 @@ type Options struct {
 	// ImagesFile lists the image tarballs to import ("<tarball> <ref>" per line; default
 	// $NODE_IMAGES_DIR/images.txt, make node-images).
 	ImagesFile string
+	// RegistryFile lists the images of the node's registry ("<layout> <ref:tag> <ref@digest>"
+	// per line; default $NODE_IMAGES_DIR/registry.txt when it exists, make node-images); empty:
+	// no registry.
+	RegistryFile string
+	// ImageTool is hack/images' image-tool, which serves the registry (default $IMAGE_TOOL).
+	ImageTool string
 	// CRDDirectoryPaths are installed before Start returns.
 	CRDDirectoryPaths []string
 	// Log receives progress lines (default: discarded).
@@ -64,6 +70,8 @@ type Node struct {
 	*controlplane.Cluster
 	// Images are the references imported into containerd.
 	Images []string
+	// Registry is the registry containerd pulls from (nil without Options.RegistryFile).
+	Registry *Registry
 
 	dir     string
 	host    *hostState
@@ -105,9 +113,22 @@ func defaults(opts *Options) {
 	if opts.ImagesFile == "" && os.Getenv("NODE_IMAGES_DIR") != "" {
 		opts.ImagesFile = filepath.Join(os.Getenv("NODE_IMAGES_DIR"), "images.txt")
 	}
+	if opts.RegistryFile == "" && os.Getenv("NODE_IMAGES_DIR") != "" {
+		if file := filepath.Join(os.Getenv("NODE_IMAGES_DIR"), "registry.txt"); fileExists(file) {
+			opts.RegistryFile = file
+		}
+	}
+	if opts.ImageTool == "" {
+		opts.ImageTool = os.Getenv("IMAGE_TOOL")
+	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+}
+
+func fileExists(file string) bool {
+	_, err := os.Stat(file)
+	return err == nil
 }
 
 func (n *Node) start(ctx context.Context, opts Options) error {
@@ -117,6 +138,14 @@ func (n *Node) start(ctx context.Context, opts Options) error {
 	}
 	if err := n.startControlPlane(ctx, opts); err != nil {
 		return err
+	}
+	if opts.RegistryFile != "" {
+		if opts.ImageTool == "" {
+			return fmt.Errorf("a registry (%s) needs Options.ImageTool or $IMAGE_TOOL", opts.RegistryFile)
+		}
+		if err := n.startRegistry(ctx, opts.ImageTool, opts.RegistryFile); err != nil {
+			return err
+		}
 	}
 	if err := n.startContainerd(ctx, opts.ImagesFile); err != nil {
 		return err
@@ -179,7 +208,7 @@ func (n *Node) startControlPlane(ctx context.Context, opts Options) error {
 // startContainerd starts containerd and imports the images.
 func (n *Node) startContainerd(ctx context.Context, imagesFile string) error {
 	dir := filepath.Join(n.dir, "containerd")
-	config, err := writeContainerdFiles(dir)
+	config, err := writeContainerdFiles(dir, n.Registry)
 	if err != nil {
 		return err
 	}

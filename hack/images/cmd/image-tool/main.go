@@ -7,7 +7,8 @@
 //	image-tool catalog --dir catalog --dockerfile catalog.Dockerfile [--base REF] --tag ... --layout ...
 //	image-tool static --file bin/etcd:/usr/local/bin/etcd --entrypoint /usr/local/bin/etcd \
 //	    --user 65532:65532 --tag database-operator.test/etcd:v1 --tarball bin/node-images/etcd-v1.tar
-//	image-tool push --layout bin/images/database-operator --ref 127.0.0.1:5000/database-operator:0.2.0
+//	image-tool push --from bin/images/database-operator --push 127.0.0.1:5000/database-operator:0.2.0
+//	image-tool registry --addr 10.89.0.1:0 --ready FILE --push LAYOUT=REPO[:TAG]... [-- COMMAND...]
 package main
 
 import (
@@ -34,11 +35,14 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|push [flags] (-h for the flags)")
+	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|push|registry [flags] (-h for the flags)")
 	os.Exit(2)
 }
 
 func run(cmd string, args []string) error {
+	if cmd == "registry" {
+		return runRegistry(args)
+	}
 	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 	out := outputs{
 		tag:      fs.String("tag", "", "image name:tag recorded in the layout and tarball"),
@@ -110,18 +114,25 @@ func catalogBuilder(ctx context.Context, fs *flag.FlagSet, insecure *bool) func(
 	dir := fs.String("dir", "catalog", "file-based catalog directory")
 	dockerfile := fs.String("dockerfile", "catalog.Dockerfile", "catalog Dockerfile (labels, ENTRYPOINT, CMD)")
 	base := fs.String("base", "", "base image in a registry (an opm image); empty: configs layer only")
+	baseLayout := fs.String("base-layout", "", "base image from an OCI layout directory instead (image-tool static's opm image)")
+	cache := fs.String("cache", "", `pre-built serve cache ("opm serve DIR --cache-dir=CACHE --cache-only"), placed at the CMD's --cache-dir`)
 	return func() (v1.Image, error) {
 		created, err := images.Created()
 		if err != nil {
 			return nil, err
 		}
 		var b v1.Image
-		if *base != "" {
+		switch {
+		case *base != "":
 			if b, err = images.Pull(ctx, *base, *insecure); err != nil {
 				return nil, fmt.Errorf("base %s: %w", *base, err)
 			}
+		case *baseLayout != "":
+			if b, err = images.ReadLayout(*baseLayout); err != nil {
+				return nil, fmt.Errorf("base %s: %w", *baseLayout, err)
+			}
 		}
-		return images.CatalogImage(*dir, *dockerfile, b, created)
+		return images.CatalogImage(*dir, *dockerfile, b, *cache, created)
 	}
 }
 

@@ -3,6 +3,13 @@
 //
 //	catalog-gen --opm bin/opm --package database-operator --channel stable \
 //	    --output catalog/database-operator/index.yaml /tmp/bundle-0.1.0 bundle
+//
+// A bundle given as DIR=IMAGE is rendered from its pushed image (by digest), pulled from the
+// --mirror registry (PUBLIC_HOST=HOST:PORT, plain HTTP), and the catalog names the image as
+// IMAGE: OLM then unpacks it.
+//
+//	catalog-gen --mirror quay.io=127.0.0.1:5000 --output /tmp/catalog/database-operator/index.yaml \
+//	    bundle=quay.io/seed1b407122/database-operator-bundle@sha256:...
 package main
 
 import (
@@ -10,29 +17,43 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/seed1b407122/database-operator/hack/olm/catalog"
 )
 
 func main() {
-	var opm, pkg, channel, output string
+	var opm, pkg, channel, output, mirror string
 	flag.StringVar(&opm, "opm", "opm", "opm binary")
 	flag.StringVar(&pkg, "package", "database-operator", "package name")
 	flag.StringVar(&channel, "channel", "stable", "channel holding every bundle (also the default channel)")
 	flag.StringVar(&output, "output", "catalog/database-operator/index.yaml", "FBC file to write")
+	flag.StringVar(&mirror, "mirror", "", "PUBLIC_HOST=HOST:PORT: the registry bundle images (DIR=IMAGE) are pulled from")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: catalog-gen [flags] BUNDLE_DIR...")
+		fmt.Fprintln(os.Stderr, "usage: catalog-gen [flags] BUNDLE_DIR[=BUNDLE_IMAGE]...")
 		os.Exit(2)
 	}
-	if err := run(opm, pkg, channel, output, flag.Args()); err != nil {
+	if err := run(opm, pkg, channel, output, mirror, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "catalog-gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(opm, pkg, channel, output string, dirs []string) error {
-	fbc, err := catalog.Render(opm, pkg, channel, dirs)
+func run(opm, pkg, channel, output, mirror string, args []string) error {
+	var m catalog.Mirror
+	if mirror != "" {
+		var ok bool
+		if m.Public, m.Pull, ok = strings.Cut(mirror, "="); !ok {
+			return fmt.Errorf("--mirror %q: want PUBLIC_HOST=HOST:PORT", mirror)
+		}
+	}
+	sources := make([]catalog.Source, 0, len(args))
+	for _, a := range args {
+		dir, image, _ := strings.Cut(a, "=")
+		sources = append(sources, catalog.Source{Dir: dir, Image: image})
+	}
+	fbc, err := catalog.Render(opm, pkg, channel, sources, m)
 	if err != nil {
 		return err
 	}
