@@ -102,8 +102,9 @@ PREVIOUS_BUNDLE_DIR ?= hack/olm/released/$(PREVIOUS_VERSION)
 MANAGER_PREVIOUS ?= $(CACHE_DIR)/manager-$(PREVIOUS_VERSION)-$(shell echo $(PREVIOUS_COMMIT) | cut -c1-12)-linux-$(ARCH)/manager
 IMAGE_TAG_BASE ?= database-operator
 # The operator image of the bundle: IMG when given on the command line or in the environment,
-# else IMAGE_TAG_BASE tagged with the bundle's version.
-OPERATOR_IMG ?= $(if $(filter command line environment,$(origin IMG)),$(IMG),$(IMAGE_TAG_BASE):$(VERSION))
+# else the operator image built from this tree, by digest (make operator-ref; shell syntax, for
+# recipes only).
+OPERATOR_IMG ?= $(if $(filter command line environment,$(origin IMG)),$(IMG),$$(cat $(OPERATOR_REF)))
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:$(VERSION)
 CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:$(VERSION)
 # Base image of the catalog image (opm generate dockerfile), pinned to the opm we build; the
@@ -114,6 +115,8 @@ OLM_UTIL_IMAGE ?= quay.io/operator-framework/olm:v0.46.0
 # Where users pull the project's images from: the operator, its -bundle and -catalog. The
 # real-node tier's containerd mirrors that host to the test registry.
 IMAGE_REPO_BASE ?= quay.io/seed1b407122
+OPERATOR_REPO ?= $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)
+OPERATOR_REF = $(IMAGES_DIR)/operator.ref
 # The bundle and catalog images of the real-node tier (hack/node/build-images.sh names them so).
 NODE_BUNDLE_REPO = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-bundle
 NODE_CATALOG_IMG = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog:v$(VERSION)
@@ -159,8 +162,8 @@ IMAGES_TEST_FLAGS ?=
 # fixed in Go 1.27; seen once in make test).
 FUZZ_TIME ?= 2000x
 FUZZ_TARGETS = $(shell grep -ro --include=fuzz_test.go '^func Fuzz[A-Za-z0-9_]*' controllers | sed 's|/fuzz_test.go:func |:|' | sort)
-# The file-based catalog the OLM e2e serves (rendered by "make catalog").
-OLM_E2E_CATALOG_DIR ?= $(CURDIR)/catalog
+# The file-based catalog the OLM e2e serves (make catalog-inline).
+OLM_E2E_CATALOG_DIR ?= $(LOCALBIN)/catalog-inline
 # Flags of the manager under "make run" (no leader election, metrics and probes on loopback) and
 # of hack/run itself (e.g. RUN_FLAGS=--apply-samples).
 RUN_ARGS ?= --leader-elect=false --metrics-bind-address=127.0.0.1:8443 --health-probe-bind-address=127.0.0.1:8081
@@ -232,7 +235,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools mod
 	for m in $(LINT_MODULES); do (cd $$m && GOWORK=off $(GOLANGCI_LINT) run --allow-parallel-runners --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files (CRDs, RBAC, deepcopy), formatting, the layout rule or the benchmark tables drift.
+verify: manifests generate bundle-digest-check catalog-check ## Fail when generated files (CRDs, RBAC, deepcopy), the bundle's operator digest, catalog/'s bundle digests, formatting, the layout rule or the benchmark tables drift.
 	hack/check-layout.sh
 	@for f in $(PROMETHEUS_RULE):prometheusrule.yaml $(GRAFANA_DASHBOARD):grafana-dashboard.json; do \
 		cmp -s $${f%%:*} $(HELM_CHART)/files/$${f##*:} || { \
@@ -367,7 +370,24 @@ run: manifests generate test-env snapshot-env ## Run the manager against KUBECON
 .PHONY: manager-static
 manager-static: ## Build the manager like the Dockerfile: static (CGO_ENABLED=0), -trimpath, linux/ARCH.
 	@mkdir -p $(IMAGES_DIR)
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) go build -trimpath -ldflags="-s -w" -o $(MANAGER_STATIC) .
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) go build -trimpath -buildvcs=false -ldflags="-s -w" -o $(MANAGER_STATIC) .
+
+# The operator image as the bundle names it: OPERATOR_REPO@sha256:<digest of the operator image
+# built from this tree>. The build is reproducible (static, -trimpath, -buildvcs=false, fixed
+# timestamps), so the digest depends on the source alone, not on the commit or the machine.
+.PHONY: operator-ref
+operator-ref: manager-static $(IMAGE_TOOL) ## Build the operator image for the bundle and write its reference by digest to OPERATOR_REF.
+	@set -e; digest=$$($(IMAGE_TOOL) operator --binary $(MANAGER_STATIC) --dockerfile Dockerfile --arch $(ARCH) \
+		--tag $(OPERATOR_REPO):v$(VERSION) --layout $(IMAGES_DIR)/operator-release | awk 'NR == 1 {print $$2}'); \
+	case $$digest in sha256:*) ;; *) echo "image-tool printed no digest"; exit 1;; esac; \
+	echo "$(OPERATOR_REPO)@$$digest" > $(OPERATOR_REF); echo "Operator image: $$(cat $(OPERATOR_REF))"
+
+.PHONY: bundle-digest-check
+bundle-digest-check: operator-ref ## Fail when bundle/ names another operator image than the one this tree builds.
+	@want=$$(cat $(OPERATOR_REF)); got=$$(awk '/^ *image: /{print $$2; exit}' bundle/manifests/$(PACKAGE_NAME).clusterserviceversion.yaml); \
+	if [ "$$got" != "$$want" ]; then \
+		echo "bundle/ names the operator image $$got, but this tree builds $$want: run 'make bundle catalog' and commit"; exit 1; fi; \
+	echo "bundle/ names the operator image this tree builds: $$want"
 
 .PHONY: manager-previous
 manager-previous: $(MANAGER_PREVIOUS) ## Build the manager of PREVIOUS_VERSION from PREVIOUS_COMMIT's source (static, once per machine).
@@ -471,7 +491,7 @@ helm-test: test-env snapshot-env ## Test the chart: render (default, HA), lint, 
 ##@ OLM
 
 .PHONY: bundle
-bundle: manifests $(KUSTOMIZE) ## Generate bundle/ and bundle.Dockerfile (VERSION, PREVIOUS_VERSION, CHANNELS, DEFAULT_CHANNEL), then validate.
+bundle: manifests $(KUSTOMIZE) $(if $(filter command line environment,$(origin IMG)),,operator-ref) ## Generate bundle/ and bundle.Dockerfile (VERSION, PREVIOUS_VERSION, CHANNELS, DEFAULT_CHANNEL), then validate.
 	$(KUSTOMIZE) build config/manifests | ($(OLM_GO) run ./cmd/bundle-gen \
 		--package $(PACKAGE_NAME) --version $(VERSION) --previous-version "$(PREVIOUS_VERSION)" \
 		--channels $(CHANNELS) --default-channel $(DEFAULT_CHANNEL) --image $(OPERATOR_IMG) \
@@ -513,15 +533,32 @@ $(CATALOG_SERVE): hack/olm/cmd/catalog-serve/main.go hack/olm/go.sum
 	mv $(CATALOG_SERVE).tmp $(CATALOG_SERVE)
 
 .PHONY: catalog
-catalog: $(OPM) ## Render catalog/ from the released bundle PREVIOUS_BUNDLE_DIR and bundle/.
-	@set -e; echo "Rendering catalog/$(PACKAGE_NAME)/index.yaml with $(OPM)"; \
-	$(OLM_GO) run ./cmd/catalog-gen --opm $(OPM) --package $(PACKAGE_NAME) --channel $(DEFAULT_CHANNEL) \
-		--output $(CURDIR)/catalog/$(PACKAGE_NAME)/index.yaml $(CURDIR)/$(PREVIOUS_BUNDLE_DIR) $(CURDIR)/bundle
+# The catalog renderer's inputs (hack/olm/render-catalog.sh).
+RENDER_CATALOG = IMAGE_TOOL=$(IMAGE_TOOL) OPM=$(OPM) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) PACKAGE=$(PACKAGE_NAME) \
+	CHANNEL=$(DEFAULT_CHANNEL) VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) \
+	PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) hack/olm/render-catalog.sh
+
+catalog: $(OPM) $(IMAGE_TOOL) ## Render catalog/ from the bundle images of PREVIOUS_BUNDLE_DIR and bundle/, by digest (opm render of the pushed images).
+	@echo "Rendering catalog/$(PACKAGE_NAME)/index.yaml from the bundle images, with $(OPM)"
+	$(RENDER_CATALOG) $(CURDIR)/catalog $(IMAGES_DIR)/catalog-bundles
 	rm -f catalog.Dockerfile
 	$(OPM) generate dockerfile catalog -i $(OPM_IMAGE) -b $(OPM_IMAGE)
 	$(MAKE) --no-print-directory catalog-validate
 
-.PHONY: catalog-validate
+.PHONY: catalog-check
+catalog-check: $(OPM) $(IMAGE_TOOL) ## Fail when catalog/ differs from a fresh render (e.g. a bundle image's digest changed).
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(RENDER_CATALOG) $$tmp/catalog $$tmp/layouts > /dev/null; \
+	diff -ru catalog $$tmp/catalog || { echo "catalog/ differs from a fresh render: run 'make catalog' and commit"; exit 1; }; \
+	echo "catalog/ is what the bundle images render to."
+
+# The OLM e2e's catalog: catalog/'s bundles with their manifests inline (opm render of the bundle
+# directories), since OLM without a container runtime cannot unpack bundle images.
+.PHONY: catalog-inline
+catalog-inline: $(OPM) ## Render OLM_E2E_CATALOG_DIR: the bundles of catalog/ inline (image ""), for OLM without a container runtime.
+	$(OLM_GO) run ./cmd/catalog-gen --opm $(OPM) --package $(PACKAGE_NAME) --channel $(DEFAULT_CHANNEL) \
+		--output $(OLM_E2E_CATALOG_DIR)/$(PACKAGE_NAME)/index.yaml $(CURDIR)/$(PREVIOUS_BUNDLE_DIR) $(CURDIR)/bundle
+
 catalog-validate: $(OPM) ## Validate catalog/ with opm.
 	$(OPM) validate catalog
 	@echo "catalog/ is valid."
@@ -573,7 +610,7 @@ $(OLM_RUNTIME_DIR)/.stamp:
 	rm -rf $$dir; mv $$dir.tmp $$dir; cat $$dir/.stamp
 
 .PHONY: olm-e2e
-olm-e2e: build test-env snapshot-env opm catalog-serve olm-runtime $(MANAGER_PREVIOUS) $(GINKGO) ## OLM installs catalog/ (OwnNamespace, SingleNamespace, AllNamespaces; RBAC per mode), upgrade PREVIOUS_VERSION (its released manager) -> VERSION, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
+olm-e2e: build test-env snapshot-env opm catalog-serve catalog-inline olm-runtime $(MANAGER_PREVIOUS) $(GINKGO) ## OLM installs catalog/'s bundles inline (OwnNamespace, SingleNamespace, AllNamespaces; RBAC per mode), upgrade PREVIOUS_VERSION (its released manager) -> VERSION, manager as OLM's ServiceAccount; make run-bundle / cleanup-bundle.
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OPM=$(OPM) CATALOG_SERVE=$(CATALOG_SERVE) MANAGER_BIN=$(LOCALBIN)/manager \
 		PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
 		CATALOG_DIR=$(OLM_E2E_CATALOG_DIR) $(GINKGO) $(OLM_E2E_GINKGO_FLAGS) --tags olm ./test/olme2e
@@ -602,7 +639,7 @@ test-env-node: node-env ## Node tier: binaries, host packages (apt-get, root onl
 node-images: node-env manager-static $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (opm, OLM's util, both bundles, the grpc catalog) into NODE_IMAGES_DIR.
 	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
 		OPM=$(OPM) CPB=$(CPB) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE) BUSYBOX=$(BUSYBOX) \
-		OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) \
+		OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
 		PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) PACKAGE=$(PACKAGE_NAME) \
 		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
 
@@ -617,7 +654,7 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
-	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) \
+	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) \
 	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 

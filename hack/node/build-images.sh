@@ -29,6 +29,8 @@
 #                                       OLM's opm image (bundle extraction) and the catalog's base
 #   OLM_UTIL_IMAGE (.../olm)            OLM's util image for bundle unpacking: CPB at /bin/cpb and
 #                                       BUSYBOX (static) as /bin/cp, which the unpack Job runs
+#   OPERATOR_REPO:vVERSION              the operator image of MANAGER_BIN, the one bundle/'s CSV names
+#                                       by digest (make operator-ref builds the same image)
 #   IMAGE_REPO_BASE/database-operator-bundle:vPREVIOUS_VERSION, :vVERSION
 #                                       the bundle images of PREVIOUS_BUNDLE_DIR and bundle/
 #   IMAGE_REPO_BASE/database-operator-catalog:vVERSION
@@ -102,31 +104,18 @@ layout() {
 }
 layout opm "$OPM_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/opm \
   --file "$OPM:/bin/opm" --file "$GRPC_HEALTH_PROBE:/bin/grpc_health_probe" >/dev/null
+layout "operator-$VERSION" "${OPERATOR_REPO:-$IMAGE_REPO_BASE/$package}:v$VERSION" operator --arch "$arch" \
+  --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile" >/dev/null
 layout olm-util "$OLM_UTIL_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \
   --file "$CPB:/bin/cpb" --file "$BUSYBOX:/bin/cp" >/dev/null
-bundle_repo=$IMAGE_REPO_BASE/$package-bundle
-previous_bundle=$(layout "bundle-$PREVIOUS_VERSION" "$bundle_repo:v$PREVIOUS_VERSION" bundle --dir "$root/$PREVIOUS_BUNDLE_DIR")
-current_bundle=$(layout "bundle-$VERSION" "$bundle_repo:v$VERSION" bundle --dir "$root/bundle")
-
 # The catalog, rendered by opm from the bundle images as pushed (not from their directories):
-# each bundle is named by its digest, and OLM unpacks it.
+# each bundle is named by its digest, and OLM unpacks it (hack/olm/render-catalog.sh, as
+# "make catalog" renders catalog/).
 catalog=$out/catalog
 rm -rf "$catalog" "$out/catalog-cache"
-mkdir -p "$catalog/$package"
-host=${IMAGE_REPO_BASE%%/*}
-# opm pulls with containers/image, which wants a signature policy: podman's default one
-# (accept anything), in a HOME of its own.
-opm_home=$(mktemp -d)
-trap 'rm -rf "$opm_home"' EXIT
-mkdir -p "$opm_home/.config/containers"
-echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$opm_home/.config/containers/policy.json"
-(cd "$root/hack/olm" && GOWORK=off go build -o "$opm_home/catalog-gen" ./cmd/catalog-gen)
-"$IMAGE_TOOL" registry \
-  --push "$out/layouts/bundle-$PREVIOUS_VERSION=${bundle_repo#*/}:v$PREVIOUS_VERSION" \
-  --push "$out/layouts/bundle-$VERSION=${bundle_repo#*/}:v$VERSION" -- \
-  env HOME="$opm_home" bash -c '"$0" --opm "$1" --package "$2" --channel "$3" --mirror "$4=$REGISTRY" --output "$5" "$6" "$7"' \
-  "$opm_home/catalog-gen" "$OPM" "$package" "${CHANNEL:-stable}" "$host" \
-  "$catalog/$package/index.yaml" "$root/$PREVIOUS_BUNDLE_DIR=$previous_bundle" "$root/bundle=$current_bundle"
+IMAGE_TOOL=$IMAGE_TOOL OPM=$OPM IMAGE_REPO_BASE=$IMAGE_REPO_BASE PACKAGE=$package CHANNEL=${CHANNEL:-stable} \
+  VERSION=$VERSION PREVIOUS_VERSION=$PREVIOUS_VERSION PREVIOUS_BUNDLE_DIR=$PREVIOUS_BUNDLE_DIR \
+  "$root/hack/olm/render-catalog.sh" "$catalog" "$out/layouts" >> "$reg"
 "$OPM" validate "$catalog"
 "$OPM" serve "$catalog" --cache-dir "$out/catalog-cache" --cache-only
 layout catalog "$IMAGE_REPO_BASE/$package-catalog:v$VERSION" catalog --dir "$catalog" \

@@ -41,7 +41,6 @@ const (
 	csvPrevious       = "database-operator.v0.2.0"
 	csvCurrent        = "database-operator.v0.3.0"
 	operatorImagePrev = "database-operator:0.2.0"
-	operatorImage     = "database-operator:0.3.0"
 	operatorReplicas  = 2
 	managerContainer  = "manager"
 	leaseName         = "database-operator.seed1b407122.io"
@@ -55,6 +54,11 @@ const (
 	operatorUser           = "65532 65532 65532 65532"
 	olmWaitTimeout         = 4 * time.Minute
 )
+
+// operatorImage is the operator image of 0.3.0 as its CSV names it, by digest
+// (OPERATOR_IMAGE's digest in the node's registry); the released 0.2.0 named its image by tag,
+// operatorImagePrev, which the node imports from a tarball.
+var operatorImage string
 
 // olmHost is OLM's two controllers, host processes, and the SOCKS proxy through which the
 // catalog operator reaches the registry pods of its catalog sources.

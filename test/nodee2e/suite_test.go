@@ -58,6 +58,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	clientset, err = kubernetes.NewForConfig(node.Config)
 	Expect(err).NotTo(HaveOccurred())
 
+	operatorImage = registryImage("OPERATOR_IMAGE")
 	operatorLM = startOLM(ctx)
 	addCatalogSource(ctx)
 	began = time.Now()

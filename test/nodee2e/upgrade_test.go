@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -72,7 +73,9 @@ func upgradeStory() {
 			// a real Prometheus scraping the operator and the members, an alert fired and resolved).
 			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Deep Insights"))
 			expectCSVGone(ctx, csvPrevious)
+			Expect(csvImage(csv)).To(Equal(operatorImage), "0.3.0's CSV names the operator by the digest this tree builds")
 			pods := waitOperatorPods(ctx, operatorImage)
+			expectPulled(ctx, operatorNamespace, operatorImage)
 			for _, p := range pods {
 				Expect(slices.ContainsFunc(old, func(o corev1.Pod) bool { return o.UID == p.UID })).To(BeFalse(), "pod %s of 0.2.0 kept", p.Name)
 			}
@@ -138,4 +141,16 @@ func specFields(ctx context.Context) []string {
 		}
 	}
 	return fields
+}
+
+// csvImage returns the image of the first container of the CSV's first Deployment.
+func csvImage(csv *unstructured.Unstructured) string {
+	GinkgoHelper()
+	deployments, _, err := unstructured.NestedSlice(csv.Object, "spec", "install", "spec", "deployments")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(deployments).NotTo(BeEmpty())
+	containers, _, err := unstructured.NestedSlice(deployments[0].(map[string]any), "spec", "template", "spec", "containers")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(containers).NotTo(BeEmpty())
+	return containers[0].(map[string]any)["image"].(string)
 }

@@ -23,8 +23,10 @@
 // Nothing here needs a container runtime:
 //   - OLM's two controllers, cmd/olm and cmd/catalog (hack/olm/go.mod, built by
 //     "make olm-e2e"), run as host processes with the admin kubeconfig (olm.StartOLM).
-//   - catalog/ is a file-based catalog rendered from bundle directories: it carries every
-//     manifest inline, so OLM installs from the gRPC answer and never runs an unpack Job.
+//   - catalog/'s bundles, rendered from their directories into CATALOG_DIR ("make
+//     catalog-inline"): every manifest inline, so OLM installs from the gRPC answer and never
+//     runs an unpack Job (catalog/ itself names each bundle by its image, which the real-node
+//     tier unpacks).
 //     catalog-serve (opm serve's registry on 127.0.0.1) serves it from the host and a
 //     CatalogSource points at its address (olm.ServeCatalog).
 //   - kwok makes the operator's Deployment pods Ready (no code runs in them), so the CSV
@@ -36,7 +38,7 @@
 // spec here runs as a user would.
 //
 // Environment: KUBEBUILDER_ASSETS (local control plane), OLM_BIN_DIR (olm, catalog and
-// crds/), OPM, CATALOG_SERVE, MANAGER_BIN, PREVIOUS_MANAGER_BIN, CATALOG_DIR (default ../../catalog),
+// crds/), OPM, CATALOG_SERVE, MANAGER_BIN, PREVIOUS_MANAGER_BIN, CATALOG_DIR (the inline catalog),
 // OLM_E2E_KEEP_WORKDIR=1 to keep the work directory (logs) after a green run; it is always
 // kept after a failure.
 package olme2e
@@ -98,11 +100,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	olmBins = requireEnv("OLM_BIN_DIR")
 	opm = requireEnv("OPM")
 	catalogServe = requireEnv("CATALOG_SERVE")
-	catalogDir := os.Getenv("CATALOG_DIR")
-	if catalogDir == "" {
-		catalogDir = filepath.Join("..", "..", "catalog")
-	}
-	catalogDir, err := filepath.Abs(catalogDir)
+	catalogDir, err := filepath.Abs(requireEnv("CATALOG_DIR"))
 	Expect(err).NotTo(HaveOccurred())
 
 	workDir, err := os.MkdirTemp("", "olme2e-")
