@@ -132,7 +132,8 @@ MANAGER_STATIC ?= $(IMAGES_DIR)/manager-linux-$(ARCH)
 # Registry host[:port] the *-push targets prefix to IMG, BUNDLE_IMG and CATALOG_IMG; empty: push
 # to those names as they are. Loopback registries are spoken to over plain HTTP.
 REGISTRY ?=
-# Base of the no-Docker catalog image (an opm image in a reachable registry); empty: none.
+# Base of the no-Docker catalog image in a reachable registry; empty: the opm image built here
+# (make opm-image), with the serve cache pre-built.
 CATALOG_BASE_IMG ?=
 IMAGES_GO = cd $(CURDIR)/hack/images && GOWORK=off go
 IMAGE_TOOL ?= $(LOCALBIN)/image-tool
@@ -436,14 +437,25 @@ bundle-push: bundle-build ## Push the bundle image to REGISTRY/BUNDLE_IMG.
 	$(call push-image,$(IMAGES_DIR)/bundle,$(BUNDLE_IMG))
 
 .PHONY: catalog-build
-catalog-build: $(if $(CONTAINER_TOOL),,$(IMAGE_TOOL)) ## Build the catalog image CATALOG_IMG from catalog/ (bin/images/catalog{,.tar}; or with CONTAINER_TOOL).
+catalog-build: $(if $(CONTAINER_TOOL),,$(IMAGE_TOOL) $(if $(CATALOG_BASE_IMG),,opm-image)) ## Build the catalog image CATALOG_IMG from catalog/ (bin/images/catalog{,.tar}; or with CONTAINER_TOOL): on the opm image, with its serve cache.
 ifneq ($(CONTAINER_TOOL),)
 	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 else
+	@set -e; cache=$(IMAGES_DIR)/catalog-cache; rm -rf $$cache; \
+	$(if $(CATALOG_BASE_IMG),,$(OPM) serve catalog --cache-dir $$cache --cache-only 2>/dev/null;) \
 	$(IMAGE_TOOL) catalog --dir catalog --dockerfile catalog.Dockerfile \
-		$(if $(CATALOG_BASE_IMG),--base $(CATALOG_BASE_IMG)) --tag $(CATALOG_IMG) \
+		$(if $(CATALOG_BASE_IMG),--base $(CATALOG_BASE_IMG),--base-layout $(OPM_IMAGE_LAYOUT) --cache $$cache) --tag $(CATALOG_IMG) \
 		--layout $(IMAGES_DIR)/catalog --tarball $(IMAGES_DIR)/catalog.tar
 endif
+
+# The opm image, catalog.Dockerfile's base, built from the pinned opm (static) and
+# grpc_health_probe: /bin/opm (entrypoint) and /bin/grpc_health_probe, user 1001, as upstream's.
+# OLM's bundle unpacking runs it too (the catalog operator's --opmImage).
+OPM_IMAGE_LAYOUT = $(IMAGES_DIR)/opm
+.PHONY: opm-image
+opm-image: $(OPM) $(GRPC_HEALTH_PROBE) $(IMAGE_TOOL) ## Build the opm image OPM_IMAGE (bin/images/opm) from the pinned opm and grpc_health_probe.
+	$(IMAGE_TOOL) static --arch $(ARCH) --user 1001 --entrypoint /bin/opm --file $(OPM):/bin/opm \
+		--file $(GRPC_HEALTH_PROBE):/bin/grpc_health_probe --tag $(OPM_IMAGE) --layout $(OPM_IMAGE_LAYOUT)
 
 .PHONY: catalog-push
 catalog-push: catalog-build ## Push the catalog image to REGISTRY/CATALOG_IMG.
@@ -636,14 +648,21 @@ test-env-node: node-env ## Node tier: binaries, host packages (apt-get, root onl
 	echo "CONTAINERD=$$(command -v containerd) RUNC=$$(command -v runc) CNI_BIN_DIR=/usr/lib/cni"
 
 .PHONY: node-images
-node-images: node-env manager-static $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (opm, OLM's util, both bundles, the grpc catalog) into NODE_IMAGES_DIR.
+node-images: node-env manager-static $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, opm and OLM's util images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
+	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$(NODE_CATALOG_IMG)
 	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
-		OPM=$(OPM) CPB=$(CPB) GRPC_HEALTH_PROBE=$(GRPC_HEALTH_PROBE) BUSYBOX=$(BUSYBOX) \
+		OPM=$(OPM) CPB=$(CPB) BUSYBOX=$(BUSYBOX) OPM_LAYOUT=$(OPM_IMAGE_LAYOUT) CATALOG_LAYOUT=$(IMAGES_DIR)/catalog \
 		OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
-		PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) PACKAGE=$(PACKAGE_NAME) \
+		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) PACKAGE=$(PACKAGE_NAME) \
 		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
 
-.PHONY: node-images-test
+.PHONY: node-images-push
+node-images-push: $(IMAGE_TOOL) ## Push every image the tests pull (NODE_IMAGES_DIR/registry.txt, make node-images) to REGISTRY, under its repository path (REGISTRY_INSECURE=1: plain HTTP beyond loopback).
+	@test -n "$(REGISTRY)" || { echo "set REGISTRY=host[:port]"; exit 1; }
+	@while read -r layout tag ref; do \
+		$(IMAGE_TOOL) push --from $$layout --push $(REGISTRY)/$${tag#*/} $(if $(REGISTRY_INSECURE),--insecure) || exit 1; \
+	done < $(NODE_IMAGES_DIR)/registry.txt
+
 node-images-test: node-images ## Unit tests of the test programs; import every node image into a throwaway containerd and run them (root).
 	go test -count=1 ./test/harness/realnode/ ./test/harness/operands/...
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) hack/node/images-test.sh $(NODE_IMAGES_DIR)

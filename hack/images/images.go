@@ -406,7 +406,7 @@ func OperatorImage(binary, dockerfile, arch string, created time.Time) (v1.Image
 		return nil, fmt.Errorf("%s: no ENTRYPOINT", dockerfile)
 	}
 	bin := strings.TrimPrefix(entrypoint[0], "/")
-	entries := append(accounts(), entry{name: bin, mode: 0o755, data: data}, entry{name: "tmp/", mode: 0o1777})
+	entries := append(accounts(), entry{name: bin, mode: 0o755, data: data}, tmpDir())
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	l, err := layer(entries, created)
 	if err != nil {
@@ -475,7 +475,7 @@ func StaticImage(files []File, cfg Config, created time.Time) (v1.Image, error) 
 		entries = append(entries, entry{name: strings.TrimPrefix(f.Path, "/"), mode: 0o755, data: data})
 		paths = append(paths, f.Path)
 	}
-	entries = append(entries, entry{name: "tmp/", mode: 0o1777})
+	entries = append(entries, tmpDir())
 	entries = append(entries, accounts()...)
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	l, err := layer(entries, created)
@@ -583,7 +583,7 @@ func CatalogImage(dir, dockerfile string, base v1.Image, cacheDir string, create
 			cached[i].uid = uid
 		}
 		// The cache's parents keep the base's modes (/tmp 1777), not the layer's default 0755.
-		entries = append(entries, entry{name: "tmp/", mode: 0o1777})
+		entries = append(entries, tmpDir())
 		entries = append(entries, cached...)
 		cfg.CreatedBy += " and the serve cache " + cache
 	}
@@ -593,6 +593,9 @@ func CatalogImage(dir, dockerfile string, base v1.Image, cacheDir string, create
 	}
 	return assemble(base, l, cfg, created)
 }
+
+// tmpDir is /tmp as distroless has it: mode 1777.
+func tmpDir() entry { return entry{name: "tmp/", mode: 0o1777} }
 
 // numericUser returns the uid of img's USER, which must be numeric ("1001" or "1001:1001").
 func numericUser(img v1.Image) (int, error) {

@@ -24,8 +24,8 @@
 # And the images the node pulls from the test registry, by digest, as OCI layouts in
 # OUT_DIR/layouts with OUT_DIR/registry.txt, one "<layout> <ref:tag> <ref@sha256:digest>" per line
 # (the harness pushes each layout to the registry as ref:tag, minus the host):
-#   OPM_IMAGE (quay.io/operator-framework/opm)  the static OPM at /bin/opm and GRPC_HEALTH_PROBE
-#                                       at /bin/grpc_health_probe, user 1001, ENTRYPOINT /bin/opm:
+#   OPM_IMAGE (quay.io/operator-framework/opm)  OPM_LAYOUT, "make opm-image": the static opm at
+#                                       /bin/opm and grpc_health_probe, user 1001, ENTRYPOINT /bin/opm:
 #                                       OLM's opm image (bundle extraction) and the catalog's base
 #   OLM_UTIL_IMAGE (.../olm)            OLM's util image for bundle unpacking: CPB at /bin/cpb and
 #                                       BUSYBOX (static) as /bin/cp, which the unpack Job runs
@@ -33,14 +33,13 @@
 #                                       by digest (make operator-ref builds the same image)
 #   IMAGE_REPO_BASE/database-operator-bundle:vPREVIOUS_VERSION, :vVERSION
 #                                       the bundle images of PREVIOUS_BUNDLE_DIR and bundle/
-#   IMAGE_REPO_BASE/database-operator-catalog:vVERSION
-#                                       the grpc catalog image: OUT_DIR/catalog rendered by
-#                                       "opm render" from the two bundle images (pulled from a
-#                                       throwaway registry on 127.0.0.1, named by digest) under
-#                                       /configs, on the opm image, with its serve cache pre-built
+#   CATALOG_IMAGE (IMAGE_REPO_BASE/database-operator-catalog:vVERSION)
+#                                       CATALOG_LAYOUT, "make catalog-build": catalog/ (each bundle
+#                                       by digest) under /configs, on the opm image, with its serve
+#                                       cache pre-built
 #
 # Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
-#          OPM=... CPB=... GRPC_HEALTH_PROBE=... BUSYBOX=/bin/busybox OPM_IMAGE=... OLM_UTIL_IMAGE=... \
+#          OPM=... CPB=... BUSYBOX=/bin/busybox OPM_LAYOUT=... CATALOG_LAYOUT=... OPM_IMAGE=... OLM_UTIL_IMAGE=... CATALOG_IMAGE=... \
 #          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
 #          VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
 set -euo pipefail
@@ -87,39 +86,42 @@ image "database-operator-$VERSION.tar" "database-operator:$VERSION" operator \
 mv "$list" "$out/images.txt"
 echo "Node images in $out (list: $out/images.txt)"
 
-: "${OPM:?}" "${CPB:?}" "${GRPC_HEALTH_PROBE:?}" "${BUSYBOX:?}" "${OPM_IMAGE:?}" "${OLM_UTIL_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
+: "${OPM:?}" "${CPB:?}" "${BUSYBOX:?}" "${OPM_LAYOUT:?}" "${CATALOG_LAYOUT:?}" "${OPM_IMAGE:?}" "${OLM_UTIL_IMAGE:?}" "${CATALOG_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
 package=${PACKAGE:-database-operator}
 reg="$out/registry.txt.tmp"
 : > "$reg"
 rm -rf "$out/layouts"
-# layout NAME REF ARGS...: one image-tool call into OUT_DIR/layouts/NAME, recorded in
-# registry.txt; prints the reference by digest.
-layout() {
-  local dir=$out/layouts/$1 ref=$2 digest
-  shift 2
-  digest=$("$IMAGE_TOOL" "$@" --tag "$ref" --layout "$dir" | awk 'NR == 1 {print $2}')
-  [[ $digest == sha256:* ]] || { echo "no digest for $ref" >&2; exit 1; }
-  echo "$dir $ref ${ref%:*}@$digest" >> "$reg"
-  echo "${ref%:*}@$digest"
+# record LAYOUT REF: registry.txt's line of an OCI layout built elsewhere (make opm-image,
+# catalog-build), pushed as REF (a tag).
+record() {
+  local digest
+  digest=$("$IMAGE_TOOL" digest --from "$1")
+  echo "$1 $2 ${2%:*}@$digest" >> "$reg"
 }
-layout opm "$OPM_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/opm \
-  --file "$OPM:/bin/opm" --file "$GRPC_HEALTH_PROBE:/bin/grpc_health_probe" >/dev/null
+# layout NAME REF ARGS...: one image-tool call into OUT_DIR/layouts/NAME, recorded in
+# registry.txt.
+layout() {
+  local dir=$out/layouts/$1 ref=$2
+  shift 2
+  "$IMAGE_TOOL" "$@" --tag "$ref" --layout "$dir" >/dev/null
+  record "$dir" "$ref"
+}
+record "$OPM_LAYOUT" "$OPM_IMAGE"
+record "$CATALOG_LAYOUT" "$CATALOG_IMAGE"
 layout "operator-$VERSION" "${OPERATOR_REPO:-$IMAGE_REPO_BASE/$package}:v$VERSION" operator --arch "$arch" \
-  --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile" >/dev/null
+  --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
 layout olm-util "$OLM_UTIL_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \
-  --file "$CPB:/bin/cpb" --file "$BUSYBOX:/bin/cp" >/dev/null
-# The catalog, rendered by opm from the bundle images as pushed (not from their directories):
-# each bundle is named by its digest, and OLM unpacks it (hack/olm/render-catalog.sh, as
-# "make catalog" renders catalog/).
-catalog=$out/catalog
-rm -rf "$catalog" "$out/catalog-cache"
+  --file "$CPB:/bin/cpb" --file "$BUSYBOX:/bin/cp"
+# The bundle images, as hack/olm/render-catalog.sh builds them for "make catalog": the catalog
+# image (catalog/, make catalog-build) names them by these digests ("make verify" checks that
+# catalog/ is current).
 IMAGE_TOOL=$IMAGE_TOOL OPM=$OPM IMAGE_REPO_BASE=$IMAGE_REPO_BASE PACKAGE=$package CHANNEL=${CHANNEL:-stable} \
   VERSION=$VERSION PREVIOUS_VERSION=$PREVIOUS_VERSION PREVIOUS_BUNDLE_DIR=$PREVIOUS_BUNDLE_DIR \
-  "$root/hack/olm/render-catalog.sh" "$catalog" "$out/layouts" >> "$reg"
-"$OPM" validate "$catalog"
-"$OPM" serve "$catalog" --cache-dir "$out/catalog-cache" --cache-only
-layout catalog "$IMAGE_REPO_BASE/$package-catalog:v$VERSION" catalog --dir "$catalog" \
-  --dockerfile "$root/catalog.Dockerfile" --base-layout "$out/layouts/opm" --cache "$out/catalog-cache" >/dev/null
+  "$root/hack/olm/render-catalog.sh" "$out/catalog" "$out/layouts" >> "$reg"
+if ! diff -r "$root/catalog" "$out/catalog" >/dev/null; then
+  echo "catalog/ is not what the bundle images render to: run 'make catalog'" >&2
+  exit 1
+fi
 mv "$reg" "$out/registry.txt"
-echo "Registry images in $out/layouts (list: $out/registry.txt):"
+echo "Registry images (list: $out/registry.txt):"
 cat "$out/registry.txt"

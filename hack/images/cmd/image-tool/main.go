@@ -9,6 +9,7 @@
 //	    --user 65532:65532 --tag database-operator.test/etcd:v1 --tarball bin/node-images/etcd-v1.tar
 //	image-tool push --from bin/images/database-operator --push 127.0.0.1:5000/database-operator:0.2.0
 //	image-tool registry --addr 10.89.0.1:0 --ready FILE --push LAYOUT=REPO[:TAG]... [-- COMMAND...]
+//	image-tool digest --from bin/images/catalog
 package main
 
 import (
@@ -35,13 +36,16 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|push|registry [flags] (-h for the flags)")
+	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|push|registry|digest [flags] (-h for the flags)")
 	os.Exit(2)
 }
 
 func run(cmd string, args []string) error {
-	if cmd == "registry" {
+	switch cmd {
+	case "registry":
 		return runRegistry(args)
+	case "digest":
+		return printDigest(args)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 	out := outputs{
@@ -264,4 +268,23 @@ func keyValues(kvs []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// printDigest is "image-tool digest --from LAYOUT": prints the digest of the layout's image.
+func printDigest(args []string) error {
+	fs := flag.NewFlagSet("digest", flag.ExitOnError)
+	from := fs.String("from", "", "OCI layout directory (written by this tool)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	img, err := images.ReadLayout(*from)
+	if err != nil {
+		return err
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Println(digest)
+	return nil
 }
