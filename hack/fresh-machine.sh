@@ -8,7 +8,7 @@
 # temporary directory (FRESH_MACHINE_KEEP=1 keeps it and prints where it is).
 #
 # What it cannot make fresh: the host packages the real-node tier installs with apt-get
-# (containerd, runc, CNI plugins, iptables) and Go itself. Uncommitted changes are not tested.
+# (containerd, runc, CNI plugins, iptables, busybox-static) and Go itself. Uncommitted changes are not tested.
 #
 # Run it before resolving any change to a build recipe, a pinned version or a tools module.
 # Usage: hack/fresh-machine.sh [LOG_DIR]   (default LOG_DIR: bin/fresh-machine)
@@ -33,6 +33,9 @@ export GOMODCACHE=$base/gomodcache GOCACHE=$base/gocache XDG_CACHE_HOME=$base/xd
 export GOLANGCI_LINT_CACHE=$base/xdg-cache/golangci-lint
 export CACHE_DIR=$base/tools-cache
 unset GOFLAGS GOWORK
+# The Makefile exports these per-machine paths to its recipes; run as "make test-fresh-machine",
+# this script would inherit the warm ones, and the inner make would use them.
+unset KUBEBUILDER_ASSETS SNAPSHOT_ENV_DIR NODE_ENV_DIR NODE_IMAGES_DIR
 mkdir -p "$GOMODCACHE" "$GOCACHE" "$XDG_CACHE_HOME" "$CACHE_DIR"
 
 git clone -q "$root" "$base/src"
