@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the binaries of the local control plane from the pinned tools module (hack/tools/go.mod):
-# kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok and kwokctl. Nothing is
+# kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok (only the binaries the
+# harness runs: kwokctl is not one). Nothing is
 # downloaded from release pages; everything comes from the Go module proxy.
 #
 # Usage: hack/build-test-env.sh OUTPUT_DIR
@@ -25,8 +26,7 @@ go build -ldflags "$ldflags" -o "$out/" \
   k8s.io/kubernetes/cmd/kube-apiserver \
   k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler \
-  sigs.k8s.io/kwok/cmd/kwok \
-  sigs.k8s.io/kwok/cmd/kwokctl
+  sigs.k8s.io/kwok/cmd/kwok
 # The etcd main package is go.etcd.io/etcd/server/v3: "go build -o DIR/" would name it "server".
 go build -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3
 echo "${kube_version} built in $(( $(date +%s) - start ))s" > "$stamp"
