@@ -88,8 +88,13 @@ export NODE_ENV_DIR NODE_IMAGES_DIR
 
 # OLM packaging.
 PACKAGE_NAME ?= database-operator
-CHANNELS ?= stable
-DEFAULT_CHANNEL ?= stable
+# Channels (docs/olm.md, "Channels"): releases go to candidate-v0, the default channel (OLM's
+# channel naming: candidate = pre-GA; the operator's maturity is alpha, its API v1alpha1, its
+# releases 0.x). stable, where 0.2.0 was released, still gets every release for its subscribers
+# and is deprecated in the catalog (olm.deprecations), which sends them to candidate-v0.
+CHANNELS ?= candidate-v0,stable
+DEFAULT_CHANNEL ?= candidate-v0
+DEPRECATED_CHANNELS ?= stable
 # Version the bundle replaces (adds "replaces" and "olm.skipRange: <VERSION" to the CSV).
 PREVIOUS_VERSION ?= 0.2.0
 # The released previous version, as it was released: its commit (the landed state whose bundle/
@@ -548,7 +553,7 @@ $(CATALOG_SERVE): hack/olm/cmd/catalog-serve/main.go hack/olm/go.sum
 .PHONY: catalog
 # The catalog renderer's inputs (hack/olm/render-catalog.sh).
 RENDER_CATALOG = IMAGE_TOOL=$(IMAGE_TOOL) OPM=$(OPM) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) PACKAGE=$(PACKAGE_NAME) \
-	CHANNEL=$(DEFAULT_CHANNEL) VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) \
+	CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) \
 	PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) hack/olm/render-catalog.sh
 
 catalog: $(OPM) $(IMAGE_TOOL) ## Render catalog/ from the bundle images of PREVIOUS_BUNDLE_DIR and bundle/, by digest (opm render of the pushed images).
@@ -570,7 +575,7 @@ catalog-check: $(OPM) $(IMAGE_TOOL) ## Fail when catalog/ differs from a fresh r
 .PHONY: catalog-inline
 catalog-inline: $(OPM) ## Render OLM_E2E_CATALOG_DIR: the bundles of catalog/ inline (image ""), for OLM without a container runtime.
 	$(OLM_GO) run ./cmd/catalog-gen --opm $(OPM) --package $(PACKAGE_NAME) --channel $(DEFAULT_CHANNEL) \
-		--output $(OLM_E2E_CATALOG_DIR)/$(PACKAGE_NAME)/index.yaml $(CURDIR)/$(PREVIOUS_BUNDLE_DIR) $(CURDIR)/bundle
+		--deprecated-channels "$(DEPRECATED_CHANNELS)" --output $(OLM_E2E_CATALOG_DIR)/$(PACKAGE_NAME)/index.yaml $(CURDIR)/$(PREVIOUS_BUNDLE_DIR) $(CURDIR)/bundle
 
 catalog-validate: $(OPM) ## Validate catalog/ with opm.
 	$(OPM) validate catalog
@@ -654,7 +659,7 @@ node-images: node-env manager-static $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(
 	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
 		OPM=$(OPM) CPB=$(CPB) BUSYBOX=$(BUSYBOX) OPM_LAYOUT=$(OPM_IMAGE_LAYOUT) CATALOG_LAYOUT=$(IMAGES_DIR)/catalog \
 		OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
-		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) PACKAGE=$(PACKAGE_NAME) \
+		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) PACKAGE=$(PACKAGE_NAME) \
 		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
 
 .PHONY: node-images-push

@@ -115,7 +115,7 @@ layout olm-util "$OLM_UTIL_IMAGE" static --arch "$arch" --user 1001 --entrypoint
 # The bundle images, as hack/olm/render-catalog.sh builds them for "make catalog": the catalog
 # image (catalog/, make catalog-build) names them by these digests ("make verify" checks that
 # catalog/ is current).
-IMAGE_TOOL=$IMAGE_TOOL OPM=$OPM IMAGE_REPO_BASE=$IMAGE_REPO_BASE PACKAGE=$package CHANNEL=${CHANNEL:-stable} \
+IMAGE_TOOL=$IMAGE_TOOL OPM=$OPM IMAGE_REPO_BASE=$IMAGE_REPO_BASE PACKAGE=$package CHANNEL=${CHANNEL:?} DEPRECATED_CHANNELS=${DEPRECATED_CHANNELS:-} \
   VERSION=$VERSION PREVIOUS_VERSION=$PREVIOUS_VERSION PREVIOUS_BUNDLE_DIR=$PREVIOUS_BUNDLE_DIR \
   "$root/hack/olm/render-catalog.sh" "$out/catalog" "$out/layouts" >> "$reg"
 if ! diff -r "$root/catalog" "$out/catalog" >/dev/null; then

@@ -181,7 +181,8 @@ func TestCatalogBundlesPassTheValidators(t *testing.T) {
 }
 
 // writeBundleDir writes a catalog bundle as a registry+v1 bundle directory: each object under
-// manifests/, and metadata/annotations.yaml naming its package and the channel.
+// manifests/, and metadata/annotations.yaml naming its package and the catalog's channels (the
+// default one first), so that the validators' channel checks see what the catalog publishes.
 func writeBundleDir(t *testing.T, dir string, b declcfg.Bundle) {
 	t.Helper()
 	for _, d := range []string{"manifests", "metadata"} {
@@ -205,7 +206,7 @@ func writeBundleDir(t *testing.T, dir string, b declcfg.Bundle) {
   operators.operatorframework.io.bundle.package.v1: %s
   operators.operatorframework.io.bundle.channels.v1: %s
   operators.operatorframework.io.bundle.channel.default.v1: %s
-`, b.Package, channel, channel)
+`, b.Package, channel+","+deprecatedChannel, channel)
 	if err := os.WriteFile(filepath.Join(dir, "metadata", "annotations.yaml"), []byte(annotations), 0o644); err != nil {
 		t.Fatal(err)
 	}

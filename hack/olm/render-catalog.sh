@@ -10,12 +10,12 @@
 # with catalog/) and hack/node/build-images.sh.
 #
 # Usage: IMAGE_TOOL=... OPM=... IMAGE_REPO_BASE=quay.io/seed1b407122 PACKAGE=database-operator \
-#          CHANNEL=stable VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
+#          CHANNEL=candidate-v0 DEPRECATED_CHANNELS=stable VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
 #          hack/olm/render-catalog.sh OUT_DIR LAYOUT_DIR
 set -euo pipefail
 out=${1:?output directory}
 layouts=${2:?layout directory}
-: "${IMAGE_TOOL:?}" "${OPM:?}" "${IMAGE_REPO_BASE:?}" "${VERSION:?}" "${PREVIOUS_VERSION:?}" "${PREVIOUS_BUNDLE_DIR:?}"
+: "${IMAGE_TOOL:?}" "${OPM:?}" "${CHANNEL:?}" "${IMAGE_REPO_BASE:?}" "${VERSION:?}" "${PREVIOUS_VERSION:?}" "${PREVIOUS_BUNDLE_DIR:?}"
 package=${PACKAGE:-database-operator}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 repo=$IMAGE_REPO_BASE/$package-bundle
@@ -41,6 +41,6 @@ for pair in "$PREVIOUS_VERSION=$PREVIOUS_BUNDLE_DIR" "$VERSION=bundle"; do
   listing+=("$layout $repo:v$version $repo@$digest")
 done
 "$IMAGE_TOOL" registry "${pushes[@]}" -- env HOME="$work" bash -c \
-  '"$0" --opm "$1" --package "$2" --channel "$3" --mirror "$4=$REGISTRY" --output "$5" "${@:6}"' \
-  "$work/catalog-gen" "$OPM" "$package" "${CHANNEL:-stable}" "$host" "$out/$package/index.yaml" "${args[@]}" >&2
+  '"$0" --opm "$1" --package "$2" --channel "$3" --deprecated-channels "$4" --mirror "$5=$REGISTRY" --output "$6" "${@:7}"' \
+  "$work/catalog-gen" "$OPM" "$package" "${CHANNEL:?}" "${DEPRECATED_CHANNELS:-}" "$host" "$out/$package/index.yaml" "${args[@]}" >&2
 printf '%s\n' "${listing[@]}"

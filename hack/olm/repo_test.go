@@ -29,7 +29,10 @@ import (
 const (
 	repoRoot = "../.."
 	pkg      = "database-operator"
-	channel  = "stable"
+	// channel is the default channel; deprecatedChannel holds every bundle too, for 0.2.0's
+	// subscribers (the Makefile's DEFAULT_CHANNEL and DEPRECATED_CHANNELS).
+	channel           = "candidate-v0"
+	deprecatedChannel = "stable"
 	// previousBundle is the released bundle "make catalog" renders before bundle/ (the
 	// Makefile's PREVIOUS_BUNDLE_DIR); it replaces a version the catalog no longer holds.
 	previousBundle   = "hack/olm/released/0.2.0"
@@ -192,6 +195,15 @@ type fbcBlob struct {
 	} `json:"properties"`
 }
 
+// fbcDeprecations is an olm.deprecations blob.
+type fbcDeprecations struct {
+	Package string `json:"package"`
+	Entries []struct {
+		Reference map[string]string `json:"reference"`
+		Message   string            `json:"message"`
+	} `json:"entries"`
+}
+
 func TestCatalog(t *testing.T) {
 	opm := tool(t, "OPM")
 	if out, err := exec.Command(opm, "validate", filepath.Join(repoRoot, "catalog")).CombinedOutput(); err != nil {
@@ -203,12 +215,19 @@ func TestCatalog(t *testing.T) {
 	}
 	var bundles []string
 	var channels []fbcBlob
+	var deprecations []fbcDeprecations
 	for _, doc := range strings.Split(string(raw), "\n---\n") {
 		var b fbcBlob
 		if err := yaml.Unmarshal([]byte(strings.TrimPrefix(doc, "---\n")), &b); err != nil {
 			t.Fatal(err)
 		}
 		switch b.Schema {
+		case "olm.deprecations":
+			var d fbcDeprecations
+			if err := yaml.Unmarshal([]byte(strings.TrimPrefix(doc, "---\n")), &d); err != nil {
+				t.Fatal(err)
+			}
+			deprecations = append(deprecations, d)
 		case "olm.package":
 			if b.Name != pkg || b.DefaultChannel != channel {
 				t.Errorf("package %q with default channel %q, want %q and %q", b.Name, b.DefaultChannel, pkg, channel)
@@ -232,12 +251,43 @@ func TestCatalog(t *testing.T) {
 	if strings.Join(bundles, ",") != strings.Join(want, ",") {
 		t.Errorf("bundles %q, want %q", bundles, want)
 	}
-	if len(channels) != 1 || channels[0].Name != channel || len(channels[0].Entries) != 2 {
-		t.Fatalf("want one channel %q with 2 entries, got %+v", channel, channels)
+	if len(channels) != 2 || channels[0].Name != channel || channels[1].Name != deprecatedChannel {
+		t.Fatalf("want the channels %q and %q, got %+v", channel, deprecatedChannel, channels)
 	}
-	e := channels[0].Entries
-	if e[0].Name != want[0] || e[0].Replaces != previousReplaces || e[1].Name != want[1] || e[1].Replaces != want[0] || e[1].SkipRange != "<0.3.0" {
-		t.Errorf("channel entries %+v, want %s (replacing %s) and %s replacing it with skipRange <0.3.0", e, want[0], previousReplaces, want[1])
+	for _, c := range channels {
+		e := c.Entries
+		if len(e) != 2 || e[0].Name != want[0] || e[0].Replaces != previousReplaces || e[1].Name != want[1] || e[1].Replaces != want[0] || e[1].SkipRange != "<0.3.0" {
+			t.Errorf("channel %s: entries %+v, want %s (replacing %s) and %s replacing it with skipRange <0.3.0", c.Name, e, want[0], previousReplaces, want[1])
+		}
+	}
+	wantMessage := catalog.DeprecationMessage(pkg, catalog.Channels{Default: channel}, deprecatedChannel)
+	if len(deprecations) != 1 || deprecations[0].Package != pkg || len(deprecations[0].Entries) != 1 ||
+		!reflect.DeepEqual(deprecations[0].Entries[0].Reference, map[string]string{"schema": "olm.channel", "name": deprecatedChannel}) ||
+		deprecations[0].Entries[0].Message != wantMessage {
+		t.Errorf("deprecations %+v, want the one channel %s deprecated with %q", deprecations, deprecatedChannel, wantMessage)
+	}
+}
+
+// TestChannelsAgreeWithMaturity: the CSV's maturity and the default channel say the same thing
+// in OLM's channel naming (candidate: pre-GA, fast and stable: GA), and every channel follows
+// that naming (the good-practices validator checks the names too; this checks the meaning).
+func TestChannelsAgreeWithMaturity(t *testing.T) {
+	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	preGA := map[string]bool{"planning": true, "pre-alpha": true, "alpha": true, "beta": true}
+	maturity := b.CSV.Spec.Maturity
+	want := "stable"
+	if preGA[maturity] {
+		want = "candidate"
+	}
+	if !strings.HasPrefix(b.DefaultChannel, want) {
+		t.Errorf("maturity %q with default channel %q: want a %s channel", maturity, b.DefaultChannel, want)
+	}
+	if b.DefaultChannel != channel || !slices.Equal(b.Channels, []string{channel, deprecatedChannel}) {
+		t.Errorf("bundle/ is in channels %q (default %q), want [%s %s] (default %s), as the catalog publishes it",
+			b.Channels, b.DefaultChannel, channel, deprecatedChannel, channel)
 	}
 }
 
@@ -246,7 +296,7 @@ func TestCatalog(t *testing.T) {
 // That the digests are the images' the tree builds is "make catalog-check" (part of make verify).
 func TestCommittedCatalogIsCurrent(t *testing.T) {
 	opm := tool(t, "OPM")
-	fbc, err := catalog.Render(opm, pkg, channel, []catalog.Source{{Dir: filepath.Join(repoRoot, previousBundle)}, {Dir: filepath.Join(repoRoot, "bundle")}}, catalog.Mirror{})
+	fbc, err := catalog.Render(opm, pkg, catalog.Channels{Default: channel, Deprecated: []string{deprecatedChannel}}, []catalog.Source{{Dir: filepath.Join(repoRoot, previousBundle)}, {Dir: filepath.Join(repoRoot, "bundle")}}, catalog.Mirror{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,10 @@ const (
 	operatorGroupName = "database-operator"
 	catalogSourceName = "database-operator-catalog"
 	packageName       = "database-operator"
-	channel           = "stable"
+	// releasedChannel is the channel 0.2.0 was released in, as its subscribers name it: deprecated
+	// in the catalog (the default is candidate-v0) and still upgraded along.
+	releasedChannel   = "stable"
+	deprecationNotice = "The stable channel of database-operator is deprecated: releases are published in the candidate-v0 channel"
 	csvPrevious       = "database-operator.v0.2.0"
 	csvCurrent        = "database-operator.v0.3.0"
 	operatorImagePrev = "database-operator:0.2.0"
@@ -141,12 +144,27 @@ func installOperator(ctx context.Context) {
 	Expect(created).To(BeTrue())
 	Expect(group).To(Equal(operatorGroupName))
 	_, err = olm.Subscribe(ctx, k8s, olm.SubscriptionOptions{
-		Namespace: operatorNamespace, Package: packageName, Channel: channel,
+		Namespace: operatorNamespace, Package: packageName, Channel: releasedChannel,
 		CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
 		StartingCSV: csvPrevious, Approval: olm.ApprovalManual,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	approveAndWait(ctx, csvPrevious)
+	expectChannelDeprecated(ctx)
+}
+
+// expectChannelDeprecated waits until OLM tells the operator's Subscription (on releasedChannel)
+// that its channel is deprecated and where to go, as the grpc catalog image's olm.deprecations
+// says.
+func expectChannelDeprecated(ctx context.Context) {
+	GinkgoHelper()
+	sub := olm.NewSubscription(operatorNamespace, packageName)
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
+		status, message := olm.SubscriptionCondition(sub, "ChannelDeprecated")
+		g.Expect(status).To(Equal("True"))
+		g.Expect(message).To(HavePrefix(deprecationNotice))
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 }
 
 // approveAndWait approves the InstallPlan that installs csvName and waits for the CSV to

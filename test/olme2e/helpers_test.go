@@ -33,6 +33,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -62,11 +63,11 @@ func createOperatorGroup(ctx context.Context, namespace, name string, targets ..
 	Expect(got).To(Equal(name))
 }
 
-// createSubscription subscribes namespace to the package on the stable channel of the
-// suite's catalog.
+// createSubscription subscribes namespace to the package on releasedChannel of the suite's
+// catalog, as 0.2.0's users did.
 func createSubscription(ctx context.Context, namespace, startingCSV string, approval olm.Approval) {
 	_, err := olm.Subscribe(ctx, k8s, olm.SubscriptionOptions{
-		Namespace: namespace, Package: packageName, Channel: channel,
+		Namespace: namespace, Package: packageName, Channel: releasedChannel,
 		CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
 		StartingCSV: startingCSV, Approval: approval,
 	})
@@ -356,4 +357,41 @@ func expectInstalledCSV(ctx context.Context, sub *unstructured.Unstructured, csv
 		installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
 		g.Expect(installed).To(Equal(csvName))
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed(), "status.installedCSV of Subscription %s/%s", sub.GetNamespace(), sub.GetName())
+}
+
+// expectChannelDeprecated waits until OLM tells namespace's Subscription (on releasedChannel)
+// that its channel is deprecated, and where to go: ChannelDeprecated=True with the catalog's
+// message.
+func expectChannelDeprecated(ctx context.Context, namespace string) {
+	GinkgoHelper()
+	sub := olm.NewSubscription(namespace, packageName)
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
+		status, message := olm.SubscriptionCondition(sub, "ChannelDeprecated")
+		g.Expect(status).To(Equal("True"))
+		g.Expect(message).To(HavePrefix(deprecationNotice))
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+}
+
+// moveToDefaultChannel does what the deprecation message asks (docs/olm.md, "Channels"): it
+// patches namespace's Subscription from releasedChannel to channel, then waits until OLM has
+// dropped the deprecation conditions, with the installed CSV unchanged.
+func moveToDefaultChannel(ctx context.Context, namespace string) {
+	GinkgoHelper()
+	sub := olm.NewSubscription(namespace, packageName)
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
+	installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"channel":"`+channel+`"}}`))
+	Expect(k8s.Patch(ctx, sub, patch)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
+		for _, typ := range []string{"ChannelDeprecated", "Deprecated"} {
+			status, message := olm.SubscriptionCondition(sub, typ)
+			g.Expect(status).NotTo(Equal("True"), "%s: %s", typ, message)
+		}
+		state, _, _ := unstructured.NestedString(sub.Object, "status", "state")
+		g.Expect(state).To(Equal("AtLatestKnown"))
+		now, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
+		g.Expect(now).To(Equal(installed))
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 }

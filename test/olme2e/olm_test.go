@@ -61,10 +61,11 @@ var _ = Describe("OwnNamespace install of 0.2.0 and upgrade to 0.3.0", Ordered, 
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
-	It("installs 0.2.0 with the Deployment, ServiceAccount and RBAC of the CSV", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+	It("installs 0.2.0 from its deprecated channel with the Deployment, ServiceAccount and RBAC of the CSV, and OLM says where to go", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		approveInstallPlan(ctx, namespace, csvPrevious)
 		csv := waitCSVSucceeded(ctx, namespace, csvPrevious)
 		AddReportEntry("install 0.2.0 (Subscription -> CSV Succeeded, Manual approval)", since(subscribed))
+		expectChannelDeprecated(ctx, namespace)
 		expectInstalledObjects(ctx, csv, namespace)
 		expectNamespacedRBAC(ctx, csv, "OwnNamespace", namespace)
 		saName, _ = operatorNames(csv)
@@ -100,6 +101,7 @@ var _ = Describe("OwnNamespace install of 0.2.0 and upgrade to 0.3.0", Ordered, 
 		AddReportEntry("upgrade 0.2.0 -> 0.3.0 (approval -> 0.3.0 Succeeded, 0.2.0 gone)", since(began))
 
 		expectInstalledCSV(ctx, olm.NewSubscription(namespace, packageName), csvCurrent)
+		moveToDefaultChannel(ctx, namespace)
 		expectInstalledObjects(ctx, csv, namespace)
 		expectNamespacedRBAC(ctx, csv, "OwnNamespace", namespace)
 		newSA, _ := operatorNames(csv)

@@ -67,7 +67,12 @@ const (
 	olmNamespace      = "olm"
 	catalogSourceName = "database-operator-catalog"
 	packageName       = "database-operator"
-	channel           = "stable"
+	// channel is the default channel (new installs); releasedChannel is the one 0.2.0 was
+	// released in, deprecated in the catalog and still upgraded along: 0.2.0's subscribers.
+	channel         = "candidate-v0"
+	releasedChannel = "stable"
+	// deprecationNotice is part of what OLM tells releasedChannel's subscribers.
+	deprecationNotice = "The stable channel of database-operator is deprecated: releases are published in the candidate-v0 channel"
 	// csvPrevious is the released bundle (hack/olm/released), run with the manager built from
 	// its release commit (PREVIOUS_MANAGER_BIN); csvCurrent is bundle/, run with MANAGER_BIN.
 	csvPrevious = "database-operator.v0.2.0"

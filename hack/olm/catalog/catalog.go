@@ -1,6 +1,8 @@
 // Package catalog renders a file-based catalog (FBC) for one package from bundle directories:
-// an olm.package, one olm.channel whose entries follow each CSV's replaces/skips/olm.skipRange,
-// and every bundle as "opm render" renders it. Bundles rendered from directories carry their
+// an olm.package, its default olm.channel whose entries follow each CSV's
+// replaces/skips/olm.skipRange, the same entries in each deprecated channel (kept for the
+// subscribers of earlier releases) with an olm.deprecations entry that sends them to the default
+// channel, and every bundle as "opm render" renders it. Bundles rendered from directories carry their
 // manifests inline (image "" + olm.bundle.object properties), so OLM installs them without
 // pulling or unpacking a bundle image. Bundles rendered from their pushed images (Source.Image)
 // carry the image by digest and no manifests: OLM unpacks the image in a Job, as on a cluster.
@@ -13,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,9 +54,29 @@ type Mirror struct {
 	Public, Pull string
 }
 
-// Render returns the FBC of package pkg with one channel (also the default channel) holding the
-// bundles, ordered by version. opm is the opm binary used to render each bundle.
-func Render(opm, pkg, channel string, sources []Source, mirror Mirror) ([]byte, error) {
+// Channels are the catalog's channels. Every channel holds every bundle.
+type Channels struct {
+	// Default is the package's default channel, where its releases are published.
+	Default string
+	// Deprecated are channels earlier releases were published in: their subscribers keep
+	// getting upgrades there, and OLM tells them (Subscription condition ChannelDeprecated) to
+	// move to Default.
+	Deprecated []string
+}
+
+// DeprecationMessage is what OLM shows the subscribers of a deprecated channel.
+func DeprecationMessage(pkg string, ch Channels, deprecated string) string {
+	return fmt.Sprintf("The %s channel of %s is deprecated: releases are published in the %s channel; "+
+		"set spec.channel of the Subscription to %s. The %s channel still receives every release until it is removed.",
+		deprecated, pkg, ch.Default, ch.Default, deprecated)
+}
+
+// Render returns the FBC of package pkg with its channels, each holding the bundles ordered by
+// version. opm is the opm binary used to render each bundle.
+func Render(opm, pkg string, ch Channels, sources []Source, mirror Mirror) ([]byte, error) {
+	if ch.Default == "" || slices.Contains(ch.Deprecated, ch.Default) {
+		return nil, fmt.Errorf("channels %+v: want a default channel that is not deprecated", ch)
+	}
 	var bundles []bundle
 	for _, src := range sources {
 		dir := src.Dir
@@ -84,8 +107,19 @@ func Render(opm, pkg, channel string, sources []Source, mirror Mirror) ([]byte, 
 		})
 	}
 	docs := []any{
-		map[string]any{"schema": "olm.package", "name": pkg, "defaultChannel": channel},
-		map[string]any{"schema": "olm.channel", "package": pkg, "name": channel, "entries": entries},
+		map[string]any{"schema": "olm.package", "name": pkg, "defaultChannel": ch.Default},
+		map[string]any{"schema": "olm.channel", "package": pkg, "name": ch.Default, "entries": entries},
+	}
+	var deprecations []any
+	for _, name := range ch.Deprecated {
+		docs = append(docs, map[string]any{"schema": "olm.channel", "package": pkg, "name": name, "entries": entries})
+		deprecations = append(deprecations, map[string]any{
+			"reference": map[string]any{"schema": "olm.channel", "name": name},
+			"message":   DeprecationMessage(pkg, ch, name),
+		})
+	}
+	if len(deprecations) > 0 {
+		docs = append(docs, map[string]any{"schema": "olm.deprecations", "package": pkg, "entries": deprecations})
 	}
 	var out bytes.Buffer
 	for _, d := range docs {

@@ -27,8 +27,8 @@ var _ = Describe("Bundle directories", Label("unit"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(b.Package).To(Equal("database-operator"))
 		Expect(b.CSVName).To(HavePrefix("database-operator.v"))
-		Expect(b.Channels).To(Equal([]string{"stable"}))
-		Expect(b.DefaultChannel).To(Equal("stable"))
+		Expect(b.Channels).To(Equal([]string{"candidate-v0", "stable"}))
+		Expect(b.DefaultChannel).To(Equal("candidate-v0"))
 		Expect(b.InstallModes).To(Equal(map[string]bool{
 			"OwnNamespace": true, "SingleNamespace": true, "MultiNamespace": true, "AllNamespaces": true,
 		}))
@@ -111,19 +111,21 @@ var _ = Describe("The one-bundle catalog", Label("unit"), func() {
 			Expect(dec.Decode(&d)).To(Succeed())
 			docs = append(docs, d)
 		}
-		Expect(docs).To(HaveLen(3))
-		Expect(docs[0]).To(Equal(map[string]any{"schema": "olm.package", "name": "database-operator", "defaultChannel": "stable"}))
-		Expect(docs[1]).To(Equal(map[string]any{"schema": "olm.channel", "package": "database-operator", "name": "stable",
-			"entries": []any{map[string]any{"name": want.CSVName}}}))
-		Expect(docs[2]).To(HaveKeyWithValue("schema", "olm.bundle"))
-		Expect(docs[2]).To(HaveKeyWithValue("name", want.CSVName))
-		Expect(docs[2]).To(HaveKeyWithValue("image", ""))
+		Expect(docs).To(HaveLen(4))
+		Expect(docs[0]).To(Equal(map[string]any{"schema": "olm.package", "name": "database-operator", "defaultChannel": "candidate-v0"}))
+		for i, ch := range []string{"candidate-v0", "stable"} {
+			Expect(docs[1+i]).To(Equal(map[string]any{"schema": "olm.channel", "package": "database-operator", "name": ch,
+				"entries": []any{map[string]any{"name": want.CSVName}}}))
+		}
+		Expect(docs[3]).To(HaveKeyWithValue("schema", "olm.bundle"))
+		Expect(docs[3]).To(HaveKeyWithValue("name", want.CSVName))
+		Expect(docs[3]).To(HaveKeyWithValue("image", ""))
 		// Every manifest of bundle/manifests is in the catalog.
 		manifests, err := os.ReadDir(filepath.Join(repoBundle, "manifests"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(docs[2]["properties"]).To(ContainElements(HaveKeyWithValue("type", "olm.bundle.object")))
+		Expect(docs[3]["properties"]).To(ContainElements(HaveKeyWithValue("type", "olm.bundle.object")))
 		objects := 0
-		for _, p := range docs[2]["properties"].([]any) {
+		for _, p := range docs[3]["properties"].([]any) {
 			if p.(map[string]any)["type"] == "olm.bundle.object" {
 				objects++
 			}

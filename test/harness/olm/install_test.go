@@ -118,6 +118,19 @@ var _ = Describe("Install status", Label("unit"), func() {
 		},
 	})
 
+	It("reads a Subscription's condition by type", func() {
+		deprecated := withStatus(NewSubscription("ns", "pkg"), map[string]any{
+			"conditions": []any{
+				map[string]any{"type": "Deprecated", "status": "True", "message": "rollup"},
+				map[string]any{"type": "ChannelDeprecated", "status": "True", "message": "use candidate-v0"},
+			},
+		})
+		status, message := SubscriptionCondition(deprecated, "ChannelDeprecated")
+		Expect([]string{status, message}).To(Equal([]string{"True", "use candidate-v0"}))
+		status, message = SubscriptionCondition(stuckSub, "ChannelDeprecated")
+		Expect([]string{status, message}).To(Equal([]string{"", ""}))
+	})
+
 	DescribeTable("says why an install failed, or that it did not yet",
 		func(s installState, failure, described string) {
 			Expect(s.failure()).To(Equal(failure))

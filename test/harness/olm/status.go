@@ -167,3 +167,14 @@ func orNone(s string) string {
 func key(obj *unstructured.Unstructured) string {
 	return obj.GetNamespace() + "/" + obj.GetName()
 }
+
+// SubscriptionCondition returns the status and message of sub's condition of type typ (OLM's
+// SubscriptionConditionType, e.g. "ChannelDeprecated"); "" and "" when sub has none.
+func SubscriptionCondition(sub *unstructured.Unstructured, typ string) (status, message string) {
+	for _, c := range conditions(sub) {
+		if c.typ == typ {
+			return c.status, c.message
+		}
+	}
+	return "", ""
+}

@@ -1,7 +1,7 @@
 // Command catalog-gen writes the file-based catalog of one package from bundle directories
 // (see package catalog).
 //
-//	catalog-gen --opm bin/opm --package database-operator --channel stable \
+//	catalog-gen --opm bin/opm --package database-operator --channel candidate-v0 --deprecated-channels stable \
 //	    --output catalog/database-operator/index.yaml /tmp/bundle-0.1.0 bundle
 //
 // A bundle given as DIR=IMAGE is rendered from its pushed image (by digest), pulled from the
@@ -23,10 +23,11 @@ import (
 )
 
 func main() {
-	var opm, pkg, channel, output, mirror string
+	var opm, pkg, channel, deprecated, output, mirror string
 	flag.StringVar(&opm, "opm", "opm", "opm binary")
 	flag.StringVar(&pkg, "package", "database-operator", "package name")
-	flag.StringVar(&channel, "channel", "stable", "channel holding every bundle (also the default channel)")
+	flag.StringVar(&channel, "channel", "candidate-v0", "the default channel, holding every bundle")
+	flag.StringVar(&deprecated, "deprecated-channels", "", "comma-separated deprecated channels, each holding every bundle too")
 	flag.StringVar(&output, "output", "catalog/database-operator/index.yaml", "FBC file to write")
 	flag.StringVar(&mirror, "mirror", "", "PUBLIC_HOST=HOST:PORT: the registry bundle images (DIR=IMAGE) are pulled from")
 	flag.Parse()
@@ -34,13 +35,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: catalog-gen [flags] BUNDLE_DIR[=BUNDLE_IMAGE]...")
 		os.Exit(2)
 	}
-	if err := run(opm, pkg, channel, output, mirror, flag.Args()); err != nil {
+	ch := catalog.Channels{Default: channel}
+	if deprecated != "" {
+		ch.Deprecated = strings.Split(deprecated, ",")
+	}
+	if err := run(opm, pkg, ch, output, mirror, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "catalog-gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(opm, pkg, channel, output, mirror string, args []string) error {
+func run(opm, pkg string, ch catalog.Channels, output, mirror string, args []string) error {
 	var m catalog.Mirror
 	if mirror != "" {
 		var ok bool
@@ -53,7 +58,7 @@ func run(opm, pkg, channel, output, mirror string, args []string) error {
 		dir, image, _ := strings.Cut(a, "=")
 		sources = append(sources, catalog.Source{Dir: dir, Image: image})
 	}
-	fbc, err := catalog.Render(opm, pkg, channel, sources, m)
+	fbc, err := catalog.Render(opm, pkg, ch, sources, m)
 	if err != nil {
 		return err
 	}
