@@ -181,7 +181,11 @@ BENCH_SMOKE_FLAGS ?= -n 20 -idle 20s -raw-duration 2s -fail-on-idle-writes -lead
 BENCH_LEADER_FLAGS ?= -leader-repeat 3
 
 # make run-bundle NAMESPACE=<ns>: install bundle/ through the OLM of the cluster in KUBECONFIG,
-# as "operator-sdk run bundle" does; make cleanup-bundle NAMESPACE=<ns> removes it again.
+# as "operator-sdk run bundle" does; make cleanup-bundle NAMESPACE=<ns> removes it again. With
+# BUNDLE_IMG=<repository>@sha256:<digest> on the command line it installs that bundle image
+# instead: the catalog names it and OLM unpacks it (needs a cluster that pulls images);
+# BUNDLE_IMG_MIRROR=quay.io=HOST:PORT pulls it on this machine from a plain-HTTP registry.
+BUNDLE_IMG_MIRROR ?=
 NAMESPACE ?=
 # OwnNamespace, AllNamespaces, SingleNamespace=<ns> or MultiNamespace=<ns1>,<ns2>.
 INSTALL_MODE ?= OwnNamespace
@@ -584,19 +588,22 @@ catalog-validate: $(OPM) ## Validate catalog/ with opm.
 .PHONY: olm-test
 olm-test: export OPM := $(OPM)
 olm-test: export KUSTOMIZE := $(KUSTOMIZE)
-olm-test: $(OPM) $(KUSTOMIZE) ## Go tests of hack/olm (validators, bundle determinism and freshness, catalog), of test/harness/olm and of hack/runbundle (run-bundle).
+olm-test: export IMAGE_TOOL := $(IMAGE_TOOL)
+olm-test: $(OPM) $(KUSTOMIZE) $(IMAGE_TOOL) ## Go tests of hack/olm (validators, bundle determinism and freshness, catalog), of test/harness/olm and of hack/runbundle (run-bundle).
 	$(OLM_GO) test -count=1 ./...
 	go test -count=1 ./test/harness/olm/... ./hack/runbundle/...
 
 ##@ OLM: run the bundle
 
 .PHONY: run-bundle
-run-bundle: $(OPM) $(if $(filter host,$(CATALOG_MODE)),$(CATALOG_SERVE)) | $(LOCALBIN) ## Install bundle/ through OLM into NAMESPACE (INSTALL_MODE, CATALOG_MODE=host|cluster) and wait for the CSV.
+run-bundle: $(OPM) $(if $(filter host,$(CATALOG_MODE)),$(CATALOG_SERVE)) | $(LOCALBIN) ## Install bundle/ (or the bundle image BUNDLE_IMG=repo@sha256:...) through OLM into NAMESPACE (INSTALL_MODE, CATALOG_MODE=host|cluster) and wait for the CSV.
 	@test -n "$(NAMESPACE)" || { echo "Set NAMESPACE, e.g. make run-bundle NAMESPACE=database-operator"; exit 2; }
 	go build -o $(LOCALBIN)/run-bundle ./hack/runbundle/cmd/run-bundle
 	$(LOCALBIN)/run-bundle install $(RUN_BUNDLE_FLAGS) --install-mode $(INSTALL_MODE) \
 		--catalog-mode $(CATALOG_MODE) --opm $(OPM) --catalog-serve $(CATALOG_SERVE) \
-		--port $(RUN_BUNDLE_PORT) --opm-image $(OPM_IMAGE)
+		--port $(RUN_BUNDLE_PORT) --opm-image $(OPM_IMAGE) \
+		$(if $(filter command line,$(origin BUNDLE_IMG)),--bundle-image $(BUNDLE_IMG)) \
+		$(if $(BUNDLE_IMG_MIRROR),--mirror $(BUNDLE_IMG_MIRROR))
 
 .PHONY: cleanup-bundle
 cleanup-bundle: | $(LOCALBIN) ## Remove what run-bundle installed in NAMESPACE (Subscription, CSV, CatalogSource, OperatorGroup) and stop its catalog server.
@@ -676,9 +683,9 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 ##@ Real node tier
 
 .PHONY: test-node
-test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
+test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(OPM) $(GINKGO) ## Real node: OLM installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; run-bundle from the bundle image; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
-	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
+	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) OPM=$(OPM) \
 	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) \
 	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e

@@ -46,8 +46,13 @@ const (
 
 // Options are the settings of Run ("make run-bundle").
 type Options struct {
-	// BundleDir is the bundle to install (bundle/).
+	// BundleDir is the bundle to install (bundle/), unless BundleImage is set.
 	BundleDir string
+	// BundleImage, when set, is the bundle image to install, by digest: the catalog names it
+	// and OLM pulls and unpacks it in a Job, as for "operator-sdk run bundle IMAGE". The
+	// cluster pulls it as named; this machine pulls it (to read and render it) through Mirror.
+	BundleImage string
+	Mirror      olm.ImageMirror
 	// Namespace to install into; created when missing (and then kept by Cleanup).
 	Namespace string
 	// InstallMode (default OwnNamespace) must be one the CSV supports.
@@ -91,8 +96,9 @@ func CatalogSourceName(pkg string) string { return pkg + "-catalog" }
 // managedLabels are the labels of everything Run creates.
 func managedLabels() map[string]string { return map[string]string{olm.ManagedByLabel: olm.ManagedBy} }
 
-// Run installs the bundle directory through OLM, as "operator-sdk run bundle" does with
-// a bundle image: it renders a one-bundle catalog (RenderBundleCatalog), serves it (host or
+// Run installs the bundle directory, or the bundle image, through OLM, as "operator-sdk run
+// bundle" does: it renders a one-bundle catalog (RenderBundleCatalog, or
+// RenderBundleImageCatalog naming the image, which OLM then unpacks), serves it (host or
 // cluster mode), creates the CatalogSource <package>-catalog in the namespace and waits until
 // OLM has connected to it, then Install (an OperatorGroup for the install mode unless a
 // matching one exists, a Subscription to the bundle's CSV on its default channel) and waits
@@ -105,7 +111,7 @@ func Run(ctx context.Context, c client.Client, o Options) (*olm.Installation, er
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	b, err := olm.ReadBundle(o.BundleDir)
+	b, err := o.readBundle(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -128,11 +134,11 @@ func Run(ctx context.Context, c client.Client, o Options) (*olm.Installation, er
 	if err := writeState(dir, st); err != nil {
 		return nil, err
 	}
-	_, fbc, err := olm.RenderBundleCatalog(ctx, o.OPM, o.BundleDir, filepath.Join(dir, catalogSubdir))
+	fbc, err := o.renderCatalog(ctx, b, filepath.Join(dir, catalogSubdir))
 	if err != nil {
 		return nil, err
 	}
-	o.logf("Rendered a catalog of %s (%s, channel %s) into %s.", b.CSVName, b.Package, b.DefaultChannel, filepath.Join(dir, catalogSubdir))
+	o.logf("Rendered a catalog of %s (%s, channel %s, %s) into %s.", b.CSVName, b.Package, b.DefaultChannel, o.source(), filepath.Join(dir, catalogSubdir))
 
 	if st.Address, err = serve(ctx, c, o, b, dir, fbc); err != nil {
 		return nil, err
@@ -182,6 +188,32 @@ func (o *Options) defaults() error {
 		o.Log = io.Discard
 	}
 	return nil
+}
+
+// readBundle reads the bundle to install: BundleImage's, unpacked, or BundleDir.
+func (o *Options) readBundle(ctx context.Context) (*olm.Bundle, error) {
+	if o.BundleImage != "" {
+		return olm.UnpackBundleImage(ctx, o.OPM, o.BundleImage, o.Mirror)
+	}
+	return olm.ReadBundle(o.BundleDir)
+}
+
+// renderCatalog renders the one-bundle catalog of b into dir: naming BundleImage, or with
+// BundleDir's manifests inline.
+func (o *Options) renderCatalog(ctx context.Context, b *olm.Bundle, dir string) ([]byte, error) {
+	if o.BundleImage != "" {
+		return olm.RenderBundleImageCatalog(ctx, o.OPM, o.BundleImage, o.Mirror, b, dir)
+	}
+	_, fbc, err := olm.RenderBundleCatalog(ctx, o.OPM, o.BundleDir, dir)
+	return fbc, err
+}
+
+// source says where the bundle comes from, for the log.
+func (o *Options) source() string {
+	if o.BundleImage != "" {
+		return "bundle image " + o.BundleImage + ", which OLM unpacks"
+	}
+	return "manifests inline from " + o.BundleDir
 }
 
 func (o *Options) logf(format string, args ...any) {

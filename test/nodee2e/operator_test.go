@@ -193,8 +193,14 @@ func expectCSVGone(ctx context.Context, name string) {
 // operatorPods returns the operator's pods that are not being deleted.
 func operatorPods(ctx context.Context) []corev1.Pod {
 	GinkgoHelper()
+	return operatorPodsIn(ctx, operatorNamespace)
+}
+
+// operatorPodsIn returns the operator's pods in namespace that are not being deleted.
+func operatorPodsIn(ctx context.Context, namespace string) []corev1.Pod {
+	GinkgoHelper()
 	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{
+	Expect(k8s.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{
 		"app.kubernetes.io/name": "database-operator", "app.kubernetes.io/component": "manager",
 	})).To(Succeed())
 	var live []corev1.Pod
@@ -305,16 +311,16 @@ func expectPulled(ctx context.Context, namespace, ref string) {
 	Expect(found).NotTo(BeZero(), "no container of %s names %s", namespace, ref)
 }
 
-// expectUnpacked waits until OLM's bundle unpack Job for the bundle image tagged env (by its
-// digest) has completed, reports how long it ran, and checks the images its pod pulled: the
-// bundle, OLM's util image and the opm image, each by digest.
-func expectUnpacked(ctx context.Context, env string) {
+// expectUnpacked waits until OLM's bundle unpack Job in namespace (the CatalogSource's) for the
+// bundle image tagged env (by its digest) has completed, reports how long it ran, and checks the
+// images its pod pulled: the bundle, OLM's util image and the opm image, each by digest.
+func expectUnpacked(ctx context.Context, namespace, env string) {
 	GinkgoHelper()
 	bundle := registryImage(env)
 	var job batchv1.Job
 	Eventually(func(g Gomega) {
 		var jobs batchv1.JobList
-		g.Expect(k8s.List(ctx, &jobs, client.InNamespace(olmNamespace))).To(Succeed())
+		g.Expect(k8s.List(ctx, &jobs, client.InNamespace(namespace))).To(Succeed())
 		i := slices.IndexFunc(jobs.Items, func(j batchv1.Job) bool {
 			return slices.ContainsFunc(j.Spec.Template.Spec.InitContainers, func(c corev1.Container) bool { return c.Image == bundle })
 		})
@@ -324,8 +330,8 @@ func expectUnpacked(ctx context.Context, env string) {
 		g.Expect(job.Status.StartTime).NotTo(BeNil())
 		g.Expect(job.Status.CompletionTime).NotTo(BeNil())
 	}).WithContext(ctx).WithTimeout(olmWaitTimeout).Should(Succeed())
-	report("bundle image "+requireEnv(env)+" unpacked by OLM's Job (start -> complete)", job.Status.CompletionTime.Sub(job.Status.StartTime.Time))
+	report("bundle image "+requireEnv(env)+" unpacked by OLM's Job in "+namespace+" (start -> complete)", job.Status.CompletionTime.Sub(job.Status.StartTime.Time))
 	for _, img := range []string{bundle, registryImage("OLM_UTIL_IMAGE"), registryImage("OPM_IMAGE")} {
-		expectPulled(ctx, olmNamespace, img)
+		expectPulled(ctx, namespace, img)
 	}
 }

@@ -67,8 +67,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	report("CatalogSource created -> CSV 0.2.0 Succeeded", time.Since(catalogCreated))
 	// Both bundles are unpacked from their images: 0.2.0's for this install, 0.3.0's for the
 	// InstallPlan of the upgrade, which waits for its approval.
-	expectUnpacked(ctx, "PREVIOUS_BUNDLE_IMAGE")
-	expectUnpacked(ctx, "BUNDLE_IMAGE")
+	expectUnpacked(ctx, olmNamespace, "PREVIOUS_BUNDLE_IMAGE")
+	expectUnpacked(ctx, olmNamespace, "BUNDLE_IMAGE")
 }, NodeTimeout(10*time.Minute))
 
 var _ = AfterSuite(func(_ SpecContext) {
@@ -94,6 +94,7 @@ var _ = Describe("The operator installed by OLM on a real node", Ordered, func()
 	Describe("Backup and restore of the etcd sample's data", backupStory)
 	Describe("A single-member data store", testdbStory)
 	Describe("A real Prometheus scraping the operator and an etcd's members, alerting on a stopped member", monitoringStory)
+	Describe("make run-bundle BUNDLE_IMG=... and make cleanup-bundle, after the catalog install is removed", runBundleStory)
 })
 
 // report records a measurement in the Ginkgo report and prints it, so that make test-node's

@@ -125,7 +125,7 @@ func RenderBundleCatalog(ctx context.Context, opm, bundleDir, outDir string) (*B
 	if err != nil {
 		return nil, nil, err
 	}
-	blob, err := renderBundle(ctx, opm, bundleDir)
+	blob, err := renderBundle(ctx, opm, bundleDir, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,22 +136,32 @@ func RenderBundleCatalog(ctx context.Context, opm, bundleDir, outDir string) (*B
 	if err != nil {
 		return nil, nil, err
 	}
-	dir := filepath.Join(outDir, b.Package)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("creating %s: %w", dir, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, catalogFile), fbc, 0o644); err != nil {
-		return nil, nil, fmt.Errorf("writing the catalog: %w", err)
-	}
-	if out, err := exec.CommandContext(ctx, opm, "validate", outDir).CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("opm validate %s: %w: %s", outDir, err, bytes.TrimSpace(out))
-	}
-	return b, fbc, nil
+	return b, fbc, writeCatalog(ctx, opm, b, fbc, outDir)
 }
 
-// renderBundle runs "opm render DIR -o json" and returns its one olm.bundle blob.
-func renderBundle(ctx context.Context, opm, dir string) (json.RawMessage, error) {
-	cmd := exec.CommandContext(ctx, opm, "render", dir, "-o", "json")
+// writeCatalog writes fbc, the catalog of bundle b, into outDir/<package>/catalog.json and
+// validates it with "opm validate".
+func writeCatalog(ctx context.Context, opm string, b *Bundle, fbc []byte, outDir string) error {
+	dir := filepath.Join(outDir, b.Package)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, catalogFile), fbc, 0o644); err != nil {
+		return fmt.Errorf("writing the catalog: %w", err)
+	}
+	if out, err := exec.CommandContext(ctx, opm, "validate", outDir).CombinedOutput(); err != nil {
+		return fmt.Errorf("opm validate %s: %w: %s", outDir, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// renderBundle runs "opm render REF -o json" (REF a bundle directory or image; env added to
+// opm's environment) and returns its one olm.bundle blob.
+func renderBundle(ctx context.Context, opm, dir string, env []string, flags ...string) (json.RawMessage, error) {
+	cmd := exec.CommandContext(ctx, opm, append(append([]string{"render", dir}, flags...), "-o", "json")...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

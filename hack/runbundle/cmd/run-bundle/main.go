@@ -44,6 +44,8 @@ type options struct {
 	catalogServe string
 	port         int
 	opmImage     string
+	bundleImage  string
+	mirror       string
 	stateDir     string
 	timeout      time.Duration
 }
@@ -91,6 +93,10 @@ func parseFlags(sub string, args []string) options {
 		fs.StringVar(&o.catalogServe, "catalog-serve", "", "catalog-serve binary (host mode).")
 		fs.IntVar(&o.port, "port", 0, "Port of the host-mode catalog server on 127.0.0.1 (0: a free one).")
 		fs.StringVar(&o.opmImage, "opm-image", olm.DefaultOPMImage, "Image of the cluster-mode catalog server.")
+		fs.StringVar(&o.bundleImage, "bundle-image", "",
+			"Bundle image to install, by digest (REPOSITORY@sha256:...), instead of --bundle-dir: the catalog names it and OLM unpacks it in a Job, as \"operator-sdk run bundle\" does.")
+		fs.StringVar(&o.mirror, "mirror", "",
+			"PUBLIC_HOST=HOST:PORT: pull --bundle-image on this machine from that plain-HTTP registry (the cluster pulls it as named).")
 	}
 	_ = fs.Parse(args)
 	if o.namespace == "" || (sub == install && o.opm == "") {
@@ -120,8 +126,12 @@ func run(ctx context.Context, sub string, o options) error {
 	if err != nil {
 		return err
 	}
+	mirror, err := olm.ParseImageMirror(o.mirror)
+	if err != nil {
+		return err
+	}
 	_, err = runbundle.Run(ctx, c, runbundle.Options{
-		BundleDir: o.bundleDir, Namespace: o.namespace, InstallMode: mode,
+		BundleDir: o.bundleDir, BundleImage: o.bundleImage, Mirror: mirror, Namespace: o.namespace, InstallMode: mode,
 		CatalogMode: runbundle.CatalogMode(o.catalogMode), OPM: o.opm, CatalogServer: o.catalogServe,
 		Port: o.port, OPMImage: o.opmImage, StateDir: o.stateDir, Cluster: cfg.Host, Log: os.Stdout,
 	})
