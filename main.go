@@ -46,6 +46,7 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasebackup"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
+	"github.com/seed1b407122/database-operator/controllers/leaderlock"
 	"github.com/seed1b407122/database-operator/controllers/monitoringobjects"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 	"github.com/seed1b407122/database-operator/controllers/scheduleddatabasebackup"
@@ -169,6 +170,11 @@ func run(o options) error {
 	if opts.Cache, err = withSnapshotCache(cfg, opts.Cache); err != nil {
 		return err
 	}
+	stopLockEvents, err := withLeaderLock(cfg, o, &opts)
+	if err != nil {
+		return err
+	}
+	defer stopLockEvents()
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -293,6 +299,33 @@ func managerOptions(o options, kinds *runtime.Scheme) ctrl.Options {
 		// everything first. It reconciles nothing until it leads.
 		Controller: config.Controller{EnableWarmup: ptr.To(true)},
 	}
+}
+
+// inClusterNamespaceFile holds the pod's namespace, the Lease's default one.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// withLeaderLock gives the manager the watched Lease lock (controllers/leaderlock: a follower
+// takes over a released or expired Lease at once instead of at its next poll) when it elects a
+// leader, and returns what stops the lock's events.
+func withLeaderLock(cfg *rest.Config, o options, opts *ctrl.Options) (func(), error) {
+	if !o.leaderElect {
+		return func() {}, nil
+	}
+	namespace := o.leaderElectionNamespace
+	if namespace == "" {
+		data, err := os.ReadFile(inClusterNamespaceFile)
+		if err != nil {
+			return nil, fmt.Errorf("the Lease's namespace: set --leader-election-namespace outside a cluster (%w)", err)
+		}
+		namespace = strings.TrimSpace(string(data))
+	}
+	lock, stop, err := leaderlock.New(cfg, leaderlock.Options{Namespace: namespace, Name: o.leaderElectionID,
+		LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline})
+	if err != nil {
+		return nil, fmt.Errorf("creating the leader election lock: %w", err)
+	}
+	opts.LeaderElectionResourceLockInterface = lock
+	return stop, nil
 }
 
 // metricsTLSOptions are the metrics endpoint's TLS settings, set explicitly rather than left to
