@@ -41,8 +41,8 @@ const (
 // and an etcd with spec.monitoring gets its PodMonitor; a real Prometheus, configured from those
 // three objects as the Prometheus Operator would configure it, scrapes the operator's pods
 // through their metrics Service with a token and the etcd members; a member stopped by the test
-// fires DatabaseClusterMemberNotReady once its "for" has passed, and the alert resolves when the
-// member is back.
+// raises DatabaseClusterMemberNotReady (pending: its "for" then runs, which promtool's test of the
+// rule covers), and the alert clears when the member is back.
 func monitoringStory() {
 	var dc *databasev1alpha1.DatabaseCluster
 
@@ -74,7 +74,7 @@ func monitoringStory() {
 		report("CRDs installed -> the OLM-installed operator's ServiceMonitor and PrometheusRule in place (and an etcd Available)", time.Since(installed))
 	}, NodeTimeout(4*time.Minute))
 
-	It("scrapes the operator and the members, fires "+memberNotReady+" for a stopped member within its for, and resolves it", func(ctx SpecContext) {
+	It("scrapes the operator and the members, raises "+memberNotReady+" (pending, its for: 5m) for a stopped member, and clears it", func(ctx SpecContext) {
 		prom := startPrometheus(ctx, dc)
 		DeferCleanup(func() { Expect(prom.Stop()).To(Succeed()) })
 		expectTargetsUp(ctx, prom, dc)
@@ -86,25 +86,31 @@ func monitoringStory() {
 
 		stopped := stopMember(ctx, dc, 2)
 		DeferCleanup(func(ctx SpecContext) { setUnschedulable(ctx, false) })
-		alert := Eventually(func(g Gomega) promserver.Alert { return clusterAlert(ctx, g, prom, dc) }).WithContext(ctx).WithTimeout(time.Minute)
-		alert.Should(HaveField("State", "pending"))
-		firing := Eventually(func(g Gomega) promserver.Alert { return clusterAlert(ctx, g, prom, dc) }).WithContext(ctx).
-			WithTimeout(memberNotReadyFor + 2*time.Minute).WithPolling(time.Second)
-		firing.Should(HaveField("State", "firing"))
-		fired := time.Since(stopped)
-		report("a member stopped -> "+memberNotReady+" firing (its for: 5m)", fired)
-		Expect(fired).To(BeNumerically(">=", memberNotReadyFor), "fired before its for")
-		got := clusterAlert(ctx, Default, prom, dc)
-		Expect(got.Labels).To(Equal(map[string]string{"alertname": memberNotReady, "namespace": dc.Namespace, "name": dc.Name, "severity": "warning"}))
-		Expect(got.Annotations).To(HaveKeyWithValue("summary", "A member of DatabaseCluster "+dc.Namespace+"/"+dc.Name+" is not Ready."))
-		Expect(got.Annotations).To(HaveKeyWithValue("runbook_url", "https://github.com/seed1b407122/database-operator/blob/main/docs/runbooks/"+memberNotReady+".md"))
+		// Pending: the rule's expression holds for the stopped member on live scrapes. Firing
+		// comes its "for" (5m) later; that transition is Prometheus's own, and promtool's test of
+		// the same rule (config/prometheus/tests, make test-rules) proves it: silent before 5m,
+		// firing at 5m with these labels and annotations. Waiting it out here would cost every
+		// run 5 minutes (docs/realnode.md).
+		got := Eventually(func(g Gomega) promserver.Alert { return clusterAlert(ctx, g, prom, dc) }).WithContext(ctx).
+			WithTimeout(time.Minute).WithPolling(time.Second)
+		got.Should(HaveField("State", "pending"))
+		alert := clusterAlert(ctx, Default, prom, dc)
+		report("a member stopped -> "+memberNotReady+" pending", time.Since(stopped))
+		Expect(alert.ActiveAt).To(BeTemporally(">=", stopped.Add(-promInterval)), "active before the member was stopped")
+		Expect(alert.Labels).To(Equal(map[string]string{"alertname": memberNotReady, "namespace": dc.Namespace, "name": dc.Name, "severity": "warning"}))
+		Expect(alert.Annotations).To(HaveKeyWithValue("summary", "A member of DatabaseCluster "+dc.Namespace+"/"+dc.Name+" is not Ready."))
+		Expect(alert.Annotations).To(HaveKeyWithValue("runbook_url", "https://github.com/seed1b407122/database-operator/blob/main/docs/runbooks/"+memberNotReady+".md"))
+		rules, err := prom.AlertingRules(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rules).To(ContainElement(And(HaveField("Name", memberNotReady), HaveField("Duration", memberNotReadyFor.Seconds()),
+			HaveField("Health", "ok"))), "the rule the operator's PrometheusRule carries, as Prometheus loaded it")
 
 		back := time.Now()
 		setUnschedulable(ctx, false)
 		waitAvailable(ctx, dc, back)
 		Eventually(func(g Gomega) []promserver.Alert { return clusterAlerts(ctx, g, prom, dc) }).WithContext(ctx).WithTimeout(time.Minute).Should(BeEmpty())
-		report("the member back -> "+memberNotReady+" resolved", time.Since(back))
-	}, NodeTimeout(12*time.Minute))
+		report("the member back -> "+memberNotReady+" cleared", time.Since(back))
+	}, NodeTimeout(6*time.Minute))
 }
 
 // installMonitoringCRDs installs the Prometheus Operator's PodMonitor, ServiceMonitor and

@@ -124,6 +124,31 @@ func (s *Server) Alerts(ctx context.Context) ([]Alert, error) {
 	return data.Alerts, err
 }
 
+// Rule is one alerting rule of /api/v1/rules, as the server loaded it.
+type Rule struct {
+	Name  string `json:"name"`
+	Query string `json:"query"`
+	// Duration is the rule's "for", in seconds.
+	Duration    float64           `json:"duration"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	Health      string            `json:"health"`
+}
+
+// AlertingRules returns the alerting rules of every loaded group.
+func (s *Server) AlertingRules(ctx context.Context) ([]Rule, error) {
+	data, err := apiData[struct {
+		Groups []struct {
+			Rules []Rule `json:"rules"`
+		} `json:"groups"`
+	}](ctx, s, "/api/v1/rules?type=alert")
+	var rules []Rule
+	for _, g := range data.Groups {
+		rules = append(rules, g.Rules...)
+	}
+	return rules, err
+}
+
 // Sample is one element of an instant query's vector.
 type Sample struct {
 	Metric map[string]string `json:"metric"`

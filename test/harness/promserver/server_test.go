@@ -3,12 +3,14 @@ package promserver
 import (
 	"context"
 	"os"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
@@ -27,6 +29,8 @@ func TestServerScrapesItselfAndFiresAnAlert(t *testing.T) {
 		Name: "self", Rules: []monitoringv1.Rule{{
 			Alert: "SelfUp", Expr: intstr.FromString(`up{job="self"} == 1`),
 			Labels: map[string]string{"severity": "none"}, Annotations: map[string]string{"summary": "{{ $labels.instance }} is up"},
+		}, {
+			Alert: "SelfUpLong", Expr: intstr.FromString(`up{job="self"} == 1`), For: ptr.To(monitoringv1.Duration("5m")),
 		}},
 	}}}})
 	if err != nil {
@@ -53,11 +57,28 @@ func TestServerScrapesItselfAndFiresAnAlert(t *testing.T) {
 		targets, err := s.Targets(ctx)
 		return err == nil && len(targets) == 1 && targets[0].Health == "up" && targets[0].Labels["team"] == "db"
 	})
-	waitFor(ctx, t, "SelfUp firing", func() bool {
+	waitFor(ctx, t, "SelfUp firing and SelfUpLong pending (its for: 5m)", func() bool {
+		states := map[string]string{}
 		alerts, err := s.Alerts(ctx)
-		return err == nil && len(alerts) == 1 && alerts[0].State == "firing" &&
-			alerts[0].Labels["alertname"] == "SelfUp" && alerts[0].Annotations["summary"] == addr+" is up"
+		for _, a := range alerts {
+			states[a.Labels["alertname"]] = a.State
+			if a.Labels["alertname"] == "SelfUp" && a.Annotations["summary"] != addr+" is up" {
+				return false
+			}
+		}
+		return err == nil && len(alerts) == 2 && states["SelfUp"] == "firing" && states["SelfUpLong"] == "pending"
 	})
+	loaded, err := s.AlertingRules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	durations := map[string]float64{}
+	for _, r := range loaded {
+		durations[r.Name] = r.Duration
+	}
+	if want := map[string]float64{"SelfUp": 0, "SelfUpLong": 300}; !reflect.DeepEqual(durations, want) {
+		t.Errorf("loaded alerting rules with durations %v, want %v", durations, want)
+	}
 	samples, err := s.Query(ctx, `up{job="self"}`)
 	if err != nil || len(samples) != 1 || samples[0].Value[1] != "1" {
 		t.Errorf("up{job=\"self\"} = %+v, %v; want one sample of 1", samples, err)
