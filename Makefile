@@ -60,7 +60,7 @@ PROMETHEUS_OPERATOR_MODULE ?= github.com/prometheus-operator/prometheus-operator
 # OLM's tools (opm, catalog-serve) and runtime (olm, catalog binaries + CRDs), from hack/olm/go.mod.
 OLM_HASH := $(shell sha256sum hack/olm/go.sum 2>/dev/null | cut -c1-12)
 OLM_TOOLS_DIR ?= $(CACHE_DIR)/olm-tools-$(OLM_HASH)
-OLM_RUNTIME_DIR ?= $(CACHE_DIR)/olm-runtime-$(OLM_HASH)
+OLM_RUNTIME_DIR ?= $(CACHE_DIR)/olm-runtime-static-$(OLM_HASH)
 OLM_RUNTIME_PKG := github.com/operator-framework/operator-lifecycle-manager
 # opm is static (CGO_ENABLED=0: no sqlite, which no command used here needs), so that the
 # real-node tier's opm image can carry it; it lives in static/ with the other static binaries
@@ -75,9 +75,13 @@ GRPC_HEALTH_PROBE ?= $(OLM_STATIC_DIR)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VER
 BUSYBOX ?= /bin/busybox
 # opm serve's registry on 127.0.0.1 only (hack/olm/cmd/catalog-serve): opm serve binds every
 # interface. Built next to opm; rebuilt when its source changes.
-CATALOG_SERVE ?= $(OLM_TOOLS_DIR)/catalog-serve
-# Go commands run inside the hack/olm module.
-OLM_GO = cd $(CURDIR)/hack/olm && GOWORK=off go
+CATALOG_SERVE ?= $(OLM_STATIC_DIR)/catalog-serve
+# Go commands run inside the hack/olm module. Every build there is static and -trimpath, opm's
+# (and so the OLM binaries', catalog-serve's and the hack/olm commands'): one setting, so that
+# they share the Go build cache instead of compiling operator-registry, client-go and the rest
+# twice, once with cgo and once without (hack/olm/render-catalog.sh builds catalog-gen alike).
+OLM_GO_ENV = GOWORK=off CGO_ENABLED=0 GOFLAGS=-trimpath
+OLM_GO = cd $(CURDIR)/hack/olm && $(OLM_GO_ENV) go
 
 # The real-node tier's binaries (kubelet, kube-proxy, etcd, coredns), from hack/node and
 # hack/coredns; its images go to NODE_IMAGES_DIR. Both are exported to every recipe.
@@ -529,16 +533,14 @@ opm: $(OPM) ## Build opm (operator-registry, pinned in hack/olm/go.mod) once per
 
 $(OPM):
 	mkdir -p $(OLM_STATIC_DIR)
-	$(OLM_GO) build -trimpath -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(OPM).tmp \
+	$(OLM_GO) build -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(OPM).tmp \
 		github.com/operator-framework/operator-registry/cmd/opm
 	mv $(OPM).tmp $(OPM)
-$(OPM): export CGO_ENABLED = 0
 
 $(CPB):
 	mkdir -p $(OLM_STATIC_DIR)
-	$(OLM_GO) build -trimpath -ldflags '-s -w' -o $(CPB).tmp $(OLM_RUNTIME_PKG)/util/cpb
+	$(OLM_GO) build -ldflags '-s -w' -o $(CPB).tmp $(OLM_RUNTIME_PKG)/util/cpb
 	mv $(CPB).tmp $(CPB)
-$(CPB): export CGO_ENABLED = 0
 
 $(GRPC_HEALTH_PROBE):
 	mkdir -p $(OLM_STATIC_DIR)/gobin
@@ -550,7 +552,7 @@ $(GRPC_HEALTH_PROBE):
 catalog-serve: $(CATALOG_SERVE) ## Build catalog-serve (opm serve's registry, on 127.0.0.1 only) next to opm.
 
 $(CATALOG_SERVE): hack/olm/cmd/catalog-serve/main.go hack/olm/go.sum
-	mkdir -p $(OLM_TOOLS_DIR)
+	mkdir -p $(OLM_STATIC_DIR)
 	$(OLM_GO) build -tags=json1,containers_image_openpgp -ldflags '-s -w' -o $(CATALOG_SERVE).tmp ./cmd/catalog-serve
 	mv $(CATALOG_SERVE).tmp $(CATALOG_SERVE)
 
@@ -622,7 +624,7 @@ olm-runtime: $(OLM_RUNTIME_DIR)/.stamp ## Build OLM's olm and catalog binaries (
 # module cache (a fresh machine), which made this recipe copy from /deploy/chart/crds.
 $(OLM_RUNTIME_DIR)/.stamp:
 	@set -e; start=$$(date +%s); dir=$(OLM_RUNTIME_DIR); \
-	cd $(CURDIR)/hack/olm; export GOWORK=off; \
+	cd $(CURDIR)/hack/olm; export $(OLM_GO_ENV); \
 	version=$$(go list -m -f '{{.Version}}' $(OLM_RUNTIME_PKG)); \
 	src=$$(go mod download -json $(OLM_RUNTIME_PKG) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 	test -d "$$src/deploy/chart/crds" || { echo "OLM module $$version not downloaded (Dir='$$src')"; exit 1; }; \

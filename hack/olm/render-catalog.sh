@@ -28,7 +28,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/.config/containers"
 echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$work/.config/containers/policy.json"
-(cd "$root/hack/olm" && GOWORK=off go build -o "$work/catalog-gen" ./cmd/catalog-gen)
+# Built as every hack/olm build of the Makefile (OLM_GO_ENV): static, -trimpath, sharing their cache.
+(cd "$root/hack/olm" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-trimpath go build -o "$work/catalog-gen" ./cmd/catalog-gen)
 
 args=() pushes=() listing=()
 for pair in "$PREVIOUS_VERSION=$PREVIOUS_BUNDLE_DIR" "$VERSION=bundle"; do

@@ -26,7 +26,7 @@ const fieldOwner = "database-operator-olm"
 // RuntimeOptions say where OLM's binaries are and which cluster they run against.
 type RuntimeOptions struct {
 	// BinDir holds the olm and catalog binaries and OLM's CRDs in crds/ ("make olm-runtime"
-	// builds them into ~/.cache/database-operator/olm-runtime-*).
+	// builds them into ~/.cache/database-operator/olm-runtime-static-*).
 	BinDir string
 	// Kubeconfig of the cluster, admin credentials: OLM's own ServiceAccount is cluster-admin.
 	Kubeconfig string
