@@ -369,7 +369,7 @@ func expectChannelDeprecated(ctx context.Context, namespace string) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
 		status, message := olm.SubscriptionCondition(sub, "ChannelDeprecated")
 		g.Expect(status).To(Equal("True"))
-		g.Expect(message).To(HavePrefix(deprecationNotice))
+		g.Expect(message).To(HavePrefix("olm.channel/" + releasedChannel + ": " + deprecationNotice))
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 }
 
