@@ -20,7 +20,8 @@ import (
 // runBundleNamespace is where run-bundle installs the operator from its bundle image.
 const runBundleNamespace = "run-bundle"
 
-// runBundleStory: run-bundle's code (what make run-bundle BUNDLE_IMG=... runs) installs 0.3.0
+// runBundleStory (not in the suite's order yet: its cluster-mode catalog stayed in
+// TRANSIENT_FAILURE on 2026-11-27, docs/olm.md): run-bundle's code (what make run-bundle BUNDLE_IMG=... runs) installs 0.3.0
 // from its bundle image, as "operator-sdk run bundle IMAGE" does: this machine unpacks and renders
 // the image (through the node's registry), the one-bundle catalog is served in the cluster (a
 // Deployment of the opm image), OLM unpacks the bundle image in a Job on the kubelet, and the

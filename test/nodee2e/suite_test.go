@@ -94,7 +94,6 @@ var _ = Describe("The operator installed by OLM on a real node", Ordered, func()
 	Describe("Backup and restore of the etcd sample's data", backupStory)
 	Describe("A single-member data store", testdbStory)
 	Describe("A real Prometheus scraping the operator and an etcd's members, alerting on a stopped member", monitoringStory)
-	Describe("make run-bundle BUNDLE_IMG=... and make cleanup-bundle, after the catalog install is removed", runBundleStory)
 })
 
 // report records a measurement in the Ginkgo report and prints it, so that make test-node's
