@@ -158,13 +158,11 @@ func installOperator(ctx context.Context) {
 // says.
 func expectChannelDeprecated(ctx context.Context) {
 	GinkgoHelper()
-	sub := olm.NewSubscription(operatorNamespace, packageName)
-	Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
-		status, message := olm.SubscriptionCondition(sub, "ChannelDeprecated")
-		g.Expect(status).To(Equal("True"))
-		g.Expect(message).To(HavePrefix("olm.channel/" + releasedChannel + ": " + deprecationNotice))
-	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	message, err := olm.WaitSubscriptionCondition(ctx, k8s, operatorNamespace, packageName, "ChannelDeprecated")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(message).To(HavePrefix("olm.channel/" + releasedChannel + ": " + deprecationNotice))
 }
 
 // approveAndWait approves the InstallPlan that installs csvName and waits for the CSV to

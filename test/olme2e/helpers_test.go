@@ -364,13 +364,11 @@ func expectInstalledCSV(ctx context.Context, sub *unstructured.Unstructured, csv
 // message.
 func expectChannelDeprecated(ctx context.Context, namespace string) {
 	GinkgoHelper()
-	sub := olm.NewSubscription(namespace, packageName)
-	Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
-		status, message := olm.SubscriptionCondition(sub, "ChannelDeprecated")
-		g.Expect(status).To(Equal("True"))
-		g.Expect(message).To(HavePrefix("olm.channel/" + releasedChannel + ": " + deprecationNotice))
-	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	message, err := olm.WaitSubscriptionCondition(ctx, k8s, namespace, packageName, "ChannelDeprecated")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(message).To(HavePrefix("olm.channel/" + releasedChannel + ": " + deprecationNotice))
 }
 
 // moveToDefaultChannel does what the deprecation message asks (docs/olm.md, "Channels"): it

@@ -1,11 +1,13 @@
 package olm
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Phases and states OLM reports that the waits act on.
@@ -177,4 +179,21 @@ func SubscriptionCondition(sub *unstructured.Unstructured, typ string) (status, 
 		}
 	}
 	return "", ""
+}
+
+// WaitSubscriptionCondition waits until namespace/name's Subscription has condition typ True
+// (e.g. "ChannelDeprecated", which OLM sets from the catalog's olm.deprecations) and returns its
+// message; ctx bounds the wait.
+func WaitSubscriptionCondition(ctx context.Context, c client.Client, namespace, name, typ string) (string, error) {
+	sub := NewSubscription(namespace, name)
+	var message string
+	err := poll(ctx, "Subscription "+namespace+"/"+name+" to have "+typ+"=True", func(ctx context.Context) (bool, string, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sub), sub); err != nil {
+			return false, "", err
+		}
+		var status string
+		status, message = SubscriptionCondition(sub, typ)
+		return status == statusTrue, describeSubscription(sub), nil
+	})
+	return message, err
 }
