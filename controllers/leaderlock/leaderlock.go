@@ -5,15 +5,19 @@
 // client-go's elector asks the lock for the Lease every retry period (2 s, jittered up to 4.4 s),
 // so a follower took 2.9–4.3 s to take over a Lease that its leader released on shutdown, and up
 // to a retry period more than the lease duration after a crash. With this lock a follower's Get
-// returns as soon as the Lease changes hands or is released, or once no renewal has been seen
-// for a lease duration; the elector then acts at once. Every write is still the elector's own
-// Create or Update, on the Lease as last read, so the API server's optimistic concurrency keeps
-// the election safe whatever Get returns; and a follower reads the Lease once per hand-off
-// instead of once per retry period.
+// returns as soon as the Lease changes hands or is released, or once the watch has seen no
+// renewal for a lease duration: then it returns the Lease as released (no holder), which is what
+// it is, and the elector takes it over at once. (The elector judges expiry by the time it called
+// Get, so a Get that waited cannot report an expired holder as such.) Every write is still the
+// elector's own Create or Update, on the Lease as last read, so the API server's optimistic
+// concurrency keeps the election safe whatever Get returns: a holder that renewed meanwhile makes
+// that Update fail. A follower also reads the Lease once per hand-off instead of once per retry
+// period.
 package leaderlock
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,11 +41,9 @@ type Lock struct {
 	LeaseDuration time.Duration
 
 	mu sync.Mutex
-	// seen is the record Get last returned, as the elector saw it; held says whether a Create
-	// or Update of ours succeeded since (we may lead: never wait then).
-	seen    *rl.LeaderElectionRecord
-	seenRaw []byte
-	held    bool
+	// held says whether a Create or Update of ours succeeded since Get last returned another
+	// holder: this replica may lead, so its Gets never wait.
+	held bool
 	// waiting counts the Gets waiting on the watch (0 or 1: the elector calls one at a time).
 	waiting atomic.Int32
 }
@@ -56,8 +58,8 @@ const (
 	expired
 )
 
-// Get returns the Lease's record. While the replica it last returned as the holder (another one,
-// not this replica) keeps renewing, it waits: see the package comment.
+// Get returns the Lease's record. While another replica holds the Lease and keeps renewing it,
+// it waits: see the package comment.
 func (l *Lock) Get(ctx context.Context) (*rl.LeaderElectionRecord, []byte, error) {
 	for {
 		rec, raw, err := l.Interface.Get(ctx)
@@ -65,30 +67,24 @@ func (l *Lock) Get(ctx context.Context) (*rl.LeaderElectionRecord, []byte, error
 			return l.returning(rec, raw, err)
 		}
 		why, lastRenew := l.wait(ctx, rec.HolderIdentity)
-		if why == changed {
-			rec, raw, err = l.Interface.Get(ctx)
-			return l.returning(rec, raw, err)
-		}
-		// Expired: read the Lease again (the elector's Update needs it current). Still held by
-		// the holder, last renewed when the watch last saw it: give the elector the record it saw
-		// before, whose observation is now over a lease duration old, so that it takes the Lease
-		// over at once. Moved meanwhile: return the new state. Renewed after all (an event the
-		// watch had not delivered): wait again.
+		// Read the Lease again: it may have moved, and the elector's Update needs it current.
 		latest, latestRaw, err := l.Interface.Get(ctx)
-		if err != nil || latest.HolderIdentity != rec.HolderIdentity {
+		if err != nil || why == changed || latest.HolderIdentity != rec.HolderIdentity {
 			return l.returning(latest, latestRaw, err)
 		}
 		if latest.RenewTime.Time.Equal(lastRenew) {
-			return l.stale()
+			return l.released(latest)
 		}
+		// Renewed after all (an event the watch had not delivered yet): wait again.
 	}
 }
 
-// Create and Update record that this replica may hold the Lease.
+// Create creates the Lease and records that this replica may hold it.
 func (l *Lock) Create(ctx context.Context, ler rl.LeaderElectionRecord) error {
 	return l.wrote(l.Interface.Create(ctx, ler))
 }
 
+// Update updates the Lease and records that this replica may hold it.
 func (l *Lock) Update(ctx context.Context, ler rl.LeaderElectionRecord) error {
 	return l.wrote(l.Interface.Update(ctx, ler))
 }
@@ -102,31 +98,34 @@ func (l *Lock) wrote(err error) error {
 	return err
 }
 
-// following says whether the elector follows rec's holder: another replica, which the elector
-// has seen holding the Lease, while this replica holds nothing.
+// following says whether Get should wait on rec's holder: another replica, while this one
+// holds nothing.
 func (l *Lock) following(rec *rl.LeaderElectionRecord) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return !l.held && l.seen != nil && rec.HolderIdentity != "" && rec.HolderIdentity != l.Identity() &&
-		l.seen.HolderIdentity == rec.HolderIdentity
+	return !l.held && rec.HolderIdentity != "" && rec.HolderIdentity != l.Identity()
 }
 
-// returning records what Get returns to the elector.
+// returning records whether rec leaves this replica holding the Lease.
 func (l *Lock) returning(rec *rl.LeaderElectionRecord, raw []byte, err error) (*rl.LeaderElectionRecord, []byte, error) {
 	if err == nil {
 		l.mu.Lock()
-		l.seen, l.seenRaw, l.held = rec, raw, rec.HolderIdentity == l.Identity()
+		l.held = rec.HolderIdentity == l.Identity()
 		l.mu.Unlock()
 	}
 	return rec, raw, err
 }
 
-// stale returns the record Get returned last.
-func (l *Lock) stale() (*rl.LeaderElectionRecord, []byte, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	rec := *l.seen
-	return &rec, l.seenRaw, nil
+// released returns rec, whose holder has renewed nothing for a lease duration, as a released
+// Lease: no holder.
+func (l *Lock) released(rec *rl.LeaderElectionRecord) (*rl.LeaderElectionRecord, []byte, error) {
+	free := *rec
+	free.HolderIdentity = ""
+	raw, err := json.Marshal(free)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l.returning(&free, raw, nil)
 }
 
 // wait watches the Lease until it is no longer held by holder (changed) or holder has renewed

@@ -25,18 +25,25 @@ func TestLeaderLock(t *testing.T) {
 
 var _ = Describe("Whom a Get waits on", Label("unit"), func() {
 	rec := func(holder string) *rl.LeaderElectionRecord { return &rl.LeaderElectionRecord{HolderIdentity: holder} }
-	DescribeTable("waits only on another replica that the elector has seen holding the Lease, while this one holds nothing",
-		func(seen *rl.LeaderElectionRecord, held bool, now string, want bool) {
-			l := &Lock{Interface: identity("me"), seen: seen, held: held}
-			Expect(l.following(rec(now))).To(Equal(want))
+	DescribeTable("waits only on another replica's Lease, while this one holds nothing",
+		func(held bool, holder string, want bool) {
+			l := &Lock{Interface: identity("me"), held: held}
+			Expect(l.following(rec(holder))).To(Equal(want))
 		},
-		Entry("the holder the elector saw", rec("other"), false, "other", true),
-		Entry("nothing seen yet: the elector looks first", nil, false, "other", false),
-		Entry("a new holder: the elector must see it first", rec("other"), false, "third", false),
-		Entry("released", rec("other"), false, "", false),
-		Entry("this replica holds it", rec("me"), false, "me", false),
-		Entry("this replica wrote it since (it may lead)", rec("other"), true, "other", false),
+		Entry("another replica's", false, "other", true),
+		Entry("released", false, "", false),
+		Entry("this replica's", false, "me", false),
+		Entry("another's, but this replica wrote it since (it may lead)", true, "other", false),
 	)
+
+	It("reports a holder that stopped renewing as a release, with the rest of the record", func() {
+		l := &Lock{Interface: identity("me"), held: true}
+		got, raw, err := l.released(&rl.LeaderElectionRecord{HolderIdentity: "other", LeaseDurationSeconds: 15, LeaderTransitions: 3})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(*got).To(Equal(rl.LeaderElectionRecord{LeaseDurationSeconds: 15, LeaderTransitions: 3}))
+		Expect(string(raw)).To(ContainSubstring(`"holderIdentity":""`))
+		Expect(l.held).To(BeFalse())
+	})
 })
 
 // countGets counts the Lease reads of lock's Lease lock; call it before the elector runs.
@@ -107,14 +114,8 @@ var _ = Describe("Leader election with the watched lock", Ordered, Label("integr
 	}
 	// stopLeading ends c's elector and waits until it has stopped (and released, if it does).
 	stopLeading := func(c *candidate) { c.cancel(); Eventually(c.done).Should(BeClosed()) }
-	// waiting says whether c's elector has seen holder and so waits on it.
-	waiting := func(c *candidate, holder string) func() bool {
-		return func() bool {
-			c.lock.mu.Lock()
-			defer c.lock.mu.Unlock()
-			return c.lock.seen != nil && c.lock.seen.HolderIdentity == holder
-		}
-	}
+	// waiting says whether c's lock waits on the watch.
+	waiting := func(c *candidate) func() int32 { return c.lock.waiting.Load }
 	lease := func(ctx context.Context, name string) *coordinationv1.Lease {
 		clients, err := kubernetes.NewForConfig(cfg)
 		Expect(err).NotTo(HaveOccurred())
@@ -130,8 +131,7 @@ var _ = Describe("Leader election with the watched lock", Ordered, Label("integr
 		Eventually(a.led).Should(Receive())
 		b := start(name, time.Minute, 50*time.Second, retry, true)
 		gets := b.gets
-		// The elector's first Get sees a's Lease; its next one waits.
-		Eventually(b.lock.waiting.Load).WithTimeout(3 * retry).Should(BeEquivalentTo(1))
+		Eventually(waiting(b)).Should(BeEquivalentTo(1))
 		polled := gets.Load()
 		Consistently(gets.Load).WithTimeout(3*retry).Should(Equal(polled), "the follower read the Lease while a renewed it")
 		Expect(b.leading.Load()).To(BeFalse())
@@ -150,7 +150,9 @@ var _ = Describe("Leader election with the watched lock", Ordered, Label("integr
 		a := start(name, leaseDuration, 3*time.Second, time.Second, false)
 		Eventually(a.led).Should(Receive())
 		b := start(name, leaseDuration, 3*time.Second, time.Second, false)
-		Eventually(waiting(b, a.lock.Identity())).Should(BeTrue())
+		Eventually(waiting(b)).Should(BeEquivalentTo(1))
+		gets := b.gets
+		polled := gets.Load()
 		Consistently(b.leading.Load).WithTimeout(2*leaseDuration).Should(BeFalse(), "the follower took a Lease that is being renewed")
 
 		stopLeading(a) // no release: as if it had crashed
@@ -158,6 +160,8 @@ var _ = Describe("Leader election with the watched lock", Ordered, Label("integr
 		var led time.Time
 		Eventually(b.led).WithTimeout(4 * leaseDuration).Should(Receive(&led))
 		Expect(led).To(BeTemporally(">=", lastRenew.Add(leaseDuration)), "taken over before the Lease expired")
+		GinkgoWriter.Printf("taken over %s after the last renewal\n", led.Sub(lastRenew))
+		Expect(gets.Load()).To(BeNumerically("<=", polled+3), "the follower polled while it waited")
 		l := lease(ctx, name)
 		Expect(*l.Spec.HolderIdentity).To(Equal(b.lock.Identity()))
 		Expect(*l.Spec.LeaseTransitions).To(BeEquivalentTo(1))
