@@ -32,6 +32,38 @@ type entry struct {
 	SkipRange string   `json:"skipRange,omitempty"`
 }
 
+// schemaChannel is the FBC schema of a channel.
+const schemaChannel = "olm.channel"
+
+// FBC documents (alpha/declcfg's Package, Channel and Deprecation, the fields written here).
+// sigs.k8s.io/yaml writes their keys sorted, as it did for maps.
+type (
+	fbcPackage struct {
+		Schema         string `json:"schema"`
+		Name           string `json:"name"`
+		DefaultChannel string `json:"defaultChannel"`
+	}
+	fbcChannel struct {
+		Schema  string  `json:"schema"`
+		Package string  `json:"package"`
+		Name    string  `json:"name"`
+		Entries []entry `json:"entries"`
+	}
+	fbcDeprecations struct {
+		Schema  string        `json:"schema"`
+		Package string        `json:"package"`
+		Entries []deprecation `json:"entries"`
+	}
+	deprecation struct {
+		Reference reference `json:"reference"`
+		Message   string    `json:"message"`
+	}
+	reference struct {
+		Schema string `json:"schema"`
+		Name   string `json:"name"`
+	}
+)
+
 type bundle struct {
 	csv   *v1alpha1.ClusterServiceVersion
 	blobs [][]byte // rendered FBC blobs, YAML
@@ -107,19 +139,19 @@ func Render(opm, pkg string, ch Channels, sources []Source, mirror Mirror) ([]by
 		})
 	}
 	docs := []any{
-		map[string]any{"schema": "olm.package", "name": pkg, "defaultChannel": ch.Default},
-		map[string]any{"schema": "olm.channel", "package": pkg, "name": ch.Default, "entries": entries},
+		fbcPackage{Schema: "olm.package", Name: pkg, DefaultChannel: ch.Default},
+		fbcChannel{Schema: schemaChannel, Package: pkg, Name: ch.Default, Entries: entries},
 	}
-	var deprecations []any
+	var deprecated []deprecation
 	for _, name := range ch.Deprecated {
-		docs = append(docs, map[string]any{"schema": "olm.channel", "package": pkg, "name": name, "entries": entries})
-		deprecations = append(deprecations, map[string]any{
-			"reference": map[string]any{"schema": "olm.channel", "name": name},
-			"message":   DeprecationMessage(pkg, ch, name),
+		docs = append(docs, fbcChannel{Schema: schemaChannel, Package: pkg, Name: name, Entries: entries})
+		deprecated = append(deprecated, deprecation{
+			Reference: reference{Schema: schemaChannel, Name: name},
+			Message:   DeprecationMessage(pkg, ch, name),
 		})
 	}
-	if len(deprecations) > 0 {
-		docs = append(docs, map[string]any{"schema": "olm.deprecations", "package": pkg, "entries": deprecations})
+	if len(deprecated) > 0 {
+		docs = append(docs, fbcDeprecations{Schema: "olm.deprecations", Package: pkg, Entries: deprecated})
 	}
 	var out bytes.Buffer
 	for _, d := range docs {
