@@ -123,7 +123,9 @@ var _ = Describe("Leader election between manager replicas", Ordered, func() {
 		Expect(lead.WaitExit(30*time.Second)).To(Succeed(), "the leader exits 0 on SIGTERM")
 		AddReportEntry("graceful hand-off (SIGTERM → new leader applied a change)", h.String())
 
-		Expect(h.ChangedInGap).To(BeTrue(), "replicas 3 → 4 was patched before the new leader reconciled")
+		// The follower waits on a watch of the Lease (controllers/leaderlock): it may lead before
+		// the change is even made, so only who applied it is asserted here.
+		AddReportEntry("replicas 3 → 4 patched while nobody led", h.ChangedInGap)
 		Expect(h.AppliedEarly).To(BeFalse(), "the stopped leader applied replicas 3 → 4")
 		// Without the release the follower would wait for the Lease to expire (15s).
 		Expect(h.Total).To(BeNumerically("<", leader.LeaseDuration-5*time.Second), "the released Lease is taken at the next retry")
