@@ -40,8 +40,10 @@ const (
 )
 
 var (
-	// Condition is 1 for the current status of each condition of each resource, in the style
-	// of kube-state-metrics: sum by (kind, type, status) counts resources by condition.
+	// Condition is 1 for the current status of each condition of each resource: sum by (kind,
+	// type, status) counts resources by condition. Unlike kube-state-metrics, the two other
+	// statuses have no series (not a 0): that is a third of the series, the largest share of the
+	// operator's memory per cluster at scale (docs/benchmarks.md).
 	Condition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "database_operator_resource_condition",
 		Help: "Condition of a resource managed by the operator (1 for the current status).",
@@ -77,11 +79,12 @@ func init() {
 // object (child.ReasonChildConflict and the API packages' constants have this value).
 const reasonChildConflict = "ChildConflict"
 
-// statuses are the values a condition status takes; each gets a series so that a change of
-// status moves the 1 from one series to another instead of leaving a stale series behind.
+// statuses are the values a condition status takes: a change of status deletes the series of
+// the old one, so that no stale series is left behind.
 var statuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
 
-// RecordConditions sets the condition series of one resource, and its child-conflict series
+// RecordConditions sets the condition series of one resource (one per condition, for its
+// current status), and its child-conflict series
 // from them: a conflict is any condition whose reason is ChildConflict (Degraded True for most
 // kinds, Ready False for a ScheduledDatabaseBackup).
 func RecordConditions(kind, namespace, name string, conditions []metav1.Condition) {
@@ -91,11 +94,12 @@ func RecordConditions(kind, namespace, name string, conditions []metav1.Conditio
 			conflict = 1
 		}
 		for _, s := range statuses {
-			value := 0.0
+			status := strings.ToLower(string(s))
 			if c.Status == s {
-				value = 1
+				Condition.WithLabelValues(kind, namespace, name, c.Type, status).Set(1)
+			} else {
+				Condition.DeleteLabelValues(kind, namespace, name, c.Type, status)
 			}
-			Condition.WithLabelValues(kind, namespace, name, c.Type, strings.ToLower(string(s))).Set(value)
 		}
 	}
 	ChildConflict.WithLabelValues(kind, namespace, name).Set(conflict)

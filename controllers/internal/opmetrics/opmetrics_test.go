@@ -16,6 +16,7 @@ package opmetrics
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -50,9 +51,22 @@ func TestRecordConditionsMovesTheOneAndForgetRemovesTheSeries(t *testing.T) {
 		conditionSeries("DatabaseCluster", "other", "Available", "true"))
 
 	Forget("DatabaseCluster", "ns", "db")
-	if got := testutil.CollectAndCount(Condition); got != 3 {
-		t.Fatalf("after Forget, %d condition series remain, want the 3 of the other cluster", got)
+	compare(t, Condition, conditionHelp+conditionSeries("DatabaseCluster", "other", "Available", "true"))
+}
+
+func TestRecordConditionsKeepsOneSeriesPerCondition(t *testing.T) {
+	Condition.Reset()
+	for _, status := range []metav1.ConditionStatus{metav1.ConditionUnknown, metav1.ConditionTrue, metav1.ConditionFalse} {
+		RecordConditions("DatabaseCluster", "ns", "db", []metav1.Condition{
+			{Type: "Available", Status: status}, {Type: "Degraded", Status: metav1.ConditionFalse},
+		})
+		if got := testutil.CollectAndCount(Condition); got != 2 {
+			t.Fatalf("Available %s: %d condition series, want 2 (one per condition)", status, got)
+		}
 	}
+	compare(t, Condition, conditionHelp+
+		conditionSeries("DatabaseCluster", "db", "Available", "false")+
+		conditionSeries("DatabaseCluster", "db", "Degraded", "false"))
 }
 
 func TestForgetRemovesOnlyTheSeriesOfOneKind(t *testing.T) {
@@ -93,19 +107,10 @@ database_operator_databasecluster_ready_replicas{name="other",namespace="ns"} 1
 }
 
 // conditionSeries is the exposition of the condition conditionType of one resource in namespace
-// ns whose status is current: a series per status, 1 for current and 0 for the two others, in
-// the order Prometheus prints them.
+// ns whose status is current: one series, 1, for the current status.
 func conditionSeries(kind, name, conditionType, current string) string {
-	var b strings.Builder
-	for _, status := range []string{"false", "true", "unknown"} {
-		value := 0
-		if status == current {
-			value = 1
-		}
-		fmt.Fprintf(&b, "database_operator_resource_condition{kind=%q,name=%q,namespace=\"ns\",status=%q,type=%q} %d\n",
-			kind, name, status, conditionType, value)
-	}
-	return b.String()
+	return fmt.Sprintf("database_operator_resource_condition{kind=%q,name=%q,namespace=\"ns\",status=%q,type=%q} 1\n",
+		kind, name, current, conditionType)
 }
 
 // compare fails t unless c holds exactly the series of want, in the text exposition format.
@@ -114,4 +119,36 @@ func compare(t *testing.T, c prometheus.Collector, want string) {
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkConditionSeries measures the heap the condition series of 1,000 DatabaseClusters
+// hold, each with the six conditions a running cluster has: go test -bench ConditionSeries
+// -run '^$' ./controllers/internal/opmetrics/ (heap-bytes/1000-clusters, series/cluster).
+func BenchmarkConditionSeries(b *testing.B) {
+	const clusters = 1000
+	conditions := []metav1.Condition{
+		{Type: "Available", Status: metav1.ConditionTrue}, {Type: "Progressing", Status: metav1.ConditionFalse},
+		{Type: "Degraded", Status: metav1.ConditionFalse}, {Type: "Resizing", Status: metav1.ConditionFalse},
+		{Type: "Paused", Status: metav1.ConditionFalse}, {Type: "Hibernated", Status: metav1.ConditionFalse},
+	}
+	var heap uint64
+	for b.Loop() {
+		Condition.Reset()
+		before := heapInUse()
+		for i := range clusters {
+			RecordConditions("DatabaseCluster", "bench", fmt.Sprintf("db-%d", i), conditions)
+		}
+		heap = heapInUse() - before
+	}
+	b.ReportMetric(float64(heap), "heap-bytes/1000-clusters")
+	b.ReportMetric(float64(testutil.CollectAndCount(Condition))/clusters, "series/cluster")
+	Condition.Reset()
+}
+
+// heapInUse returns the bytes of live heap objects after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -65,18 +65,11 @@ func ChildConflictSeries(kind, namespace, name string) (map[string]float64, erro
 }
 
 // WantConditionSeries returns the condition series of a resource whose conditions have the given
-// statuses ("true", "false" or "unknown"), by type: each type has a series per status, 1 for its
-// own and 0 for the two others.
+// statuses ("true", "false" or "unknown"), by type: one series per type, 1, for its status.
 func WantConditionSeries(statuses map[string]string) map[string]float64 {
 	series := map[string]float64{}
 	for conditionType, current := range statuses {
-		for _, status := range []string{"true", "false", "unknown"} {
-			value := 0.0
-			if status == current {
-				value = 1
-			}
-			series[fmt.Sprintf("{status=%q,type=%q}", status, conditionType)] = value
-		}
+		series[fmt.Sprintf("{status=%q,type=%q}", current, conditionType)] = 1
 	}
 	return series
 }
