@@ -21,47 +21,8 @@ import (
 
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"sigs.k8s.io/yaml"
-)
-
-// entry is one olm.channel entry.
-type entry struct {
-	Name      string   `json:"name"`
-	Replaces  string   `json:"replaces,omitempty"`
-	Skips     []string `json:"skips,omitempty"`
-	SkipRange string   `json:"skipRange,omitempty"`
-}
-
-// schemaChannel is the FBC schema of a channel.
-const schemaChannel = "olm.channel"
-
-// FBC documents (alpha/declcfg's Package, Channel and Deprecation, the fields written here).
-// sigs.k8s.io/yaml writes their keys sorted, as it did for maps.
-type (
-	fbcPackage struct {
-		Schema         string `json:"schema"`
-		Name           string `json:"name"`
-		DefaultChannel string `json:"defaultChannel"`
-	}
-	fbcChannel struct {
-		Schema  string  `json:"schema"`
-		Package string  `json:"package"`
-		Name    string  `json:"name"`
-		Entries []entry `json:"entries"`
-	}
-	fbcDeprecations struct {
-		Schema  string        `json:"schema"`
-		Package string        `json:"package"`
-		Entries []deprecation `json:"entries"`
-	}
-	deprecation struct {
-		Reference reference `json:"reference"`
-		Message   string    `json:"message"`
-	}
-	reference struct {
-		Schema string `json:"schema"`
-		Name   string `json:"name"`
-	}
 )
 
 type bundle struct {
@@ -129,9 +90,9 @@ func Render(opm, pkg string, ch Channels, sources []Source, mirror Mirror) ([]by
 		return bundles[i].csv.Spec.Version.LT(bundles[j].csv.Spec.Version.Version)
 	})
 
-	var entries []entry
+	var entries []declcfg.ChannelEntry
 	for _, b := range bundles {
-		entries = append(entries, entry{
+		entries = append(entries, declcfg.ChannelEntry{
 			Name:      b.csv.Name,
 			Replaces:  b.csv.Spec.Replaces,
 			Skips:     b.csv.Spec.Skips,
@@ -139,19 +100,19 @@ func Render(opm, pkg string, ch Channels, sources []Source, mirror Mirror) ([]by
 		})
 	}
 	docs := []any{
-		fbcPackage{Schema: "olm.package", Name: pkg, DefaultChannel: ch.Default},
-		fbcChannel{Schema: schemaChannel, Package: pkg, Name: ch.Default, Entries: entries},
+		declcfg.Package{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: ch.Default},
+		declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: ch.Default, Entries: entries},
 	}
-	var deprecated []deprecation
+	var deprecated []declcfg.DeprecationEntry
 	for _, name := range ch.Deprecated {
-		docs = append(docs, fbcChannel{Schema: schemaChannel, Package: pkg, Name: name, Entries: entries})
-		deprecated = append(deprecated, deprecation{
-			Reference: reference{Schema: schemaChannel, Name: name},
+		docs = append(docs, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: name, Entries: entries})
+		deprecated = append(deprecated, declcfg.DeprecationEntry{
+			Reference: declcfg.PackageScopedReference{Schema: declcfg.SchemaChannel, Name: name},
 			Message:   DeprecationMessage(pkg, ch, name),
 		})
 	}
 	if len(deprecated) > 0 {
-		docs = append(docs, fbcDeprecations{Schema: "olm.deprecations", Package: pkg, Entries: deprecated})
+		docs = append(docs, declcfg.Deprecation{Schema: declcfg.SchemaDeprecation, Package: pkg, Entries: deprecated})
 	}
 	var out bytes.Buffer
 	for _, d := range docs {
