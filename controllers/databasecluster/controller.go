@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 	"github.com/seed1b407122/database-operator/controllers/operator"
@@ -109,7 +110,9 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
 	withMonitoringRecheck(&obs, r.monitoringRecheck())
-	dc.Status = computeStatus(dc, obs)
+	if status := computeStatus(dc, obs); !statusDeferred(obs) {
+		dc.Status = status
+	}
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
 	opmetrics.RecordStorage(dc.Namespace, dc.Name, dc.Spec.Storage.Size, obs.claims)
 	if IsRestoreRefused(obs.err) {
@@ -143,13 +146,10 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	}
 	log := &changes{}
 	defer log.record(r.Recorder, dc)
-	for _, phase := range []func(context.Context, *databasev1alpha1.DatabaseCluster, *changes) error{
-		r.reconcileServices,
-		r.reconcilePodDisruptionBudget,
-	} {
-		if err := phase(ctx, dc, log); err != nil {
-			return r.observe(ctx, dc, err)
-		}
+	// The StatefulSet waits for the Services: no pod (and no claim, no data) is made for a
+	// cluster whose Services cannot be had, e.g. a name someone else holds.
+	if err := r.reconcileSpecChildren(ctx, dc, log); err != nil {
+		return r.observe(ctx, dc, err)
 	}
 	if err := r.reconcileRestore(ctx, dc, log); err != nil {
 		return r.observe(ctx, dc, err)
@@ -158,13 +158,16 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	sts, waits, err := r.reconcileStatefulSet(ctx, dc, claims, log)
+	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, log)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
 	podMonitor, err := r.reconcilePodMonitor(ctx, dc, log)
-	return observation{statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err}
+	return observation{
+		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err,
+		statefulSetCreated: result == child.Created && log.restored == "",
+	}
 }
 
 // observe reads the StatefulSet and the claims from the cache without changing them. err is

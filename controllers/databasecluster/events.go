@@ -57,6 +57,14 @@ func (c *changes) child(result child.Result, kind, name string) {
 	}
 }
 
+// merge appends what other noted of children to c: the spec-only children are written at once,
+// each noting in a log of its own.
+func (c *changes) merge(other *changes) {
+	c.created = append(c.created, other.created...)
+	c.repaired = append(c.repaired, other.repaired...)
+	c.removed = append(c.removed, other.removed...)
+}
+
 // statefulSet notes a StatefulSet write: a creation, a scale, a rolling update of the pod
 // template, or a repair of a hand edit.
 func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child.Result, before, desired *appsv1.StatefulSet) {

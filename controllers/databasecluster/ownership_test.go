@@ -15,11 +15,14 @@
 package databasecluster
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +39,9 @@ var _ = testenv.DescribeOwnership("DatabaseCluster ownership of its children", t
 	More: func(env *testenv.Env) {
 		It("lets the second of clusters a and a-headless report the Service name the first one holds", func(ctx SpecContext) {
 			expectNameHeldByFirstCluster(ctx, env)
+		})
+		It("writes the headless Service and the PDB but no StatefulSet while the client Service's name is held", func(ctx SpecContext) {
+			expectStatefulSetWaitsForServices(ctx, env)
 		})
 	},
 })
@@ -59,6 +65,31 @@ func expectNameHeldByFirstCluster(ctx SpecContext, k8s *testenv.Env) {
 	svc := &corev1.Service{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "a-headless"}, svc)).To(Succeed())
 	Expect(metav1.GetControllerOf(svc).UID).To(Equal(first.UID), "the first cluster keeps its Service")
+}
+
+// expectStatefulSetWaitsForServices: the Services and the PDB are written at once, so the one
+// whose name is held does not keep the others from being written; the StatefulSet waits for
+// both Services, so no pod and no claim is made for the cluster meanwhile.
+func expectStatefulSetWaitsForServices(ctx SpecContext, k8s *testenv.Env) {
+	ns := k8s.Namespace(ctx, "own-")
+	held := service("db")
+	held.Namespace = ns
+	Expect(k8s.Create(ctx, held)).To(Succeed())
+	dc := newCluster("db", withNamespace(ns))
+	Expect(k8s.Create(ctx, dc)).To(Succeed())
+	Eventually(func(g Gomega) []string {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		return conditionFields(dc.Status.Conditions, "Degraded")
+	}).Should(HaveExactElements("True", "ChildConflict", HavePrefix("Service db exists and is not controlled by this resource")))
+	headless := &corev1.Service{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-headless"}, headless)).To(Succeed())
+	Expect(metav1.IsControlledBy(headless, dc)).To(BeTrue())
+	pdb := &policyv1.PodDisruptionBudget{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, pdb)).To(Succeed())
+	Expect(metav1.IsControlledBy(pdb, dc)).To(BeTrue())
+	Consistently(func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &appsv1.StatefulSet{})
+	}, 2*time.Second).Should(Satisfy(apierrors.IsNotFound), "no StatefulSet while a Service cannot be had")
 }
 
 // someonesSelector selects the pods of someone else's workload.

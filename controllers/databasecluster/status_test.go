@@ -245,3 +245,14 @@ var _ = Describe("podsMissing: when the StatefulSet controller's FailedCreate ev
 		Entry("every pod there", observed(1, 3), 3, false),
 	)
 })
+
+var _ = DescribeTable("statusDeferred: a reconcile that created the StatefulSet leaves the status to the next one, unless something failed",
+	func(obs observation, deferred bool) {
+		Expect(statusDeferred(obs)).To(Equal(deferred))
+	},
+	Entry("StatefulSet created, nothing failed", observation{statefulSetCreated: true}, true),
+	Entry("StatefulSet created, the PodMonitor failed: Degraded is written now",
+		observation{statefulSetCreated: true, err: errors.New("creating PodMonitor db: forbidden")}, false),
+	Entry("StatefulSet there already", observation{statefulSet: stsWithStatus(1, 1, 1, "a", "a")}, false),
+	Entry("no StatefulSet, a child failed", observation{err: errors.New("creating Service db: forbidden")}, false),
+)
