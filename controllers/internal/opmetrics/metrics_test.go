@@ -95,8 +95,11 @@ database_operator_databasecluster_storage_requested_bytes{name="new",namespace="
 
 	// Once every claim reports 2Gi the two series agree.
 	RecordStorage("ns", "db", "2Gi", []corev1.PersistentVolumeClaim{claimWithCapacity("2Gi"), claimWithCapacity("2Gi")})
-	if got := testutil.ToFloat64(StorageCapacity.WithLabelValues("ns", "db")); got != 2147483648 {
-		t.Fatalf("capacity %v after the growth, want 2147483648", got)
+	grown := storageHelp + `database_operator_databasecluster_storage_capacity_bytes{name="db",namespace="ns"} 2.147483648e+09
+`
+	if err := testutil.CollectAndCompare(StorageCapacity, strings.NewReader(grown),
+		"database_operator_databasecluster_storage_capacity_bytes"); err != nil {
+		t.Fatalf("after the growth: %v", err)
 	}
 	ForgetCluster("ns", "db")
 	ForgetCluster("ns", "new")

@@ -22,11 +22,11 @@ import (
 
 var (
 	// StorageRequested is spec.storage.size of each DatabaseCluster, in bytes.
-	StorageRequested = clusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_requested_bytes",
+	StorageRequested = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_requested_bytes",
 		Help: "Storage a DatabaseCluster asks for per member (spec.storage.size), in bytes."})
 
 	// StorageCapacity is the smallest capacity the data claims of each DatabaseCluster report.
-	StorageCapacity = clusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_capacity_bytes",
+	StorageCapacity = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_capacity_bytes",
 		Help: "Smallest capacity reported by the data claims of a DatabaseCluster (status.capacity), in bytes."})
 )
 
@@ -37,10 +37,11 @@ var (
 // A size that does not parse (admission refuses it) and claims that report no capacity yet
 // leave their series out.
 func RecordStorage(namespace, name, size string, claims []corev1.PersistentVolumeClaim) {
+	key := objectKey{namespace, name}
 	if q, err := resource.ParseQuantity(size); err == nil {
-		StorageRequested.WithLabelValues(namespace, name).Set(q.AsApproximateFloat64())
+		StorageRequested.set(key, q.AsApproximateFloat64())
 	} else {
-		StorageRequested.DeleteLabelValues(namespace, name)
+		StorageRequested.delete(key)
 	}
 	smallest, found := resource.Quantity{}, false
 	for i := range claims {
@@ -50,8 +51,8 @@ func RecordStorage(namespace, name, size string, claims []corev1.PersistentVolum
 		}
 	}
 	if found {
-		StorageCapacity.WithLabelValues(namespace, name).Set(smallest.AsApproximateFloat64())
+		StorageCapacity.set(key, smallest.AsApproximateFloat64())
 	} else {
-		StorageCapacity.DeleteLabelValues(namespace, name)
+		StorageCapacity.delete(key)
 	}
 }
