@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -64,6 +65,27 @@ const (
 	echoImageEnv     = "ECHO_IMAGE"
 	defaultEchoImage = "busybox"
 )
+
+// defaultGCPercent is the Go collector's target when GOGC is not set: a collection starts once
+// the heap has grown by a quarter of what was live after the last one, not by all of it (Go's
+// default, 100). An operator's heap is mostly its caches, and what decides its pod's memory is
+// the peak while many objects change at once: at 1,000 new DatabaseClusters the peak RSS above
+// the idle manager's was 92 MiB with 100, 68 MiB with 50 and 53 MiB with 25, converging as
+// fast; the extra collections cost CPU only while objects change (docs/benchmarks.md, *The
+// garbage collector's target*). GOGC in the environment wins.
+const defaultGCPercent = 25
+
+// setGCPercent sets the collector's target to defaultGCPercent unless lookup (os.LookupEnv)
+// finds GOGC set, and returns the target in effect: -1 when GOGC turns the collector off.
+func setGCPercent(lookup func(string) (string, bool)) int {
+	if _, set := lookup("GOGC"); set {
+		previous := debug.SetGCPercent(100)
+		debug.SetGCPercent(previous)
+		return previous
+	}
+	debug.SetGCPercent(defaultGCPercent)
+	return defaultGCPercent
+}
 
 // podNamespaceEnv names the manager's own namespace (set from the downward API), where
 // --monitoring-objects creates the ServiceMonitor and PrometheusRule.
@@ -146,6 +168,7 @@ func parseFlags() (options, zap.Options) {
 func main() {
 	o, zapOpts := parseFlags()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.Log.Info("Set the garbage collector's target", "gcPercent", setGCPercent(os.LookupEnv))
 	if err := run(o); err != nil {
 		ctrl.Log.Error(err, "Manager stopped with an error")
 		os.Exit(1)

@@ -16,6 +16,7 @@ package main
 
 import (
 	"crypto/tls"
+	"runtime/debug"
 	"slices"
 	"testing"
 )
@@ -67,5 +68,25 @@ func TestSetupMonitoringObjectsNeedsTheNamespace(t *testing.T) {
 	want := "--monitoring-objects needs POD_NAMESPACE, the manager's namespace (the downward API's metadata.namespace)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("--monitoring-objects without POD_NAMESPACE: %v, want %q", err, want)
+	}
+}
+
+func TestSetGCPercent(t *testing.T) {
+	t.Cleanup(func() { debug.SetGCPercent(100) })
+	unset := func(string) (string, bool) { return "", false }
+	if got := setGCPercent(unset); got != defaultGCPercent {
+		t.Fatalf("GOGC unset: target %d, want %d", got, defaultGCPercent)
+	}
+	if got := debug.SetGCPercent(100); got != defaultGCPercent {
+		t.Fatalf("GOGC unset: the runtime's target is %d, want %d", got, defaultGCPercent)
+	}
+	// GOGC=200 in the environment: the runtime read it at start; setGCPercent leaves it.
+	debug.SetGCPercent(200)
+	set := func(name string) (string, bool) { return "200", name == "GOGC" }
+	if got := setGCPercent(set); got != 200 {
+		t.Fatalf("GOGC=200: target %d, want 200 (the environment's)", got)
+	}
+	if got := debug.SetGCPercent(100); got != 200 {
+		t.Fatalf("GOGC=200: the runtime's target is %d, want 200", got)
 	}
 }

@@ -372,6 +372,7 @@ func printRequests(w io.Writer, results []result) {
 		}
 		_, _ = fmt.Fprintf(w, "  databasecluster controller: %.1f reconciles/DC (%.0f errors), mean reconcile %.0f ms, mean queue wait %.0f ms\n",
 			r.ReconcilesPerDC, r.ReconcileErrors, r.MeanReconcileSec*1000, r.MeanQueueWaitSec*1000)
+		_, _ = fmt.Fprintf(w, "  manager while converging: %.1f s of CPU, %.0f garbage collections\n", r.ManagerCPUSec, r.ManagerGCs)
 		if r.Error != "" {
 			_, _ = fmt.Fprintf(w, "  error: %s\n", r.Error)
 		}

@@ -304,15 +304,15 @@ func writeConvergenceTable(b *bytes.Buffer, f resultFile) {
 	t := mdTable{
 		header: []string{caseHeader, "cluster start s", "manager start s", "creates s", "p90 s", "max s", "reconciles/DC",
 			"reconcile errors", "mean reconcile ms", "mean queue wait ms", "op watches", "baseline RSS MiB", "end RSS MiB", "end heap MiB",
-			"series (operator's)"},
-		right: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true, true},
+			"series (operator's)", "manager CPU s", "GCs"},
+		right: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true},
 	}
 	for _, r := range f.Rep.Results {
 		t.add(caseLabel(r.Case), fixed(r.ClusterStartSec, 1), fixed(r.ManagerStartSec, 1), fixed(r.CreateSpreadSec, 1),
 			fixed(r.LatencyP90Sec, 1), fixed(r.LatencyMaxSec, 1), fixed(r.ReconcilesPerDC, 2), fixed(r.ReconcileErrors, 0),
 			fixed(r.MeanReconcileSec*1000, 0), fixed(r.MeanQueueWaitSec*1000, 0), strconv.FormatInt(r.OperatorWatches, 10),
 			fixed(mib(float64(r.BaselineRSS)), 1), fixed(mib(float64(r.EndRSS)), 1), fixed(mib(r.EndHeap), 1),
-			seriesCell(r))
+			seriesCell(r), measuredCell(r.ManagerCPUSec, 1), measuredCell(r.ManagerGCs, 0))
 	}
 	t.write(b)
 }
@@ -324,6 +324,15 @@ func seriesCell(r result) string {
 		return "—"
 	}
 	return fmt.Sprintf("%d (%d)", r.ManagerSeries, r.OperatorSeries)
+}
+
+// measuredCell is v with the given decimals, or "—" for a figure the result does not have
+// (0: written before the bench measured it, or a floor case, which has no manager).
+func measuredCell(v float64, decimals int) string {
+	if v == 0 {
+		return "—"
+	}
+	return fixed(v, decimals)
 }
 
 func writeRawTable(b *bytes.Buffer, f resultFile) {

@@ -36,7 +36,7 @@ func TestRenderTablesFixture(t *testing.T) {
 			"idle writes | idle reads | peak RSS MiB | RSS/1k DC MiB | peak heap MiB | error |",
 		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 		"| 10 | 3 | 16 | 50/100 | 10 | 3.0 | 2.3 | 3.0 | 9.00 | 0.00 | 20 | 0 | 0 | 60.0 | 1000.0 | 15.0 | – |",
-		"| N=10 c=16 q=50/100 | 7.2 | 0.5 | 0.4 | 2.9 | 3.0 | 4.50 | 0 | 123 | 46 | 1 | 50.0 | 58.0 | 10.0 | 812 (40) |",
+		"| N=10 c=16 q=50/100 | 7.2 | 0.5 | 0.4 | 2.9 | 3.0 | 4.50 | 0 | 123 | 46 | 1 | 50.0 | 58.0 | 10.0 | 812 (40) | 12.3 | 56 |",
 		// Raw write rate: 375 system writes / 10 clusters.
 		"| N=10 c=16 q=50/100 | 2000 | 4.0 | 500 | 90 | 0.2 | 16.9 | 375 | 37.5 | 4.05 | 12 |",
 		// Steps: the order prefix of the keys is dropped; missing steps are no columns.

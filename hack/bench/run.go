@@ -125,6 +125,12 @@ type result struct {
 	// Mean reconcile duration and mean wait in the work queue of the databasecluster controller.
 	MeanReconcileSec float64 `json:"meanReconcileSeconds"`
 	MeanQueueWaitSec float64 `json:"meanQueueWaitSeconds"`
+	// ManagerCPUSec is the CPU time the manager used while the clusters converged
+	// (process_cpu_seconds_total) and ManagerGCs how many garbage collections it ran meanwhile
+	// (go_gc_duration_seconds_count): what a lower GOGC costs. Absent from results written
+	// before 2026-11-27.
+	ManagerCPUSec float64 `json:"managerCPUSeconds,omitempty"`
+	ManagerGCs    float64 `json:"managerGCs,omitempty"`
 	// HeapTop is the manager's heap profile at the end of the idle window (after a GC): the
 	// functions that allocated most of what is in use, HeapInuse all that is in use.
 	HeapTop   []heapEntry `json:"heapTopInuse,omitempty"`
@@ -387,6 +393,8 @@ func fillConverge(res *result, base, conv snapshot, n int) {
 	res.MeanReconcileSec = meanOf(base.manager, conv.manager, "controller_runtime_reconcile_time_seconds", ours)
 	res.MeanQueueWaitSec = meanOf(base.manager, conv.manager, "workqueue_queue_duration_seconds",
 		map[string]string{"name": "databasecluster"})
+	res.ManagerCPUSec = sum(conv.manager, "process_cpu_seconds_total", nil) - sum(base.manager, "process_cpu_seconds_total", nil)
+	res.ManagerGCs = sum(conv.manager, "go_gc_duration_seconds_count", nil) - sum(base.manager, "go_gc_duration_seconds_count", nil)
 }
 
 // apiserverWriteVerbs are the verbs of apiserver_request_total that change state.
