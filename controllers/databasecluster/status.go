@@ -269,11 +269,13 @@ func setResizingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 			grown++
 		}
 	}
+	// Not resizing, the message names no count: a claim being bound is not news of a resize,
+	// and a status that changed with each binding would cost a write per member.
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionResizing,
 		Status:             metav1.ConditionFalse,
 		Reason:             databasev1alpha1.ReasonStorageAsRequested,
-		Message:            fmt.Sprintf("%d/%d bound claims have %s", grown, bound, size.String()),
+		Message:            "every bound claim has at least " + size.String(),
 		ObservedGeneration: dc.Generation,
 	}
 	templateSmall := false
@@ -284,6 +286,7 @@ func setResizingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 	if grown < bound || templateSmall {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonStorageExpanding
+		cond.Message = fmt.Sprintf("%d/%d bound claims have %s", grown, bound, size.String())
 	}
 	meta.SetStatusCondition(conditions, cond)
 }

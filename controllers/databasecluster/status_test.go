@@ -135,19 +135,22 @@ var _ = Describe("Conditions", Label("unit"), func() {
 			Expect(conditionOf(conditions, "Resizing")).To(Equal(want))
 		},
 		Entry("no claims yet", nil, nil,
-			[]string{"Resizing", "False", "StorageAsRequested", "0/0 bound claims have 2Gi"}),
+			[]string{"Resizing", "False", "StorageAsRequested", "every bound claim has at least 2Gi"}),
 		Entry("claims not bound yet are not resizing", nil, []corev1.PersistentVolumeClaim{claim(""), claim("")},
-			[]string{"Resizing", "False", "StorageAsRequested", "0/0 bound claims have 2Gi"}),
+			[]string{"Resizing", "False", "StorageAsRequested", "every bound claim has at least 2Gi"}),
 		Entry("one claim still small", nil, []corev1.PersistentVolumeClaim{claim("2Gi"), claim("1Gi")},
 			[]string{"Resizing", "True", "StorageExpanding", "1/2 bound claims have 2Gi"}),
 		Entry("claims grown, StatefulSet template still small", stsWithStatus(3, 3, 3, "r1", "r1"),
 			[]corev1.PersistentVolumeClaim{claim("2Gi"), claim("4Gi")},
 			[]string{"Resizing", "True", "StorageExpanding", "2/2 bound claims have 2Gi"}),
+		Entry("claims bound, none small: the same message as before they were bound", nil,
+			[]corev1.PersistentVolumeClaim{claim("2Gi"), claim("4Gi")},
+			[]string{"Resizing", "False", "StorageAsRequested", "every bound claim has at least 2Gi"}),
 		Entry("done", func() *appsv1.StatefulSet {
 			sts, _ := BuildStatefulSet(newCluster("db", withSize("2Gi")))
 			return sts
 		}(), []corev1.PersistentVolumeClaim{claim("2Gi"), claim("2Gi")},
-			[]string{"Resizing", "False", "StorageAsRequested", "2/2 bound claims have 2Gi"}),
+			[]string{"Resizing", "False", "StorageAsRequested", "every bound claim has at least 2Gi"}),
 	)
 
 	It("computes the status from the StatefulSet and keeps transition times of unchanged conditions", func() {
