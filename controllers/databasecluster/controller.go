@@ -110,8 +110,8 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
 	withMonitoringRecheck(&obs, r.monitoringRecheck())
-	if status := computeStatus(dc, obs); !statusDeferred(obs) {
-		dc.Status = status
+	if !statusDeferred(obs) {
+		dc.Status = computeStatus(dc, obs)
 	}
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
 	opmetrics.RecordStorage(dc.Namespace, dc.Name, dc.Spec.Storage.Size, obs.claims)
