@@ -126,6 +126,12 @@ OLM_UTIL_IMAGE ?= quay.io/operator-framework/olm:v0.46.0
 IMAGE_REPO_BASE ?= quay.io/seed1b407122
 OPERATOR_REPO ?= $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)
 OPERATOR_REF = $(IMAGES_DIR)/operator.ref
+# The Echo image, the operator's ECHO_IMAGE (the Jobs of Echo and ScheduledEcho): hack/echo's
+# shell as /bin/sh, static, user 65534, reproducible. config/manager/manager.yaml and the Helm
+# chart name it by digest (make echo-image-pin writes it there; make verify checks it).
+ECHO_REPO ?= $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-echo
+ECHO_REF = $(IMAGES_DIR)/echo.ref
+ECHO_IMAGE_LAYOUT = $(IMAGES_DIR)/echo
 # The bundle and catalog images of the real-node tier (hack/node/build-images.sh names them so).
 NODE_BUNDLE_REPO = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-bundle
 NODE_CATALOG_IMG = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog:v$(VERSION)
@@ -206,7 +212,7 @@ RUN_BUNDLE_FLAGS = --namespace "$(NAMESPACE)" --bundle-dir $(RUN_BUNDLE_BUNDLE_D
 	--state-dir $(RUN_BUNDLE_STATE_DIR) --timeout $(RUN_BUNDLE_TIMEOUT)
 
 # Tools modules with their own go.mod, linted with the same configuration.
-LINT_MODULES ?= hack/olm hack/helm hack/images hack/prometheus
+LINT_MODULES ?= hack/olm hack/helm hack/images hack/prometheus hack/echo
 
 # The stages of "make test", in the order they run (hack/fresh-machine.sh times each one).
 TEST_STAGES = verify vet lint test-unit test-rules test-fuzz test-integration test-e2e test-faults test-ha helm-test olm-test images-test \
@@ -249,7 +255,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools mod
 	for m in $(LINT_MODULES); do (cd $$m && GOWORK=off $(GOLANGCI_LINT) run --allow-parallel-runners --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
-verify: manifests generate bundle-digest-check catalog-check ## Fail when generated files (CRDs, RBAC, deepcopy), the bundle's operator digest, catalog/'s bundle digests, formatting, the layout rule, hack/node's module versions against hack/tools' or the benchmark tables drift.
+verify: manifests generate echo-image-check bundle-digest-check catalog-check ## Fail when generated files (CRDs, RBAC, deepcopy), the Echo image's digest, the bundle's operator digest, catalog/'s bundle digests, formatting, the layout rule, hack/node's module versions against hack/tools' or the benchmark tables drift.
 	hack/check-layout.sh
 	hack/node/modules-check.sh
 	@for f in $(PROMETHEUS_RULE):prometheusrule.yaml $(GRAFANA_DASHBOARD):grafana-dashboard.json; do \
@@ -397,6 +403,35 @@ operator-ref: manager-static $(IMAGE_TOOL) ## Build the operator image for the b
 	case $$digest in sha256:*) ;; *) echo "image-tool printed no digest"; exit 1;; esac; \
 	echo "$(OPERATOR_REPO)@$$digest" > $(OPERATOR_REF); echo "Operator image: $$(cat $(OPERATOR_REF))"
 
+# The Echo image as the manifests name it: ECHO_REPO@sha256:<digest of the image built from
+# hack/echo>. Like the operator image, it depends on the source alone.
+.PHONY: echo-ref
+echo-ref: $(IMAGE_TOOL) ## Build the Echo image (hack/echo's shell as /bin/sh) into ECHO_IMAGE_LAYOUT and write its reference by digest to ECHO_REF.
+	@mkdir -p $(IMAGES_DIR)
+	cd $(CURDIR)/hack/echo && GOWORK=off CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) \
+		go build -trimpath -buildvcs=false -ldflags="-s -w" -o $(IMAGES_DIR)/echo-sh-linux-$(ARCH) .
+	@set -e; digest=$$($(IMAGE_TOOL) static --arch $(ARCH) --user 65534:65534 --file $(IMAGES_DIR)/echo-sh-linux-$(ARCH):/bin/sh \
+		--tag $(ECHO_REPO):v$(VERSION) --layout $(ECHO_IMAGE_LAYOUT) | awk 'NR == 1 {print $$2}'); \
+	case $$digest in sha256:*) ;; *) echo "image-tool printed no digest"; exit 1;; esac; \
+	echo "$(ECHO_REPO)@$$digest" > $(ECHO_REF); echo "Echo image: $$(cat $(ECHO_REF))"
+
+# Where the install paths name the Echo image: the kustomize manager (and so the bundle) and the
+# chart's values.
+ECHO_IMAGE_FILES = config/manager/manager.yaml $(HELM_CHART)/values.yaml
+
+.PHONY: echo-image-pin
+echo-image-pin: echo-ref ## Write the Echo image this tree builds (ECHO_REF) into config/manager/manager.yaml and the chart's values.yaml.
+	@ref=$$(cat $(ECHO_REF)); \
+	sed -i -E "/- name: ECHO_IMAGE/{n;s|value: .*|value: $$ref|}" config/manager/manager.yaml; \
+	sed -i -E "s|^echoImage: .*|echoImage: $$ref|" $(HELM_CHART)/values.yaml; \
+	echo "Echo image pinned in $(ECHO_IMAGE_FILES): $$ref"
+
+.PHONY: echo-image-check
+echo-image-check: echo-ref ## Fail when config/manager/manager.yaml or the chart name another Echo image than the one this tree builds.
+	@want=$$(cat $(ECHO_REF)); for f in $(ECHO_IMAGE_FILES); do \
+		grep -q -F "$$want" $$f || { echo "$$f does not name the Echo image this tree builds ($$want): run 'make echo-image-pin bundle catalog' and commit"; exit 1; }; \
+	done; echo "The manifests name the Echo image this tree builds: $$want"
+
 .PHONY: bundle-digest-check
 bundle-digest-check: operator-ref ## Fail when bundle/ names another operator image than the one this tree builds.
 	@want=$$(cat $(OPERATOR_REF)); got=$$(awk '/^ *image: /{print $$2; exit}' bundle/manifests/$(PACKAGE_NAME).clusterserviceversion.yaml); \
@@ -487,9 +522,10 @@ $(if $(CONTAINER_TOOL),$(if $(REGISTRY),$(CONTAINER_TOOL) tag $(2) $(REGISTRY)/$
 endef
 
 .PHONY: images-test
-images-test: manager-static $(OPM) ## Go tests of hack/images: build, push to an in-process registry, read back, opm render.
+images-test: manager-static $(OPM) ## Go tests of hack/images (build, push to an in-process registry, read back, opm render) and of hack/echo (the Echo image's shell).
 	cd $(CURDIR)/hack/images && OPM=$(OPM) MANAGER_BIN=$(MANAGER_STATIC) VERSION=$(VERSION) ARCH=$(ARCH) \
 		GOWORK=off go test -count=1 -v -timeout 10m ./... $(IMAGES_TEST_FLAGS)
+	cd $(CURDIR)/hack/echo && GOWORK=off go test -count=1 ./...
 
 ##@ Helm
 
@@ -517,7 +553,7 @@ helm-test: test-env snapshot-env ## Test the chart: render (default, HA), lint, 
 ##@ OLM
 
 .PHONY: bundle
-bundle: manifests $(KUSTOMIZE) $(if $(filter command line environment,$(origin IMG)),,operator-ref) ## Generate bundle/ and bundle.Dockerfile (VERSION, PREVIOUS_VERSION, CHANNELS, DEFAULT_CHANNEL), then validate.
+bundle: manifests echo-image-check $(KUSTOMIZE) $(if $(filter command line environment,$(origin IMG)),,operator-ref) ## Generate bundle/ and bundle.Dockerfile (VERSION, PREVIOUS_VERSION, CHANNELS, DEFAULT_CHANNEL), then validate.
 	$(KUSTOMIZE) build config/manifests | ($(OLM_GO) run ./cmd/bundle-gen \
 		--package $(PACKAGE_NAME) --version $(VERSION) --previous-version "$(PREVIOUS_VERSION)" \
 		--channels $(CHANNELS) --default-channel $(DEFAULT_CHANNEL) --image $(OPERATOR_IMG) \
@@ -663,10 +699,11 @@ test-env-node: node-env ## Node tier: binaries, host packages (apt-get, root onl
 	echo "CONTAINERD=$$(command -v containerd) RUNC=$$(command -v runc) CNI_BIN_DIR=/usr/lib/cni"
 
 .PHONY: node-images
-node-images: node-env manager-static $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, opm and OLM's util images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
+node-images: node-env manager-static echo-ref $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, Echo, opm and OLM's util images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
 	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$(NODE_CATALOG_IMG)
 	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
 		OPM=$(OPM) CPB=$(CPB) BUSYBOX=$(BUSYBOX) OPM_LAYOUT=$(OPM_IMAGE_LAYOUT) CATALOG_LAYOUT=$(IMAGES_DIR)/catalog \
+		ECHO_LAYOUT=$(ECHO_IMAGE_LAYOUT) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
 		OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
 		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) PACKAGE=$(PACKAGE_NAME) \
 		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
@@ -688,7 +725,7 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
-	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) \
+	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
 	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 

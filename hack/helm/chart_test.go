@@ -261,6 +261,29 @@ func restrictedProblem(sc *corev1.SecurityContext) string {
 	return ""
 }
 
+// kustomizeEchoImage is the ECHO_IMAGE of config/manager/manager.yaml (make deploy, and so the
+// bundle): the Echo image built from hack/echo, by digest (make echo-image-pin).
+func kustomizeEchoImage(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "manager", "manager.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil || d.Kind != "Deployment" {
+			continue
+		}
+		img := envOf(d.Spec.Template.Spec.Containers[0])["ECHO_IMAGE"]
+		if !strings.HasPrefix(img, "quay.io/seed1b407122/database-operator-echo@sha256:") {
+			t.Fatalf("config/manager/manager.yaml's ECHO_IMAGE = %q, want the project's Echo image by digest", img)
+		}
+		return img
+	}
+	t.Fatal("config/manager/manager.yaml has no Deployment")
+	return ""
+}
+
 func envOf(c corev1.Container) map[string]string {
 	env := map[string]string{}
 	for _, e := range c.Env {
@@ -317,8 +340,8 @@ func assertDefaultContainer(t *testing.T, c corev1.Container) {
 	if v, ok := env["WATCH_NAMESPACE"]; !ok || v != "" {
 		t.Errorf("WATCH_NAMESPACE = %q (set: %v), want empty (all namespaces)", v, ok)
 	}
-	if env["ECHO_IMAGE"] != "docker.io/library/busybox:1.36" {
-		t.Errorf("ECHO_IMAGE = %q", env["ECHO_IMAGE"])
+	if want := kustomizeEchoImage(t); env["ECHO_IMAGE"] != want {
+		t.Errorf("ECHO_IMAGE = %q, want the Echo image of config/manager/manager.yaml, %q", env["ECHO_IMAGE"], want)
 	}
 	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("liveness probe should GET /healthz: %+v", c.LivenessProbe)

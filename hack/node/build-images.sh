@@ -27,6 +27,10 @@
 #   OPM_IMAGE (quay.io/operator-framework/opm)  OPM_LAYOUT, "make opm-image": the static opm at
 #                                       /bin/opm and grpc_health_probe, user 1001, ENTRYPOINT /bin/opm:
 #                                       OLM's opm image (bundle extraction) and the catalog's base
+#   ECHO_IMAGE (IMAGE_REPO_BASE/database-operator-echo:vVERSION)
+#                                       ECHO_LAYOUT, "make echo-ref": hack/echo's shell as /bin/sh,
+#                                       the image the Jobs of Echo and ScheduledEcho run (the
+#                                       manifests name it by this digest, make echo-image-check)
 #   OLM_UTIL_IMAGE (.../olm)            OLM's util image for bundle unpacking: CPB at /bin/cpb and
 #                                       BUSYBOX (static) as /bin/cp, which the unpack Job runs
 #   OPERATOR_REPO:vVERSION              the operator image of MANAGER_BIN, the one bundle/'s CSV names
@@ -39,7 +43,7 @@
 #                                       cache pre-built
 #
 # Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
-#          OPM=... CPB=... BUSYBOX=/bin/busybox OPM_LAYOUT=... CATALOG_LAYOUT=... OPM_IMAGE=... OLM_UTIL_IMAGE=... CATALOG_IMAGE=... \
+#          OPM=... CPB=... BUSYBOX=/bin/busybox OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... OPM_IMAGE=... OLM_UTIL_IMAGE=... CATALOG_IMAGE=... \
 #          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
 #          VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
 set -euo pipefail
@@ -86,7 +90,7 @@ image "database-operator-$VERSION.tar" "database-operator:$VERSION" operator \
 mv "$list" "$out/images.txt"
 echo "Node images in $out (list: $out/images.txt)"
 
-: "${OPM:?}" "${CPB:?}" "${BUSYBOX:?}" "${OPM_LAYOUT:?}" "${CATALOG_LAYOUT:?}" "${OPM_IMAGE:?}" "${OLM_UTIL_IMAGE:?}" "${CATALOG_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
+: "${OPM:?}" "${CPB:?}" "${BUSYBOX:?}" "${OPM_LAYOUT:?}" "${CATALOG_LAYOUT:?}" "${ECHO_LAYOUT:?}" "${ECHO_IMAGE:?}" "${OPM_IMAGE:?}" "${OLM_UTIL_IMAGE:?}" "${CATALOG_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
 package=${PACKAGE:-database-operator}
 reg="$out/registry.txt.tmp"
 : > "$reg"
@@ -108,6 +112,7 @@ layout() {
 }
 record "$OPM_LAYOUT" "$OPM_IMAGE"
 record "$CATALOG_LAYOUT" "$CATALOG_IMAGE"
+record "$ECHO_LAYOUT" "$ECHO_IMAGE"
 layout "operator-$VERSION" "${OPERATOR_REPO:-$IMAGE_REPO_BASE/$package}:v$VERSION" operator --arch "$arch" \
   --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
 layout olm-util "$OLM_UTIL_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,14 +40,16 @@ func backupStory() {
 		}
 		db.expectAll(ctx)
 
-		backup := &databasev1alpha1.DatabaseBackup{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd-3000"},
-			Spec:       databasev1alpha1.DatabaseBackupSpec{ClusterName: dc.Name, Method: databasev1alpha1.BackupOnline},
-		}
+		// The DatabaseBackup sample as it is: an Online backup of the etcd sample.
+		backup := &databasev1alpha1.DatabaseBackup{}
+		readSample("database_v1alpha1_databasebackup.yaml", backup)
+		backup.Namespace = ns
+		Expect(backup.Spec.ClusterName).To(Equal(dc.Name))
+		Expect(backup.Spec.Method).To(Equal(databasev1alpha1.BackupOnline))
 		began := time.Now()
 		Expect(k8s.Create(ctx, backup)).To(Succeed())
 		waitBackupCompleted(ctx, backup)
-		report("etcd sample: Online DatabaseBackup of 3 members -> Completed (real node, each member's directory copied)", time.Since(began))
+		report("etcd sample: the DatabaseBackup sample (Online, 3 members) -> Completed (real node, each member's directory copied)", time.Since(began))
 		expectBackupStatus(ctx, backup, dc)
 
 		// Under the same prefix: a restore that brought any of them back would count more.

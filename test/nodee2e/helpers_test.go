@@ -50,12 +50,19 @@ func claimUIDs(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) map[st
 // sampleCluster reads a DatabaseCluster sample of config/samples, as it is, into namespace.
 func sampleCluster(namespace, file string) *databasev1alpha1.DatabaseCluster {
 	GinkgoHelper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", file))
-	Expect(err).NotTo(HaveOccurred())
 	dc := &databasev1alpha1.DatabaseCluster{}
-	Expect(yaml.UnmarshalStrict(data, dc)).To(Succeed())
+	readSample(file, dc)
 	dc.Namespace = namespace
 	return dc
+}
+
+// readSample reads the sample file of config/samples into obj, strictly: a field the API does
+// not have fails.
+func readSample(file string, obj any) {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", file))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(yaml.UnmarshalStrict(data, obj)).To(Succeed())
 }
 
 // newCluster returns a DatabaseCluster on the node's "standard" class with small requests.

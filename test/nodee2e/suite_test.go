@@ -93,6 +93,7 @@ var _ = Describe("The operator installed by OLM on a real node", Ordered, func()
 	Describe("The operator with the etcd sample as its operand", etcdStory)
 	Describe("Backup and restore of the etcd sample's data", backupStory)
 	Describe("A single-member data store", testdbStory)
+	Describe("The Echo, ScheduledEcho and VoteConfig samples", smallSamplesStory)
 	Describe("A real Prometheus scraping the operator and an etcd's members, alerting on a stopped member", monitoringStory)
 })
 

@@ -6,6 +6,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/operator-framework/api/pkg/manifests"
@@ -33,8 +34,9 @@ var Validators = Suite.WithValidators(ProjectValidator)
 const MaxShortDescription = 135
 
 // ProjectValidator adds what OperatorHub reviewers expect and the suite above does not check:
-// a CSV with a display name, a description, and a tile description
-// (metadata.annotations.description) of at most MaxShortDescription characters.
+// a CSV with a display name, a description, a tile description
+// (metadata.annotations.description) of at most MaxShortDescription characters, and every image
+// named by digest when it claims DisconnectedAnnotation.
 var ProjectValidator interfaces.Validator = interfaces.ValidatorFunc(func(objs ...any) []apierrors.ManifestResult {
 	var results []apierrors.ManifestResult
 	for _, o := range objs {
@@ -53,10 +55,49 @@ var ProjectValidator interfaces.Validator = interfaces.ValidatorFunc(func(objs .
 			r.Add(apierrors.ErrInvalidCSV(fmt.Sprintf("metadata.annotations.description has %d characters, want 1 to %d (the OperatorHub tile)",
 				len([]rune(short)), MaxShortDescription), csv.GetName()))
 		}
+		for _, img := range notByDigest(csv) {
+			r.Add(apierrors.ErrInvalidCSV(fmt.Sprintf("%s is %q, but the image %s is not named by digest",
+				DisconnectedAnnotation, "true", img), csv.GetName()))
+		}
 		results = append(results, r)
 	}
 	return results
 })
+
+// DisconnectedAnnotation says whether the operator installs on a cluster without internet access
+// through mirrored registries. Mirrors only serve images named by digest, so "true" requires every
+// image the CSV names (relatedImages, containers, and the images it passes to the manager in
+// ECHO_IMAGE and RELATED_IMAGE_* variables) to be named by digest.
+const DisconnectedAnnotation = "features.operators.openshift.io/disconnected"
+
+// notByDigest returns the images csv names that are not named by digest, when csv claims
+// DisconnectedAnnotation; nil otherwise.
+func notByDigest(csv *v1alpha1.ClusterServiceVersion) []string {
+	if csv.GetAnnotations()[DisconnectedAnnotation] != "true" {
+		return nil
+	}
+	var bad []string
+	check := func(img string) {
+		if !strings.Contains(img, "@sha256:") && !slices.Contains(bad, img) {
+			bad = append(bad, img)
+		}
+	}
+	for _, ri := range csv.Spec.RelatedImages {
+		check(ri.Image)
+	}
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		pod := d.Spec.Template.Spec
+		for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+			check(c.Image)
+			for _, e := range c.Env {
+				if e.Name == "ECHO_IMAGE" || strings.HasPrefix(e.Name, "RELATED_IMAGE_") {
+					check(e.Value)
+				}
+			}
+		}
+	}
+	return bad
+}
 
 // Report holds the validators' findings as "<manifest>: <message>" lines.
 type Report struct {

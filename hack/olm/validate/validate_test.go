@@ -169,6 +169,36 @@ func TestValidatorCatchesBrokenBundles(t *testing.T) {
 			wantErr: "this bundle is using APIs which were deprecated and removed in v1.25",
 		},
 		{
+			name: "disconnected claimed with a related image named by tag",
+			breakIt: func(t *testing.T, dir string) {
+				editYAML(t, dir, csvFile, func(obj map[string]any) {
+					related, _, _ := unstructured.NestedSlice(obj, "spec", "relatedImages")
+					related = append(related, map[string]any{"name": "tagged", "image": "docker.io/library/busybox:1.36"})
+					_ = unstructured.SetNestedSlice(obj, related, "spec", "relatedImages")
+				})
+			},
+			wantErr: `features.operators.openshift.io/disconnected is "true", but the image docker.io/library/busybox:1.36 is not named by digest`,
+		},
+		{
+			name: "disconnected claimed with the manager's ECHO_IMAGE named by tag",
+			breakIt: func(t *testing.T, dir string) {
+				editYAML(t, dir, csvFile, func(obj map[string]any) {
+					deployments, _, _ := unstructured.NestedSlice(obj, "spec", "install", "spec", "deployments")
+					containers, _, _ := unstructured.NestedSlice(deployments[0].(map[string]any), "spec", "template", "spec", "containers")
+					env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+					for _, e := range env {
+						if e.(map[string]any)["name"] == "ECHO_IMAGE" {
+							e.(map[string]any)["value"] = "registry.example/echo:1"
+						}
+					}
+					_ = unstructured.SetNestedSlice(containers[0].(map[string]any), env, "env")
+					_ = unstructured.SetNestedSlice(deployments[0].(map[string]any), containers, "spec", "template", "spec", "containers")
+					_ = unstructured.SetNestedSlice(obj, deployments, "spec", "install", "spec", "deployments")
+				})
+			},
+			wantErr: `features.operators.openshift.io/disconnected is "true", but the image registry.example/echo:1 is not named by digest`,
+		},
+		{
 			name: "operator may create CRDs",
 			breakIt: func(t *testing.T, dir string) {
 				editYAML(t, dir, csvFile, func(obj map[string]any) {
