@@ -725,7 +725,7 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
-	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
+	OPM=$(OPM) OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
 	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 

@@ -274,7 +274,10 @@ func serve(ctx context.Context, c client.Client, o Options, b *olm.Bundle, dir s
 		if err != nil {
 			return "", err
 		}
-		o.logf("Serving the catalog in the cluster: ConfigMap, Deployment (%s) and Service %s/%s.", o.OPMImage, o.Namespace, objs.Service.Name)
+		o.logf("Serving the catalog in the cluster: ConfigMap, Deployment (%s) and Service %s/%s; waiting for its pod to be ready.", o.OPMImage, o.Namespace, objs.Service.Name)
+		if err := olm.WaitInClusterCatalogServing(ctx, c, objs); err != nil {
+			return "", err
+		}
 		return objs.Address(), nil
 	}
 	srv, err := olm.ServeCatalog(ctx, olm.ServeOptions{

@@ -191,8 +191,14 @@ func expectCSVGone(ctx context.Context, name string) {
 // operatorPods returns the operator's pods that are not being deleted.
 func operatorPods(ctx context.Context) []corev1.Pod {
 	GinkgoHelper()
+	return operatorPodsIn(ctx, operatorNamespace)
+}
+
+// operatorPodsIn returns the operator's pods in namespace that are not being deleted.
+func operatorPodsIn(ctx context.Context, namespace string) []corev1.Pod {
+	GinkgoHelper()
 	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{
+	Expect(k8s.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{
 		"app.kubernetes.io/name": "database-operator", "app.kubernetes.io/component": "manager",
 	})).To(Succeed())
 	var live []corev1.Pod

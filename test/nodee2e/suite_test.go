@@ -95,6 +95,8 @@ var _ = Describe("The operator installed by OLM on a real node", Ordered, func()
 	Describe("A single-member data store", testdbStory)
 	Describe("The Echo, ScheduledEcho and VoteConfig samples", smallSamplesStory)
 	Describe("A real Prometheus scraping the operator and an etcd's members, alerting on a stopped member", monitoringStory)
+	// Last: it removes the catalog install of the stories above.
+	Describe("make run-bundle BUNDLE_IMG=... and make cleanup-bundle, after the catalog install is removed", runBundleStory)
 })
 
 // report records a measurement in the Ginkgo report and prints it, so that make test-node's

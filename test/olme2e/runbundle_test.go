@@ -156,8 +156,10 @@ var _ = Describe("make run-bundle and make cleanup-bundle (host catalog)", Order
 
 var _ = Describe("make run-bundle CATALOG_MODE=cluster", Ordered, func() {
 	// The cluster mode is for OLM running in the cluster: the catalog is served by a pod of the
-	// opm image behind a Service. Here OLM runs on the host, where the Service's name does not
-	// resolve, and kwok runs no container: the CatalogSource cannot become READY. So this case
+	// opm image behind a Service, and run-bundle waits for that pod to be ready before it creates
+	// the CatalogSource. Here OLM runs on the host, where the Service's name does not resolve,
+	// and kwok runs no container (it only reports the pod ready): the CatalogSource cannot
+	// become READY. So this case
 	// checks the exact objects the mode creates, that run-bundle gives up with the
 	// CatalogSource's state, and that cleanup-bundle removes them; serving from the pod is not
 	// exercised end to end here.
@@ -212,7 +214,7 @@ var _ = Describe("make run-bundle CATALOG_MODE=cluster", Ordered, func() {
 		Expect(pod.Containers).To(HaveLen(1))
 		c := pod.Containers[0]
 		Expect(c.Image).To(Equal("quay.io/operator-framework/opm:v1.74.0"))
-		Expect(c.Command).To(Equal([]string{"/bin/opm", "serve", "/configs", "--port=50051", "--cache-dir=/tmp/cache"}))
+		Expect(c.Command).To(Equal([]string{"/bin/opm", "serve", "/configs", "--port=50051", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"}))
 		Expect(c.Ports).To(Equal([]corev1.ContainerPort{{Name: "grpc", ContainerPort: 50051, Protocol: corev1.ProtocolTCP}}))
 		Expect(c.ReadinessProbe.GRPC.Port).To(BeEquivalentTo(50051))
 		// subPath: opm gets a plain file, not the ConfigMap volume's "..data" links.

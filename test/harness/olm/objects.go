@@ -249,8 +249,11 @@ func BuildInClusterCatalog(namespace, name, pkg, image string, fbc []byte) InClu
 					Containers: []corev1.Container{{
 						Name:  "registry-grpc",
 						Image: image,
+						// The cache is built when the server starts, into the emptyDir: with
+						// --cache-dir, opm otherwise insists on a cache built beforehand (it exits 1,
+						// "integrity check failed: read existing cache digest").
 						Command: []string{"/bin/opm", "serve", inClusterConfigsDir,
-							fmt.Sprintf("--port=%d", CatalogPort), "--cache-dir=/tmp/cache"},
+							fmt.Sprintf("--port=%d", CatalogPort), "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"},
 						Ports: []corev1.ContainerPort{{Name: grpc, ContainerPort: CatalogPort, Protocol: corev1.ProtocolTCP}},
 						ReadinessProbe: &corev1.Probe{
 							ProbeHandler:  corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: CatalogPort}},

@@ -104,7 +104,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 			Expect(objs.ConfigMap.Data).To(Equal(map[string]string{"catalog.json": `{"schema":"olm.package"}`}))
 			c := objs.Deployment.Spec.Template.Spec.Containers[0]
 			Expect(c.Image).To(Equal("opm:v1"))
-			Expect(c.Command).To(Equal([]string{"/bin/opm", "serve", "/configs", "--port=50051", "--cache-dir=/tmp/cache"}))
+			Expect(c.Command).To(Equal([]string{"/bin/opm", "serve", "/configs", "--port=50051", "--cache-dir=/tmp/cache", "--cache-enforce-integrity=false"}))
 			Expect(c.VolumeMounts).To(ContainElement(corev1.VolumeMount{
 				Name: "catalog", MountPath: "/configs/pkg/catalog.json", SubPath: "catalog.json", ReadOnly: true,
 			}))

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -101,9 +103,9 @@ func (s *CatalogServer) waitServing(ctx context.Context, addressFile string) err
 
 // ServeCatalogInCluster creates (or updates) the ConfigMap, Deployment and Service of
 // BuildInClusterCatalog in namespace and returns them; the CatalogSource address is
-// Address(). It does not wait for the pod: a CatalogSource that turns READY proves it serves.
-// This is the mode for a cluster whose OLM runs in pods, which cannot reach 127.0.0.1 of
-// this machine; it needs the cluster to pull image.
+// Address(). It does not wait for the pod (WaitInClusterCatalogServing does). This is the mode
+// for a cluster whose OLM runs in pods, which cannot reach 127.0.0.1 of this machine; it needs
+// the cluster to pull image.
 func ServeCatalogInCluster(ctx context.Context, c client.Client, namespace, name, pkg, image string, fbc []byte) (InClusterCatalog, error) {
 	objs := BuildInClusterCatalog(namespace, name, pkg, image, fbc)
 	for _, obj := range []client.Object{objs.ConfigMap, objs.Deployment, objs.Service} {
@@ -112,6 +114,50 @@ func ServeCatalogInCluster(ctx context.Context, c client.Client, namespace, name
 		}
 	}
 	return objs, nil
+}
+
+// WaitInClusterCatalogServing waits until the Deployment of objs has a ready pod, that is, one
+// whose gRPC readiness probe (the registry's health service) passes, as operator-sdk waits for
+// its registry pod before it points a CatalogSource at it. A CatalogSource created before
+// would have OLM dial a Service without endpoints and back off. The error of a pod that does
+// not get ready names what its containers wait for (e.g. ImagePullBackOff).
+func WaitInClusterCatalogServing(ctx context.Context, c client.Client, objs InClusterCatalog) error {
+	dep := objs.Deployment.DeepCopy()
+	return poll(ctx, "the catalog server "+dep.Namespace+"/"+dep.Name+" to be ready", func(ctx context.Context) (bool, string, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err.Error(), nil
+		}
+		if dep.Status.ObservedGeneration >= dep.Generation && dep.Status.ReadyReplicas >= 1 {
+			return true, "", nil
+		}
+		return false, describeCatalogPods(ctx, c, dep), nil
+	})
+}
+
+// describeCatalogPods says where the pods of dep are: phase, and the reason each waiting
+// container gives.
+func describeCatalogPods(ctx context.Context, c client.Client, dep *appsv1.Deployment) string {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(dep.Namespace), client.MatchingLabels(dep.Spec.Selector.MatchLabels)); err != nil {
+		return err.Error()
+	}
+	if len(pods.Items) == 0 {
+		return "no pod yet"
+	}
+	var states []string
+	for _, p := range pods.Items {
+		state := fmt.Sprintf("pod %s %s", p.Name, p.Status.Phase)
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil {
+				state += fmt.Sprintf(", %s waiting: %s %s", cs.Name, w.Reason, w.Message)
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				state += fmt.Sprintf(", %s last exited %d: %s", cs.Name, t.ExitCode, strings.TrimSpace(t.Message))
+			}
+		}
+		states = append(states, state)
+	}
+	return strings.Join(states, "; ")
 }
 
 // createOrReplace creates obj, or replaces an existing one that run-bundle made (carrying
