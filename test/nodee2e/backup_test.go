@@ -42,8 +42,7 @@ func backupStory() {
 
 		// The DatabaseBackup sample as it is: an Online backup of the etcd sample.
 		backup := &databasev1alpha1.DatabaseBackup{}
-		readSample("database_v1alpha1_databasebackup.yaml", backup)
-		backup.Namespace = ns
+		readSample("database_v1alpha1_databasebackup.yaml", ns, backup)
 		Expect(backup.Spec.ClusterName).To(Equal(dc.Name))
 		Expect(backup.Spec.Method).To(Equal(databasev1alpha1.BackupOnline))
 		began := time.Now()

@@ -51,18 +51,18 @@ func claimUIDs(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) map[st
 func sampleCluster(namespace, file string) *databasev1alpha1.DatabaseCluster {
 	GinkgoHelper()
 	dc := &databasev1alpha1.DatabaseCluster{}
-	readSample(file, dc)
-	dc.Namespace = namespace
+	readSample(file, namespace, dc)
 	return dc
 }
 
-// readSample reads the sample file of config/samples into obj, strictly: a field the API does
-// not have fails.
-func readSample(file string, obj any) {
+// readSample reads the sample file of config/samples into obj, strictly (a field the API does
+// not have fails), and puts it into namespace.
+func readSample(file, namespace string, obj client.Object) {
 	GinkgoHelper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", file))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(yaml.UnmarshalStrict(data, obj)).To(Succeed())
+	obj.SetNamespace(namespace)
 }
 
 // newCluster returns a DatabaseCluster on the node's "standard" class with small requests.

@@ -41,8 +41,7 @@ func smallSamplesStory() {
 
 	It("runs the Echo sample as it is: its Job prints the message with the Echo image, pulled by digest", func(ctx SpecContext) {
 		e := &echov1alpha1.Echo{}
-		readSample("echo_v1alpha1_echo.yaml", e)
-		e.Namespace = ns
+		readSample("echo_v1alpha1_echo.yaml", ns, e)
 		began := time.Now()
 		Expect(k8s.Create(ctx, e)).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -56,15 +55,9 @@ func smallSamplesStory() {
 
 	It("runs the ScheduledEcho sample's CronJob as it is: a Job from its template prints the message", func(ctx SpecContext) {
 		se := &echov1alpha1.ScheduledEcho{}
-		readSample("echo_v1alpha1_scheduledecho.yaml", se)
-		se.Namespace = ns
-		Expect(k8s.Create(ctx, se)).To(Succeed())
+		readSample("echo_v1alpha1_scheduledecho.yaml", ns, se)
 		cj := &batchv1.CronJob{}
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(se), se)).To(Succeed())
-			g.Expect(apimeta.IsStatusConditionTrue(se.Status.Conditions, "Ready")).To(BeTrue(), "conditions %+v", se.Status.Conditions)
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: se.CronJobName()}, cj)).To(Succeed())
-		}).WithContext(ctx).Should(Succeed())
+		createUntilReady(ctx, se, func() []metav1.Condition { return se.Status.Conditions }, se.CronJobName(), cj)
 		Expect(cj.Spec.Schedule).To(Equal(se.Spec.Schedule))
 		Expect(cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image).To(Equal(echoImage))
 
@@ -84,15 +77,9 @@ func smallSamplesStory() {
 
 	It("keeps the VoteConfig sample's ConfigMap as it is: the options, the title and options.json", func(ctx SpecContext) {
 		vc := &votingv1alpha1.VoteConfig{}
-		readSample("voting_v1alpha1_voteconfig.yaml", vc)
-		vc.Namespace = ns
-		Expect(k8s.Create(ctx, vc)).To(Succeed())
+		readSample("voting_v1alpha1_voteconfig.yaml", ns, vc)
 		cm := &corev1.ConfigMap{}
-		Eventually(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vc), vc)).To(Succeed())
-			g.Expect(apimeta.IsStatusConditionTrue(vc.Status.Conditions, "Ready")).To(BeTrue(), "conditions %+v", vc.Status.Conditions)
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: vc.ConfigMapName()}, cm)).To(Succeed())
-		}).WithContext(ctx).Should(Succeed())
+		createUntilReady(ctx, vc, func() []metav1.Condition { return vc.Status.Conditions }, vc.ConfigMapName(), cm)
 		Expect(cm.Data).To(Equal(map[string]string{
 			"TITLE":        "Cats or dogs?",
 			"OPTION_A":     "Cats",
@@ -101,6 +88,18 @@ func smallSamplesStory() {
 		}))
 		Expect(metav1.IsControlledBy(cm, vc)).To(BeTrue())
 	}, NodeTimeout(2*time.Minute))
+}
+
+// createUntilReady creates obj and waits until its Ready condition (conditions reads them from
+// obj) is True and its child of that name, in obj's namespace, exists; child is read into.
+func createUntilReady(ctx context.Context, obj client.Object, conditions func() []metav1.Condition, name string, child client.Object) {
+	GinkgoHelper()
+	Expect(k8s.Create(ctx, obj)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		g.Expect(apimeta.IsStatusConditionTrue(conditions(), "Ready")).To(BeTrue(), "%s conditions %+v", obj.GetName(), conditions())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, child)).To(Succeed())
+	}).WithContext(ctx).Should(Succeed())
 }
 
 // operatorEchoImage is the ECHO_IMAGE of the operator's Deployment, as OLM made it from the CSV.
