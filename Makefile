@@ -116,6 +116,7 @@ IMAGE_TAG_BASE ?= database-operator
 OPERATOR_IMG ?= $(if $(filter command line environment,$(origin IMG)),$(IMG),$$(cat $(OPERATOR_REF)))
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:$(VERSION)
 CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:$(VERSION)
+ECHO_IMG ?= $(IMAGE_TAG_BASE)-echo:$(VERSION)
 # Base image of the catalog image (opm generate dockerfile), pinned to the opm we build; the
 # real-node tier builds it from that opm (hack/node/build-images.sh), and OLM's util image
 # (cpb, for bundle unpacking) from the OLM module.
@@ -510,11 +511,16 @@ opm-image: $(OPM) $(GRPC_HEALTH_PROBE) $(IMAGE_TOOL) ## Build the opm image OPM_
 catalog-push: catalog-build ## Push the catalog image to REGISTRY/CATALOG_IMG.
 	$(call push-image,$(IMAGES_DIR)/catalog,$(CATALOG_IMG))
 
+# The Echo image is always built by image-tool (make echo-ref); it has no Dockerfile.
+.PHONY: echo-push
+echo-push: echo-ref ## Push the Echo image (ECHO_IMAGE_LAYOUT) to REGISTRY/ECHO_IMG.
+	$(IMAGE_TOOL) push --from $(ECHO_IMAGE_LAYOUT) --push $(call push-ref,$(ECHO_IMG))
+
 .PHONY: images-build
-images-build: docker-build bundle-build catalog-build ## Build the operator, bundle and catalog images.
+images-build: docker-build bundle-build catalog-build echo-ref ## Build the operator, bundle, catalog and Echo images.
 
 .PHONY: images-push
-images-push: docker-push bundle-push catalog-push ## Push the three images to REGISTRY.
+images-push: docker-push bundle-push catalog-push echo-push ## Push the four images to REGISTRY.
 
 # push-image LAYOUT,REF: push with CONTAINER_TOOL (tag first) or from the OCI layout with image-tool.
 define push-image
