@@ -121,7 +121,7 @@ ECHO_IMG ?= $(IMAGE_TAG_BASE)-echo:$(VERSION)
 # real-node tier builds it from that opm (hack/node/build-images.sh), and OLM's util image
 # (cpb, for bundle unpacking) from the OLM module.
 OPM_IMAGE ?= quay.io/operator-framework/opm:v1.74.0
-OLM_UTIL_IMAGE ?= quay.io/operator-framework/olm:v0.46.0
+OLM_IMAGE ?= quay.io/operator-framework/olm:v0.46.0
 # Where users pull the project's images from: the operator, its -bundle and -catalog. The
 # real-node tier's containerd mirrors that host to the test registry.
 IMAGE_REPO_BASE ?= quay.io/seed1b407122
@@ -394,15 +394,30 @@ manager-static: ## Build the manager like the Dockerfile: static (CGO_ENABLED=0)
 	@mkdir -p $(IMAGES_DIR)
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) go build -trimpath -buildvcs=false -ldflags="-s -w" -o $(MANAGER_STATIC) .
 
+# write-ref LAYOUT,REPO,FILE,WHAT: write REPO@<digest of the image in the OCI layout LAYOUT> to
+# FILE (the reference by digest the manifests name).
+define write-ref
+	@set -e; digest=$$($(IMAGE_TOOL) digest --from $(1)); \
+	case $$digest in sha256:*) ;; *) echo "image-tool printed no digest for $(1)"; exit 1;; esac; \
+	echo "$(2)@$$digest" > $(3); echo "$(4): $$(cat $(3))"
+endef
+
+# check-ref FILE,FILES,WHAT,FIX: fail when one of FILES does not name the reference by digest in
+# FILE (write-ref), telling to run FIX.
+define check-ref
+	@want=$$(cat $(1)); for f in $(2); do \
+		grep -q -F "$$want" $$f || { echo "$$f does not name the $(3) this tree builds ($$want): run '$(4)' and commit"; exit 1; }; \
+	done; echo "$(2) name the $(3) this tree builds: $$want"
+endef
+
 # The operator image as the bundle names it: OPERATOR_REPO@sha256:<digest of the operator image
 # built from this tree>. The build is reproducible (static, -trimpath, -buildvcs=false, fixed
 # timestamps), so the digest depends on the source alone, not on the commit or the machine.
 .PHONY: operator-ref
 operator-ref: manager-static $(IMAGE_TOOL) ## Build the operator image for the bundle and write its reference by digest to OPERATOR_REF.
-	@set -e; digest=$$($(IMAGE_TOOL) operator --binary $(MANAGER_STATIC) --dockerfile Dockerfile --arch $(ARCH) \
-		--tag $(OPERATOR_REPO):v$(VERSION) --layout $(IMAGES_DIR)/operator-release | awk 'NR == 1 {print $$2}'); \
-	case $$digest in sha256:*) ;; *) echo "image-tool printed no digest"; exit 1;; esac; \
-	echo "$(OPERATOR_REPO)@$$digest" > $(OPERATOR_REF); echo "Operator image: $$(cat $(OPERATOR_REF))"
+	$(IMAGE_TOOL) operator --binary $(MANAGER_STATIC) --dockerfile Dockerfile --arch $(ARCH) \
+		--tag $(OPERATOR_REPO):v$(VERSION) --layout $(IMAGES_DIR)/operator-release >/dev/null
+	$(call write-ref,$(IMAGES_DIR)/operator-release,$(OPERATOR_REPO),$(OPERATOR_REF),Operator image)
 
 # The Echo image as the manifests name it: ECHO_REPO@sha256:<digest of the image built from
 # hack/echo>. Like the operator image, it depends on the source alone.
@@ -411,10 +426,9 @@ echo-ref: $(IMAGE_TOOL) ## Build the Echo image (hack/echo's shell as /bin/sh) i
 	@mkdir -p $(IMAGES_DIR)
 	cd $(CURDIR)/hack/echo && GOWORK=off CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) \
 		go build -trimpath -buildvcs=false -ldflags="-s -w" -o $(IMAGES_DIR)/echo-sh-linux-$(ARCH) .
-	@set -e; digest=$$($(IMAGE_TOOL) static --arch $(ARCH) --user 65534:65534 --file $(IMAGES_DIR)/echo-sh-linux-$(ARCH):/bin/sh \
-		--tag $(ECHO_REPO):v$(VERSION) --layout $(ECHO_IMAGE_LAYOUT) | awk 'NR == 1 {print $$2}'); \
-	case $$digest in sha256:*) ;; *) echo "image-tool printed no digest"; exit 1;; esac; \
-	echo "$(ECHO_REPO)@$$digest" > $(ECHO_REF); echo "Echo image: $$(cat $(ECHO_REF))"
+	$(IMAGE_TOOL) static --arch $(ARCH) --user 65534:65534 --file $(IMAGES_DIR)/echo-sh-linux-$(ARCH):/bin/sh \
+		--tag $(ECHO_REPO):v$(VERSION) --layout $(ECHO_IMAGE_LAYOUT) >/dev/null
+	$(call write-ref,$(ECHO_IMAGE_LAYOUT),$(ECHO_REPO),$(ECHO_REF),Echo image)
 
 # Where the install paths name the Echo image: the kustomize manager (and so the bundle) and the
 # chart's values.
@@ -429,16 +443,11 @@ echo-image-pin: echo-ref ## Write the Echo image this tree builds (ECHO_REF) int
 
 .PHONY: echo-image-check
 echo-image-check: echo-ref ## Fail when config/manager/manager.yaml or the chart name another Echo image than the one this tree builds.
-	@want=$$(cat $(ECHO_REF)); for f in $(ECHO_IMAGE_FILES); do \
-		grep -q -F "$$want" $$f || { echo "$$f does not name the Echo image this tree builds ($$want): run 'make echo-image-pin bundle catalog' and commit"; exit 1; }; \
-	done; echo "The manifests name the Echo image this tree builds: $$want"
+	$(call check-ref,$(ECHO_REF),$(ECHO_IMAGE_FILES),Echo image,make echo-image-pin bundle catalog)
 
 .PHONY: bundle-digest-check
 bundle-digest-check: operator-ref ## Fail when bundle/ names another operator image than the one this tree builds.
-	@want=$$(cat $(OPERATOR_REF)); got=$$(awk '/^ *image: /{print $$2; exit}' bundle/manifests/$(PACKAGE_NAME).clusterserviceversion.yaml); \
-	if [ "$$got" != "$$want" ]; then \
-		echo "bundle/ names the operator image $$got, but this tree builds $$want: run 'make bundle catalog' and commit"; exit 1; fi; \
-	echo "bundle/ names the operator image this tree builds: $$want"
+	$(call check-ref,$(OPERATOR_REF),bundle/manifests/$(PACKAGE_NAME).clusterserviceversion.yaml,operator image,make bundle catalog)
 
 .PHONY: manager-previous
 manager-previous: $(MANAGER_PREVIOUS) ## Build the manager of PREVIOUS_VERSION from PREVIOUS_COMMIT's source (static, once per machine).
@@ -705,12 +714,12 @@ test-env-node: node-env ## Node tier: binaries, host packages (apt-get, root onl
 	echo "CONTAINERD=$$(command -v containerd) RUNC=$$(command -v runc) CNI_BIN_DIR=/usr/lib/cni"
 
 .PHONY: node-images
-node-images: node-env manager-static echo-ref $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, Echo, opm and OLM's util images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
+node-images: node-env manager-static echo-ref olm-runtime $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, Echo, opm and OLM's images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
 	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$(NODE_CATALOG_IMG)
 	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
-		OPM=$(OPM) CPB=$(CPB) BUSYBOX=$(BUSYBOX) OPM_LAYOUT=$(OPM_IMAGE_LAYOUT) CATALOG_LAYOUT=$(IMAGES_DIR)/catalog \
+		OPM=$(OPM) CPB=$(CPB) OLM_BIN_DIR=$(OLM_RUNTIME_DIR) BUSYBOX=$(BUSYBOX) OPM_LAYOUT=$(OPM_IMAGE_LAYOUT) CATALOG_LAYOUT=$(IMAGES_DIR)/catalog \
 		ECHO_LAYOUT=$(ECHO_IMAGE_LAYOUT) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
-		OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
+		OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
 		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) PACKAGE=$(PACKAGE_NAME) \
 		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
 
@@ -731,7 +740,7 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
-	OPM=$(OPM) OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
+	OPM=$(OPM) OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
 	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 

@@ -31,8 +31,11 @@
 #                                       ECHO_LAYOUT, "make echo-ref": hack/echo's shell as /bin/sh,
 #                                       the image the Jobs of Echo and ScheduledEcho run (the
 #                                       manifests name it by this digest, make echo-image-check)
-#   OLM_UTIL_IMAGE (.../olm)            OLM's util image for bundle unpacking: CPB at /bin/cpb and
-#                                       BUSYBOX (static) as /bin/cp, which the unpack Job runs
+#   OLM_IMAGE (.../olm)                 OLM's image, user 1001, as upstream's: its two controllers
+#                                       /bin/olm and /bin/catalog (OLM_BIN_DIR, make olm-runtime),
+#                                       which OLM's Deployments run, and its util image for bundle
+#                                       unpacking: CPB at /bin/cpb and BUSYBOX (static) as /bin/cp,
+#                                       which the unpack Job runs
 #   OPERATOR_REPO:vVERSION              the operator image of MANAGER_BIN, the one bundle/'s CSV names
 #                                       by digest (make operator-ref builds the same image)
 #   IMAGE_REPO_BASE/database-operator-bundle:vPREVIOUS_VERSION, :vVERSION
@@ -43,7 +46,7 @@
 #                                       cache pre-built
 #
 # Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
-#          OPM=... CPB=... BUSYBOX=/bin/busybox OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... OPM_IMAGE=... OLM_UTIL_IMAGE=... CATALOG_IMAGE=... \
+#          OPM=... CPB=... OLM_BIN_DIR=... BUSYBOX=/bin/busybox OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... OPM_IMAGE=... OLM_IMAGE=... CATALOG_IMAGE=... \
 #          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
 #          VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
 set -euo pipefail
@@ -90,7 +93,7 @@ image "database-operator-$VERSION.tar" "database-operator:$VERSION" operator \
 mv "$list" "$out/images.txt"
 echo "Node images in $out (list: $out/images.txt)"
 
-: "${OPM:?}" "${CPB:?}" "${BUSYBOX:?}" "${OPM_LAYOUT:?}" "${CATALOG_LAYOUT:?}" "${ECHO_LAYOUT:?}" "${ECHO_IMAGE:?}" "${OPM_IMAGE:?}" "${OLM_UTIL_IMAGE:?}" "${CATALOG_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
+: "${OPM:?}" "${CPB:?}" "${OLM_BIN_DIR:?}" "${BUSYBOX:?}" "${OPM_LAYOUT:?}" "${CATALOG_LAYOUT:?}" "${ECHO_LAYOUT:?}" "${ECHO_IMAGE:?}" "${OPM_IMAGE:?}" "${OLM_IMAGE:?}" "${CATALOG_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
 package=${PACKAGE:-database-operator}
 reg="$out/registry.txt.tmp"
 : > "$reg"
@@ -115,7 +118,8 @@ record "$CATALOG_LAYOUT" "$CATALOG_IMAGE"
 record "$ECHO_LAYOUT" "$ECHO_IMAGE"
 layout "operator-$VERSION" "${OPERATOR_REPO:-$IMAGE_REPO_BASE/$package}:v$VERSION" operator --arch "$arch" \
   --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
-layout olm-util "$OLM_UTIL_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \
+layout olm "$OLM_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \
+  --file "$OLM_BIN_DIR/olm:/bin/olm" --file "$OLM_BIN_DIR/catalog:/bin/catalog" \
   --file "$CPB:/bin/cpb" --file "$BUSYBOX:/bin/cp"
 # The bundle images, as hack/olm/render-catalog.sh builds them for "make catalog": the catalog
 # image (catalog/, make catalog-build) names them by these digests ("make verify" checks that

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -22,9 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/test/harness/olm"
-	"github.com/seed1b407122/database-operator/test/harness/proc"
 	"github.com/seed1b407122/database-operator/test/harness/realnode"
-	"github.com/seed1b407122/database-operator/test/harness/socks"
 )
 
 // The operator as OLM installs it from catalog/: an AllNamespaces install into a namespace
@@ -63,41 +62,36 @@ const (
 // operatorImagePrev, which the node imports from a tarball.
 var operatorImage string
 
-// olmHost is OLM's two controllers, host processes, and the SOCKS proxy through which the
-// catalog operator reaches the registry pods of its catalog sources.
-type olmHost struct {
-	runtime *olm.Runtime
-	proxy   *socks.Proxy
-}
-
-func (o *olmHost) processes() []*proc.Process { return o.runtime.Processes() }
-
-func (o *olmHost) stop() {
-	Expect(o.runtime.Stop()).To(Succeed())
-	Expect(o.proxy.Close()).To(Succeed())
-}
-
-// startOLM starts OLM (OLM_BIN_DIR) as a cluster runs it, but on the host: its catalog operator
-// unpacks bundle images with Jobs on the node (its util image and opm image, built from the
-// modules and pulled from the node's registry by digest) and dials catalog sources'
-// registry pods by their Service names through a SOCKS proxy that asks the cluster's DNS
-// (GRPC_PROXY, as OLM does when it runs outside the cluster).
-func startOLM(ctx context.Context) *olmHost {
+// deployOLM runs OLM as a cluster runs it: OLM's image (OLM_IMAGE, built from the module and
+// pulled from the node's registry by digest) in Deployments on the node, with in-cluster
+// credentials. Its catalog operator dials the registry pods of catalog sources by their
+// Service names through CoreDNS and unpacks bundle images with Jobs on the node (its util
+// image, the same OLM image, and opm's image, both by digest).
+func deployOLM(ctx context.Context) *olm.Deployed {
 	GinkgoHelper()
 	Expect(node.Registry).NotTo(BeNil(), "the real-node tier needs the node's registry (make node-images writes registry.txt)")
-	proxy, err := socks.Start(realnode.ResolveService)
-	Expect(err).NotTo(HaveOccurred())
-	runtime, err := olm.StartOLM(ctx, k8s, olm.RuntimeOptions{
-		BinDir: requireEnv("OLM_BIN_DIR"), Kubeconfig: node.KubeconfigPath, Namespace: olmNamespace,
-		LogDir: node.WorkDir, DisableCopiedCSVs: true,
-		CatalogArgs: []string{"--util-image", registryImage("OLM_UTIL_IMAGE"), "--opmImage", registryImage("OPM_IMAGE")},
-		CatalogEnv:  []string{"GRPC_PROXY=" + proxy.URL()},
+	began := time.Now()
+	image := registryImage("OLM_IMAGE")
+	deployed, err := olm.DeployOLM(ctx, k8s, olm.DeployOptions{
+		CRDDir: filepath.Join(requireEnv("OLM_BIN_DIR"), "crds"), Namespace: olmNamespace, Image: image,
+		DisableCopiedCSVs: true,
+		CatalogArgs:       []string{"--util-image", image, "--opmImage", registryImage("OPM_IMAGE")},
 	})
-	if err != nil {
-		_ = proxy.Close()
+	if err != nil && deployed != nil {
+		saveOLMLogs(ctx, deployed)
 	}
 	Expect(err).NotTo(HaveOccurred())
-	return &olmHost{runtime: runtime, proxy: proxy}
+	report("OLM deployed (olm-operator and catalog-operator pods available on the node)", time.Since(began))
+	expectPulled(ctx, olmNamespace, image)
+	return deployed
+}
+
+// saveOLMLogs writes the logs of OLM's controllers into the node's work directory, next to the
+// logs of the host processes (the node removes its pods' logs when it stops).
+func saveOLMLogs(ctx context.Context, deployed *olm.Deployed) {
+	if err := deployed.SaveLogs(ctx, clientset, node.WorkDir); err != nil {
+		GinkgoWriter.Printf("saving OLM's logs: %v\n", err)
+	}
 }
 
 // addCatalogSource creates the CatalogSource of the catalog image (CATALOG_IMAGE, by digest):
@@ -124,9 +118,9 @@ func registryImage(env string) string {
 }
 
 // whileOLMRuns bounds a wait on OLM: olmWaitTimeout, and an end as soon as one of OLM's
-// processes exits (the wait then fails with that process's log instead of timing out).
-func whileOLMRuns(ctx context.Context, host *olmHost) (context.Context, context.CancelFunc) {
-	return proc.WhileRunningWithin(ctx, olmWaitTimeout, host.processes()...)
+// controllers exits (the wait then fails saying how it exited instead of timing out).
+func whileOLMRuns(ctx context.Context, deployed *olm.Deployed) (context.Context, context.CancelFunc) {
+	return deployed.Within(ctx, olmWaitTimeout)
 }
 
 // installOperator subscribes operatorNamespace to the released 0.2.0 of the package, approves its
@@ -329,7 +323,7 @@ func expectUnpacked(ctx context.Context, namespace, env string) {
 		g.Expect(job.Status.CompletionTime).NotTo(BeNil())
 	}).WithContext(ctx).WithTimeout(olmWaitTimeout).Should(Succeed())
 	report("bundle image "+requireEnv(env)+" unpacked by OLM's Job in "+namespace+" (start -> complete)", job.Status.CompletionTime.Sub(job.Status.StartTime.Time))
-	for _, img := range []string{bundle, registryImage("OLM_UTIL_IMAGE"), registryImage("OPM_IMAGE")} {
+	for _, img := range []string{bundle, registryImage("OLM_IMAGE"), registryImage("OPM_IMAGE")} {
 		expectPulled(ctx, namespace, img)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apischeme "github.com/seed1b407122/database-operator/api/scheme"
+	"github.com/seed1b407122/database-operator/test/harness/olm"
 	"github.com/seed1b407122/database-operator/test/harness/realnode"
 )
 
@@ -24,9 +25,8 @@ var (
 	node      *realnode.Node
 	k8s       client.Client
 	clientset kubernetes.Interface
-	// operatorLM is OLM and the catalog server, host processes; the operator itself only
-	// runs in pods on the node.
-	operatorLM *olmHost
+	// operatorLM is OLM, deployed on the node as a cluster runs it.
+	operatorLM *olm.Deployed
 	// hostBefore is the host's state before the node started; AfterSuite compares.
 	hostBefore realnode.HostSnapshot
 	// catalogCreated is when the catalog image's CatalogSource was created.
@@ -59,7 +59,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	operatorImage = registryImage("OPERATOR_IMAGE")
-	operatorLM = startOLM(ctx)
+	operatorLM = deployOLM(ctx)
 	addCatalogSource(ctx)
 	began = time.Now()
 	installOperator(ctx)
@@ -71,10 +71,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	expectUnpacked(ctx, olmNamespace, "BUNDLE_IMAGE")
 }, NodeTimeout(10*time.Minute))
 
-var _ = AfterSuite(func(_ SpecContext) {
+var _ = AfterSuite(func(ctx SpecContext) {
 	// OLM first: it would only retry against a stopped API server.
 	if operatorLM != nil {
-		operatorLM.stop()
+		saveOLMLogs(ctx, operatorLM)
+		Expect(operatorLM.Remove(ctx)).To(Succeed())
 	}
 	if node == nil {
 		return

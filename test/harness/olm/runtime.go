@@ -57,23 +57,13 @@ type Runtime struct {
 // manifests a file-based catalog carries inline (RenderBundleCatalog), never an image.
 // Both processes bind :8080 for health (hard-coded in OLM, every interface); the second one
 // logs the clash and runs on. Stop them with Stop; they die with this process on Linux.
+// DeployOLM runs the same controllers in the cluster instead, as a cluster with nodes does.
 func StartOLM(ctx context.Context, c client.Client, opts RuntimeOptions) (*Runtime, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = "olm"
 	}
-	if err := applyCRDs(ctx, c, filepath.Join(opts.BinDir, "crds")); err != nil {
+	if err := prepareOLM(ctx, c, filepath.Join(opts.BinDir, "crds"), opts.Namespace, opts.DisableCopiedCSVs); err != nil {
 		return nil, err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}
-	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating namespace %s: %w", opts.Namespace, err)
-	}
-	olmConfig := NewObject(APIVersionV1, KindOLMConfig, "", "cluster")
-	if err := unstructured.SetNestedField(olmConfig.Object, opts.DisableCopiedCSVs, "spec", "features", "disableCopiedCSVs"); err != nil {
-		return nil, fmt.Errorf("building OLMConfig: %w", err)
-	}
-	if err := c.Create(ctx, olmConfig); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating OLMConfig cluster: %w", err)
 	}
 
 	env := []string{"KUBECONFIG=" + opts.Kubeconfig, "OPERATOR_NAMESPACE=" + opts.Namespace, "OPERATOR_NAME=olm-operator"}
@@ -103,6 +93,26 @@ func (o *Runtime) Stop() error {
 		return nil
 	}
 	return errors.Join(o.Catalog.Stop(), o.Operator.Stop())
+}
+
+// prepareOLM installs what OLM's controllers need before they start: its CRDs of crdDir, its
+// namespace and OLMConfig "cluster".
+func prepareOLM(ctx context.Context, c client.Client, crdDir, namespace string, disableCopiedCSVs bool) error {
+	if err := applyCRDs(ctx, c, crdDir); err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	olmConfig := NewObject(APIVersionV1, KindOLMConfig, "", "cluster")
+	if err := unstructured.SetNestedField(olmConfig.Object, disableCopiedCSVs, "spec", "features", "disableCopiedCSVs"); err != nil {
+		return fmt.Errorf("building OLMConfig: %w", err)
+	}
+	if err := c.Create(ctx, olmConfig); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating OLMConfig cluster: %w", err)
+	}
+	return nil
 }
 
 // applyCRDs server-side applies every CRD of dir's YAML files and waits until each is

@@ -3,10 +3,6 @@
 package realnode
 
 import (
-	"context"
-	"net"
-	"strings"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -128,21 +124,4 @@ func dnsDeployment(meta metav1.ObjectMeta, labels map[string]string) *appsv1.Dep
 			},
 		},
 	}
-}
-
-// ResolveService looks host up in the cluster's DNS (CoreDNS at DNSServiceIP, reached through
-// kube-proxy like from a pod); a name ending in .svc is completed with .cluster.local, as a pod's
-// search path would. For host processes that dial Services by name, e.g. through package socks.
-func ResolveService(ctx context.Context, host string) ([]string, error) {
-	if strings.HasSuffix(host, ".svc") {
-		host += ".cluster.local."
-	}
-	r := &net.Resolver{
-		PreferGo: true,
-		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, net.JoinHostPort(DNSServiceIP, "53"))
-		},
-	}
-	return r.LookupHost(ctx, host)
 }
