@@ -116,9 +116,10 @@ func describeRunBundle(ctx context.Context) {
 			GinkgoWriter.Printf("--- pod %s: phase %s, conditions %+v, containers %+v\n", p.Name, p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(node.WorkDir, "catalog.log"))
+	saveOLMLogs(ctx, operatorLM)
+	data, err := os.ReadFile(filepath.Join(node.WorkDir, olm.CatalogOperatorName+".log"))
 	if err != nil {
-		GinkgoWriter.Printf("--- catalog.log: %v\n", err)
+		GinkgoWriter.Printf("--- the catalog operator's log: %v\n", err)
 		return
 	}
 	var lines []string
@@ -127,5 +128,5 @@ func describeRunBundle(ctx context.Context) {
 			lines = append(lines, l)
 		}
 	}
-	GinkgoWriter.Printf("--- catalog.log, the last lines about %s:\n%s\n", runBundleNamespace, strings.Join(lines[max(0, len(lines)-60):], "\n"))
+	GinkgoWriter.Printf("--- the catalog operator's log, the last lines about %s:\n%s\n", runBundleNamespace, strings.Join(lines[max(0, len(lines)-60):], "\n"))
 }

@@ -30,6 +30,10 @@ const (
 	olmClusterRole      = "system:controller:operator-lifecycle-manager"
 	olmHealthPort       = 8080
 	olmUser             = 1001
+	// appLabel selects the pods of each of OLM's Deployments (app=<its name>).
+	appLabel      = "app"
+	namespaceFlag = "--namespace"
+	verbCreate    = "create"
 )
 
 // DeployOptions say what DeployOLM runs.
@@ -68,10 +72,10 @@ func BuildOLMDeployment(namespace, image string, catalogArgs []string) []client.
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: olmClusterRole},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"watch", "list", "get", "create", "update", "patch", "delete", "deletecollection", "escalate", "bind"}},
+			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"watch", "list", "get", verbCreate, "update", "patch", "delete", "deletecollection", "escalate", "bind"}},
 			{NonResourceURLs: []string{"*"}, Verbs: []string{"*"}},
-			{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
-			{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+			{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{verbCreate}},
+			{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{verbCreate}},
 		},
 	}
 	binding := &rbacv1.ClusterRoleBinding{
@@ -79,12 +83,12 @@ func BuildOLMDeployment(namespace, image string, catalogArgs []string) []client.
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: olmClusterRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: olmServiceAccount}},
 	}
-	olmArgs := []string{"--namespace", "$(OPERATOR_NAMESPACE)"}
+	olmArgs := []string{namespaceFlag, "$(OPERATOR_NAMESPACE)"}
 	olmEnv := []corev1.EnvVar{
 		{Name: "OPERATOR_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 		{Name: "OPERATOR_NAME", Value: OLMOperatorName},
 	}
-	catalogArgs = append([]string{"--namespace", namespace}, append(catalogArgs, "--set-workload-user-id=true")...)
+	catalogArgs = append([]string{namespaceFlag, namespace}, append(catalogArgs, "--set-workload-user-id=true")...)
 	return []client.Object{
 		sa, role, binding,
 		olmController(namespace, OLMOperatorName, image, "/bin/olm", olmArgs, olmEnv),
@@ -95,7 +99,7 @@ func BuildOLMDeployment(namespace, image string, catalogArgs []string) []client.
 // olmController is the Deployment of one of OLM's controllers: one replica, recreated (never two
 // at once), restricted, /tmp writable, health probed on :8080.
 func olmController(namespace, name, image, command string, args []string, env []corev1.EnvVar) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
+	labels := map[string]string{appLabel: name}
 	health := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 		Path: "/healthz", Port: intstr.FromInt32(olmHealthPort), Scheme: corev1.URISchemeHTTP,
 	}}}
@@ -204,12 +208,12 @@ func (d *Deployed) Within(ctx context.Context, timeout time.Duration) (context.C
 // with their last exit; "" while they all run (or cannot be listed).
 func (d *Deployed) failedContainers(ctx context.Context) string {
 	var pods corev1.PodList
-	if err := d.c.List(ctx, &pods, client.InNamespace(d.Namespace), client.HasLabels{"app"}); err != nil {
+	if err := d.c.List(ctx, &pods, client.InNamespace(d.Namespace), client.HasLabels{appLabel}); err != nil {
 		return ""
 	}
 	var failed []string
 	for _, p := range pods.Items {
-		if !d.isController(p.Labels["app"]) {
+		if !d.isController(p.Labels[appLabel]) {
 			continue
 		}
 		failed = append(failed, containerFailures(p)...)
@@ -250,7 +254,7 @@ func (d *Deployed) SaveLogs(ctx context.Context, cs kubernetes.Interface, dir st
 }
 
 func (d *Deployed) saveLog(ctx context.Context, cs kubernetes.Interface, name, path string) error {
-	pods, err := cs.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+	pods, err := cs.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: appLabel + "=" + name})
 	if err != nil {
 		return fmt.Errorf("listing the pods of %s: %w", name, err)
 	}
@@ -289,12 +293,12 @@ func (d *Deployed) Remove(ctx context.Context) error {
 	}
 	return poll(ctx, "the pods of OLM's controllers to be gone", func(ctx context.Context) (bool, string, error) {
 		var pods corev1.PodList
-		if err := d.c.List(ctx, &pods, client.InNamespace(d.Namespace), client.HasLabels{"app"}); err != nil {
+		if err := d.c.List(ctx, &pods, client.InNamespace(d.Namespace), client.HasLabels{appLabel}); err != nil {
 			return false, err.Error(), nil
 		}
 		var left []string
 		for _, p := range pods.Items {
-			if d.isController(p.Labels["app"]) {
+			if d.isController(p.Labels[appLabel]) {
 				left = append(left, p.Name)
 			}
 		}

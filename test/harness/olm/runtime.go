@@ -69,13 +69,13 @@ func StartOLM(ctx context.Context, c client.Client, opts RuntimeOptions) (*Runti
 	env := []string{"KUBECONFIG=" + opts.Kubeconfig, "OPERATOR_NAMESPACE=" + opts.Namespace, "OPERATOR_NAME=olm-operator"}
 	o := &Runtime{Namespace: opts.Namespace}
 	var err error
-	o.Operator, err = proc.Start("olm", filepath.Join(opts.BinDir, "olm"), []string{"--namespace", opts.Namespace},
+	o.Operator, err = proc.Start("olm", filepath.Join(opts.BinDir, "olm"), []string{namespaceFlag, opts.Namespace},
 		proc.Options{LogPath: filepath.Join(opts.LogDir, "olm.log"), Env: env})
 	if err != nil {
 		return nil, err
 	}
 	o.Catalog, err = proc.Start("catalog", filepath.Join(opts.BinDir, "catalog"),
-		append([]string{"--namespace", opts.Namespace, "--set-workload-user-id=false"}, opts.CatalogArgs...),
+		append([]string{namespaceFlag, opts.Namespace, "--set-workload-user-id=false"}, opts.CatalogArgs...),
 		proc.Options{LogPath: filepath.Join(opts.LogDir, "catalog.log"), Env: append(env, opts.CatalogEnv...)})
 	if err != nil {
 		_ = o.Operator.Stop()
