@@ -118,8 +118,9 @@ BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:$(VERSION)
 CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:$(VERSION)
 ECHO_IMG ?= $(IMAGE_TAG_BASE)-echo:$(VERSION)
 # Base image of the catalog image (opm generate dockerfile), pinned to the opm we build; the
-# real-node tier builds it from that opm (hack/node/build-images.sh), and OLM's util image
-# (cpb, for bundle unpacking) from the OLM module.
+# real-node tier builds it from that opm (hack/node/build-images.sh), and OLM's image (olm and
+# catalog, which OLM's Deployments run on the real node, and cpb for bundle unpacking) from the
+# OLM module.
 OPM_IMAGE ?= quay.io/operator-framework/opm:v1.74.0
 OLM_IMAGE ?= quay.io/operator-framework/olm:v0.46.0
 # Where users pull the project's images from: the operator, its -bundle and -catalog. The
@@ -737,7 +738,7 @@ node-images-test: node-images ## Unit tests of the test programs; import every n
 ##@ Real node tier
 
 .PHONY: test-node
-test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
+test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM, deployed on the node, installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
 	OPM=$(OPM) OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
