@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -157,7 +157,8 @@ func DeployOLM(ctx context.Context, c client.Client, opts DeployOptions) (*Deplo
 	}
 	d := &Deployed{Namespace: opts.Namespace, c: c}
 	for _, name := range d.controllers() {
-		if err := waitDeploymentAvailable(ctx, c, opts.Namespace, name); err != nil {
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: opts.Namespace, Name: name}}
+		if err := waitDeploymentAvailable(ctx, c, dep, "Deployment"); err != nil {
 			return d, err
 		}
 	}
@@ -166,20 +167,17 @@ func DeployOLM(ctx context.Context, c client.Client, opts DeployOptions) (*Deplo
 
 func (d *Deployed) controllers() []string { return []string{OLMOperatorName, CatalogOperatorName} }
 
-// waitDeploymentAvailable waits until the Deployment's current generation has every replica
-// updated and available; while it waits, it reports where its pods are.
-func waitDeploymentAvailable(ctx context.Context, c client.Client, namespace, name string) error {
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	return poll(ctx, "Deployment "+namespace+"/"+name+" to be available", func(ctx context.Context) (bool, string, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-			return false, err.Error(), nil
-		}
-		want := ptr.Deref(dep.Spec.Replicas, 1)
-		if dep.Status.ObservedGeneration >= dep.Generation && dep.Status.UpdatedReplicas == want && dep.Status.AvailableReplicas == want {
-			return true, "", nil
-		}
-		return false, describeCatalogPods(ctx, c, dep), nil
-	})
+// pods lists the pods of OLM's controllers (app=olm-operator or app=catalog-operator).
+func (d *Deployed) pods(ctx context.Context) ([]corev1.Pod, error) {
+	selector, err := labels.Parse(appLabel + " in (" + strings.Join(d.controllers(), ",") + ")")
+	if err != nil {
+		return nil, err
+	}
+	var pods corev1.PodList
+	if err := d.c.List(ctx, &pods, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, fmt.Errorf("listing the pods of OLM's controllers: %w", err)
+	}
+	return pods.Items, nil
 }
 
 // Within bounds a wait on OLM: it ends after timeout, and as soon as a container of OLM's
@@ -207,21 +205,16 @@ func (d *Deployed) Within(ctx context.Context, timeout time.Duration) (context.C
 // failedContainers names the containers of OLM's controllers that have terminated or restarted,
 // with their last exit; "" while they all run (or cannot be listed).
 func (d *Deployed) failedContainers(ctx context.Context) string {
-	var pods corev1.PodList
-	if err := d.c.List(ctx, &pods, client.InNamespace(d.Namespace), client.HasLabels{appLabel}); err != nil {
+	pods, err := d.pods(ctx)
+	if err != nil {
 		return ""
 	}
 	var failed []string
-	for _, p := range pods.Items {
-		if !d.isController(p.Labels[appLabel]) {
-			continue
-		}
+	for _, p := range pods {
 		failed = append(failed, containerFailures(p)...)
 	}
 	return strings.Join(failed, "; ")
 }
-
-func (d *Deployed) isController(app string) bool { return slices.Contains(d.controllers(), app) }
 
 // containerFailures describes each container of p that has terminated or restarted.
 func containerFailures(p corev1.Pod) []string {
@@ -246,24 +239,28 @@ func containerFailures(p corev1.Pod) []string {
 // SaveLogs writes the log of each of OLM's controllers into dir as NAME.log (olm-operator.log,
 // catalog-operator.log), read from the kubelet through the API server.
 func (d *Deployed) SaveLogs(ctx context.Context, cs kubernetes.Interface, dir string) error {
+	pods, err := d.pods(ctx)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, name := range d.controllers() {
-		errs = append(errs, d.saveLog(ctx, cs, name, filepath.Join(dir, name+".log")))
+		errs = append(errs, d.saveLog(ctx, cs, pods, name, filepath.Join(dir, name+".log")))
 	}
 	return errors.Join(errs...)
 }
 
-func (d *Deployed) saveLog(ctx context.Context, cs kubernetes.Interface, name, path string) error {
-	pods, err := cs.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: appLabel + "=" + name})
-	if err != nil {
-		return fmt.Errorf("listing the pods of %s: %w", name, err)
-	}
+// saveLog writes the log of container name of each of pods labelled app=name into path.
+func (d *Deployed) saveLog(ctx context.Context, cs kubernetes.Interface, pods []corev1.Pod, name, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = f.Close() }()
-	for _, p := range pods.Items {
+	for _, p := range pods {
+		if p.Labels[appLabel] != name {
+			continue
+		}
 		stream, err := cs.CoreV1().Pods(d.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: name}).Stream(ctx)
 		if err != nil {
 			return fmt.Errorf("reading the log of pod %s: %w", p.Name, err)
@@ -292,15 +289,13 @@ func (d *Deployed) Remove(ctx context.Context) error {
 		}
 	}
 	return poll(ctx, "the pods of OLM's controllers to be gone", func(ctx context.Context) (bool, string, error) {
-		var pods corev1.PodList
-		if err := d.c.List(ctx, &pods, client.InNamespace(d.Namespace), client.HasLabels{appLabel}); err != nil {
+		pods, err := d.pods(ctx)
+		if err != nil {
 			return false, err.Error(), nil
 		}
 		var left []string
-		for _, p := range pods.Items {
-			if d.isController(p.Labels[appLabel]) {
-				left = append(left, p.Name)
-			}
+		for _, p := range pods {
+			left = append(left, p.Name)
 		}
 		return len(left) == 0, "left: " + strings.Join(left, ", "), nil
 	})

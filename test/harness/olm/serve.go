@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/test/harness/proc"
@@ -116,27 +117,34 @@ func ServeCatalogInCluster(ctx context.Context, c client.Client, namespace, name
 	return objs, nil
 }
 
-// WaitInClusterCatalogServing waits until the Deployment of objs has a ready pod, that is, one
-// whose gRPC readiness probe (the registry's health service) passes, as operator-sdk waits for
-// its registry pod before it points a CatalogSource at it. A CatalogSource created before
+// WaitInClusterCatalogServing waits until the Deployment of objs has its pod available, that is,
+// one whose gRPC readiness probe (the registry's health service) passes, as operator-sdk waits
+// for its registry pod before it points a CatalogSource at it. A CatalogSource created before
 // would have OLM dial a Service without endpoints and back off. The error of a pod that does
 // not get ready names what its containers wait for (e.g. ImagePullBackOff).
 func WaitInClusterCatalogServing(ctx context.Context, c client.Client, objs InClusterCatalog) error {
-	dep := objs.Deployment.DeepCopy()
-	return poll(ctx, "the catalog server "+dep.Namespace+"/"+dep.Name+" to be ready", func(ctx context.Context) (bool, string, error) {
+	return waitDeploymentAvailable(ctx, c, objs.Deployment.DeepCopy(), "the catalog server")
+}
+
+// waitDeploymentAvailable waits until dep's current generation has every replica updated and
+// available (its pods passed their readiness probes); while it waits, it reports where its pods
+// are. what names it in the error.
+func waitDeploymentAvailable(ctx context.Context, c client.Client, dep *appsv1.Deployment, what string) error {
+	return poll(ctx, what+" "+dep.Namespace+"/"+dep.Name+" to be ready", func(ctx context.Context) (bool, string, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
 			return false, err.Error(), nil
 		}
-		if dep.Status.ObservedGeneration >= dep.Generation && dep.Status.ReadyReplicas >= 1 {
+		want := ptr.Deref(dep.Spec.Replicas, 1)
+		if dep.Status.ObservedGeneration >= dep.Generation && dep.Status.UpdatedReplicas >= want && dep.Status.AvailableReplicas >= want {
 			return true, "", nil
 		}
-		return false, describeCatalogPods(ctx, c, dep), nil
+		return false, describePods(ctx, c, dep), nil
 	})
 }
 
-// describeCatalogPods says where the pods of dep are: phase, and the reason each waiting
+// describePods says where the pods of dep are: phase, and the reason each waiting
 // container gives.
-func describeCatalogPods(ctx context.Context, c client.Client, dep *appsv1.Deployment) string {
+func describePods(ctx context.Context, c client.Client, dep *appsv1.Deployment) string {
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(dep.Namespace), client.MatchingLabels(dep.Spec.Selector.MatchLabels)); err != nil {
 		return err.Error()

@@ -17,9 +17,9 @@ var _ = Describe("Waiting for the in-cluster catalog server", Label("unit"), fun
 		objs = BuildInClusterCatalog("ns", "database-operator-catalog", "database-operator", "opm@sha256:0", []byte("{}"))
 	})
 
-	It("returns once the Deployment has a ready pod of its generation", func(ctx SpecContext) {
+	It("returns once the Deployment has an available pod of its generation", func(ctx SpecContext) {
 		dep := objs.Deployment.DeepCopy()
-		dep.Status.ObservedGeneration, dep.Status.ReadyReplicas = 1, 1
+		dep.Status.ObservedGeneration, dep.Status.UpdatedReplicas, dep.Status.AvailableReplicas = 1, 1, 1
 		dep.Generation = 1
 		Expect(WaitInClusterCatalogServing(ctx, fakeClient(dep), objs)).To(Succeed())
 	})
