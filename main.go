@@ -21,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -41,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
@@ -185,6 +187,9 @@ func run(o options) error {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	if err := withoutCompression(cfg); err != nil {
+		return err
+	}
 	kinds, err := scheme.New()
 	if err != nil {
 		return err
@@ -202,10 +207,14 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := setupControllers(mgr, o, enabled); err != nil {
+	deps, err := operator.DepsFrom(mgr, o.maxConcurrentReconciles)
+	if err != nil {
 		return err
 	}
-	if err := setupMonitoringObjects(mgr, o); err != nil {
+	if err := setupControllers(mgr, deps, o, enabled); err != nil {
+		return err
+	}
+	if err := setupMonitoringObjects(mgr, deps.Recorder, o); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -243,8 +252,7 @@ type reconciler interface {
 }
 
 // newReconcilers returns the reconciler of each controller, by the name --controllers uses.
-func newReconcilers(mgr ctrl.Manager, o options) map[string]reconciler {
-	deps := operator.DepsFrom(mgr, o.maxConcurrentReconciles)
+func newReconcilers(deps operator.Deps, o options) map[string]reconciler {
 	return map[string]reconciler{
 		"databasecluster":         &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout},
 		"databasebackup":          &databasebackup.Reconciler{Deps: deps},
@@ -256,8 +264,8 @@ func newReconcilers(mgr ctrl.Manager, o options) map[string]reconciler {
 }
 
 // setupControllers registers the enabled controllers, in the order of controllerNames.
-func setupControllers(mgr ctrl.Manager, o options, enabled []string) error {
-	reconcilers := newReconcilers(mgr, o)
+func setupControllers(mgr ctrl.Manager, deps operator.Deps, o options, enabled []string) error {
+	reconcilers := newReconcilers(deps, o)
 	for _, name := range controllerNames {
 		if !slices.Contains(enabled, name) {
 			continue
@@ -272,7 +280,7 @@ func setupControllers(mgr ctrl.Manager, o options, enabled []string) error {
 // setupMonitoringObjects adds the Installer of the operator's ServiceMonitor and PrometheusRule
 // when --monitoring-objects is set. It reads and writes them with a client of its own, without
 // a cache (two objects in one namespace, looked at twice a minute).
-func setupMonitoringObjects(mgr ctrl.Manager, o options) error {
+func setupMonitoringObjects(mgr ctrl.Manager, rec recorder.EventRecorder, o options) error {
 	if !o.monitoringObjects {
 		return nil
 	}
@@ -285,7 +293,7 @@ func setupMonitoringObjects(mgr ctrl.Manager, o options) error {
 		return fmt.Errorf("creating the client of the monitoring objects: %w", err)
 	}
 	return mgr.Add(&monitoringobjects.Installer{Client: direct, Mapper: mgr.GetRESTMapper(),
-		Recorder: mgr.GetEventRecorder(operator.EventSource), Namespace: namespace, Deployment: o.deploymentName})
+		Recorder: rec, Namespace: namespace, Deployment: o.deploymentName})
 }
 
 // echoImage is the image of the Echo Jobs: ECHO_IMAGE, or busybox when it is not set.
@@ -330,6 +338,25 @@ const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/na
 // withLeaderLock gives the manager the watched Lease lock (controllers/leaderlock: a follower
 // takes over a released or expired Lease at once instead of at its next poll) when it elects a
 // leader, and returns what stops the lock's events.
+// withoutCompression turns off gzip between the manager and the API server, as
+// kube-controller-manager and kube-scheduler have it (kubernetes#80919): in a cluster,
+// compressing every list and every watch-list stream costs the API server CPU and the manager a
+// decompressor per watch, and saves nothing a cluster network would notice. client-go gives a
+// config without TLS (a plain-HTTP server such as "kubectl proxy") Go's shared default transport,
+// which ignores DisableCompression; setting the proxy function (the default one) makes it build
+// its own.
+func withoutCompression(cfg *rest.Config) error {
+	cfg.DisableCompression = true
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return fmt.Errorf("reading the kubeconfig's TLS settings: %w", err)
+	}
+	if tlsConfig == nil && cfg.Proxy == nil && cfg.Dial == nil {
+		cfg.Proxy = http.ProxyFromEnvironment
+	}
+	return nil
+}
+
 func withLeaderLock(cfg *rest.Config, o options, opts *ctrl.Options) (func(), error) {
 	if !o.leaderElect {
 		return func() {}, nil

@@ -16,9 +16,14 @@ package main
 
 import (
 	"crypto/tls"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
 	"runtime/debug"
 	"slices"
 	"testing"
+
+	"k8s.io/client-go/rest"
 )
 
 // TestMetricsTLSOptions checks the metrics endpoint's TLS settings with and without
@@ -61,10 +66,10 @@ func TestManagerOptionsMetricsTLS(t *testing.T) {
 
 func TestSetupMonitoringObjectsNeedsTheNamespace(t *testing.T) {
 	t.Setenv(podNamespaceEnv, "")
-	if err := setupMonitoringObjects(nil, options{}); err != nil {
+	if err := setupMonitoringObjects(nil, nil, options{}); err != nil {
 		t.Fatalf("without --monitoring-objects: %v, want nil (nothing set up)", err)
 	}
-	err := setupMonitoringObjects(nil, options{monitoringObjects: true})
+	err := setupMonitoringObjects(nil, nil, options{monitoringObjects: true})
 	want := "--monitoring-objects needs POD_NAMESPACE, the manager's namespace (the downward API's metadata.namespace)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("--monitoring-objects without POD_NAMESPACE: %v, want %q", err, want)
@@ -88,5 +93,42 @@ func TestSetGCPercent(t *testing.T) {
 	}
 	if got := debug.SetGCPercent(100); got != 200 {
 		t.Fatalf("GOGC=200: the runtime's target is %d, want 200", got)
+	}
+}
+
+// TestWithoutCompression: the manager's client asks the API server for uncompressed responses,
+// over TLS and over plain HTTP (where client-go would otherwise use Go's default transport,
+// which asks for gzip whatever the config says).
+func TestWithoutCompression(t *testing.T) {
+	var seen []string
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Accept-Encoding"))
+		_, _ = w.Write([]byte(`{}`))
+	})
+	plain := httptest.NewServer(handler)
+	defer plain.Close()
+	secure := httptest.NewTLSServer(handler)
+	defer secure.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw})
+	for _, cfg := range []*rest.Config{
+		{Host: plain.URL},
+		{Host: secure.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
+	} {
+		seen = nil
+		if err := withoutCompression(cfg); err != nil {
+			t.Fatal(err)
+		}
+		httpClient, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := httpClient.Get(cfg.Host + "/version")
+		if err != nil {
+			t.Fatalf("%s: %v", cfg.Host, err)
+		}
+		_ = resp.Body.Close()
+		if !slices.Equal(seen, []string{""}) {
+			t.Errorf("%s: Accept-Encoding of the requests = %q, want none", cfg.Host, seen)
+		}
 	}
 }

@@ -31,15 +31,15 @@ import (
 )
 
 // Options keep the cache small: only the given namespaces (all when empty), only children that
-// carry the operator's managed-by label, no managedFields, and of a pod only what the operator
-// reads (TrimPod).
+// carry the operator's managed-by label, no managedFields or last-applied configuration
+// (StripMeta), and of a pod or a Service only what the operator reads (TrimPod, TrimService).
 func Options(namespaces []string) cache.Options {
 	owned := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: labels.ManagedByValue})}
 	opts := cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: StripMeta,
 		ByObject: map[client.Object]cache.ByObject{
 			&appsv1.StatefulSet{}:           owned,
-			&corev1.Service{}:               owned,
+			&corev1.Service{}:               {Label: owned.Label, Transform: TrimService},
 			&policyv1.PodDisruptionBudget{}: owned,
 			&corev1.PersistentVolumeClaim{}: owned,
 			&corev1.Pod{}:                   {Label: owned.Label, Transform: TrimPod},
@@ -64,6 +64,55 @@ func WithVolumeSnapshots(opts cache.Options) cache.Options {
 	owned := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: labels.ManagedByValue})}
 	opts.ByObject[&snapshotv1.VolumeSnapshot{}] = owned
 	return opts
+}
+
+// LastAppliedAnnotation is where "kubectl apply" keeps the whole object it applied, as JSON: on
+// a DatabaseCluster applied with kubectl it is as large as the spec, and the operator never
+// reads it.
+const LastAppliedAnnotation = corev1.LastAppliedConfigAnnotation
+
+// StripMeta is the cache's transform of every kind without its own: it drops managedFields and
+// the last-applied annotation, which the operator never reads. Patches are computed between two
+// copies of a cached object, so a field missing from both is never written: the API server
+// keeps both.
+func StripMeta(obj any) (any, error) {
+	meta, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil
+	}
+	meta.SetManagedFields(nil)
+	if annotations := meta.GetAnnotations(); annotations != nil {
+		if _, ok := annotations[LastAppliedAnnotation]; ok {
+			delete(annotations, LastAppliedAnnotation)
+			if len(annotations) == 0 {
+				meta.SetAnnotations(nil)
+			}
+		}
+	}
+	return obj, nil
+}
+
+// TrimService is the cache's transform of Services: the operator reads a Service's identity,
+// labels, annotations, owners and deletion, and compares only the fields it owns (type,
+// selector, ports, publishNotReadyAddresses; serviceSpec in controllers/databasecluster). The
+// allocated cluster IPs, IP families, traffic policies and the status are dropped. A patch of a
+// Service is computed between two trimmed copies, so the dropped fields are never written.
+func TrimService(obj any) (any, error) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return obj, nil
+	}
+	if _, err := StripMeta(svc); err != nil {
+		return nil, err
+	}
+	return &corev1.Service{
+		TypeMeta:   svc.TypeMeta,
+		ObjectMeta: svc.ObjectMeta,
+		Spec: corev1.ServiceSpec{
+			Type: svc.Spec.Type, Selector: svc.Spec.Selector, Ports: svc.Spec.Ports,
+			PublishNotReadyAddresses: svc.Spec.PublishNotReadyAddresses,
+		},
+	}, nil
 }
 
 // TrimPod is the cache's transform of Pods: the operator only reads a member pod's identity,

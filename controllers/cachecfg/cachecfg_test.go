@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
 
@@ -63,5 +64,72 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 	}
 	if other, _ := TrimPod("not a pod"); other != "not a pod" {
 		t.Fatalf("TrimPod of another type = %v, want it unchanged", other)
+	}
+}
+
+// TestTrimServiceKeepsWhatTheOperatorCompares: identity, labels, annotations, owners and the
+// owned spec fields stay; managedFields, the last-applied configuration, the allocated cluster
+// IPs, IP families, traffic policies and the status go.
+func TestTrimServiceKeepsWhatTheOperatorCompares(t *testing.T) {
+	owners := []metav1.OwnerReference{{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", Name: "db", UID: "d-1", Controller: ptr.To(true)}}
+	ports := []corev1.ServicePort{{Name: "db", Port: 5432, TargetPort: intstr.FromString("db"), Protocol: corev1.ProtocolTCP}}
+	selector := map[string]string{"app.kubernetes.io/instance": "db"}
+	svc := &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", UID: "s-1", ResourceVersion: "9", Labels: selector,
+			Annotations:     map[string]string{"team": "a", LastAppliedAnnotation: `{"big":"json"}`},
+			OwnerReferences: owners, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "database-operator"}}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector, Ports: ports, PublishNotReadyAddresses: true,
+			ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"}, IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol},
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack), SessionAffinity: corev1.ServiceAffinityNone,
+			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyCluster)},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}}},
+	}
+	got, err := TrimService(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Service{
+		TypeMeta: svc.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", UID: "s-1", ResourceVersion: "9", Labels: selector,
+			Annotations: map[string]string{"team": "a"}, OwnerReferences: owners},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector, Ports: ports, PublishNotReadyAddresses: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("TrimService =\n%+v\nwant\n%+v", got, want)
+	}
+	if other, _ := TrimService("not a service"); other != "not a service" {
+		t.Fatalf("TrimService of another type = %v, want it unchanged", other)
+	}
+}
+
+// TestStripMeta: managedFields and the last-applied annotation go, every other annotation stays,
+// and an object left with no annotation has none (not an empty map).
+func TestStripMeta(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		want        map[string]string
+	}{
+		{name: "only last-applied", annotations: map[string]string{LastAppliedAnnotation: "{}"}, want: nil},
+		{name: "others stay", annotations: map[string]string{LastAppliedAnnotation: "{}", "a": "b"}, want: map[string]string{"a": "b"}},
+		{name: "no last-applied", annotations: map[string]string{"a": "b"}, want: map[string]string{"a": "b"}},
+		{name: "none", annotations: nil, want: nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: tc.annotations,
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+			got, err := StripMeta(cm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: tc.want}}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("StripMeta =\n%+v\nwant\n%+v", got, want)
+			}
+		})
+	}
+	if other, _ := StripMeta("not an object"); other != "not an object" {
+		t.Fatalf("StripMeta of a non-object = %v, want it unchanged", other)
 	}
 }

@@ -48,7 +48,10 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	var writes *writeCounter
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
 		writes = &writeCounter{Client: mgr.GetClient()}
-		deps := operator.DepsFrom(mgr, 1)
+		deps, err := operator.DepsFrom(mgr, 1)
+		if err != nil {
+			return err
+		}
 		deps.Client = writes
 		return (&Reconciler{Deps: deps}).SetupWithManager(mgr)
 	})

@@ -17,9 +17,14 @@
 package operator
 
 import (
+	"fmt"
+
+	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/eventrec"
 )
 
 // EventSource is the name the operator records its events under.
@@ -38,12 +43,24 @@ type Deps struct {
 	MaxConcurrentReconciles int
 }
 
-// DepsFrom returns the Deps of a controller of mgr that reconciles workers resources at once.
-func DepsFrom(mgr ctrl.Manager, workers int) Deps {
+// DepsFrom returns the Deps of the controllers of mgr, each reconciling workers resources at
+// once. Their events go through one recorder (eventrec), which it adds to mgr; call it once per
+// manager.
+func DepsFrom(mgr ctrl.Manager, workers int) (Deps, error) {
+	// A clientset of its own, as controller-runtime's recorder has: events do not wait behind
+	// the controllers' writes in the client's rate limiter.
+	events, err := eventsclient.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return Deps{}, fmt.Errorf("creating the events client: %w", err)
+	}
+	rec := eventrec.New(mgr.GetScheme(), events, EventSource)
+	if err := mgr.Add(rec); err != nil {
+		return Deps{}, fmt.Errorf("adding the event recorder: %w", err)
+	}
 	return Deps{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder(EventSource),
+		Recorder:                rec,
 		MaxConcurrentReconciles: workers,
-	}
+	}, nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
+	"time"
 
 	"github.com/google/pprof/profile"
 )
@@ -22,8 +24,9 @@ type heapEntry struct {
 const heapTopN = 10
 
 // heapTop reads the manager's heap profile (after a GC) from its pprof endpoint at base and
-// returns the top n functions by flat inuse_space, and the total in use.
-func heapTop(ctx context.Context, base string, n int) ([]heapEntry, int64, error) {
+// returns the top n functions by flat inuse_space, and the total in use. When keep is not empty
+// the profile, as the manager served it, is also written to that file (for "go tool pprof").
+func heapTop(ctx context.Context, base string, n int, keep string) ([]heapEntry, int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/debug/pprof/heap?gc=1", nil)
 	if err != nil {
 		return nil, 0, err
@@ -37,12 +40,26 @@ func heapTop(ctx context.Context, base string, n int) ([]heapEntry, int64, error
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, 0, fmt.Errorf("reading the heap profile: %s: %s", resp.Status, body)
 	}
-	p, err := profile.Parse(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the heap profile: %w", err)
+	}
+	if keep != "" {
+		if err := os.WriteFile(keep, raw, 0o644); err != nil {
+			return nil, 0, fmt.Errorf("keeping the heap profile: %w", err)
+		}
+	}
+	p, err := profile.Parse(bytes.NewReader(raw))
 	if err != nil {
 		return nil, 0, fmt.Errorf("parsing the heap profile: %w", err)
 	}
 	top, total := topInuse(p, n)
 	return top, total, nil
+}
+
+// heapProfileName names the kept heap profile of case bc whose idle window began at start.
+func heapProfileName(bc benchCase, start time.Time) string {
+	return fmt.Sprintf("heap-%s-n%d-c%d-q%g.pb.gz", start.UTC().Format("20060102T150405Z"), bc.N, bc.Concurrency, bc.QPS)
 }
 
 // topInuse sums each sample's inuse_space to the function of its leaf frame and returns the n

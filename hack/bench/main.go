@@ -100,6 +100,9 @@ func run() error {
 	flag.StringVar(&s.crdDir, "crd-dir", "config/crd/bases", "CRD directory.")
 	flag.BoolVar(&s.proxy, "proxy", true, "Count the operator's requests by verb and resource through a local proxy.")
 	flag.StringVar(&s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
+	flag.DurationVar(&s.scrapeInterval, "scrape-interval", 30*time.Second, "How often the manager's /metrics is read for its heap while the clusters converge "+
+		"(Prometheus's default scrape interval, which the operator's ServiceMonitor keeps; results before 2026-11-27T21:00Z read it every 2s).")
+	flag.StringVar(&s.heapDir, "heap-profile-dir", "", "Keep each operator case's heap profile (end of the idle window, after a GC) in this directory, for go tool pprof.")
 	flag.StringVar(&out, "out", "bench-results", "Directory of the JSON results.")
 	flag.BoolVar(&failOnIdleWrites, "fail-on-idle-writes", false, "Exit 1 when the operator writes in the idle window (make bench-smoke sets it).")
 	flag.BoolVar(&verbose, "v", false, "Print the local cluster's progress lines.")
@@ -134,6 +137,11 @@ func run() error {
 		return errors.New("-leader-repeat and -repeat must be at least 1")
 	}
 	cases = withFloor(cases, floor, repeat)
+	if s.heapDir != "" {
+		if err := os.MkdirAll(s.heapDir, 0o755); err != nil {
+			return err
+		}
+	}
 	if leaderOnly {
 		cases, leaderCase = nil, true
 	}
@@ -142,7 +150,7 @@ func run() error {
 
 	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
 		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
-		"proxy": strconv.FormatBool(s.proxy), "managerArgs": managerArgs,
+		"proxy": strconv.FormatBool(s.proxy), "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
 		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),

@@ -67,7 +67,13 @@ type settings struct {
 	crdDir        string
 	proxy         bool
 	workDir       string
-	log           io.Writer
+	// heapDir, when set, keeps each operator case's heap profile there (heapProfileName).
+	heapDir string
+	// scrapeInterval is how often the sampler reads the manager's /metrics while the clusters
+	// converge: as often as Prometheus scrapes it in a cluster, not more, since every scrape
+	// builds every series (at N=1,000 about 13 MB of garbage) and so changes what it measures.
+	scrapeInterval time.Duration
+	log            io.Writer
 }
 
 // result is what one case measured.
@@ -281,7 +287,7 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	base := m.snapshot(ctx, admin)
 	res.Startup = base.requests
 	res.BaselineRSS = base.rss
-	sampler := startSampler(ctx, m)
+	sampler := startSampler(ctx, m, s.scrapeInterval)
 
 	tr := newTracker(bc.N)
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -337,7 +343,11 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	res.EndHeap = idle.heap
 	res.EndRSS = idle.rss
 	res.ManagerSeries, res.OperatorSeries = seriesCounts(idle.manager)
-	if top, total, err := heapTop(ctx, m.pprofURL, heapTopN); err != nil {
+	keep := ""
+	if s.heapDir != "" {
+		keep = filepath.Join(s.heapDir, heapProfileName(bc, idleStart))
+	}
+	if top, total, err := heapTop(ctx, m.pprofURL, heapTopN, keep); err != nil {
 		logf("no heap profile: %v", err)
 	} else {
 		res.HeapTop, res.HeapInuse = top, total
@@ -777,19 +787,20 @@ func scrapeAPIServer(ctx context.Context, admin *rest.Config) ([]sample, error) 
 	return parseMetrics(strings.NewReader(string(body)))
 }
 
-// sampler polls the manager's heap every 2 s (peak RSS comes from VmHWM).
+// sampler reads the manager's heap from its /metrics at every interval (peak RSS comes from
+// VmHWM, which needs no sampling).
 type sampler struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	peak   float64
 }
 
-func startSampler(ctx context.Context, m *benchManager) *sampler {
+func startSampler(ctx context.Context, m *benchManager, interval time.Duration) *sampler {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &sampler{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(2 * time.Second)
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {

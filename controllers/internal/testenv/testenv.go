@@ -60,7 +60,9 @@ func RunSuite(t *testing.T, name string) {
 // Deps are the dependencies of the controller under test in a manager of an envtest
 // environment: the manager's, with two workers so that concurrent reconciles are exercised.
 func Deps(mgr ctrl.Manager) operator.Deps {
-	return operator.DepsFrom(mgr, 2)
+	deps, err := operator.DepsFrom(mgr, 2)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	return deps
 }
 
 // Controller is a Reconciler that registers itself and its watches with a manager.
