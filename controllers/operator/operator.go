@@ -47,7 +47,7 @@ type Deps struct {
 // once. Their events go through one recorder (eventrec), which it adds to mgr; call it once per
 // manager.
 func DepsFrom(mgr ctrl.Manager, workers int) (Deps, error) {
-	// A clientset of its own, as controller-runtime's recorder has: events do not wait behind
+	// A client of its own, as controller-runtime's recorder has: events do not wait behind
 	// the controllers' writes in the client's rate limiter.
 	events, err := eventsclient.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {

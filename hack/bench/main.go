@@ -136,6 +136,9 @@ func run() error {
 	if leaderRepeat < 1 || repeat < 1 {
 		return errors.New("-leader-repeat and -repeat must be at least 1")
 	}
+	if s.scrapeInterval <= 0 {
+		return errors.New("-scrape-interval must be positive")
+	}
 	cases = withFloor(cases, floor, repeat)
 	if s.heapDir != "" {
 		if err := os.MkdirAll(s.heapDir, 0o755); err != nil {

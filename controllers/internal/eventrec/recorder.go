@@ -206,6 +206,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 	}
 }
 
+// keyOf is the series key of ev.
 func keyOf(ev *eventsv1.Event) seriesKey {
 	key := seriesKey{eventType: ev.Type, action: ev.Action, reason: ev.Reason, regarding: ev.Regarding}
 	if ev.Related != nil {

@@ -125,16 +125,21 @@ func compare(t *testing.T, c prometheus.Collector, want string) {
 	}
 }
 
+// runningConditions are the six conditions a running DatabaseCluster has.
+func runningConditions() []metav1.Condition {
+	return []metav1.Condition{
+		{Type: "Available", Status: metav1.ConditionTrue}, {Type: "Progressing", Status: metav1.ConditionFalse},
+		{Type: "Degraded", Status: metav1.ConditionFalse}, {Type: "Resizing", Status: metav1.ConditionFalse},
+		{Type: "Paused", Status: metav1.ConditionFalse}, {Type: "Hibernated", Status: metav1.ConditionFalse},
+	}
+}
+
 // BenchmarkConditionSeries measures the heap the condition series of 1,000 DatabaseClusters
 // hold, each with the six conditions a running cluster has: go test -bench ConditionSeries
 // -run '^$' ./controllers/internal/opmetrics/ (heap-bytes/1000-clusters, series/cluster).
 func BenchmarkConditionSeries(b *testing.B) {
 	const clusters = 1000
-	conditions := []metav1.Condition{
-		{Type: "Available", Status: metav1.ConditionTrue}, {Type: "Progressing", Status: metav1.ConditionFalse},
-		{Type: "Degraded", Status: metav1.ConditionFalse}, {Type: "Resizing", Status: metav1.ConditionFalse},
-		{Type: "Paused", Status: metav1.ConditionFalse}, {Type: "Hibernated", Status: metav1.ConditionFalse},
-	}
+	conditions := runningConditions()
 	var heap uint64
 	for b.Loop() {
 		Condition.Reset()
@@ -164,11 +169,7 @@ func heapInUse() uint64 {
 // busy moment adds them to the manager's peak heap (docs/benchmarks.md).
 func BenchmarkScrape(b *testing.B) {
 	const clusters = 1000
-	conditions := []metav1.Condition{
-		{Type: "Available", Status: metav1.ConditionTrue}, {Type: "Progressing", Status: metav1.ConditionFalse},
-		{Type: "Degraded", Status: metav1.ConditionFalse}, {Type: "Resizing", Status: metav1.ConditionFalse},
-		{Type: "Paused", Status: metav1.ConditionFalse}, {Type: "Hibernated", Status: metav1.ConditionFalse},
-	}
+	conditions := runningConditions()
 	capacity := []corev1.PersistentVolumeClaim{{Status: corev1.PersistentVolumeClaimStatus{
 		Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
 	for i := range clusters {

@@ -30,9 +30,10 @@ import (
 // vector's map, about 8 MiB; docs/benchmarks.md). Here a series costs its map entry, and the
 // keys share their strings with the objects they were recorded from.
 //
-// A scrape builds the series in a few arrays per family (seriesBatch), not in about 30
-// allocations per series as prometheus.MustNewConstMetric makes them: at 1,000 clusters a
-// scrape allocated 13.7 MB, all of it garbage at once (BenchmarkScrape).
+// A scrape builds the series in a few arrays per family (seriesBatch), not in about 20
+// allocations per series as prometheus.MustNewConstMetric makes them: a scrape of 1,000
+// clusters allocated 9.8 MB in 228,200 allocations that way, 7.9 MB in 39,469 now, all of it
+// garbage once the scrape is written (BenchmarkScrape).
 type gaugeFamily[K comparable, V any] struct {
 	desc *prometheus.Desc
 	// labels are the label names in the order the series give their values; sorted says, for
@@ -127,8 +128,7 @@ func (b *seriesBatch[K, V]) emit(v float64, labelValues ...string) {
 		return
 	}
 	if len(b.metrics) == 0 {
-		b.metrics, b.gauges, b.values = make([]gaugeSeries, seriesChunk), make([]dto.Gauge, seriesChunk), make([]float64, seriesChunk)
-		b.pairs, b.ptrs, b.strs = make([]dto.LabelPair, seriesChunk*n), make([]*dto.LabelPair, seriesChunk*n), make([]string, seriesChunk*n)
+		b.grow(n)
 	}
 	m, gauge, value := &b.metrics[0], &b.gauges[0], &b.values[0]
 	pairs, ptrs, strs := b.pairs[:n:n], b.ptrs[:n:n], b.strs[:n:n]
@@ -143,6 +143,12 @@ func (b *seriesBatch[K, V]) emit(v float64, labelValues ...string) {
 	}
 	*m = gaugeSeries{desc: g.desc, labels: ptrs, gauge: gauge}
 	b.ch <- m
+}
+
+// grow allocates the next chunk, for series of n labels.
+func (b *seriesBatch[K, V]) grow(n int) {
+	b.metrics, b.gauges, b.values = make([]gaugeSeries, seriesChunk), make([]dto.Gauge, seriesChunk), make([]float64, seriesChunk)
+	b.pairs, b.ptrs, b.strs = make([]dto.LabelPair, seriesChunk*n), make([]*dto.LabelPair, seriesChunk*n), make([]string, seriesChunk*n)
 }
 
 // gaugeSeries is one series of a gaugeFamily, as a scrape sends it.
