@@ -121,6 +121,8 @@ func measureFloor(ctx context.Context, c client.WithWatch, admin *rest.Config, b
 		return ctx.Err()
 	}
 	logf("floor: creating the children of %d DatabaseClusters with %d goroutines, no operator", bc.N, bc.Concurrency)
+	cpuBase, cpuErr := readCPU()
+	profiled := startCPUProfiles(ctx, admin, nil, bc, s, logf)
 	start := time.Now()
 	workers := bc.Concurrency
 	if workers <= 0 {
@@ -133,6 +135,8 @@ func measureFloor(ctx context.Context, c client.WithWatch, admin *rest.Config, b
 	res.CreateSpreadSec = time.Since(start).Seconds()
 	logf("floor: created %d children in %.1fs; waiting until every StatefulSet is ready", writes, res.CreateSpreadSec)
 	waitErr := tr.wait(ctx, s.timeout, nil, logf)
+	res.CPUByProcess = cpuSince(cpuBase, cpuErr, logf)
+	<-profiled
 	end := tr.lastAvailable()
 	if end.IsZero() {
 		end = time.Now()

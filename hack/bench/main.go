@@ -103,6 +103,8 @@ func run() error {
 	flag.DurationVar(&s.scrapeInterval, "scrape-interval", 30*time.Second, "How often the manager's /metrics is read for its heap while the clusters converge "+
 		"(Prometheus's default scrape interval, which the operator's ServiceMonitor keeps; results before 2026-11-27T21:00Z read it every 2s).")
 	flag.StringVar(&s.heapDir, "heap-profile-dir", "", "Keep each operator case's heap profile (end of the idle window, after a GC) in this directory, for go tool pprof.")
+	flag.StringVar(&s.cpuProfileDir, "cpu-profile-dir", "", "Keep CPU profiles of kube-apiserver (every case) and of the manager (operator cases), taken from the first create for -cpu-profile-duration, in this directory, for go tool pprof.")
+	flag.DurationVar(&s.cpuProfileDuration, "cpu-profile-duration", 30*time.Second, "Length of the CPU profile of -cpu-profile-dir (whole seconds).")
 	flag.StringVar(&out, "out", "bench-results", "Directory of the JSON results.")
 	flag.BoolVar(&failOnIdleWrites, "fail-on-idle-writes", false, "Exit 1 when the operator writes in the idle window (make bench-smoke sets it).")
 	flag.BoolVar(&verbose, "v", false, "Print the local cluster's progress lines.")
@@ -140,10 +142,16 @@ func run() error {
 		return errors.New("-scrape-interval must be positive")
 	}
 	cases = withFloor(cases, floor, repeat)
-	if s.heapDir != "" {
-		if err := os.MkdirAll(s.heapDir, 0o755); err != nil {
+	for _, dir := range []string{s.heapDir, s.cpuProfileDir} {
+		if dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+	}
+	if s.cpuProfileDir != "" && s.cpuProfileDuration < time.Second {
+		return errors.New("-cpu-profile-duration must be at least 1s")
 	}
 	if leaderOnly {
 		cases, leaderCase = nil, true

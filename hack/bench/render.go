@@ -242,6 +242,7 @@ func renderTables(files []resultFile) string {
 			writeRawTable(&b, f)
 			writeStagesTable(&b, f)
 			writeHeapTable(&b, f)
+			writeCPUTable(&b, f)
 			writeOperatorRequests(&b, f)
 			writeByKeyTable(&b, f, "Every client's writes per cluster while converging (kube-apiserver's `apiserver_request_total`)",
 				"results[].systemWritesByVerbResource", []string{"verb", "resource"},

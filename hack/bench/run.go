@@ -69,6 +69,10 @@ type settings struct {
 	workDir       string
 	// heapDir, when set, keeps each operator case's heap profile there (heapProfileName).
 	heapDir string
+	// cpuProfileDir, when set, keeps a CPU profile of each operator case's manager there, taken
+	// from the first create for cpuProfileDuration (cpuProfileName).
+	cpuProfileDir      string
+	cpuProfileDuration time.Duration
 	// scrapeInterval is how often the sampler reads the manager's /metrics while the clusters
 	// converge: as often as Prometheus scrapes it in a cluster, not more, since every scrape
 	// builds every series (at N=1,000 about 8 MB of garbage) and so changes what it measures.
@@ -141,6 +145,10 @@ type result struct {
 	// functions that allocated most of what is in use, HeapInuse all that is in use.
 	HeapTop   []heapEntry `json:"heapTopInuse,omitempty"`
 	HeapInuse int64       `json:"heapInuseBytes,omitempty"`
+	// CPUByProcess is the CPU time, in seconds, each process of the case used from the first
+	// create until every cluster converged, by process name, with the machine's busy and
+	// available seconds (cpu.go). Absent from results written before 2026-11-28.
+	CPUByProcess map[string]float64 `json:"cpuSecondsByProcess,omitempty"`
 }
 
 // meanOf returns the mean of a histogram between two scrapes.
@@ -300,6 +308,8 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	}
 
 	logf("creating %d DatabaseClusters", bc.N)
+	cpuBase, cpuErr := readCPU()
+	profiled := startCPUProfiles(ctx, admin, m, bc, s, logf)
 	start := time.Now()
 	if err := createClusters(ctx, c, bc.N, s.workers, tr); err != nil {
 		return err
@@ -307,6 +317,8 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	res.CreateSpreadSec = time.Since(start).Seconds()
 	logf("created %d DatabaseClusters in %.1fs; waiting until all are Available", bc.N, res.CreateSpreadSec)
 	waitErr := tr.wait(ctx, s.timeout, m.Done(), logf)
+	res.CPUByProcess = cpuSince(cpuBase, cpuErr, logf)
+	<-profiled
 	end := tr.lastAvailable()
 	if end.IsZero() {
 		end = time.Now()
