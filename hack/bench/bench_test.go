@@ -130,11 +130,12 @@ func TestOverheads(t *testing.T) {
 	unlimited := op
 	unlimited.QPS = -1
 	results := []result{
-		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 10, LatencyP50Sec: 4, LatencyP99Sec: 8},
-		{Case: op, ConvergenceSec: 12, LatencyP50Sec: 5, LatencyP99Sec: 10},
-		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 30, LatencyP50Sec: 6, LatencyP99Sec: 12},
-		{Case: op, ConvergenceSec: 28, LatencyP50Sec: 7, LatencyP99Sec: 14},
-		{Case: unlimited, ConvergenceSec: 40, LatencyP50Sec: 10, LatencyP99Sec: 20},    // another configuration: its own row
+		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 10, LatencyP50Sec: 4, LatencyP99Sec: 8, CPUByProcess: busy(100)},
+		{Case: op, ConvergenceSec: 12, LatencyP50Sec: 5, LatencyP99Sec: 10, CPUByProcess: busy(150)},
+		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 30, LatencyP50Sec: 6, LatencyP99Sec: 12, CPUByProcess: busy(140)},
+		{Case: op, ConvergenceSec: 28, LatencyP50Sec: 7, LatencyP99Sec: 14, CPUByProcess: busy(174)},
+		// another configuration: its own row; written without CPU figures, so no CPU ratio
+		{Case: unlimited, ConvergenceSec: 40, LatencyP50Sec: 10, LatencyP99Sec: 20},
 		{Case: benchCase{N: 300}, ConvergenceSec: 50},                                  // no floor of N=300: left out
 		{Case: benchCase{Floor: true, N: 100}, ConvergenceSec: 99, Error: "timed out"}, // failed: left out
 	}
@@ -148,13 +149,17 @@ func TestOverheads(t *testing.T) {
 	}
 	rows := overheadRows(got)
 	want := [][]string{
-		{"100", "c=16 q=-1/100", "10.0, 30.0", "40.0", "5.0 / 10.0", "10.0 / 20.0", "2.00", "2.00 / 2.00"},
-		{"100", "c=16 q=50/100", "10.0, 30.0", "12.0, 28.0", "5.0 / 10.0", "6.0 / 12.0", "1.00", "1.20 / 1.20"},
+		{"100", "c=16 q=-1/100", "10.0, 30.0", "40.0", "5.0 / 10.0", "10.0 / 20.0", "2.00", "2.00 / 2.00", "—"},
+		// busy CPU: operator (150+174)/2 = 162 over floor (100+140)/2 = 120
+		{"100", "c=16 q=50/100", "10.0, 30.0", "12.0, 28.0", "5.0 / 10.0", "6.0 / 12.0", "1.00", "1.20 / 1.20", "1.35"},
 	}
 	if !reflect.DeepEqual(rows, want) {
 		t.Fatalf("overheadRows = %q, want %q", rows, want)
 	}
 }
+
+// busy is a CPU split with only the machine's busy seconds.
+func busy(seconds float64) map[string]float64 { return map[string]float64{machineBusy: seconds} }
 
 func TestFloorChildren(t *testing.T) {
 	children, err := floorChildren("db-00007")
