@@ -1,8 +1,9 @@
 // Command bench measures the operator at scale on the local control plane (kube-apiserver,
 // etcd, kube-controller-manager, kube-scheduler and kwok's simulated nodes): the raw write rate
 // of the API server, the time until N DatabaseClusters are Available, the API requests the
-// operator makes per cluster (counted by a proxy between the manager and kube-apiserver), the
-// writes it makes while idle, and its memory. Each case gets a fresh cluster and manager.
+// operator makes per cluster (counted from kube-apiserver's audit log of the manager's own user,
+// or by a proxy between the two), the writes it makes while idle, its memory, and the CPU of
+// every process of the case. Each case gets a fresh cluster and manager.
 // With -leader, a leader case runs 2 managers with leader election on a cluster of its own and
 // times the graceful hand-off (SIGTERM) and the crash takeover (SIGKILL) of the leader.
 //
@@ -98,7 +99,9 @@ func run() error {
 	flag.StringVar(&schedulerArgs, "scheduler-args", "--kube-api-qps=1000 --kube-api-burst=2000",
 		"Extra kube-scheduler flags, space separated (the default lifts its 50 QPS client limit, as kube-controller-manager's is).")
 	flag.StringVar(&s.crdDir, "crd-dir", "config/crd/bases", "CRD directory.")
-	flag.BoolVar(&s.proxy, "proxy", true, "Count the operator's requests by verb and resource through a local proxy.")
+	flag.StringVar(&s.count, "count", countAudit, "How the operator's requests are counted by verb and resource: "+
+		"audit (kube-apiserver's audit log of the manager's own user; the manager talks TLS and HTTP/2 to kube-apiserver as in a cluster), "+
+		"proxy (a plain-HTTP counting proxy in the benchmark process, the only way before 2026-11-28), or none.")
 	flag.StringVar(&s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
 	flag.DurationVar(&s.scrapeInterval, "scrape-interval", 30*time.Second, "How often the manager's /metrics is read for its heap while the clusters converge "+
 		"(Prometheus's default scrape interval, which the operator's ServiceMonitor keeps; results before 2026-11-27T21:00Z read it every 2s).")
@@ -138,6 +141,9 @@ func run() error {
 	if leaderRepeat < 1 || repeat < 1 {
 		return errors.New("-leader-repeat and -repeat must be at least 1")
 	}
+	if s.count != countAudit && s.count != countProxy && s.count != countNone {
+		return fmt.Errorf("-count must be %s, %s or %s, not %q", countAudit, countProxy, countNone, s.count)
+	}
 	if s.scrapeInterval <= 0 {
 		return errors.New("-scrape-interval must be positive")
 	}
@@ -161,7 +167,7 @@ func run() error {
 
 	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
 		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
-		"proxy": strconv.FormatBool(s.proxy), "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
+		"proxy": strconv.FormatBool(s.count == countProxy), "count": s.count, "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
 		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),

@@ -16,11 +16,12 @@ import (
 )
 
 // countingProxy sits between the manager and kube-apiserver and counts every request the
-// manager sends, by verb and resource. kube-apiserver's own apiserver_request_total has verb and
-// resource but no client label, and the local control plane takes no extra apiserver flags (no
-// audit policy), so this is the only way to attribute requests to the operator without touching
-// it. The manager reaches the proxy over plain HTTP on loopback; the proxy forwards with the
-// admin credentials (the identity the manager has in the e2e suites too).
+// manager sends, by verb and resource (-count proxy; the default, -count audit, reads
+// kube-apiserver's audit log instead: audit.go). kube-apiserver's own apiserver_request_total
+// has verb and resource but no client label. The manager reaches the proxy over plain HTTP on
+// loopback; the proxy forwards with the admin credentials (the identity the manager has in the
+// e2e suites too). It costs CPU in the benchmark process and changes the manager's path (plain
+// HTTP/1.1, a connection per watch).
 type countingProxy struct {
 	URL string
 

@@ -247,7 +247,7 @@ func renderTables(files []resultFile) string {
 			writeByKeyTable(&b, f, "Every client's writes per cluster while converging (kube-apiserver's `apiserver_request_total`)",
 				"results[].systemWritesByVerbResource", []string{"verb", "resource"},
 				func(r result) map[string]float64 { return r.SystemByResource }, true)
-			writeByKeyTable(&b, f, "The manager's own `rest_client_requests_total` while converging (cross-check of the proxy)",
+			writeByKeyTable(&b, f, "The manager's own `rest_client_requests_total` while converging (cross-check of the counts above)",
 				"results[].managerRestClientRequestsByMethodCode", []string{"method", "code"},
 				func(r result) map[string]float64 { return r.ManagerRESTByVerb }, false)
 		}
@@ -383,7 +383,16 @@ func writeStagesTable(b *bytes.Buffer, f resultFile) {
 	t.write(b)
 }
 
-// writeOperatorRequests shows the requests the proxy counted by verb and resource: per cluster
+// countedBy says how the file's operator requests were counted (settings.count; the files
+// written before it was a setting used the proxy).
+func countedBy(f resultFile) string {
+	if f.Rep.Settings["count"] == countAudit {
+		return "kube-apiserver's audit log of the manager's own user"
+	}
+	return "counting proxy"
+}
+
+// writeOperatorRequests shows the requests the proxy (or the audit log) counted by verb and resource: per cluster
 // while converging and in total while idle, for every case.
 func writeOperatorRequests(b *bytes.Buffer, f resultFile) {
 	keys := map[string]bool{}
@@ -398,7 +407,7 @@ func writeOperatorRequests(b *bytes.Buffer, f resultFile) {
 	if len(keys) == 0 {
 		return
 	}
-	caption(b, f, "Operator requests by verb and resource (counting proxy): per cluster while converging, total while idle",
+	caption(b, f, "Operator requests by verb and resource ("+countedBy(f)+"): per cluster while converging, total while idle",
 		"results[].convergeRequests, results[].idleRequests")
 	t := mdTable{header: []string{"verb", "resource"}, right: []bool{false, false}}
 	for _, r := range f.Rep.Results {

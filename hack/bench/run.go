@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -65,10 +67,14 @@ type settings struct {
 	apiServerArgs []string
 	schedulerArgs []string
 	crdDir        string
-	proxy         bool
-	workDir       string
+	// count is how the operator's requests are counted: countAudit, countProxy or countNone.
+	count   string
+	workDir string
 	// heapDir, when set, keeps each operator case's heap profile there (heapProfileName).
 	heapDir string
+	// auditLog is kube-apiserver's audit log of the case (set by runCase when count is
+	// countAudit).
+	auditLog string
 	// cpuProfileDir, when set, keeps a CPU profile of each operator case's manager there, taken
 	// from the first create for cpuProfileDuration (cpuProfileName).
 	cpuProfileDir      string
@@ -233,10 +239,25 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 	if s.workDir != "" {
 		workDir = filepath.Join(s.workDir, fmt.Sprintf("n%d-c%d-q%g", bc.N, bc.Concurrency, bc.QPS))
 	}
+	apiServerArgs := s.apiServerArgs
+	if s.count == countAudit {
+		// Every case gets the policy, the floor too (it logs nothing there): both pay its cost.
+		dir, err := os.MkdirTemp("", "bench-audit-")
+		if err != nil {
+			return res, err
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		args, log, err := auditArgs(dir)
+		if err != nil {
+			return res, err
+		}
+		apiServerArgs = append(slices.Clone(apiServerArgs), args...)
+		s.auditLog = log
+	}
 	binDir := ""
-	if len(s.apiServerArgs)+len(s.schedulerArgs) > 0 {
+	if len(apiServerArgs)+len(s.schedulerArgs) > 0 {
 		dir, cleanup, err := wrapBinaries(map[string][]string{
-			"kube-apiserver": s.apiServerArgs, "kube-scheduler": s.schedulerArgs,
+			"kube-apiserver": apiServerArgs, "kube-scheduler": s.schedulerArgs,
 		})
 		if err != nil {
 			return res, err
@@ -293,6 +314,9 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	// Let the manager's informers finish their initial lists before the baseline.
 	time.Sleep(3 * time.Second)
 	base := m.snapshot(ctx, admin)
+	if base.requestsErr != nil {
+		return fmt.Errorf("counting the operator's requests: %w", base.requestsErr)
+	}
 	res.Startup = base.requests
 	res.BaselineRSS = base.rss
 	sampler := startSampler(ctx, m, s.scrapeInterval)
@@ -329,6 +353,10 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	// A short settle so that writes caused by the last clusters (events) land in this window.
 	time.Sleep(2 * time.Second)
 	conv := m.snapshot(ctx, admin)
+	if conv.requestsErr != nil {
+		sampler.stop()
+		return fmt.Errorf("counting the operator's requests: %w", conv.requestsErr)
+	}
 	fillConverge(res, base, conv, bc.N)
 	logf("converged in %.1fs: %d operator writes (%.2f per cluster), ratio %.2f", res.ConvergenceSec,
 		res.OperatorWrites, res.WritesPerCluster, res.Ratio)
@@ -346,6 +374,10 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 		return ctx.Err()
 	}
 	idle := m.snapshot(ctx, admin)
+	if idle.requestsErr != nil {
+		sampler.stop()
+		return fmt.Errorf("counting the operator's requests: %w", idle.requestsErr)
+	}
 	res.IdleSec = time.Since(idleStart).Seconds()
 	res.Idle = idle.requests.minus(conv.requests)
 	res.IdleWrites, res.IdleReads, _ = res.Idle.totals()
@@ -712,15 +744,22 @@ type benchManager struct {
 	pprofURL   string
 	startup    time.Duration
 	proxy      *countingProxy
+	audit      *auditCounter
 }
 
-// startManager runs the manager against the cluster (through the counting proxy unless
-// disabled) and waits until /readyz answers.
+// startManager runs the manager against the cluster (as auditUser, or through the counting
+// proxy, as s.count says) and waits until /readyz answers.
 func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings) (*benchManager, error) {
 	m := &benchManager{}
 	kubeconfig := cluster.KubeconfigPath
 	var err error
-	if s.proxy {
+	if s.count == countAudit {
+		if kubeconfig, err = auditUserKubeconfig(cluster); err != nil {
+			return nil, err
+		}
+		m.audit = newAuditCounter(s.auditLog)
+	}
+	if s.count == countProxy {
 		if m.proxy, err = startProxy(cluster.Config); err != nil {
 			return nil, err
 		}
@@ -764,17 +803,21 @@ func (m *benchManager) stop() error {
 
 // snapshot is the state of the counters at one moment.
 type snapshot struct {
-	requests  requestCounts
-	manager   []sample
-	apiserver []sample
-	rss       int64
-	heap      float64
+	requests    requestCounts
+	requestsErr error // reading the audit log failed
+	manager     []sample
+	apiserver   []sample
+	rss         int64
+	heap        float64
 }
 
 func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config) snapshot {
 	var s snapshot
-	if m.proxy != nil {
+	switch {
+	case m.proxy != nil:
 		s.requests = m.proxy.snapshot()
+	case m.audit != nil:
+		s.requests, s.requestsErr = m.audit.snapshot()
 	}
 	s.manager, _ = scrapeHTTP(ctx, m.metricsURL)
 	s.heap = sum(s.manager, "go_memstats_heap_alloc_bytes", nil)

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,6 +64,10 @@ type Spec[T client.Object] struct {
 // Ensure returns a *ConflictError naming the holder; the caller reports it and retries with
 // back-off, and creates the child once the name is free.
 //
+// A child this process created within createWindow and the cache does not show yet is read
+// with the uncached reader rather than created again: the reconcile that follows a create at
+// once (triggered by another child's event) often runs before the child's own watch event.
+//
 // The cache only holds children that carry the operator's managed-by label. When someone removed
 // that label by hand the cache cannot see the child, Create answers AlreadyExists, and the object
 // is read with the uncached reader; if it is still ours it is patched back (labels included).
@@ -71,9 +76,15 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 ) (T, Result, error) {
 	key := client.ObjectKeyFromObject(desired)
 	err := c.Get(ctx, key, observed)
+	if apierrors.IsNotFound(err) && creates.recent(createKey(desired), time.Now()) {
+		// Created by an earlier reconcile moments ago: the cache has not seen it yet. Read it
+		// instead of a create that would fail with AlreadyExists.
+		err = uncached.Get(ctx, key, observed)
+	}
 	if apierrors.IsNotFound(err) {
 		err = c.Create(ctx, desired)
 		if err == nil {
+			creates.add(createKey(desired), time.Now())
 			return desired, Created, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {

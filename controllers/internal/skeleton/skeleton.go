@@ -79,7 +79,8 @@ type Finalizing[T Object[T]] interface {
 }
 
 // Reconcile runs one reconcile of the resource req names, read into obj, an empty object of the
-// kind: get → deletion (a Finalizing kind) → finalizer → phases → status. The status is patched
+// kind: get → (a cache that has not yet seen this operator's last write of it: wait for it, see
+// ownwrites.go) → deletion (a Finalizing kind) → finalizer → phases → status. The status is patched
 // only when it changed, with the resourceVersion of the object read (see patch.Status); the
 // patch's error joins the phases' own. Every error it returns is counted in the operator's
 // metrics by kind and reason (opmetrics.ReconcileErrors).
@@ -89,30 +90,41 @@ func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Reque
 		return ctrl.Result{}, fmt.Errorf("naming the kind of %s: %w", req, err)
 	}
 	defer func() { opmetrics.RecordReconcileError(gvk.Kind, err) }()
+	key := gvk.Kind + "/" + req.String()
 	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(gvk.Kind, req, k)
+			writes.forget(key)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if writes.behind(key, obj.GetResourceVersion(), time.Now()) {
+		return ctrl.Result{RequeueAfter: cacheCatchUp}, nil
 	}
 	if f, ok := k.(Finalizing[T]); ok {
 		if !obj.GetDeletionTimestamp().IsZero() {
 			forgetMetrics(gvk.Kind, req, k)
 			return f.Finalize(ctx, obj)
 		}
+		before := obj.GetResourceVersion()
 		if err := patch.AddFinalizer(ctx, c, obj, f.Finalizer()); err != nil {
 			return ctrl.Result{}, err
 		}
+		writes.written(key, before, obj.GetResourceVersion(), time.Now())
 	}
 	original := obj.DeepCopy()
 	result, err = k.Phases(ctx, obj)
 	opmetrics.RecordConditions(gvk.Kind, obj.GetNamespace(), obj.GetName(), k.Conditions(obj))
 	written, patchErr := patch.Status(ctx, c, original, obj)
 	if written {
+		writes.written(key, original.GetResourceVersion(), obj.GetResourceVersion(), time.Now())
 		k.StatusWritten(ctx, original, obj)
 	}
 	return result, errors.Join(err, patchErr)
 }
+
+// writes remembers the resourceVersions the reconciles' own writes replaced (ownwrites.go).
+var writes ownWrites
 
 // forgetMetrics removes the series of the resource req names, of kind kind, that is gone or being
 // deleted: its conditions, and the series of its own that k has.
