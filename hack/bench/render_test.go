@@ -53,6 +53,12 @@ func TestRenderTablesFixture(t *testing.T) {
 		// Leader.
 		"Leader hand-off and takeover: 2 managers, Lease 15s / 10s / 2s (duration / renew deadline / retry period), " +
 			"release on cancel true; seconds from the signal — from [`testdata/" + fixtureName + "`](" + fixtureName + ") `leader`:",
+		// CPU by process, the machine's rows first, and the busy share 15/20.
+		"| process | N=10 c=16 q=50/100 |",
+		"| (machine available) | 20.0 |",
+		"| bench (clients, proxy, CSI) | 0.2 |",
+		"| manager | 12.3 |",
+		"| (machine busy, %) | 75 |",
 		"| graceful hand-off | SIGTERM | 1 | 2.50 | 2.50 | 2.50 | 2.25 / 2.25 / 2.25 | 2.40 / 2.40 / 2.40 |",
 		"| crash takeover | SIGKILL | 1 | 17.50 | 17.50 | 17.50 | 17.25 / 17.25 / 17.25 | 17.40 / 17.40 / 17.40 |",
 		"| graceful hand-off | 1 | 0.05 | 2.25 | 2.40 | 2.50 | 2.50 | true |",
@@ -64,6 +70,11 @@ func TestRenderTablesFixture(t *testing.T) {
 	}
 	if strings.Contains(got, "not-rendered") {
 		t.Error("the hostname is rendered")
+	}
+	if os.Getenv("UPDATE_GOLDEN") == "1" { // UPDATE_GOLDEN=1 go test ./hack/bench/ -run TestRenderTablesFixture
+		if err := os.WriteFile("testdata/fixture.golden.md", []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	golden, err := os.ReadFile("testdata/fixture.golden.md")
 	if err != nil {
