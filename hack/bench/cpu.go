@@ -261,12 +261,7 @@ func cpuProfileName(who string, bc benchCase, start time.Time) string {
 // writeCPUTable renders the CPU split of the file's results, if any has one: a row per process,
 // a column per case, and the share of the machine that was busy.
 func writeCPUTable(b *bytes.Buffer, f resultFile) {
-	names := map[string]bool{}
-	for _, r := range f.Rep.Results {
-		for k := range r.CPUByProcess {
-			names[k] = true
-		}
-	}
+	names := resultKeys(f, func(r result) map[string]float64 { return r.CPUByProcess })
 	if len(names) == 0 {
 		return
 	}
@@ -277,7 +272,7 @@ func writeCPUTable(b *bytes.Buffer, f resultFile) {
 		t.header = append(t.header, caseLabel(r.Case))
 		t.right = append(t.right, true)
 	}
-	for _, k := range sortedKeys(names) {
+	for _, k := range names {
 		cells := []string{k}
 		for _, r := range f.Rep.Results {
 			if v, ok := r.CPUByProcess[k]; ok {

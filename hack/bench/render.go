@@ -352,16 +352,10 @@ func writeRawTable(b *bytes.Buffer, f resultFile) {
 }
 
 func writeStagesTable(b *bytes.Buffer, f resultFile) {
-	steps := map[string]bool{}
-	for _, r := range f.Rep.Results {
-		for k := range r.Stages {
-			steps[k] = true
-		}
-	}
-	if len(steps) == 0 {
+	keys := resultKeys(f, func(r result) map[string][2]float64 { return r.Stages })
+	if len(keys) == 0 {
 		return
 	}
-	keys := sortedKeys(steps)
 	caption(b, f, "Create→Available by step, p50 / p99 s (API timestamps, 1 s resolution)", "results[].stagesP50P99Seconds")
 	t := mdTable{header: []string{caseHeader}, right: []bool{false}}
 	for _, k := range keys {
@@ -431,12 +425,7 @@ func writeOperatorRequests(b *bytes.Buffer, f resultFile) {
 func writeByKeyTable(b *bytes.Buffer, f resultFile, what, field string, keyHeader []string,
 	values func(result) map[string]float64, perDC bool,
 ) {
-	keys := map[string]bool{}
-	for _, r := range f.Rep.Results {
-		for k := range values(r) {
-			keys[k] = true
-		}
-	}
+	keys := resultKeys(f, values)
 	if len(keys) == 0 {
 		return
 	}
@@ -450,7 +439,7 @@ func writeByKeyTable(b *bytes.Buffer, f resultFile, what, field string, keyHeade
 		t.header = append(t.header, h)
 		t.right = append(t.right, true)
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range keys {
 		parts := strings.Fields(k)
 		cells := make([]string, len(keyHeader))
 		for i := range cells {
@@ -510,6 +499,17 @@ func writeLeaderTables(b *bytes.Buffer, f resultFile) {
 		}
 	}
 	runs.write(b)
+}
+
+// resultKeys are the keys of the map values gives for any result of f, sorted.
+func resultKeys[V any](f resultFile, values func(result) map[string]V) []string {
+	keys := map[string]bool{}
+	for _, r := range f.Rep.Results {
+		for k := range values(r) {
+			keys[k] = true
+		}
+	}
+	return sortedKeys(keys)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
