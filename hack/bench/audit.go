@@ -151,8 +151,8 @@ func parseAuditEvent(line []byte) (key, code string, counted bool, err error) {
 		return "", "", false, fmt.Errorf("reading the audit log: %w", err)
 	}
 	switch {
-	case e.Verb == "watch" && e.Stage == "ResponseStarted":
-	case e.Verb != "watch" && e.Stage == "ResponseComplete":
+	case e.Verb == verbWatch && e.Stage == "ResponseStarted":
+	case e.Verb != verbWatch && e.Stage == "ResponseComplete":
 	default:
 		return "", "", false, nil
 	}

@@ -141,24 +141,10 @@ func run() error {
 	if leaderRepeat < 1 || repeat < 1 {
 		return errors.New("-leader-repeat and -repeat must be at least 1")
 	}
-	if s.count != countAudit && s.count != countProxy && s.count != countNone {
-		return fmt.Errorf("-count must be %s, %s or %s, not %q", countAudit, countProxy, countNone, s.count)
-	}
-	if s.scrapeInterval <= 0 {
-		return errors.New("-scrape-interval must be positive")
+	if err := s.prepare(); err != nil {
+		return err
 	}
 	cases = withFloor(cases, floor, repeat)
-	for _, dir := range []string{s.heapDir, s.cpuProfileDir} {
-		if dir == "" {
-			continue
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	if s.cpuProfileDir != "" && s.cpuProfileDuration < time.Second {
-		return errors.New("-cpu-profile-duration must be at least 1s")
-	}
 	if leaderOnly {
 		cases, leaderCase = nil, true
 	}
@@ -419,4 +405,26 @@ func writeReport(dir string, rep report) (string, error) {
 	}
 	path := filepath.Join(dir, rep.Started.Format("20060102T150405Z")+".json")
 	return path, os.WriteFile(path, data, 0o644)
+}
+
+// prepare refuses settings a case cannot run with and creates the profile directories.
+func (s settings) prepare() error {
+	if s.count != countAudit && s.count != countProxy && s.count != countNone {
+		return fmt.Errorf("-count must be %s, %s or %s, not %q", countAudit, countProxy, countNone, s.count)
+	}
+	if s.scrapeInterval <= 0 {
+		return errors.New("-scrape-interval must be positive")
+	}
+	if s.cpuProfileDir != "" && s.cpuProfileDuration < time.Second {
+		return errors.New("-cpu-profile-duration must be at least 1s")
+	}
+	for _, dir := range []string{s.heapDir, s.cpuProfileDir} {
+		if dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }

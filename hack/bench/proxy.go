@@ -144,6 +144,9 @@ func (c requestCounts) minus(earlier requestCounts) requestCounts {
 	return d
 }
 
+// verbWatch is the verb of a watch request.
+const verbWatch = "watch"
+
 // writeVerbs are the verbs that change state.
 var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true}
 
@@ -154,7 +157,7 @@ func (c requestCounts) totals() (writes, reads, watches int64) {
 		switch {
 		case writeVerbs[verb]:
 			writes += v
-		case verb == "watch":
+		case verb == verbWatch:
 			watches += v
 		default:
 			reads += v
@@ -203,7 +206,7 @@ func verbOf(r *http.Request, name string) string {
 	case http.MethodGet:
 		switch {
 		case r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1":
-			return "watch"
+			return verbWatch
 		case name != "":
 			return "get"
 		default:
