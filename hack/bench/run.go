@@ -75,8 +75,9 @@ type settings struct {
 	// auditLog is kube-apiserver's audit log of the case (set by runCase when count is
 	// countAudit).
 	auditLog string
-	// cpuProfileDir, when set, keeps a CPU profile of each operator case's manager there, taken
-	// from the first create for cpuProfileDuration (cpuProfileName).
+	// cpuProfileDir, when set, keeps CPU profiles of kube-apiserver (every case) and of the
+	// manager (operator cases) there, taken from the first create for cpuProfileDuration
+	// (cpuProfileName).
 	cpuProfileDir      string
 	cpuProfileDuration time.Duration
 	// scrapeInterval is how often the sampler reads the manager's /metrics while the clusters
