@@ -62,30 +62,20 @@ func auditArgs(dir string) ([]string, string, error) {
 type auditCounter struct {
 	path string
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards offset and partial
 	offset  int64
 	partial []byte // an incomplete last line, read again with the rest of it
-	counts  map[string]int64
-	codes   map[string]int64
+	tally   requestTally
 }
 
-func newAuditCounter(path string) *auditCounter {
-	return &auditCounter{path: path, counts: map[string]int64{}, codes: map[string]int64{}}
-}
+func newAuditCounter(path string) *auditCounter { return &auditCounter{path: path} }
 
 // snapshot reads the lines written since the last call and returns a copy of the counters.
 func (a *auditCounter) snapshot() (requestCounts, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	err := a.readNew()
-	s := requestCounts{ByVerbResource: map[string]int64{}, ByCode: map[string]int64{}}
-	for k, v := range a.counts {
-		s.ByVerbResource[k] = v
-	}
-	for k, v := range a.codes {
-		s.ByCode[k] = v
-	}
-	return s, err
+	return a.tally.snapshot(), err
 }
 
 func (a *auditCounter) readNew() error {
@@ -119,8 +109,7 @@ func (a *auditCounter) readNew() error {
 			return err
 		}
 		if counted {
-			a.counts[key]++
-			a.codes[code]++
+			a.tally.add(key, code)
 		}
 	}
 	return sc.Err()

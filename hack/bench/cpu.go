@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 // Where the machine's CPU goes while the clusters converge. Every process of a case is this
@@ -23,10 +24,6 @@ import (
 // reading /proc for the descendants at both ends of the window splits the CPU by process, and
 // /proc/stat says how much of the machine was busy. On a machine whose cores are saturated,
 // that split is where an operator's overhead against the floor comes from.
-
-// userHZ is the unit of the CPU times in /proc (USER_HZ, 100 on every Linux the project
-// supports).
-const userHZ = 100
 
 // selfName is the row of the benchmark's own process.
 const selfName = "bench (clients, proxy, CSI)"
@@ -57,9 +54,9 @@ func readCPU() (cpuReading, error) {
 	self := os.Getpid()
 	for pid, p := range procs {
 		if pid == self {
-			r.byProcess[selfName] += p.cpu
+			r.byProcess[selfName] += p.CPUSeconds
 		} else if descends(procs, pid, self) {
-			r.byProcess[processName(pid, p.name)] += p.cpu
+			r.byProcess[processName(pid, p.Name)] += p.CPUSeconds
 		}
 	}
 	r.busy, r.available, err = readMachineCPU()
@@ -84,66 +81,36 @@ func (r cpuReading) minus(base cpuReading) map[string]float64 {
 	return out
 }
 
-type procStat struct {
-	name string
-	ppid int
-	cpu  float64 // utime + stime, seconds
-}
-
 // readProcStats reads /proc/PID/stat of every process.
-func readProcStats() (map[int]procStat, error) {
+func readProcStats() (map[int]proc.Stat, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
 	}
-	out := map[int]procStat{}
+	out := map[int]proc.Stat{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // exited meanwhile
-		}
-		if p, err := parseProcStat(string(data)); err == nil {
-			out[pid] = p
+		if st, err := proc.ReadStat(pid); err == nil { // an error: it exited meanwhile
+			out[pid] = st
 		}
 	}
 	return out, nil
 }
 
-// parseProcStat reads name, parent and CPU time from a /proc/PID/stat line:
-// "pid (comm) state ppid ... utime stime ..." (utime and stime are fields 14 and 15).
-func parseProcStat(line string) (procStat, error) {
-	open, closing := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
-	if open < 0 || closing < open {
-		return procStat{}, fmt.Errorf("unexpected /proc stat line %q", line)
-	}
-	fields := strings.Fields(line[closing+1:]) // fields[0] is field 3, the state
-	if len(fields) < 13 {
-		return procStat{}, fmt.Errorf("unexpected /proc stat line %q", line)
-	}
-	ppid, err1 := strconv.Atoi(fields[1])
-	utime, err2 := strconv.ParseFloat(fields[11], 64)
-	stime, err3 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return procStat{}, fmt.Errorf("unexpected /proc stat line %q", line)
-	}
-	return procStat{name: line[open+1 : closing], ppid: ppid, cpu: (utime + stime) / userHZ}, nil
-}
-
 // descends tells whether pid is a descendant of root.
-func descends(procs map[int]procStat, pid, root int) bool {
+func descends(procs map[int]proc.Stat, pid, root int) bool {
 	for range len(procs) { // bounded: a cycle cannot happen, but a torn read must not loop
 		p, ok := procs[pid]
-		if !ok || p.ppid == 0 {
+		if !ok || p.PPID == 0 {
 			return false
 		}
-		if p.ppid == root {
+		if p.PPID == root {
 			return true
 		}
-		pid = p.ppid
+		pid = p.PPID
 	}
 	return false
 }
@@ -175,28 +142,16 @@ func parseMachineCPU(stat string) (busy, available float64, err error) {
 			busy += v
 		}
 	}
-	return busy / userHZ, available / userHZ, nil
+	return busy / proc.UserHZ, available / proc.UserHZ, nil
 }
 
 // cpuProfile reads a CPU profile of d from the pprof endpoint at base (the manager's, or
 // kube-apiserver's with an admin client) and writes it to path, for "go tool pprof".
 func cpuProfile(ctx context.Context, hc *http.Client, base string, d time.Duration, path string) error {
 	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds()))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	raw, err := fetchProfile(ctx, hc, url, "the CPU profile")
 	if err != nil {
 		return err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("reading the CPU profile: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("reading the CPU profile: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("reading the CPU profile: %s: %s", resp.Status, bytes.TrimSpace(raw[:min(len(raw), 512)]))
 	}
 	return os.WriteFile(path, raw, 0o644)
 }

@@ -5,25 +5,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-)
 
-func TestParseProcStat(t *testing.T) {
-	// A comm with a space and a parenthesis, as the kernel writes it; utime 250, stime 130.
-	line := "4242 (kube (api) x) S 17 4242 4242 0 -1 4194560 5000 0 0 0 250 130 0 0 20 0 12 0 100 0 0"
-	got, err := parseProcStat(line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := procStat{name: "kube (api) x", ppid: 17, cpu: 3.8}
-	if got != want {
-		t.Fatalf("parseProcStat = %+v, want %+v", got, want)
-	}
-	for _, bad := range []string{"", "1 (x S 2", "1 (x) S 2 3"} {
-		if _, err := parseProcStat(bad); err == nil {
-			t.Errorf("parseProcStat(%q) did not fail", bad)
-		}
-	}
-}
+	"github.com/seed1b407122/database-operator/test/harness/proc"
+)
 
 func TestParseMachineCPU(t *testing.T) {
 	stat := "cpu  100 20 30 400 50 6 7 8 9 10\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
@@ -41,8 +25,8 @@ func TestParseMachineCPU(t *testing.T) {
 }
 
 func TestDescends(t *testing.T) {
-	procs := map[int]procStat{
-		1: {ppid: 0}, 10: {ppid: 1}, 20: {ppid: 10}, 30: {ppid: 20}, 40: {ppid: 1}, 50: {ppid: 99},
+	procs := map[int]proc.Stat{
+		1: {PPID: 0}, 10: {PPID: 1}, 20: {PPID: 10}, 30: {PPID: 20}, 40: {PPID: 1}, 50: {PPID: 99},
 	}
 	for pid, want := range map[int]bool{20: true, 30: true, 10: false, 40: false, 50: false, 77: false} {
 		if got := descends(procs, pid, 10); got != want {

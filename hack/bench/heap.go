@@ -27,22 +27,9 @@ const heapTopN = 10
 // returns the top n functions by flat inuse_space, and the total in use. When keep is not empty
 // the profile, as the manager served it, is also written to that file (for "go tool pprof").
 func heapTop(ctx context.Context, base string, n int, keep string) ([]heapEntry, int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/debug/pprof/heap?gc=1", nil)
+	raw, err := fetchProfile(ctx, http.DefaultClient, base+"/debug/pprof/heap?gc=1", "the heap profile")
 	if err != nil {
 		return nil, 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading the heap profile: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, 0, fmt.Errorf("reading the heap profile: %s: %s", resp.Status, body)
-	}
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading the heap profile: %w", err)
 	}
 	if keep != "" {
 		if err := os.WriteFile(keep, raw, 0o644); err != nil {
@@ -55,6 +42,28 @@ func heapTop(ctx context.Context, base string, n int, keep string) ([]heapEntry,
 	}
 	top, total := topInuse(p, n)
 	return top, total, nil
+}
+
+// fetchProfile reads a pprof profile from url with hc; what names it in errors.
+func fetchProfile(ctx context.Context, hc *http.Client, url, what string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("reading %s: %s: %s", what, resp.Status, body)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	return raw, nil
 }
 
 // heapProfileName names the kept heap profile of case bc whose idle window began at start.

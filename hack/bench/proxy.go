@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,9 +28,35 @@ type countingProxy struct {
 	URL string
 
 	server *http.Server
+	tally  requestTally
+}
+
+// requestTally counts requests by "verb resource" and by response code: the proxy's and the
+// audit log's counts.
+type requestTally struct {
 	mu     sync.Mutex
-	counts map[string]int64 // "verb resource" → requests
-	codes  map[int]int64
+	counts map[string]int64
+	codes  map[string]int64
+}
+
+func (t *requestTally) add(key, code string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counts == nil {
+		t.counts, t.codes = map[string]int64{}, map[string]int64{}
+	}
+	t.counts[key]++
+	t.codes[code]++
+}
+
+// snapshot returns a copy of the counters.
+func (t *requestTally) snapshot() requestCounts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := requestCounts{ByVerbResource: map[string]int64{}, ByCode: map[string]int64{}}
+	maps.Copy(s.ByVerbResource, t.counts)
+	maps.Copy(s.ByCode, t.codes)
+	return s
 }
 
 // startProxy listens on a free loopback port and forwards to cfg.Host.
@@ -45,7 +73,7 @@ func startProxy(cfg *rest.Config) (*countingProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening: %w", err)
 	}
-	p := &countingProxy{URL: "http://" + l.Addr().String(), counts: map[string]int64{}, codes: map[int]int64{}}
+	p := &countingProxy{URL: "http://" + l.Addr().String()}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -74,25 +102,11 @@ func (p *countingProxy) record(req *http.Request, resp *http.Response) {
 	if resp != nil {
 		code = resp.StatusCode
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.counts[verb+" "+resource]++
-	p.codes[code]++
+	p.tally.add(verb+" "+resource, strconv.Itoa(code))
 }
 
 // snapshot returns a copy of the counters.
-func (p *countingProxy) snapshot() requestCounts {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := requestCounts{ByVerbResource: map[string]int64{}, ByCode: map[string]int64{}}
-	for k, v := range p.counts {
-		s.ByVerbResource[k] = v
-	}
-	for k, v := range p.codes {
-		s.ByCode[fmt.Sprint(k)] = v
-	}
-	return s
-}
+func (p *countingProxy) snapshot() requestCounts { return p.tally.snapshot() }
 
 // writeKubeconfig writes a kubeconfig that points at the proxy.
 func (p *countingProxy) writeKubeconfig(dir string) (string, error) {

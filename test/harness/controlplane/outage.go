@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -106,25 +105,11 @@ func childPID(binary string) (int, error) {
 		if err != nil || exe != want {
 			continue
 		}
-		if ppid, err := parentPID(pid); err == nil && ppid == self {
+		if st, err := proc.ReadStat(pid); err == nil && st.PPID == self {
 			return pid, nil
 		}
 	}
 	return 0, errors.New("no running child process of " + want)
-}
-
-// parentPID reads the parent's pid from /proc/PID/stat ("pid (comm) state ppid ...").
-func parentPID(pid int) (int, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, err
-	}
-	i := strings.LastIndexByte(string(data), ')')
-	fields := strings.Fields(string(data[i+1:]))
-	if i < 0 || len(fields) < 2 {
-		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
-	}
-	return strconv.Atoi(fields[1])
 }
 
 // waitGone waits up to timeout until pid is reaped (envtest waits for its children).
