@@ -63,7 +63,7 @@ type settings struct {
 	timeout     time.Duration
 	manager     string
 	managerArgs []string
-	// apiServerArgs and schedulerArgs are appended to the components' flags (see wrapBinaries).
+	// apiServerArgs and schedulerArgs go to the components' flags (controlplane.Options).
 	apiServerArgs []string
 	schedulerArgs []string
 	crdDir        string
@@ -255,20 +255,10 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 		apiServerArgs = append(slices.Clone(apiServerArgs), args...)
 		s.auditLog = log
 	}
-	binDir := ""
-	if len(apiServerArgs)+len(s.schedulerArgs) > 0 {
-		dir, cleanup, err := wrapBinaries(map[string][]string{
-			"kube-apiserver": apiServerArgs, "kube-scheduler": s.schedulerArgs,
-		})
-		if err != nil {
-			return res, err
-		}
-		defer cleanup()
-		binDir = dir
-	}
 	began := time.Now()
 	cluster, err := controlplane.Start(ctx, controlplane.Options{
-		BinDir: binDir, Nodes: bc.Nodes, CRDDirectoryPaths: []string{s.crdDir}, Log: s.log, WorkDir: workDir,
+		Nodes: bc.Nodes, CRDDirectoryPaths: []string{s.crdDir}, Log: s.log, WorkDir: workDir,
+		APIServerArgs: apiServerArgs, SchedulerArgs: s.schedulerArgs,
 	})
 	if err != nil {
 		return res, fmt.Errorf("starting the local cluster: %w", err)

@@ -72,6 +72,12 @@ type Options struct {
 	// simulated CSI driver cuts snapshots and restores claims from them; when it is empty the
 	// cluster has no snapshot API (Start logs so).
 	SnapshotDir string
+	// APIServerArgs are kube-apiserver flags, each "--name=value" (or "--name" for true), set
+	// after envtest's defaults and ConfigureAPIServer: a flag given here replaces theirs. The
+	// benchmark widens the service range and turns on an audit log with them.
+	APIServerArgs []string
+	// SchedulerArgs are appended to kube-scheduler's flags; the last value of a flag wins.
+	SchedulerArgs []string
 
 	// The options below serve the real-node tier (test/nodee2e), where a real kubelet
 	// joins the cluster instead of kwok's simulated nodes.
@@ -275,6 +281,9 @@ func (c *Cluster) startControlPlane(opts Options) error {
 			return fmt.Errorf("configuring kube-apiserver: %w", err)
 		}
 	}
+	if err := setFlags(c.env.ControlPlane.APIServer.Configure(), opts.APIServerArgs); err != nil {
+		return fmt.Errorf("kube-apiserver flags: %w", err)
+	}
 	cfg, err := c.env.Start()
 	if err != nil {
 		return fmt.Errorf("starting kube-apiserver and etcd: %w\ntail of %s:\n%s\ntail of %s:\n%s", err,
@@ -329,7 +338,9 @@ func (c *Cluster) startComponents(opts Options) error {
 	saKey := filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key")
 	kcm := controllerManager(kubeconfigs["kube-controller-manager"], saKey)
 	kcm.args = append(kcm.args, opts.ControllerManagerArgs...)
-	comps := []component{kcm, scheduler(kubeconfigs["kube-scheduler"], schedulerPort)}
+	sched := scheduler(kubeconfigs["kube-scheduler"], schedulerPort)
+	sched.args = append(sched.args, opts.SchedulerArgs...)
+	comps := []component{kcm, sched}
 	if opts.Nodes > 0 {
 		comps = append(comps, kwok(kubeconfigs["kwok"], kwokConfig, c.WorkDir, kwokPort))
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 	"github.com/seed1b407122/database-operator/test/harness/csisim"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 const namespace = "e2e-localcluster"
@@ -41,11 +42,16 @@ func TestLocalCluster(t *testing.T) {
 	}
 
 	began := time.Now()
-	cluster, err := controlplane.Start(ctx, controlplane.Options{Nodes: 3, Log: testLog{t}})
+	cluster, err := controlplane.Start(ctx, controlplane.Options{
+		Nodes: 3, Log: testLog{t},
+		APIServerArgs: []string{"--service-cluster-ip-range=10.96.0.0/16"},
+		SchedulerArgs: []string{"--kube-api-qps=1000", "--kube-api-burst=2000"},
+	})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = cluster.Stop() })
 	t.Logf("cluster start: %s", time.Since(began).Round(time.Millisecond))
 	c := cluster.Client()
+	expectComponentFlags(ctx, t, g, c)
 
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
 
@@ -101,6 +107,27 @@ func TestLocalCluster(t *testing.T) {
 	g.Expect(err).To(HaveOccurred(), "the API server port still accepts connections")
 	_, err = os.Stat(cluster.WorkDir)
 	g.Expect(os.IsNotExist(err)).To(BeTrue(), "the temporary work directory is removed")
+}
+
+// expectComponentFlags checks that Options.APIServerArgs and SchedulerArgs reached the
+// components: the kubernetes Service takes the first address of the service range given
+// (envtest's own range is 10.0.0.0/24), and kube-scheduler's command line ends with its flags.
+func expectComponentFlags(ctx context.Context, t *testing.T, g *WithT, c client.Client) {
+	var svc corev1.Service
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: metav1.NamespaceDefault, Name: "kubernetes"}, &svc)).To(Succeed())
+	g.Expect(svc.Spec.ClusterIP).To(Equal("10.96.0.1"))
+	var cmdline []string
+	for _, pid := range childPIDs(t) {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		if err != nil || filepath.Base(exe) != "kube-scheduler" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		g.Expect(err).NotTo(HaveOccurred())
+		cmdline = strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+	}
+	g.Expect(len(cmdline)).To(BeNumerically(">", 2), "kube-scheduler's command line: %q", cmdline)
+	g.Expect(cmdline[len(cmdline)-2:]).To(Equal([]string{"--kube-api-qps=1000", "--kube-api-burst=2000"}))
 }
 
 // expandClaim raises a claim's request and waits until its status reports the new size.
@@ -191,14 +218,11 @@ func childPIDs(t *testing.T) []int {
 	}
 	var pids []int
 	for _, path := range stats {
-		data, err := os.ReadFile(path)
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
 		if err != nil {
-			continue // The process ended meanwhile.
+			continue
 		}
-		// Fields after the command name, which is in parentheses: state, ppid, ...
-		fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if st, err := proc.ReadStat(pid); err == nil && st.PPID == os.Getpid() {
 			pids = append(pids, pid)
 		}
 	}
