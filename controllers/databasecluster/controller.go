@@ -193,6 +193,9 @@ func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseC
 // claim's size. PodMonitors are watched from the first reconcile that finds the API server
 // serving them (podMonitorWatch): the manager must start without the Prometheus Operator.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := addIndexes(mgr); err != nil {
+		return err
+	}
 	c, err := skeleton.NewController(mgr, "databasecluster", r.MaxConcurrentReconciles, &databasev1alpha1.DatabaseCluster{},
 		predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(statefulSetChanged())).

@@ -35,7 +35,7 @@ const DefaultPodReadyTimeout = 5 * time.Minute
 // listPods returns the pods of dc, ordered by name.
 func (r *Reconciler) listPods(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) ([]corev1.Pod, error) {
 	var list corev1.PodList
-	if err := r.List(ctx, &list, client.InNamespace(dc.Namespace), client.MatchingLabels(dc.Labels())); err != nil {
+	if err := r.List(ctx, &list, ofCluster(dc)...); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	slices.SortFunc(list.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })

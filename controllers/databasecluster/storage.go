@@ -45,7 +45,7 @@ func storageSize(dc *databasev1alpha1.DatabaseCluster) (resource.Quantity, error
 // included: the only claims storage growth patches.
 func (r *Reconciler) listClaims(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) ([]corev1.PersistentVolumeClaim, error) {
 	var list corev1.PersistentVolumeClaimList
-	if err := r.List(ctx, &list, client.InNamespace(dc.Namespace), client.MatchingLabels(dc.Labels())); err != nil {
+	if err := r.List(ctx, &list, ofCluster(dc)...); err != nil {
 		return nil, fmt.Errorf("listing claims: %w", err)
 	}
 	claims := list.Items[:0]

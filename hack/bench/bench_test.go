@@ -207,16 +207,17 @@ func TestTopInuse(t *testing.T) {
 func TestGrowth(t *testing.T) {
 	op := func(n int, conv, writes float64, rss float64) result {
 		return result{Case: benchCase{N: n, Concurrency: 16, QPS: -1, Burst: 100}, ConvergenceSec: conv,
-			WritesPerCluster: writes, RSSPer1000: rss * 1024 * 1024}
+			WritesPerCluster: writes, RSSPer1000: rss * 1024 * 1024, ManagerCPUSec: float64(n) * 0.02}
 	}
 	floor := func(n int, conv float64) result {
 		return result{Case: benchCase{Floor: true, N: n}, ConvergenceSec: conv}
 	}
 	results := []result{floor(100, 10), op(100, 12, 8, 40), floor(1000, 80), op(1000, 120, 7.5, 30), op(1000, 100, 7.5, 30)}
+	results[4].ManagerCPUSec = 30 // 20 and 30 ms per cluster: a mean of 25
 	got := growthPoints(results)
 	want := []growthPoint{
-		{N: 100, Operator: 12, Floor: 10, Ratio: 1.2, Writes: 8, RSSPer1k: 40},
-		{N: 1000, Operator: 110, Floor: 80, Ratio: 1.375, Writes: 7.5, RSSPer1k: 30},
+		{N: 100, Operator: 12, Floor: 10, Ratio: 1.2, Writes: 8, RSSPer1k: 40, CPUPerCluster: 20},
+		{N: 1000, Operator: 110, Floor: 80, Ratio: 1.375, Writes: 7.5, RSSPer1k: 30, CPUPerCluster: 25},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("growthPoints = %+v, want %+v", got, want)
@@ -233,7 +234,7 @@ func TestGrowth(t *testing.T) {
 	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
 		t.Fatalf("not well-formed SVG: %v", err)
 	}
-	for _, label := range []string{">N=100<", ">N=1000<", ">110<", ">80.0<", ">1.38<", ">7.50<", ">30.0<", "floor (no operator)"} {
+	for _, label := range []string{">N=100<", ">N=1000<", ">110<", ">80.0<", ">1.38<", ">7.50<", ">30.0<", ">25.0<", "manager CPU per cluster, ms", "floor (no operator)"} {
 		if !strings.Contains(string(svg), label) {
 			t.Errorf("the SVG has no %q", label)
 		}

@@ -11,22 +11,26 @@ import (
 	"strings"
 )
 
-// The growth curve: for a result file with operator cases at two or more N, four small charts
+// The growth curve: for a result file with operator cases at two or more N, five small charts
 // against N (means of the cases of each N): convergence of the operator and of the floor,
-// the overhead ratio, the operator's writes per cluster, and its RSS per 1,000 clusters. Drawn
+// the overhead ratio, the operator's writes per cluster, its RSS per 1,000 clusters and the
+// manager's CPU per cluster. Drawn
 // as SVG by hand (no plotting dependency) so that the same JSON always gives the same bytes.
 
 // growthPoint is what the charts show for one N.
 type growthPoint struct {
 	N                                        int
 	Operator, Floor, Ratio, Writes, RSSPer1k float64
+	// CPUPerCluster is the manager's CPU while the clusters converged, in milliseconds per
+	// cluster; 0 when the results did not measure it.
+	CPUPerCluster float64
 }
 
 // growthPoints are the means per N of the file's successful cases, in N order; nil when fewer
 // than two N have an operator case, or when its operator cases differ in more than N
 // (concurrency, QPS): a curve compares one configuration.
 func growthPoints(results []result) []growthPoint {
-	type acc struct{ op, floor, writes, rss []float64 }
+	type acc struct{ op, floor, writes, rss, cpu []float64 }
 	byN := map[int]*acc{}
 	var config *benchCase
 	for _, r := range results {
@@ -53,13 +57,15 @@ func growthPoints(results []result) []growthPoint {
 		a.op = append(a.op, r.ConvergenceSec)
 		a.writes = append(a.writes, r.WritesPerCluster)
 		a.rss = append(a.rss, mib(r.RSSPer1000))
+		a.cpu = append(a.cpu, r.ManagerCPUSec*1000/float64(r.Case.N))
 	}
 	var points []growthPoint
 	for n, a := range byN {
 		if len(a.op) == 0 {
 			continue
 		}
-		p := growthPoint{N: n, Operator: meanOf1(a.op), Floor: meanOf1(a.floor), Writes: meanOf1(a.writes), RSSPer1k: meanOf1(a.rss)}
+		p := growthPoint{N: n, Operator: meanOf1(a.op), Floor: meanOf1(a.floor), Writes: meanOf1(a.writes),
+			RSSPer1k: meanOf1(a.rss), CPUPerCluster: meanOf1(a.cpu)}
 		if p.Floor > 0 {
 			p.Ratio = p.Operator / p.Floor
 		}
@@ -102,7 +108,7 @@ const (
 	padT, padB     = 34, 40
 )
 
-// growthSVG draws the four panels of points.
+// growthSVG draws the five panels of points.
 func growthSVG(title string, points []growthPoint) []byte {
 	charts := []chart{
 		{"convergence, s", []series{{"operator", "#1f77b4", func(p growthPoint) float64 { return p.Operator }},
@@ -110,6 +116,7 @@ func growthSVG(title string, points []growthPoint) []byte {
 		{"overhead: operator ÷ floor", []series{{"ratio", "#d62728", func(p growthPoint) float64 { return p.Ratio }}}},
 		{"operator writes per cluster", []series{{"writes", "#2ca02c", func(p growthPoint) float64 { return p.Writes }}}},
 		{"RSS per 1,000 clusters, MiB", []series{{"RSS", "#9467bd", func(p growthPoint) float64 { return p.RSSPer1k }}}},
+		{"manager CPU per cluster, ms", []series{{"CPU", "#8c564b", func(p growthPoint) float64 { return p.CPUPerCluster }}}},
 	}
 	var b bytes.Buffer
 	width, height := panelW*len(charts), panelH+30
