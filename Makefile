@@ -12,6 +12,15 @@ IMG ?= database-operator:$(VERSION)
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
+# Every Go command of every recipe, and of every script and test a recipe starts, builds static
+# and -trimpath: the operator image's manager, OLM's and the real node's binaries need both, and
+# with one setting everywhere, vet, lint, the tests, the fuzzer's deps and the local control plane
+# share one compiled package in the Go build cache instead of compiling the same module once with
+# cgo and once without (a new machine compiled the operator's dependencies twice and OLM's three
+# times; docs/development.md, "make test-fresh-machine").
+export CGO_ENABLED = 0
+export GOFLAGS := $(strip $(filter-out -trimpath,$(shell go env GOFLAGS)) -trimpath)
+
 # Tools the project installs into ./bin (pinned; "go install" through the module proxy).
 LOCALBIN ?= $(shell pwd)/bin
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
@@ -71,16 +80,13 @@ OPM ?= $(OLM_STATIC_DIR)/opm
 CPB ?= $(OLM_STATIC_DIR)/cpb
 GRPC_HEALTH_PROBE_VERSION ?= v0.4.62
 GRPC_HEALTH_PROBE ?= $(OLM_STATIC_DIR)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
-# OLM's util image needs /bin/cp: Debian's busybox-static (make test-env-node installs it).
-BUSYBOX ?= /bin/busybox
+# OLM's util image needs /bin/cp: hack/olm/cmd/cp, built next to cpb (nothing read from the host).
+OLM_CP ?= $(OLM_STATIC_DIR)/cp
 # opm serve's registry on 127.0.0.1 only (hack/olm/cmd/catalog-serve): opm serve binds every
 # interface. Built next to opm; rebuilt when its source changes.
 CATALOG_SERVE ?= $(OLM_STATIC_DIR)/catalog-serve
-# Go commands run inside the hack/olm module. Every build there is static and -trimpath, opm's
-# (and so the OLM binaries', catalog-serve's and the hack/olm commands'): one setting, so that
-# they share the Go build cache instead of compiling operator-registry, client-go and the rest
-# twice, once with cgo and once without (hack/olm/render-catalog.sh builds catalog-gen alike).
-OLM_GO_ENV = GOWORK=off CGO_ENABLED=0 GOFLAGS=-trimpath
+# Go commands run inside the hack/olm module (static and -trimpath, as every build: see the top).
+OLM_GO_ENV = GOWORK=off
 OLM_GO = cd $(CURDIR)/hack/olm && $(OLM_GO_ENV) go
 
 # The real-node tier's binaries (kubelet, kube-proxy, etcd, coredns), from hack/node and
@@ -594,6 +600,11 @@ $(CPB):
 	$(OLM_GO) build -ldflags '-s -w' -o $(CPB).tmp $(OLM_RUNTIME_PKG)/util/cpb
 	mv $(CPB).tmp $(CPB)
 
+$(OLM_CP): hack/olm/cmd/cp/main.go hack/olm/go.sum
+	mkdir -p $(OLM_STATIC_DIR)
+	$(OLM_GO) build -ldflags '-s -w' -o $(OLM_CP).tmp ./cmd/cp
+	mv $(OLM_CP).tmp $(OLM_CP)
+
 $(GRPC_HEALTH_PROBE):
 	mkdir -p $(OLM_STATIC_DIR)/gobin
 	cd $(OLM_STATIC_DIR) && GOWORK=off GOBIN=$(OLM_STATIC_DIR)/gobin CGO_ENABLED=0 \
@@ -703,22 +714,29 @@ $(NODE_ENV_DIR)/.stamp: hack/node/go.mod hack/node/go.sum hack/coredns/go.mod ha
 		hack/build-node-env.sh hack/kube-ldflags.sh
 	hack/build-node-env.sh $(NODE_ENV_DIR)
 
+# The Debian packages the real node runs (containerd, runc, CNI plugins, iptables, iproute2):
+# every target that runs one of them depends on host-packages, so that a new machine has them
+# before their first use. Beyond them make test runs only Go, git and what Debian's required and
+# build-essential packages hold (docs/development.md, "Host packages").
+.PHONY: host-packages
+host-packages: ## Install the real node's Debian packages with apt-get when one is missing (root; else says why and does nothing).
+	hack/node/install-host-packages.sh
+
 .PHONY: test-env-node
-test-env-node: node-env ## Node tier: binaries, host packages (apt-get, root only), images; prints the paths.
+test-env-node: node-env host-packages ## Node tier: binaries, host packages (apt-get, root only), images; prints the paths.
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "Real-node tier skipped: it needs root (containerd, kubelet, CNI, iptables); running as $$(id -un)."; \
 		exit 0; fi; \
-	hack/node/install-host-packages.sh && \
 	$(MAKE) --no-print-directory node-images && \
 	echo "NODE_ENV_DIR=$(NODE_ENV_DIR)  (kubelet kube-proxy etcd coredns)" && \
 	echo "NODE_IMAGES_DIR=$(NODE_IMAGES_DIR)  (images.txt: <tarball> <image ref> per line)" && \
 	echo "CONTAINERD=$$(command -v containerd) RUNC=$$(command -v runc) CNI_BIN_DIR=/usr/lib/cni"
 
 .PHONY: node-images
-node-images: node-env manager-static echo-ref olm-runtime $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, Echo, opm and OLM's images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
+node-images: node-env manager-static echo-ref olm-runtime $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(OLM_CP) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, Echo, opm and OLM's images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
 	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$(NODE_CATALOG_IMG)
 	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
-		OPM=$(OPM) CPB=$(CPB) OLM_BIN_DIR=$(OLM_RUNTIME_DIR) BUSYBOX=$(BUSYBOX) OPM_LAYOUT=$(OPM_IMAGE_LAYOUT) CATALOG_LAYOUT=$(IMAGES_DIR)/catalog \
+		OPM=$(OPM) CPB=$(CPB) OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OLM_CP=$(OLM_CP) OPM_LAYOUT=$(OPM_IMAGE_LAYOUT) CATALOG_LAYOUT=$(IMAGES_DIR)/catalog \
 		ECHO_LAYOUT=$(ECHO_IMAGE_LAYOUT) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
 		OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
 		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) PACKAGE=$(PACKAGE_NAME) \
@@ -731,7 +749,7 @@ node-images-push: $(IMAGE_TOOL) ## Push every image the tests pull (NODE_IMAGES_
 		$(IMAGE_TOOL) push --from $$layout --push $(REGISTRY)/$${tag#*/} $(if $(REGISTRY_INSECURE),--insecure) || exit 1; \
 	done < $(NODE_IMAGES_DIR)/registry.txt
 
-node-images-test: node-images ## Unit tests of the test programs; import every node image into a throwaway containerd and run them (root).
+node-images-test: node-images host-packages ## Unit tests of the test programs; import every node image into a throwaway containerd and run them (root).
 	go test -count=1 ./test/harness/realnode/ ./test/harness/operands/...
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) hack/node/images-test.sh $(NODE_IMAGES_DIR)
 

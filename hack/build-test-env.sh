@@ -19,7 +19,9 @@ mkdir -p "$out"
 # Without the version flags the binaries report v0.0.0 (see hack/kube-ldflags.sh).
 ldflags="-s -w $("$here/kube-ldflags.sh" "$kube_version")"
 cd "$here/tools"
-export GOWORK=off GOFLAGS=-mod=mod
+# Static and -trimpath, as every build of the Makefile (see its top), so that the control plane,
+# the real node, the snapshot-controller and promtool share compiled packages.
+export GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod -trimpath"
 start=$(date +%s)
 echo "Building the local control plane ${kube_version} into $out (cold: ~10-14 min, ~3 GB RAM)"
 go build -ldflags "$ldflags" -o "$out/" \

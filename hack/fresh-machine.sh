@@ -7,19 +7,60 @@
 # of the temporary caches, writes the same summary to LOG_DIR/summary.txt, and removes the
 # temporary directory (FRESH_MACHINE_KEEP=1 keeps it and prints where it is).
 #
-# What it cannot make fresh: the host packages the real-node tier installs with apt-get
-# (containerd, runc, CNI plugins, iptables, busybox-static) and Go itself. Uncommitted changes are not tested.
+# The host packages the project installs with apt-get (hack/node/install-host-packages.sh
+# --list: containerd, runc, CNI plugins, iptables, iproute2) are hidden too, the only way that
+# leaves a new machine's state for real: as root, each one installed is purged with apt-get before
+# the run (so its files are gone and dpkg says it is not installed) and installed again at exit
+# if the run did not. A private mount namespace could hide the files but not dpkg's state, and
+# apt-get inside it would write to the real /usr. A package whose purge would remove any other
+# package is left alone, and the summary says so. Purging is safe to interrupt: make test
+# installs whatever of them is missing (make host-packages). Not root: the packages stay and the
+# summary says that the check did not hide them. Go itself is not made fresh.
 #
 # Run it before resolving any change to a build recipe, a pinned version or a tools module.
 # Usage: hack/fresh-machine.sh [LOG_DIR]   (default LOG_DIR: bin/fresh-machine)
+# FRESH_MACHINE_REF=<commit> checks that commit instead of HEAD (e.g. to show an old recipe
+# failing); FRESH_MACHINE_STAGES="stage ..." runs only those stages of make test, in that order.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 log_dir=$(mkdir -p "${1:-$root/bin/fresh-machine}" && cd "${1:-$root/bin/fresh-machine}" && pwd)
 base=$(mktemp -d "${TMPDIR:-/tmp}/fresh-machine.XXXXXX")
 sampler=""
+hidden=()
+
+# installed PACKAGE: whether dpkg has PACKAGE installed.
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+# hide_host_packages PACKAGE...: purge those installed, one at a time, each only when its purge
+# removes nothing else; their names go to hidden, for restore_host_packages.
+hide_host_packages() {
+  local p others
+  for p in "$@"; do
+    installed "$p" || { echo "host package $p: not installed"; continue; }
+    others=$(apt-get -s purge "$p" 2>/dev/null | awk '/^(Purg|Remv) / {print $2}' | grep -vx "$p" | tr '\n' ' ' || true)
+    if [[ -n $others ]]; then
+      echo "host package $p: left installed (purging it would also remove: $others)"
+      continue
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$p" >/dev/null
+    hidden+=("$p")
+    echo "host package $p: purged for the run"
+  done
+}
+
+# restore_host_packages: install again each hidden package the run did not install.
+restore_host_packages() {
+  local p missing=()
+  for p in "${hidden[@]}"; do installed "$p" || missing+=("$p"); done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  echo "Restoring host packages: ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    echo "Restoring failed: run apt-get install ${missing[*]} (or make host-packages)"
+}
 
 cleanup() {
   [[ -n $sampler ]] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null
+  restore_host_packages
   if [[ ${FRESH_MACHINE_KEEP:-} == 1 ]]; then
     echo "Kept $base (src, gomodcache, gocache, xdg-cache, tools-cache)"
   else
@@ -39,6 +80,7 @@ unset KUBEBUILDER_ASSETS SNAPSHOT_ENV_DIR NODE_ENV_DIR NODE_IMAGES_DIR
 mkdir -p "$GOMODCACHE" "$GOCACHE" "$XDG_CACHE_HOME" "$CACHE_DIR"
 
 git clone -q "$root" "$base/src"
+[[ -z ${FRESH_MACHINE_REF:-} ]] || git -C "$base/src" checkout -q "$FRESH_MACHINE_REF"
 commit=$(git -C "$base/src" rev-parse --short HEAD)
 [[ -z $(git -C "$root" status --porcelain) ]] || echo "Note: uncommitted changes in $root are not part of this check."
 
@@ -54,11 +96,25 @@ sample_disk() {
 sample_disk &
 sampler=$!
 
-stages=$(make -s -C "$base/src" print-test-stages)
+stages=${FRESH_MACHINE_STAGES:-$(make -s -C "$base/src" print-test-stages)}
 summary=$log_dir/summary.txt
+# The project's host packages: as this tree lists them, and as the checked tree's script names
+# them (a FRESH_MACHINE_REF from before --list: "missing+=(PACKAGE)"; busybox-static, say).
+packages=$( { "$root/hack/node/install-host-packages.sh" --list
+  grep -o 'missing+=([a-z0-9.+-]*)' "$base/src/hack/node/install-host-packages.sh" | sed 's/^missing+=(\(.*\))$/\1/'; } | sort -u)
+if [[ $(id -u) -eq 0 ]]; then
+  hide_host_packages $packages | tee "$log_dir/host-packages.log"
+  hidden=($(awk '/: purged for the run$/ {sub(/:$/, "", $3); print $3}' "$log_dir/host-packages.log"))
+  host_line="host packages purged for the run: ${hidden[*]:-none}; absent before: $(awk '/: not installed$/ {sub(/:$/, "", $3); printf "%s ", $3}' "$log_dir/host-packages.log")"
+  host_line+=$(awk '/left installed/ {sub(/^host package /, ""); printf "; NOT hidden: %s", $0}' "$log_dir/host-packages.log")
+else
+  host_line="host packages NOT hidden (not root): $(echo $packages)"
+fi
 {
   echo "Fresh-machine check of $commit on $(hostname), $(nproc) cores, $(date -u +%FT%TZ)"
   echo "GOMODCACHE=$GOMODCACHE GOCACHE=$GOCACHE CACHE_DIR=$CACHE_DIR"
+  echo "$host_line"
+  [[ -z ${FRESH_MACHINE_STAGES:-} ]] || echo "stages (FRESH_MACHINE_STAGES): $stages"
 } > "$summary"
 total_start=$(date +%s)
 status=0

@@ -34,7 +34,7 @@
 #   OLM_IMAGE (.../olm)                 OLM's image, user 1001, as upstream's: its two controllers
 #                                       /bin/olm and /bin/catalog (OLM_BIN_DIR, make olm-runtime),
 #                                       which OLM's Deployments run, and its util image for bundle
-#                                       unpacking: CPB at /bin/cpb and BUSYBOX (static) as /bin/cp,
+#                                       unpacking: CPB at /bin/cpb and OLM_CP (hack/olm/cmd/cp) as /bin/cp,
 #                                       which the unpack Job runs
 #   OPERATOR_REPO:vVERSION              the operator image of MANAGER_BIN, the one bundle/'s CSV names
 #                                       by digest (make operator-ref builds the same image)
@@ -46,7 +46,7 @@
 #                                       cache pre-built
 #
 # Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
-#          OPM=... CPB=... OLM_BIN_DIR=... BUSYBOX=/bin/busybox OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... OPM_IMAGE=... OLM_IMAGE=... CATALOG_IMAGE=... \
+#          OPM=... CPB=... OLM_BIN_DIR=... OLM_CP=... OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... OPM_IMAGE=... OLM_IMAGE=... CATALOG_IMAGE=... \
 #          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
 #          VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
 set -euo pipefail
@@ -93,7 +93,7 @@ image "database-operator-$VERSION.tar" "database-operator:$VERSION" operator \
 mv "$list" "$out/images.txt"
 echo "Node images in $out (list: $out/images.txt)"
 
-: "${OPM:?}" "${CPB:?}" "${OLM_BIN_DIR:?}" "${BUSYBOX:?}" "${OPM_LAYOUT:?}" "${CATALOG_LAYOUT:?}" "${ECHO_LAYOUT:?}" "${ECHO_IMAGE:?}" "${OPM_IMAGE:?}" "${OLM_IMAGE:?}" "${CATALOG_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
+: "${OPM:?}" "${CPB:?}" "${OLM_BIN_DIR:?}" "${OLM_CP:?}" "${OPM_LAYOUT:?}" "${CATALOG_LAYOUT:?}" "${ECHO_LAYOUT:?}" "${ECHO_IMAGE:?}" "${OPM_IMAGE:?}" "${OLM_IMAGE:?}" "${CATALOG_IMAGE:?}" "${IMAGE_REPO_BASE:?}" "${PREVIOUS_BUNDLE_DIR:?}"
 package=${PACKAGE:-database-operator}
 reg="$out/registry.txt.tmp"
 : > "$reg"
@@ -120,7 +120,7 @@ layout "operator-$VERSION" "${OPERATOR_REPO:-$IMAGE_REPO_BASE/$package}:v$VERSIO
   --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
 layout olm "$OLM_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \
   --file "$OLM_BIN_DIR/olm:/bin/olm" --file "$OLM_BIN_DIR/catalog:/bin/catalog" \
-  --file "$CPB:/bin/cpb" --file "$BUSYBOX:/bin/cp"
+  --file "$CPB:/bin/cpb" --file "$OLM_CP:/bin/cp"
 # The bundle images, as hack/olm/render-catalog.sh builds them for "make catalog": the catalog
 # image (catalog/, make catalog-build) names them by these digests ("make verify" checks that
 # catalog/ is current).

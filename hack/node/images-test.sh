@@ -7,7 +7,7 @@
 #     SIGTERM exits 0, a second container on the same dir loads the key back;
 #   - the upstream-reference etcd (config/samples' etcd sample) and etcd:v2 --version, coredns:v1 -version, database-operator PREVIOUS_VERSION and VERSION --help.
 # Then it stops containerd and removes the temp dir and any mount left under it.
-# Skips (exit 0) with a message when not root or containerd/ctr/runc are missing.
+# Skips (exit 0) with a message when not root; fails when containerd, ctr or runc are missing.
 #
 # Usage: hack/node/images-test.sh IMAGES_DIR
 set -euo pipefail
@@ -18,10 +18,12 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "node-images-test skipped: running containerd needs root (running as $(id -un))."
   exit 0
 fi
+# As root the Makefile has run "make host-packages" first: a missing program is a failure, not a
+# reason to skip (a new machine skipped this check silently before its packages were installed).
 for b in containerd ctr runc containerd-shim-runc-v2; do
   if ! command -v "$b" >/dev/null; then
-    echo "node-images-test skipped: $b is missing (make test-env-node installs Debian's containerd, runc)."
-    exit 0
+    echo "FAIL: $b is missing: install Debian's containerd and runc (make host-packages, or apt-get install containerd runc)."
+    exit 1
   fi
 done
 

@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
 # Installs the host packages of the real-node tier from Debian when one is missing: containerd
-# (with its runc shim), runc and the CNI plugins (bridge, host-local, portmap, loopback in
-# /usr/lib/cni), and busybox-static (its /bin/busybox is the cp of OLM's util image, see
-# hack/node/build-images.sh). Needs root; prints why and exits 0 when not root, so that "make test-env-node"
-# can run anywhere. Used by the Makefile (test-env-node).
+# (with ctr and its runc shim), runc, the CNI plugins (bridge, host-local, portmap, loopback in
+# /usr/lib/cni), iptables and iproute2 (ip). Beyond these, make test runs from the host only Go
+# and what Debian's required and build-essential packages hold (bash, coreutils, diffutils, grep,
+# sed, mawk, tar, gzip, mount, make) and git (docs/development.md, "Host packages"). Every target
+# that runs one of these packages depends on "make host-packages", which runs this script. Needs
+# root; prints why and exits 0 when not root, so that the targets can run anywhere (the real-node
+# tier then skips).
+#
+# Usage: hack/node/install-host-packages.sh          install what is missing
+#        hack/node/install-host-packages.sh --list   print the Debian package names, one a line
+#                                                    (hack/fresh-machine.sh hides these)
 set -euo pipefail
+# package:what shows it is installed (a command on PATH, or an executable path)
+packages=(containerd:containerd runc:runc iptables:iptables-restore containernetworking-plugins:/usr/lib/cni/bridge iproute2:ip)
+if [[ ${1:-} == --list ]]; then
+  printf '%s\n' "${packages[@]%%:*}"
+  exit 0
+fi
 missing=()
-command -v containerd >/dev/null || missing+=(containerd)
-command -v runc >/dev/null || missing+=(runc)
-command -v iptables-restore >/dev/null || missing+=(iptables)
-[[ -x /usr/lib/cni/bridge ]] || missing+=(containernetworking-plugins)
-[[ -x /bin/busybox ]] || missing+=(busybox-static)
+for p in "${packages[@]}"; do
+  probe=${p#*:}
+  if [[ $probe == /* ]]; then [[ -x $probe ]] && continue; else command -v "$probe" >/dev/null && continue; fi
+  missing+=("${p%%:*}")
+done
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "Host packages present: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni"
+  echo "Host packages present: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni, iptables, iproute2"
   exit 0
 fi
 if [[ $(id -u) -ne 0 ]]; then
-  echo "Real-node tier skipped: ${missing[*]} missing and installing them needs root (running as $(id -un))."
+  echo "Real-node tier skipped: ${missing[*]} missing and installing them needs root (running as $(id -un)): sudo apt-get install ${missing[*]}"
   exit 0
 fi
 echo "Installing ${missing[*]} with apt-get"
+start=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "Installed: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni"
+echo "Installed in $(( $(date +%s) - start ))s: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni, iptables, iproute2"

@@ -15,7 +15,8 @@ if [[ -f "$stamp" ]]; then
   exit 0
 fi
 cd "$(dirname "$0")"
-export GOWORK=off
+# Static and -trimpath, as every build of the Makefile (see its top).
+export GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
 start=$(date +%s)
 main=github.com/kubernetes-csi/external-snapshotter/v8
 client=github.com/kubernetes-csi/external-snapshotter/client/v8

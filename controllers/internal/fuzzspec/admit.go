@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -48,6 +47,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed1b407122/database-operator/api/scheme"
+	"github.com/seed1b407122/database-operator/controllers/internal/repodir"
 )
 
 // Admitter decides, as the API server does on create, whether a custom resource of one of the
@@ -171,9 +171,8 @@ func (a *Admitter) Admit(obj client.Object) (field.ErrorList, error) {
 	return nil, nil
 }
 
-// RepoRoot is the root of this repository, found from this file's location so that the tests
-// of any package find config/ and the seed corpora.
+// RepoRoot is the root of this repository, so that the tests of any package find config/ and
+// the seed corpora.
 func RepoRoot() string {
-	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	return repodir.MustRoot()
 }

@@ -28,7 +28,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -45,6 +44,7 @@ import (
 
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/internal/repodir"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
@@ -177,9 +177,7 @@ func (e *Env) Stop() error {
 	return errors.Join(append(errs, e.env.Stop())...)
 }
 
-// crdDirectory is config/crd/bases of this repository, found from this file's location so that
-// suites in any package use it.
+// crdDirectory is config/crd/bases of this repository, so that suites in any package use it.
 func crdDirectory() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "crd", "bases")
+	return filepath.Join(repodir.MustRoot(), "config", "crd", "bases")
 }

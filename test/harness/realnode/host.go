@@ -52,7 +52,7 @@ func Preflight() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("missing %s (make test-env-node installs Debian's containerd, runc, containernetworking-plugins and iptables)",
+		return fmt.Errorf("missing %s (make host-packages installs Debian's containerd, runc, containernetworking-plugins, iptables and iproute2)",
 			strings.Join(missing, ", "))
 	}
 	return nil
