@@ -32,19 +32,28 @@ hidden=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 # hide_host_packages PACKAGE...: purge those installed, one at a time, each only when its purge
-# removes nothing else; their names go to hidden, for restore_host_packages.
+# removes nothing else (runc goes after containerd, which depends on it: passes repeat while one
+# purges something); prints one line a package, which the caller reads.
 hide_host_packages() {
-  local p others
+  local p others pass left=()
   for p in "$@"; do
-    installed "$p" || { echo "host package $p: not installed"; continue; }
-    others=$(apt-get -s purge "$p" 2>/dev/null | awk '/^(Purg|Remv) / {print $2}' | grep -vx "$p" | tr '\n' ' ' || true)
-    if [[ -n $others ]]; then
-      echo "host package $p: left installed (purging it would also remove: $others)"
-      continue
+    if installed "$p"; then left+=("$p"); else echo "host package $p: not installed"; fi
+  done
+  for pass in 1 2 3 4 5; do
+    local still=() purged=0
+    for p in "${left[@]}"; do
+      others=$(apt-get -s purge "$p" 2>/dev/null | awk '/^(Purg|Remv) / {print $2}' | grep -vx "$p" | tr '\n' ' ' || true)
+      if [[ -n $others ]]; then still+=("$p:$others"); continue; fi
+      DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$p" >/dev/null 2>&1
+      echo "host package $p: purged for the run"
+      purged=1
+    done
+    left=()
+    for p in "${still[@]}"; do left+=("${p%%:*}"); done
+    if [[ $purged == 0 || ${#left[@]} == 0 ]]; then
+      for p in "${still[@]}"; do echo "host package ${p%%:*}: left installed (purging it would also remove: ${p#*:})"; done
+      return 0
     fi
-    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$p" >/dev/null
-    hidden+=("$p")
-    echo "host package $p: purged for the run"
   done
 }
 
@@ -101,7 +110,7 @@ summary=$log_dir/summary.txt
 # The project's host packages: as this tree lists them, and as the checked tree's script names
 # them (a FRESH_MACHINE_REF from before --list: "missing+=(PACKAGE)"; busybox-static, say).
 packages=$( { "$root/hack/node/install-host-packages.sh" --list
-  grep -o 'missing+=([a-z0-9.+-]*)' "$base/src/hack/node/install-host-packages.sh" | sed 's/^missing+=(\(.*\))$/\1/'; } | sort -u)
+  grep -o 'missing+=([a-z0-9.+-]*)' "$base/src/hack/node/install-host-packages.sh" | sed 's/^missing+=(\(.*\))$/\1/' || true; } | sort -u)
 if [[ $(id -u) -eq 0 ]]; then
   hide_host_packages $packages | tee "$log_dir/host-packages.log"
   hidden=($(awk '/: purged for the run$/ {sub(/:$/, "", $3); print $3}' "$log_dir/host-packages.log"))
