@@ -13,8 +13,9 @@
 // limitations under the License.
 
 // Package scheduleddatabasebackup reconciles ScheduledDatabaseBackups: on each run of its cron
-// schedule a DatabaseBackup of the cluster, controlled by the schedule, and the deletion of the
-// old backups its retention lets go.
+// schedule a DatabaseBackup of the cluster, annotated with the schedule's UID (and controlled by
+// the schedule only under backupOwnerReference schedule), and the deletion of the old backups
+// its retention lets go. Deleting a schedule leaves its backups by default.
 package scheduleddatabasebackup
 
 import (
@@ -22,10 +23,14 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
@@ -43,25 +48,29 @@ type Reconciler struct {
 	Now func() time.Time
 }
 
-// The finalizers verb lets the operator set blockOwnerDeletion on the backups it controls.
+// The finalizers verb lets the operator set blockOwnerDeletion on the backups it controls
+// (backupOwnerReference schedule); patch releases the backups from the schedule's controller
+// reference (backupOwnerReference none, and the backups 0.3.0 made).
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=scheduleddatabasebackups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=scheduleddatabasebackups/status,verbs=get;patch
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=scheduleddatabasebackups/finalizers,verbs=update
-// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databasebackups,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databasebackups,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile creates the run that is due, deletes what the retention lets go and writes the
+// Reconcile releases the backups backupOwnerReference none no longer lets the schedule
+// control, creates the run that is due, deletes what the retention lets go and writes the
 // status it observed: get → backups → status (once, only if changed). It requeues at the next
 // run, never polls.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return skeleton.Reconcile(ctx, r.Client, req, &databasev1alpha1.ScheduledDatabaseBackup{}, r)
 }
 
-// Phases runs the run phase and the retention phase of s and sets its status to what they
+// Phases runs the release, run and retention phases of s and sets its status to what they
 // observed. An invalid schedule is a terminal error: nothing runs until the spec changes, and
 // Ready says why; the retention still applies.
 func (r *Reconciler) Phases(ctx context.Context, s *databasev1alpha1.ScheduledDatabaseBackup) (ctrl.Result, error) {
 	obs := r.observe(ctx, s)
+	r.releaseBackups(ctx, s, &obs)
 	result := r.reconcileRun(ctx, s, &obs)
 	r.reconcileRetention(ctx, s, &obs)
 	s.Status = computeStatus(s, obs)
@@ -85,12 +94,32 @@ func (r *Reconciler) now() time.Time {
 }
 
 // SetupWithManager registers the controller and its watches: spec changes of the schedules, and
-// the changes of phase of their backups (a Completed backup may let an older one go).
+// the changes of phase of their backups (a Completed backup may let an older one go). Backups
+// are mapped to their schedule by its label, not by an owner reference, which they carry only
+// under backupOwnerReference schedule; the reconcile then tells by madeBy whether a backup
+// really is the schedule's.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return skeleton.NewController(mgr, "scheduleddatabasebackup", r.MaxConcurrentReconciles,
 		&databasev1alpha1.ScheduledDatabaseBackup{}, predicate.GenerationChangedPredicate{}).
-		Owns(&databasev1alpha1.DatabaseBackup{}, builder.WithPredicates(phaseChanged())).
+		Watches(&databasev1alpha1.DatabaseBackup{}, handler.EnqueueRequestsFromMapFunc(schedulesOf),
+			builder.WithPredicates(phaseChanged())).
 		Complete(r)
+}
+
+// schedulesOf maps a backup to the schedules that may have made it: the one its label names,
+// and the one its controller reference names (a backup made by 0.3.0 whose label was removed
+// must still be released).
+func schedulesOf(_ context.Context, obj client.Object) []reconcile.Request {
+	var requests []reconcile.Request
+	if name := obj.GetLabels()[databasev1alpha1.ScheduleLabel]; name != "" {
+		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}})
+	}
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref != nil && ref.Kind == kind && ref.APIVersion == databasev1alpha1.GroupVersion.String() &&
+		(len(requests) == 0 || requests[0].Name != ref.Name) {
+		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}})
+	}
+	return requests
 }
 
 // phaseChanged lets an update of a backup through only when its phase changed: the backup

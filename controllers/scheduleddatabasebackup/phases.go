@@ -38,13 +38,17 @@ const (
 	EventBackupsDeleted  = "BackupsDeleted"
 	EventRunSkipped      = "RunSkipped"
 	EventInvalidSchedule = "InvalidSchedule"
+	EventBackupsReleased = "BackupsReleased"
 )
 
 // observation is what one reconcile saw and did.
 type observation struct {
-	// backups are the schedule's own backups (controller reference = the schedule), as listed
-	// and then as created or deleted by this reconcile.
+	// backups are the schedule's own backups (ownBackups), as listed and then as released,
+	// created or deleted by this reconcile.
 	backups []databasev1alpha1.DatabaseBackup
+	// controlled are the backups of the namespace that the schedule controls, labelled or not:
+	// the ones releaseBackups looks at.
+	controlled []databasev1alpha1.DatabaseBackup
 	// started is the scheduled minute of the run this reconcile created or found; zero if none.
 	started time.Time
 	// scheduleErr says why the schedule is invalid.
@@ -53,21 +57,62 @@ type observation struct {
 	err error
 }
 
-// observe lists the schedule's own backups. The label only narrows the list: a backup labelled
-// with the schedule's name but controlled by anything else is not the schedule's.
+// observe lists the backups of the schedule's namespace (from the cache, which holds every
+// DatabaseBackup) and keeps the schedule's own and the ones it controls. The whole namespace is
+// listed, not only the schedule's label: a backup it controls must be released even when a
+// user removed its label.
 func (r *Reconciler) observe(ctx context.Context, s *databasev1alpha1.ScheduledDatabaseBackup) observation {
 	list := &databasev1alpha1.DatabaseBackupList{}
-	if err := r.List(ctx, list, client.InNamespace(s.Namespace),
-		client.MatchingLabels{databasev1alpha1.ScheduleLabel: s.Name}); err != nil {
+	if err := r.List(ctx, list, client.InNamespace(s.Namespace)); err != nil {
 		return observation{err: fmt.Errorf("listing the backups of %s: %w", s.Name, err)}
 	}
-	var obs observation
+	obs := observation{backups: ownBackups(s, list.Items)}
 	for _, b := range list.Items {
 		if metav1.IsControlledBy(&b, s) {
-			obs.backups = append(obs.backups, b)
+			obs.controlled = append(obs.controlled, b)
 		}
 	}
 	return obs
+}
+
+// releaseBackups applies backupOwnerReference none to the backups the schedule controls
+// (releasedBackup): each loses the schedule's controller reference and gains its UID
+// annotation, so that deleting the schedule no longer deletes it. This is the upgrade of the
+// backups 0.3.0 made, and what a change of backupOwnerReference from schedule to none does.
+// child.Ensure only ever adds owner references, so this is the one write that removes one: a
+// merge patch under an optimistic lock (the owner references are replaced as a whole list),
+// which fails rather than apply to a backup changed since it was observed; the next reconcile
+// looks again.
+func (r *Reconciler) releaseBackups(ctx context.Context, s *databasev1alpha1.ScheduledDatabaseBackup, obs *observation) {
+	if obs.err != nil {
+		return
+	}
+	var released []string
+	var errs []error
+	for i := range obs.controlled {
+		b := &obs.controlled[i]
+		patched := releasedBackup(s, b)
+		if patched == nil {
+			continue
+		}
+		if err := r.Patch(ctx, patched, client.MergeFromWithOptions(b, client.MergeFromWithOptimisticLock{})); err != nil {
+			errs = append(errs, fmt.Errorf("releasing backup %s from the schedule's controller reference: %w", b.Name, err))
+			continue
+		}
+		released = append(released, b.Name)
+		for j := range obs.backups {
+			if obs.backups[j].UID == patched.UID {
+				obs.backups[j] = *patched
+			}
+		}
+	}
+	obs.err = errors.Join(errs...)
+	if len(released) > 0 {
+		slices.Sort(released) // the cache lists in no set order
+		r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, EventBackupsReleased, "Release",
+			"Removed the schedule's controller reference from %d backup(s), which now outlive it (backupOwnerReference none): %s",
+			len(released), strings.Join(released, ", "))
+	}
 }
 
 // reconcileRun creates the backup of the run that is due, if any, and returns when to look
@@ -97,19 +142,24 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *databasev1alpha1.Sched
 	return ctrl.Result{RequeueAfter: p.next.Sub(now)}
 }
 
-// backupSpec keeps a run's backup as created: its spec is immutable, and only the metadata the
-// operator owns (labels, annotation, controller reference) is put back by child.Ensure.
-var backupSpec = child.Spec[*databasev1alpha1.DatabaseBackup]{
-	InSync: func(_, _ *databasev1alpha1.DatabaseBackup) bool { return true },
-	Merge:  func(_, _ *databasev1alpha1.DatabaseBackup) {},
+// backupSpec keeps a run's backup of s as created: its spec is immutable, and only the metadata
+// the operator owns (labels, annotations, and the controller reference under
+// backupOwnerReference schedule) is put back by child.Ensure. A backup is s's by madeBy, not
+// only by a controller reference, which it carries only under backupOwnerReference schedule.
+func backupSpec(s *databasev1alpha1.ScheduledDatabaseBackup) child.Spec[*databasev1alpha1.DatabaseBackup] {
+	return child.Spec[*databasev1alpha1.DatabaseBackup]{
+		InSync: func(_, _ *databasev1alpha1.DatabaseBackup) bool { return true },
+		Merge:  func(_, _ *databasev1alpha1.DatabaseBackup) {},
+		Owned:  func(b *databasev1alpha1.DatabaseBackup) bool { return madeBy(s, b) },
+	}
 }
 
 // createBackup creates the backup of the run scheduled at t. Its name is a function of t, so a
 // reconcile that retries after a lost answer finds the backup it created; a backup of that name
-// that the schedule does not control is left alone (a *child.ConflictError: Degraded says so).
+// that the schedule did not make is left alone (a *child.ConflictError: Degraded says so).
 func (r *Reconciler) createBackup(ctx context.Context, s *databasev1alpha1.ScheduledDatabaseBackup, t time.Time, obs *observation) error {
 	desired := BuildBackup(s, t)
-	b, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &databasev1alpha1.DatabaseBackup{}, backupSpec)
+	b, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &databasev1alpha1.DatabaseBackup{}, backupSpec(s))
 	if err != nil {
 		return err
 	}

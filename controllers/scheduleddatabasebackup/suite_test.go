@@ -19,6 +19,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -69,6 +70,62 @@ func withSuspend(suspend bool) scheduleOption {
 
 func withDeadline(seconds int64) scheduleOption {
 	return func(s *databasev1alpha1.ScheduledDatabaseBackup) { s.Spec.StartingDeadlineSeconds = ptr.To(seconds) }
+}
+
+func withBackupOwner(owner databasev1alpha1.BackupOwnerReference) scheduleOption {
+	return func(s *databasev1alpha1.ScheduledDatabaseBackup) { s.Spec.BackupOwnerReference = owner }
+}
+
+// scheduleParent is the schedule name of UID uid as an owner reference names it.
+func scheduleParent(name string, uid types.UID) testenv.Parent {
+	return testenv.Parent{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "ScheduledDatabaseBackup", Name: name, UID: uid}
+}
+
+// backupOption changes a test DatabaseBackup.
+type backupOption func(*databasev1alpha1.DatabaseBackup)
+
+// newBackup returns a backup of cluster "db" in namespace "default" with no label, annotation or
+// owner, changed by opts.
+func newBackup(name string, opts ...backupOption) *databasev1alpha1.DatabaseBackup {
+	b := &databasev1alpha1.DatabaseBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       databasev1alpha1.DatabaseBackupSpec{ClusterName: "db"},
+	}
+	return testenv.Apply(b, opts...)
+}
+
+func withScheduleLabel(schedule string) backupOption {
+	return func(b *databasev1alpha1.DatabaseBackup) {
+		b.ObjectMeta.Labels = map[string]string{"database.seed1b407122.io/schedule": schedule}
+	}
+}
+
+func withScheduleUID(uid string) backupOption {
+	return func(b *databasev1alpha1.DatabaseBackup) {
+		if b.Annotations == nil {
+			b.Annotations = map[string]string{}
+		}
+		b.Annotations["database.seed1b407122.io/schedule-uid"] = uid
+	}
+}
+
+// controlledBy appends p as the backup's controller, as 0.3.0 (and backupOwnerReference
+// schedule) sets it.
+func controlledBy(p testenv.Parent) backupOption {
+	return func(b *databasev1alpha1.DatabaseBackup) {
+		b.OwnerReferences = append(b.OwnerReferences, p.OwnerReferences()...)
+	}
+}
+
+// ownedBy appends p as an owner of the backup that is not its controller.
+func ownedBy(p testenv.Parent) backupOption {
+	return func(b *databasev1alpha1.DatabaseBackup) {
+		b.OwnerReferences = append(b.OwnerReferences, metav1.OwnerReference{APIVersion: p.APIVersion, Kind: p.Kind, Name: p.Name, UID: p.UID})
+	}
+}
+
+func deleting() backupOption {
+	return func(b *databasev1alpha1.DatabaseBackup) { b.DeletionTimestamp = ptr.To(metav1.NewTime(at(1, 0))) }
 }
 
 // at is a minute of 2 January 2030 (UTC).

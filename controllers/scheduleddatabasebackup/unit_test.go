@@ -20,7 +20,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -112,24 +111,121 @@ var _ = Describe("chooseDeletions", Label("unit"), func() {
 })
 
 var _ = Describe("BuildBackup", Label("unit"), func() {
-	It("names the run for its minute, labels it, and is controlled by the schedule", func() {
+	It("names the run for its minute, labels it, annotates the schedule's UID, and sets no owner reference by default", func() {
 		s := newSchedule("nightly")
 		s.Spec.Method = databasev1alpha1.BackupOffline
 		s.Spec.VolumeSnapshotClassName = "fast"
 		b := BuildBackup(s, at(2, 0))
-		parent := testenv.Parent{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "ScheduledDatabaseBackup",
-			Name: "nightly", UID: types.UID("uid-1234")}
 		Expect(b.Name).To(Equal("nightly-1893549600"))
 		Expect(b.Namespace).To(Equal("default"))
 		Expect(b.ObjectMeta.Labels).To(Equal(map[string]string{
 			"database.seed1b407122.io/schedule": "nightly", "app.kubernetes.io/managed-by": "database-operator",
 		}))
-		Expect(b.ObjectMeta.Annotations).To(Equal(map[string]string{"database.seed1b407122.io/scheduled-at": "2030-01-02T02:00:00Z"}))
-		Expect(b.OwnerReferences).To(Equal(parent.OwnerReferences()))
+		Expect(b.ObjectMeta.Annotations).To(Equal(map[string]string{
+			"database.seed1b407122.io/scheduled-at": "2030-01-02T02:00:00Z",
+			"database.seed1b407122.io/schedule-uid": "uid-1234",
+		}))
+		Expect(b.OwnerReferences).To(BeNil())
 		Expect(b.Spec).To(Equal(databasev1alpha1.DatabaseBackupSpec{
 			ClusterName: "db", VolumeSnapshotClassName: "fast", Method: databasev1alpha1.BackupOffline,
 		}))
 	})
+
+	It("is controlled by the schedule under backupOwnerReference schedule, and annotated too", func() {
+		s := newSchedule("nightly", withBackupOwner(databasev1alpha1.BackupOwnerSchedule))
+		b := BuildBackup(s, at(2, 0))
+		Expect(b.OwnerReferences).To(Equal(scheduleParent("nightly", "uid-1234").OwnerReferences()))
+		Expect(b.ObjectMeta.Annotations).To(HaveKeyWithValue("database.seed1b407122.io/schedule-uid", "uid-1234"))
+	})
+})
+
+var _ = Describe("ownBackups", Label("unit"), func() {
+	// s is the schedule "sdbb" of UID uid-1234.
+	s := newSchedule("sdbb")
+
+	DescribeTable("retention acts only on the backups the schedule made, never on the label alone",
+		func(b *databasev1alpha1.DatabaseBackup, own bool) {
+			var want []databasev1alpha1.DatabaseBackup
+			if own {
+				want = []databasev1alpha1.DatabaseBackup{*b}
+			}
+			Expect(ownBackups(s, []databasev1alpha1.DatabaseBackup{*b})).To(Equal(want))
+		},
+		Entry("made by the schedule (label, its UID)", newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-1234")), true),
+		Entry("made under backupOwnerReference schedule (label, its UID, controlled)",
+			newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-1234"), controlledBy(scheduleParent("sdbb", "uid-1234"))), true),
+		Entry("made by 0.3.0 (label, controlled by the schedule, no annotation)",
+			newBackup("a", withScheduleLabel("sdbb"), controlledBy(scheduleParent("sdbb", "uid-1234"))), true),
+		Entry("made by hand with the label", newBackup("a", withScheduleLabel("sdbb")), false),
+		Entry("made by hand with the label and another schedule's UID",
+			newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-other")), false),
+		Entry("made by an earlier schedule of the same name", newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-earlier")), false),
+		Entry("made by 0.3.0 for an earlier schedule of the same name",
+			newBackup("a", withScheduleLabel("sdbb"), controlledBy(scheduleParent("sdbb", "uid-earlier"))), false),
+		Entry("another schedule's UID, even if controlled by this one: the annotation decides",
+			newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-other"), controlledBy(scheduleParent("sdbb", "uid-1234"))), false),
+		Entry("the schedule's UID without its label (a user took it out)", newBackup("a", withScheduleUID("uid-1234")), false),
+		Entry("the schedule's UID with another schedule's label", newBackup("a", withScheduleLabel("weekly"), withScheduleUID("uid-1234")), false),
+		Entry("an owner reference to the schedule that is not a controller's",
+			newBackup("a", withScheduleLabel("sdbb"), ownedBy(scheduleParent("sdbb", "uid-1234"))), false),
+	)
+
+	It("lets retention delete only the schedule's own backups, oldest first", func() {
+		ours := func(m int) databasev1alpha1.DatabaseBackup {
+			return backupAt(at(2, m), databasev1alpha1.BackupCompleted)
+		}
+		theirs := func(m int, opt backupOption) databasev1alpha1.DatabaseBackup {
+			b := backupAt(at(2, m), databasev1alpha1.BackupCompleted)
+			b.Name += "-theirs"
+			b.Annotations = map[string]string{ScheduledAtAnnotation: b.Annotations[ScheduledAtAnnotation]}
+			opt(&b)
+			return b
+		}
+		backups := []databasev1alpha1.DatabaseBackup{
+			theirs(0, withScheduleUID("uid-earlier")), ours(5), theirs(1, func(*databasev1alpha1.DatabaseBackup) {}),
+			ours(10), theirs(2, withScheduleUID("uid-other")), ours(15),
+		}
+		Expect(chooseDeletions(databasev1alpha1.BackupRetention{KeepLast: ptr.To[int32](1)}, ownBackups(s, backups), at(3, 0))).
+			To(Equal([]string{"sdbb-1893549900", "sdbb-1893550200"}))
+	})
+})
+
+var _ = Describe("releasedBackup", Label("unit"), func() {
+	s := newSchedule("sdbb")
+	parent := scheduleParent("sdbb", "uid-1234")
+	tool := testenv.Parent{APIVersion: "v1", Kind: "ConfigMap", Name: "tool", UID: "uid-tool"}
+
+	DescribeTable("moves a backup the schedule controls to backupOwnerReference none, and nothing else",
+		func(s *databasev1alpha1.ScheduledDatabaseBackup, b, want *databasev1alpha1.DatabaseBackup) {
+			before := b.DeepCopy()
+			Expect(releasedBackup(s, b)).To(Equal(want))
+			Expect(b).To(Equal(before), "the observed backup is not changed")
+		},
+		Entry("made by 0.3.0: the controller reference removed, the UID annotated",
+			s, newBackup("a", withScheduleLabel("sdbb"), controlledBy(parent)),
+			newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-1234"))),
+		Entry("made by 0.3.0, also owned by someone else: that owner reference kept",
+			s, newBackup("a", withScheduleLabel("sdbb"), ownedBy(tool), controlledBy(parent)),
+			newBackup("a", withScheduleLabel("sdbb"), ownedBy(tool), withScheduleUID("uid-1234"))),
+		Entry("made under backupOwnerReference schedule, which changed to none: the reference removed",
+			s, newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-1234"), controlledBy(parent)),
+			newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-1234"))),
+		Entry("controlled by the schedule without its label: released too",
+			s, newBackup("a", controlledBy(parent)), newBackup("a", withScheduleUID("uid-1234"))),
+		Entry("controlled by the schedule but annotated with another UID: released, the annotation kept as it is",
+			s, newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-other"), controlledBy(parent)),
+			newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-other"))),
+		Entry("under backupOwnerReference schedule: kept controlled",
+			newSchedule("sdbb", withBackupOwner(databasev1alpha1.BackupOwnerSchedule)),
+			newBackup("a", withScheduleLabel("sdbb"), controlledBy(parent)), nil),
+		Entry("already released", s, newBackup("a", withScheduleLabel("sdbb"), withScheduleUID("uid-1234")), nil),
+		Entry("made by hand with the label", s, newBackup("a", withScheduleLabel("sdbb")), nil),
+		Entry("controlled by an earlier schedule of the same name",
+			s, newBackup("a", withScheduleLabel("sdbb"), controlledBy(scheduleParent("sdbb", "uid-earlier"))), nil),
+		Entry("controlled by something else", s, newBackup("a", withScheduleLabel("sdbb"), controlledBy(tool)), nil),
+		Entry("owned by the schedule, not controlled", s, newBackup("a", withScheduleLabel("sdbb"), ownedBy(parent)), nil),
+		Entry("being deleted", s, newBackup("a", withScheduleLabel("sdbb"), controlledBy(parent), deleting()), nil),
+	)
 })
 
 var _ = Describe("computeStatus", Label("unit"), func() {

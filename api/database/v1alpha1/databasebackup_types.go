@@ -169,6 +169,7 @@ type DatabaseBackupStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dbb,categories=all;database
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterName`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.metadata.labels.database\.seed1b407122\.io/schedule`,description="The ScheduledDatabaseBackup that created the backup (its label database.seed1b407122.io/schedule)"
 // +kubebuilder:printcolumn:name="Method",type=string,JSONPath=`.spec.method`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Started",type=date,JSONPath=`.status.startTime`

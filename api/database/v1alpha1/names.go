@@ -20,6 +20,9 @@ import (
 	"slices"
 	"strconv"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/seed1b407122/database-operator/api/labels"
 )
 
@@ -139,6 +142,24 @@ func (b *DatabaseBackup) Labels() map[string]string {
 	l[BackupClusterLabel] = b.Spec.ClusterName
 	return l
 }
+
+// MadeBySchedule is the ScheduledDatabaseBackup that created the backup, as the backup's
+// metadata says: the name of ScheduleLabel and the UID of ScheduleUIDAnnotation; for a backup
+// without the annotation (made before it existed) the name and UID of its controller reference
+// to a ScheduledDatabaseBackup. ok is false for a backup no schedule made, such as one made by
+// hand with the label alone.
+func (b *DatabaseBackup) MadeBySchedule() (name string, uid types.UID, ok bool) {
+	if u := b.Annotations[ScheduleUIDAnnotation]; u != "" {
+		return b.ObjectMeta.Labels[ScheduleLabel], types.UID(u), true
+	}
+	if ref := metav1.GetControllerOfNoCopy(b); ref != nil && ref.Kind == scheduleKind && ref.APIVersion == GroupVersion.String() {
+		return ref.Name, ref.UID, true
+	}
+	return "", "", false
+}
+
+// scheduleKind is the kind of a ScheduledDatabaseBackup in an owner reference.
+const scheduleKind = "ScheduledDatabaseBackup"
 
 // BackupMethod is spec.method, or Online when the API server has not defaulted it.
 func (b *DatabaseBackup) BackupMethod() BackupMethod {

@@ -25,9 +25,31 @@ import (
 const DefaultStartingDeadlineSeconds = 300
 
 // ScheduleLabel on a DatabaseBackup names the ScheduledDatabaseBackup that created it. It is
-// only a convenience for users (kubectl get dbb -l ...): the operator trusts the controller
-// reference, never the label, to tell its own backups.
+// a convenience for users (kubectl get dbb -l ..., the Schedule column) and narrows the
+// schedule's list of its backups; the operator never trusts the label alone to tell its own
+// backups: ScheduleUIDAnnotation (or a controller reference) does.
 const ScheduleLabel = "database.seed1b407122.io/schedule"
+
+// ScheduleUIDAnnotation on a DatabaseBackup is the UID of the ScheduledDatabaseBackup that
+// created it, set at its creation. It is how a schedule knows its own backups without an owner
+// reference: a backup made by hand with the schedule's label does not carry it, and a schedule
+// deleted and created again under the same name has another UID, so it never takes the backups
+// of the one before for its own.
+const ScheduleUIDAnnotation = "database.seed1b407122.io/schedule-uid"
+
+// BackupOwnerReference says whether the backups of a schedule carry an owner reference to it,
+// and so whether deleting the schedule deletes them.
+// +kubebuilder:validation:Enum=none;schedule
+type BackupOwnerReference string
+
+const (
+	// BackupOwnerNone: the backups carry no owner reference to the schedule; deleting the
+	// schedule leaves them, with their snapshots. The default.
+	BackupOwnerNone BackupOwnerReference = "none"
+	// BackupOwnerSchedule: the backups are controlled by the schedule; deleting the schedule
+	// deletes them and their snapshots (garbage collection).
+	BackupOwnerSchedule BackupOwnerReference = "schedule"
+)
 
 // BackupRetention says which Completed backups of a schedule are kept. With neither field set,
 // every backup is kept.
@@ -87,6 +109,17 @@ type ScheduledDatabaseBackupSpec struct {
 	// Retention of the schedule's Completed backups; unset keeps every backup.
 	// +optional
 	Retention BackupRetention `json:"retention,omitempty"`
+
+	// BackupOwnerReference says what deleting the schedule does to its backups. none (the
+	// default): the backups carry no owner reference to the schedule and outlive it, with their
+	// snapshots; the schedule knows its own by the annotation
+	// database.seed1b407122.io/schedule-uid. schedule: each new backup is also controlled by the
+	// schedule, and deleting the schedule deletes it (garbage collection). Backups made while
+	// it was none do not gain the reference when it changes to schedule; backups controlled by
+	// the schedule lose it when it changes to none.
+	// +optional
+	// +kubebuilder:default=none
+	BackupOwnerReference BackupOwnerReference `json:"backupOwnerReference,omitempty"`
 }
 
 // ScheduledDatabaseBackupStatus is the observed state of a ScheduledDatabaseBackup.
@@ -124,13 +157,15 @@ type ScheduledDatabaseBackupStatus struct {
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 52",optionalOldSelf=true,message="metadata.name must be at most 52 characters: each backup is named NAME-<unix time> and must fit in 63"
 
 // ScheduledDatabaseBackup creates a DatabaseBackup of a cluster on a cron schedule and deletes
-// the old ones its retention lets go. The backups are controlled by the schedule.
+// the old ones its retention lets go. The backups outlive the schedule unless
+// spec.backupOwnerReference is schedule.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sdbb,categories=all;database
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterName`
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Last Backup",type=date,JSONPath=`.status.lastScheduleTime`
+// +kubebuilder:printcolumn:name="Backup Owner",type=string,JSONPath=`.spec.backupOwnerReference`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ScheduledDatabaseBackup struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -149,6 +184,12 @@ type ScheduledDatabaseBackupList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ScheduledDatabaseBackup `json:"items"`
+}
+
+// ControlsBackups says whether the schedule's new backups are controlled by it
+// (spec.backupOwnerReference schedule); not when the API server has not defaulted the field.
+func (s *ScheduledDatabaseBackup) ControlsBackups() bool {
+	return s.Spec.BackupOwnerReference == BackupOwnerSchedule
 }
 
 // BackupName is the name of the run scheduled at t: deterministic, so that a retried reconcile

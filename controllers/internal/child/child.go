@@ -51,6 +51,10 @@ type Spec[T client.Object] struct {
 	InSync func(desired, observed T) bool
 	// Merge copies the fields the operator owns from desired into observed.
 	Merge func(desired, observed T)
+	// Owned, when set, says whether observed is the resource's own child by a mark other than
+	// the controller reference (a child meant to outlive the resource carries none); nil: only
+	// a child controlled by desired's controller (the same UID) is the resource's.
+	Owned func(observed T) bool
 }
 
 // Ensure creates desired when it does not exist and otherwise patches the owned fields of the
@@ -58,11 +62,12 @@ type Spec[T client.Object] struct {
 // is left holding the child as it was before the patch. The returned object is the child as the
 // server holds it afterwards.
 //
-// Only a child whose controller reference is the desired one's (same UID) is ever patched. A name
-// held by anything else — an object with no controller, one controlled by another resource, or one
-// left by an earlier resource of the same name (another UID) — is left exactly as it is and
-// Ensure returns a *ConflictError naming the holder; the caller reports it and retries with
-// back-off, and creates the child once the name is free.
+// Only a child whose controller reference is the desired one's (same UID), or that spec.Owned
+// says is the resource's, is ever patched. A name held by anything else — an object with no
+// controller, one controlled by another resource, or one left by an earlier resource of the
+// same name (another UID) — is left exactly as it is and Ensure returns a *ConflictError
+// naming the holder; the caller reports it and retries with back-off, and creates the child
+// once the name is free.
 //
 // A child this process created within createWindow and the cache does not show yet is read
 // with the uncached reader rather than created again: the reconcile that follows a create at
@@ -95,7 +100,8 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 	if err != nil {
 		return observed, "", fmt.Errorf("reading %s: %w", describe(desired), err)
 	}
-	if err := checkOwner(desired, observed); err != nil {
+	owned := spec.Owned != nil && spec.Owned(observed)
+	if err := checkOwner(desired, observed); err != nil && !owned {
 		return observed, "", err
 	}
 	// A child being deleted is left alone: patching it cannot keep it, and the next reconcile
