@@ -211,7 +211,7 @@ func podRestarts(p *corev1.Pod) int32 {
 }
 
 // backups writes the newest backup of the cluster and, when that one is not Completed, the
-// newest Completed one.
+// newest Completed one, each with the schedule that made it.
 func (r *renderer) backups(backups []databasev1alpha1.DatabaseBackup) {
 	if !r.section("BACKUPS", len(backups)) {
 		return
@@ -229,7 +229,7 @@ func (r *renderer) backups(backups []databasev1alpha1.DatabaseBackup) {
 			}
 		}
 	}
-	r.line("NAME", "METHOD", "PHASE", "STARTED", "COMPLETED")
+	r.line("NAME", "SCHEDULE", "METHOD", "PHASE", "STARTED", "COMPLETED")
 	for _, b := range shown {
 		phase := string(b.Status.Phase)
 		if phase == "" {
@@ -238,8 +238,19 @@ func (r *renderer) backups(backups []databasev1alpha1.DatabaseBackup) {
 		if c := meta.FindStatusCondition(b.Status.Conditions, databasev1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
 			phase += " (" + c.Reason + ")"
 		}
-		r.line(b.Name, string(b.BackupMethod()), phase, r.ago(b.Status.StartTime), r.ago(b.Status.CompletionTime))
+		r.line(b.Name, scheduleOf(&b), string(b.BackupMethod()), phase, r.ago(b.Status.StartTime), r.ago(b.Status.CompletionTime))
 	}
+}
+
+// scheduleOf is the name of the ScheduledDatabaseBackup that made b, as b's metadata says
+// (DatabaseBackup.MadeBySchedule), or none for a backup made otherwise (by hand, by "kubectl dbc
+// backup"). A backup outlives its schedule unless the schedule said backupOwnerReference
+// schedule, so the schedule named may be gone.
+func scheduleOf(b *databasev1alpha1.DatabaseBackup) string {
+	if name, _, ok := b.MadeBySchedule(); ok && name != "" {
+		return name
+	}
+	return none
 }
 
 // byTime is a copy of items, the oldest first by the time key gives; a tie goes by the name key

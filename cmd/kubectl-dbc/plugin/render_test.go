@@ -97,6 +97,13 @@ func backup(name string, method databasev1alpha1.BackupMethod, phase databasev1a
 	return b
 }
 
+// madeBy marks b as a run of the schedule name of UID scheduleUID, as the operator creates it.
+func madeBy(b databasev1alpha1.DatabaseBackup, name string, scheduleUID types.UID) databasev1alpha1.DatabaseBackup {
+	b.ObjectMeta.Labels = map[string]string{databasev1alpha1.ScheduleLabel: name}
+	b.Annotations = map[string]string{databasev1alpha1.ScheduleUIDAnnotation: string(scheduleUID)}
+	return b
+}
+
 func event(name, typ, reason, note string, age time.Duration) eventsv1.Event {
 	return eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"},
@@ -108,7 +115,8 @@ func event(name, typ, reason, note string, age time.Duration) eventsv1.Event {
 
 // degraded is a cluster of 3 growing its claims to 2Gi: member 1 crash-loops, member 2 has no
 // claim capacity yet, the claim of member 3 is kept after a scale-down; its newest backup
-// failed; more events than the screen shows, one of them a series.
+// (made by hand) failed, the newest Completed one is a run of the schedule "nightly"; more
+// events than the screen shows, one of them a series.
 func degraded() *clusterState {
 	dc := newCluster(3)
 	dc.Annotations = map[string]string{databasev1alpha1.RestartedAtAnnotation: "2026-11-25T11:30:00Z"}
@@ -138,9 +146,9 @@ func degraded() *clusterState {
 			claim(2, "2Gi", "", corev1.ClaimPending), claim(3, "1Gi", "1Gi", corev1.ClaimBound),
 		},
 		Backups: []databasev1alpha1.DatabaseBackup{
-			backup("nightly-1", databasev1alpha1.BackupOnline, databasev1alpha1.BackupCompleted, 26*time.Hour),
+			madeBy(backup("nightly-1", databasev1alpha1.BackupOnline, databasev1alpha1.BackupCompleted, 26*time.Hour), "nightly", "uid-nightly"),
 			failed,
-			backup("nightly-2", databasev1alpha1.BackupOnline, databasev1alpha1.BackupCompleted, 2*time.Hour),
+			madeBy(backup("nightly-2", databasev1alpha1.BackupOnline, databasev1alpha1.BackupCompleted, 2*time.Hour), "nightly", "uid-nightly"),
 		},
 		Events: []eventsv1.Event{
 			event("orders.1", "Normal", "Created", "created StatefulSet orders", 72*time.Hour),
@@ -179,8 +187,15 @@ func created() *clusterState {
 	return &clusterState{Cluster: dc}
 }
 
-// offline is an Available cluster stopped by an Offline backup and restored from another.
+// offline is an Available cluster stopped by an Offline backup and restored from another. The
+// backup is a run of the schedule "weekly" that controls it and carries no UID annotation (made
+// by 0.3.0, or under backupOwnerReference schedule before the annotation).
 func offline() *clusterState {
+	cold := backup("orders-cold", databasev1alpha1.BackupOffline, databasev1alpha1.BackupRunning, 6*time.Second)
+	cold.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "ScheduledDatabaseBackup", Name: "weekly", UID: "uid-weekly",
+		Controller: ptr.To(true),
+	}}
 	dc := newCluster(1)
 	dc.Annotations = map[string]string{databasev1alpha1.OfflineBackupAnnotation: "orders-cold"}
 	dc.Status = databasev1alpha1.DatabaseClusterStatus{
@@ -195,7 +210,7 @@ func offline() *clusterState {
 		Cluster: dc,
 		Pods:    []corev1.Pod{pod},
 		Claims:  []corev1.PersistentVolumeClaim{claim(0, "2Gi", "2Gi", corev1.ClaimBound)},
-		Backups: []databasev1alpha1.DatabaseBackup{backup("orders-cold", databasev1alpha1.BackupOffline, databasev1alpha1.BackupRunning, 6*time.Second)},
+		Backups: []databasev1alpha1.DatabaseBackup{cold},
 	}
 }
 
@@ -220,6 +235,38 @@ func TestRender(t *testing.T) {
 			}
 			if got := out.String(); got != string(want) {
 				t.Errorf("status of %s differs from %s (run with -update to accept):\n--- got\n%s--- want\n%s", name, golden, got, want)
+			}
+		})
+	}
+}
+
+// TestScheduleOf checks the SCHEDULE column: the schedule's UID annotation or its controller
+// reference tells a run of a schedule, never the label alone.
+func TestScheduleOf(t *testing.T) {
+	controller := func(apiVersion, kind string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "weekly", UID: "uid-weekly", Controller: ptr.To(true)}}
+	}
+	for _, tc := range []struct {
+		name        string
+		labels      map[string]string
+		annotations map[string]string
+		owners      []metav1.OwnerReference
+		want        string
+	}{
+		{"a run: label and UID annotation", map[string]string{databasev1alpha1.ScheduleLabel: "nightly"},
+			map[string]string{databasev1alpha1.ScheduleUIDAnnotation: "uid-nightly"}, nil, "nightly"},
+		{"a run 0.3.0 made: controlled by the schedule", map[string]string{databasev1alpha1.ScheduleLabel: "weekly"}, nil,
+			controller("database.seed1b407122.io/v1alpha1", "ScheduledDatabaseBackup"), "weekly"},
+		{"made by hand with the label", map[string]string{databasev1alpha1.ScheduleLabel: "nightly"}, nil, nil, "-"},
+		{"the UID annotation without the label", nil, map[string]string{databasev1alpha1.ScheduleUIDAnnotation: "uid-nightly"}, nil, "-"},
+		{"controlled by a kind of the same name in another group", nil, nil, controller("backup.example.com/v1", "ScheduledDatabaseBackup"), "-"},
+		{"made by hand", nil, nil, nil, "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := backup("b", databasev1alpha1.BackupOnline, databasev1alpha1.BackupCompleted, time.Hour)
+			b.ObjectMeta.Labels, b.Annotations, b.OwnerReferences = tc.labels, tc.annotations, tc.owners
+			if got := scheduleOf(&b); got != tc.want {
+				t.Fatalf("scheduleOf = %q, want %q", got, tc.want)
 			}
 		})
 	}

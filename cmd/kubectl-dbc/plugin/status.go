@@ -61,7 +61,7 @@ func (c *cli) statusCommand() *cobra.Command {
     (there is no role label to read). A row whose pod does not exist says "absent"
     (hibernated, stopped by an Offline backup, or a claim kept after a scale-down);
   - BACKUPS: the newest DatabaseBackup of the cluster and, when it is not Completed, the newest
-    Completed one;
+    Completed one, with the ScheduledDatabaseBackup that made it ("-": made otherwise);
   - CONDITIONS, and the last 5 EVENTS the operator recorded about the cluster.
 
 Ages are relative to now, as in kubectl get.`,
