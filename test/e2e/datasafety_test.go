@@ -43,7 +43,10 @@ import (
 // StatefulSet controller and the garbage collector. After every step the member claims are
 // exactly those a model of the spec says exist; after the delete a member claim is gone if and
 // only if the last spec said whenDeleted: Delete; claims that are not a member's (a copy with the
-// cluster's labels, a restore, a claim a backup tool owns) are never touched.
+// cluster's labels, a restore, a claim a backup tool owns) are never touched. The cluster has a
+// ScheduledDatabaseBackup and a Completed backup of it as 0.3.0 made one (controlled by the
+// schedule); before the cluster, the schedule is deleted: the backup and its snapshots outlive
+// both, as a backup is deleted only by the user or by a retention the user wrote.
 //
 // DATA_SAFETY_RUNS sets the number of runs (default 2, six steps each); the seed is Ginkgo's
 // random seed (--seed), printed in the report, so a failing sequence can be replayed.
@@ -146,6 +149,11 @@ type propertyRun struct {
 	claims                  map[int32]bool // ordinals whose claim the model says exists
 	decoys                  map[string][]metav1.OwnerReference
 	steps                   []string
+	// schedule is the cluster's schedule; backup a backup of it as 0.3.0 made one, and
+	// backupState the backup and its snapshots as backupAndSnapshots read them once released.
+	schedule    *databasev1alpha1.ScheduledDatabaseBackup
+	backup      *databasev1alpha1.DatabaseBackup
+	backupState []string
 }
 
 func newPropertyRun(ctx SpecContext, ns string) *propertyRun {
@@ -175,7 +183,35 @@ func newPropertyRun(ctx SpecContext, ns string) *propertyRun {
 	Expect(k8s.Create(ctx, p.dc)).To(Succeed())
 	p.makeDecoys()
 	p.converge()
+	p.makeScheduledBackup()
 	return p
+}
+
+// makeScheduledBackup stores a schedule of the cluster (suspended: no run during the steps) and
+// a backup of it as 0.3.0 made a run, labelled and controlled by the schedule, and waits until
+// the backup is Completed and the operator has released it (no owner reference, the schedule's
+// UID annotated): an upgrade from 0.3.0.
+func (p *propertyRun) makeScheduledBackup() {
+	p.schedule = &databasev1alpha1.ScheduledDatabaseBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: "p-nightly", Namespace: p.ns},
+		Spec:       databasev1alpha1.ScheduledDatabaseBackupSpec{ClusterName: "p", Schedule: "0 2 * * *", Suspend: true},
+	}
+	Expect(k8s.Create(p.ctx, p.schedule)).To(Succeed())
+	p.backup = &databasev1alpha1.DatabaseBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: "p-nightly-030", Namespace: p.ns,
+			Labels:          map[string]string{databasev1alpha1.ScheduleLabel: p.schedule.Name},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(p.schedule, databasev1alpha1.GroupVersion.WithKind("ScheduledDatabaseBackup"))}},
+		Spec: databasev1alpha1.DatabaseBackupSpec{ClusterName: "p"},
+	}
+	Expect(k8s.Create(p.ctx, p.backup)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(p.ctx, client.ObjectKeyFromObject(p.backup), p.backup)).To(Succeed())
+		g.Expect(p.backup.Status.Phase).To(Equal(databasev1alpha1.BackupCompleted))
+		g.Expect(p.backup.OwnerReferences).To(BeEmpty())
+		g.Expect(p.backup.Annotations).To(HaveKeyWithValue(databasev1alpha1.ScheduleUIDAnnotation, string(p.schedule.UID)))
+	}).Should(Succeed())
+	p.backupState = backupAndSnapshots(p.ctx, p.backup)(Default)
+	Expect(p.backupState).To(HaveLen(3), "the backup and the snapshots of the two members")
 }
 
 // makeDecoys stores claims that look like members but are not: they must outlive every step.
@@ -298,10 +334,16 @@ func (p *propertyRun) checkDecoys() {
 	}
 }
 
-// deleteAndCheck deletes the cluster and checks the property: with whenDeleted Delete every
-// member claim is gone, otherwise every one is kept (also after the garbage collector removed
-// the StatefulSet); decoys are kept either way.
+// deleteAndCheck deletes the schedule, then the cluster, and checks the property: the schedule's
+// backup and its snapshots are kept through both; with whenDeleted Delete every member claim is
+// gone, otherwise every one is kept (also after the garbage collector removed the StatefulSet);
+// decoys are kept either way.
 func (p *propertyRun) deleteAndCheck() {
+	By("delete the schedule: its backup and snapshots are kept")
+	p.steps = append(p.steps, "schedule deleted")
+	deleteScheduleAndWaitForCollector(p.ctx, p.schedule)
+	Consistently(backupAndSnapshots(p.ctx, p.backup), "3s").Should(Equal(p.backupState))
+
 	By(fmt.Sprintf("delete (paused %t, whenDeleted %s)", p.paused, p.whenDeleted))
 	Expect(k8s.Delete(p.ctx, p.dc)).To(Succeed())
 	Eventually(func(g Gomega) {
@@ -318,4 +360,5 @@ func (p *propertyRun) deleteAndCheck() {
 	Eventually(p.memberClaims).Should(Equal(p.wantClaims()))
 	Consistently(p.memberClaims, "3s").Should(Equal(p.wantClaims()), "the garbage collector deleted no kept claim")
 	p.checkDecoys()
+	Expect(backupAndSnapshots(p.ctx, p.backup)(Default)).To(Equal(p.backupState), "the backup outlives its cluster")
 }
