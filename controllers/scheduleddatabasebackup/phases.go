@@ -23,6 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,8 +82,9 @@ func (r *Reconciler) observe(ctx context.Context, s *databasev1alpha1.ScheduledD
 // backups 0.3.0 made, and what a change of backupOwnerReference from schedule to none does.
 // child.Ensure only ever adds owner references, so this is the one write that removes one: a
 // merge patch under an optimistic lock (the owner references are replaced as a whole list),
-// which fails rather than apply to a backup changed since it was observed; the next reconcile
-// looks again.
+// which fails rather than apply to a backup changed since it was read; the next reconcile looks
+// again. The backup is read afresh first (uncached): the backup controller writes its status
+// often, and a patch from a cached copy would conflict for nothing.
 func (r *Reconciler) releaseBackups(ctx context.Context, s *databasev1alpha1.ScheduledDatabaseBackup, obs *observation) {
 	if obs.err != nil {
 		return
@@ -90,7 +92,16 @@ func (r *Reconciler) releaseBackups(ctx context.Context, s *databasev1alpha1.Sch
 	var released []string
 	var errs []error
 	for i := range obs.controlled {
-		b := &obs.controlled[i]
+		if releasedBackup(s, &obs.controlled[i]) == nil {
+			continue
+		}
+		b := &databasev1alpha1.DatabaseBackup{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(&obs.controlled[i]), b); err != nil {
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("reading backup %s: %w", obs.controlled[i].Name, err))
+			}
+			continue
+		}
 		patched := releasedBackup(s, b)
 		if patched == nil {
 			continue
