@@ -43,10 +43,10 @@ const ScheduleUIDAnnotation = "database.seed1b407122.io/schedule-uid"
 type BackupOwnerReference string
 
 const (
-	// BackupOwnerNone: the backups carry no owner reference to the schedule; deleting the
+	// BackupOwnerNone means the backups carry no owner reference to the schedule: deleting the
 	// schedule leaves them, with their snapshots. The default.
 	BackupOwnerNone BackupOwnerReference = "none"
-	// BackupOwnerSchedule: the backups are controlled by the schedule; deleting the schedule
+	// BackupOwnerSchedule means the backups are controlled by the schedule: deleting the schedule
 	// deletes them and their snapshots (garbage collection).
 	BackupOwnerSchedule BackupOwnerReference = "schedule"
 )
