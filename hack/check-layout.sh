@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the layout rule of the README ("Layout") over "go list" of every package of the module
+# Checks the layout rule of docs/development.md ("Layout") over "go list" of every package of the module
 # (all build tags, test imports included). Part of "make verify"; exits 1 on a broken rule.
 #   1. The product (main.go, api/, controllers/, cmd/) imports nothing from test/ or hack/.
 #   2. Harness libraries (test/harness/...) never import a suite or hack/.
@@ -45,6 +45,6 @@ BEGIN {
   }
 }
 END {
-  if (bad) { print "The layout rule is broken (README, Layout)."; exit 1 }
+  if (bad) { print "The layout rule is broken (docs/development.md, Layout)."; exit 1 }
 }' <<< "$listing"
 echo "Layout rule holds ($(wc -l <<< "$listing") packages)."
