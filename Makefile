@@ -17,7 +17,7 @@ SHELL = /usr/bin/env bash -o pipefail
 # with one setting everywhere, vet, lint, the tests, the fuzzer's deps and the local control plane
 # share one compiled package in the Go build cache instead of compiling the same module once with
 # cgo and once without (a new machine compiled the operator's dependencies twice and OLM's three
-# times; docs/development.md, "make test-fresh-machine").
+# times; docs/development.md, "One build setting").
 export CGO_ENABLED = 0
 export GOFLAGS := $(strip $(filter-out -trimpath,$(shell go env GOFLAGS)) -trimpath)
 
