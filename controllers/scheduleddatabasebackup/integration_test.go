@@ -395,12 +395,18 @@ var _ = Describe("ScheduledDatabaseBackup controller", Ordered, Label("integrati
 			specClock.Set(at(7, 0).Add(3 * time.Second))
 			before := newSchedule("again", withKeepLast(1))
 			before.Namespace = ns
+			// twoRuns waits for the run of s at first, completes it a minute later, wakes s at
+			// second and does the same with that run: retention (keepLast 1) then has two to act on.
+			twoRuns := func(s *databasev1alpha1.ScheduledDatabaseBackup, first, second time.Time) {
+				GinkgoHelper()
+				Eventually(backupOf(ctx, s, first)).Should(Not(BeNil()))
+				complete(ctx, ns, s.BackupName(first), first.Add(time.Minute))
+				reconcileAt(ctx, s, second.Add(3*time.Second))
+				Eventually(backupOf(ctx, s, second)).Should(Not(BeNil()))
+				complete(ctx, ns, s.BackupName(second), second.Add(time.Minute))
+			}
 			Expect(k8s.Create(ctx, before)).To(Succeed())
-			Eventually(backupOf(ctx, before, at(7, 0))).Should(Not(BeNil()))
-			complete(ctx, ns, before.BackupName(at(7, 0)), at(7, 1))
-			reconcileAt(ctx, before, at(7, 5).Add(3*time.Second))
-			Eventually(backupOf(ctx, before, at(7, 5))).Should(Not(BeNil()))
-			complete(ctx, ns, before.BackupName(at(7, 5)), at(7, 6))
+			twoRuns(before, at(7, 0), at(7, 5))
 			Eventually(backupNames(ctx, ns)).Should(ConsistOf(before.BackupName(at(7, 5))))
 			k8s.DeleteAndWait(ctx, before)
 			left := backupOf(ctx, before, at(7, 5))(Default)
@@ -411,11 +417,7 @@ var _ = Describe("ScheduledDatabaseBackup controller", Ordered, Label("integrati
 			s.Namespace = ns
 			Expect(k8s.Create(ctx, s)).To(Succeed())
 			Expect(s.UID).NotTo(Equal(before.UID))
-			Eventually(backupOf(ctx, s, at(7, 10))).Should(Not(BeNil()))
-			complete(ctx, ns, s.BackupName(at(7, 10)), at(7, 11))
-			reconcileAt(ctx, s, at(7, 15).Add(3*time.Second))
-			Eventually(backupOf(ctx, s, at(7, 15))).Should(Not(BeNil()))
-			complete(ctx, ns, s.BackupName(at(7, 15)), at(7, 16))
+			twoRuns(s, at(7, 10), at(7, 15))
 			Eventually(backupNames(ctx, ns)).Should(ConsistOf(left.Name, s.BackupName(at(7, 15))))
 			Eventually(schedules.Events(ctx, s)).Should(ContainElement(
 				"Normal BackupsDeleted: Deleted 1 backup(s) by retention: " + s.BackupName(at(7, 10))))

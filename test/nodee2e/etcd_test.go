@@ -194,7 +194,7 @@ func etcdStory() {
 				size := c.Status.Capacity[corev1.ResourceStorage]
 				g.Expect(size.Cmp(resource.MustParse("2Gi"))).To(Equal(0), "claim %s", c.Name)
 			}
-			g.Expect(statefulSet(ctx, dc).Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String()).To(Equal("2Gi"))
+			g.Expect(statefulSet(ctx, g, dc).Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String()).To(Equal("2Gi"))
 		}).WithContext(ctx).Should(Succeed())
 		waitAvailable(ctx, dc, began)
 		report("etcd: storage 1Gi -> 2Gi", time.Since(began))
@@ -235,7 +235,7 @@ func etcdStory() {
 			// The roll has begun: the StatefulSet carries the sample's image and not every member
 			// runs it yet.
 			Eventually(func(g Gomega) {
-				sts := statefulSet(ctx, dc)
+				sts := statefulSet(ctx, g, dc)
 				g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal(sampleImage))
 				g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
 				g.Expect(sts.Status.UpdatedReplicas).To(And(BeNumerically(">=", 1), BeNumerically("<", etcdMembers)))
@@ -245,7 +245,7 @@ func etcdStory() {
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leader}, &killed)).To(Succeed())
 			Expect(syscall.Kill(managerPID(ctx, &killed), syscall.SIGKILL)).To(Succeed())
 			killedAt := time.Now()
-			GinkgoWriter.Printf("Killed the leader %s (SIGKILL) with %d/%d members updated\n", leader, statefulSet(ctx, dc).Status.UpdatedReplicas, etcdMembers)
+			GinkgoWriter.Printf("Killed the leader %s (SIGKILL) with %d/%d members updated\n", leader, statefulSet(ctx, Default, dc).Status.UpdatedReplicas, etcdMembers)
 			Eventually(func(g Gomega) {
 				identity, _ := leaseHolder(ctx)
 				g.Expect(identity).NotTo(BeEmpty())

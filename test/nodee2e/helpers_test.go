@@ -155,11 +155,13 @@ func isReady(p *corev1.Pod) bool {
 	return false
 }
 
-// statefulSet returns the cluster's StatefulSet.
-func statefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) *appsv1.StatefulSet {
+// statefulSet returns the cluster's StatefulSet, asserting with g: inside an Eventually pass
+// its g, so that a moment without one (the operator recreates it to grow the claims' template)
+// is retried, not a failure; elsewhere pass Default.
+func statefulSet(ctx context.Context, g Gomega, dc *databasev1alpha1.DatabaseCluster) *appsv1.StatefulSet {
 	GinkgoHelper()
 	var sts appsv1.StatefulSet
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, &sts)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, &sts)).To(Succeed())
 	return &sts
 }
 

@@ -59,7 +59,7 @@ func upgradeStory() {
 	}, NodeTimeout(6*time.Minute))
 
 	It("keeps every key through the operator's upgrade 0.2.0 -> 0.3.0 through OLM, without restarting a member", func(ctx SpecContext) {
-		before := statefulSet(ctx, dc)
+		before := statefulSet(ctx, Default, dc)
 		members := podsOf(ctx, dc)
 		Expect(members).To(HaveLen(etcdMembers))
 		old := waitOperatorPods(ctx, operatorImagePrev)
@@ -92,7 +92,7 @@ func upgradeStory() {
 			g.Expect(hibernated.Reason).To(Equal(databasev1alpha1.ReasonNotHibernated))
 		}).WithContext(ctx).Should(Succeed())
 		waitAvailable(ctx, dc, began)
-		after := statefulSet(ctx, dc)
+		after := statefulSet(ctx, Default, dc)
 		Expect(after.UID).To(Equal(before.UID))
 		Expect(after.Generation).To(Equal(before.Generation), "the upgrade changed the StatefulSet's spec")
 		Expect(after.Spec.Template).To(Equal(before.Spec.Template))
