@@ -34,6 +34,12 @@ import (
 // actionUpdate is the action of the events about children brought to the spec.
 const actionUpdate = "Update"
 
+// EventNotRestricted is the warning that the pod template the operator just wrote breaks the
+// restricted Pod Security profile, because of a user's container or volume: the user's choice,
+// told rather than refused, so that a namespace that enforces the profile is not a silent
+// mystery (its pods would be refused at creation).
+const EventNotRestricted = "NotRestricted"
+
 // changes collects what one reconcile did to the children, so that each kind of change is told
 // in one event: a series of events with the same reason would be merged by the event recorder.
 type changes struct {
@@ -45,6 +51,8 @@ type changes struct {
 	expanded []string
 	replaced string
 	restored string
+	// notRestricted says what in the pod template just written breaks the restricted profile.
+	notRestricted string
 }
 
 // child notes the result of one Ensure call.
@@ -70,6 +78,9 @@ func (c *changes) merge(other *changes) {
 func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child.Result, before, desired *appsv1.StatefulSet) {
 	if result != child.Patched {
 		c.child(result, "StatefulSet", desired.Name)
+		if result == child.Created {
+			c.restricted(desired)
+		}
 		return
 	}
 	scaled := !ptr.Equal(before.Spec.Replicas, desired.Spec.Replicas)
@@ -79,13 +90,24 @@ func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child
 	}
 	if !templateInSync(desired.Spec.Template, before.Spec.Template) {
 		c.updating = fmt.Sprintf("Rolling out a new pod template to StatefulSet %s (image %s)", desired.Name, dc.Spec.Image)
+		c.restricted(desired)
 	} else if !scaled {
 		c.child(result, "StatefulSet", desired.Name)
 	}
 }
 
+// restricted notes what in the pod template of sts breaks the restricted profile.
+func (c *changes) restricted(sts *appsv1.StatefulSet) {
+	if broken := notRestricted(&sts.Spec.Template); broken != "" {
+		c.notRestricted = fmt.Sprintf("The pods of StatefulSet %s do not meet the restricted Pod Security profile: %s", sts.Name, broken)
+	}
+}
+
 // record emits the events of the changes.
 func (c *changes) record(r recorder.EventRecorder, dc *databasev1alpha1.DatabaseCluster) {
+	if c.notRestricted != "" {
+		r.Eventf(dc, nil, corev1.EventTypeWarning, EventNotRestricted, actionUpdate, "%s", c.notRestricted)
+	}
 	for _, e := range []struct{ reason, action, note string }{
 		{EventCreated, "Create", joinNote("Created ", c.created)},
 		{EventRepaired, actionUpdate, joinNote("Put back to the spec: ", c.repaired)},

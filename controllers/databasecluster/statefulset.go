@@ -49,12 +49,16 @@ const (
 	livenessFailureThreshold  = 6
 )
 
-// BuildStatefulSet returns the StatefulSet that runs the pods of dc. It fails only when
-// spec.storage.size is not a quantity, which the API server's validation already prevents.
+// BuildStatefulSet returns the StatefulSet that runs the pods of dc. It fails when
+// spec.storage.size is not a quantity, which the API server's validation already prevents, and
+// when the pod extensions break a rule admission cannot check (checkPodExtensions).
 func BuildStatefulSet(dc *databasev1alpha1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
 	if err != nil {
 		return nil, fmt.Errorf("spec.storage.size %q is not a quantity: %w", dc.Spec.Storage.Size, err)
+	}
+	if err := checkPodExtensions(&dc.Spec); err != nil {
+		return nil, err
 	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: childMeta(dc, dc.StatefulSetName()),
@@ -131,13 +135,19 @@ func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSp
 			// Service links would add an environment variable per Service of the namespace.
 			EnableServiceLinks: ptr.To(false),
 			// No ServiceAccount token unless the spec asks for one (see the field's doc).
-			AutomountServiceAccountToken: ptr.To(ptr.Deref(dc.Spec.AutomountServiceAccountToken, false)),
-			SecurityContext:              buildPodSecurityContext(dc.Spec.SecurityContext),
-			Containers:                   []corev1.Container{buildContainer(dc)},
-			Affinity:                     podAffinity(dc),
-			NodeSelector:                 dc.Spec.NodeSelector,
-			Tolerations:                  dc.Spec.Tolerations,
-			PriorityClassName:            dc.Spec.PriorityClassName,
+			AutomountServiceAccountToken:  ptr.To(ptr.Deref(dc.Spec.AutomountServiceAccountToken, false)),
+			ServiceAccountName:            dc.Spec.ServiceAccountName,
+			SecurityContext:               buildPodSecurityContext(dc.Spec.SecurityContext),
+			InitContainers:                buildInitContainers(&dc.Spec),
+			Containers:                    []corev1.Container{buildContainer(dc)},
+			Volumes:                       dc.Spec.Volumes,
+			ImagePullSecrets:              dc.Spec.ImagePullSecrets,
+			TerminationGracePeriodSeconds: terminationGracePeriod(&dc.Spec),
+			Affinity:                      podAffinity(dc),
+			TopologySpreadConstraints:     spreadConstraints(dc),
+			NodeSelector:                  dc.Spec.NodeSelector,
+			Tolerations:                   dc.Spec.Tolerations,
+			PriorityClassName:             dc.Spec.PriorityClassName,
 		},
 	}
 }
@@ -159,34 +169,54 @@ func buildPodSecurityContext(spec *databasev1alpha1.SecurityContextSpec) *corev1
 }
 
 func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
-	port := intstr.FromString(databasev1alpha1.PortName)
 	return corev1.Container{
-		Name:      ContainerName,
-		Image:     dc.Spec.Image,
-		Command:   dc.Spec.Command,
-		Args:      dc.Spec.Args,
-		Env:       dc.Spec.Env,
-		Ports:     containerPorts(dc),
-		Resources: dc.Spec.Resources,
-		VolumeMounts: []corev1.VolumeMount{{
+		Name:            ContainerName,
+		Image:           dc.Spec.Image,
+		ImagePullPolicy: imagePullPolicy(&dc.Spec),
+		Command:         dc.Spec.Command,
+		Args:            dc.Spec.Args,
+		EnvFrom:         dc.Spec.EnvFrom,
+		Env:             dc.Spec.Env,
+		Ports:           containerPorts(dc),
+		Resources:       dc.Spec.Resources,
+		VolumeMounts: append([]corev1.VolumeMount{{
 			Name: databasev1alpha1.DataVolumeName, MountPath: databasev1alpha1.DataMountPath,
-		}},
-		ReadinessProbe: &corev1.Probe{
-			ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}},
-			TimeoutSeconds:   probeTimeoutSeconds,
-			PeriodSeconds:    readinessPeriodSeconds,
-			SuccessThreshold: probeSuccessThreshold,
-			FailureThreshold: readinessFailureThreshold,
-		},
-		LivenessProbe: &corev1.Probe{
-			ProbeHandler:        corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}},
-			InitialDelaySeconds: livenessInitialDelay,
-			TimeoutSeconds:      probeTimeoutSeconds,
-			PeriodSeconds:       livenessPeriodSeconds,
-			SuccessThreshold:    probeSuccessThreshold,
-			FailureThreshold:    livenessFailureThreshold,
-		},
+		}}, dc.Spec.VolumeMounts...),
+		StartupProbe:    explicitProbe(dc.Spec.StartupProbe),
+		ReadinessProbe:  readinessProbe(&dc.Spec),
+		LivenessProbe:   livenessProbe(&dc.Spec),
+		Lifecycle:       dc.Spec.Lifecycle,
 		SecurityContext: child.RestrictedSecurityContext(),
+	}
+}
+
+// readinessProbe is spec.readinessProbe, or a TCP check of the database port.
+func readinessProbe(spec *databasev1alpha1.DatabaseClusterSpec) *corev1.Probe {
+	if spec.ReadinessProbe != nil {
+		return explicitProbe(spec.ReadinessProbe)
+	}
+	return &corev1.Probe{
+		ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(databasev1alpha1.PortName)}},
+		TimeoutSeconds:   probeTimeoutSeconds,
+		PeriodSeconds:    readinessPeriodSeconds,
+		SuccessThreshold: probeSuccessThreshold,
+		FailureThreshold: readinessFailureThreshold,
+	}
+}
+
+// livenessProbe is spec.livenessProbe, or a TCP check of the database port, more patient than
+// the readiness check.
+func livenessProbe(spec *databasev1alpha1.DatabaseClusterSpec) *corev1.Probe {
+	if spec.LivenessProbe != nil {
+		return explicitProbe(spec.LivenessProbe)
+	}
+	return &corev1.Probe{
+		ProbeHandler:        corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(databasev1alpha1.PortName)}},
+		InitialDelaySeconds: livenessInitialDelay,
+		TimeoutSeconds:      probeTimeoutSeconds,
+		PeriodSeconds:       livenessPeriodSeconds,
+		SuccessThreshold:    probeSuccessThreshold,
+		FailureThreshold:    livenessFailureThreshold,
 	}
 }
 
@@ -236,34 +266,72 @@ var statefulSetSpec = child.Spec[*appsv1.StatefulSet]{
 		observed.Spec.Replicas = desired.Spec.Replicas
 		observed.Spec.UpdateStrategy = desired.Spec.UpdateStrategy
 		observed.Spec.PersistentVolumeClaimRetentionPolicy = desired.Spec.PersistentVolumeClaimRetentionPolicy
-		observed.Spec.Template = desired.Spec.Template
+		// A template in sync is kept as it is: a scale must not write defaults the stored
+		// template lacks (spreadInSync), which would roll the pods.
+		if !templateInSync(desired.Spec.Template, observed.Spec.Template) {
+			observed.Spec.Template = desired.Spec.Template
+		}
 	},
 }
 
 // templateInSync compares the pod template the operator wants with the one the API server
 // stored. DeepDerivative ignores fields left empty in desired, which the API server defaults
-// (terminationMessagePath, dnsPolicy, ...); the maps and lists users control are compared exactly
-// so that removing a pod label, an env var, an argument or the metrics port is applied too.
+// (terminationMessagePath, dnsPolicy, ...); the maps, lists and optional fields users control are
+// compared exactly so that removing a pod label, an env var, an argument, the metrics port, a
+// sidecar, a volume or a probe is applied too.
 func templateInSync(desired, observed corev1.PodTemplateSpec) bool {
-	if !equality.Semantic.DeepDerivative(desired, observed) {
+	want, have := desired.DeepCopy(), observed.DeepCopy()
+	// The spread constraints have their own rule (spreadInSync).
+	want.Spec.TopologySpreadConstraints, have.Spec.TopologySpreadConstraints = nil, nil
+	if !equality.Semantic.DeepDerivative(*want, *have) || !spreadInSync(desired, observed) {
 		return false
 	}
 	if !maps.Equal(desired.Labels, observed.Labels) || !maps.Equal(desired.Annotations, observed.Annotations) {
 		return false
 	}
-	if len(desired.Spec.Containers) != len(observed.Spec.Containers) {
+	if !containersInSync(desired.Spec.Containers, observed.Spec.Containers) ||
+		!containersInSync(desired.Spec.InitContainers, observed.Spec.InitContainers) {
 		return false
-	}
-	for i := range desired.Spec.Containers {
-		want, have := desired.Spec.Containers[i], observed.Spec.Containers[i]
-		if len(want.Env) != len(have.Env) || len(want.Args) != len(have.Args) || len(want.Command) != len(have.Command) ||
-			len(want.Ports) != len(have.Ports) || !equality.Semantic.DeepEqual(want.Resources, have.Resources) {
-			return false
-		}
 	}
 	return maps.Equal(desired.Spec.NodeSelector, observed.Spec.NodeSelector) &&
 		len(desired.Spec.Tolerations) == len(observed.Spec.Tolerations) &&
+		len(desired.Spec.Volumes) == len(observed.Spec.Volumes) &&
+		len(desired.Spec.ImagePullSecrets) == len(observed.Spec.ImagePullSecrets) &&
+		desired.Spec.ServiceAccountName == observed.Spec.ServiceAccountName &&
+		ptr.Equal(desired.Spec.TerminationGracePeriodSeconds, observed.Spec.TerminationGracePeriodSeconds) &&
 		userInSync(desired.Spec.SecurityContext, observed.Spec.SecurityContext)
+}
+
+// containersInSync compares the lists and optional fields of containers that DeepDerivative
+// would let a removal slip through.
+func containersInSync(desired, observed []corev1.Container) bool {
+	if len(desired) != len(observed) {
+		return false
+	}
+	for i := range desired {
+		want, have := desired[i], observed[i]
+		if len(want.Env) != len(have.Env) || len(want.EnvFrom) != len(have.EnvFrom) || len(want.Args) != len(have.Args) ||
+			len(want.Command) != len(have.Command) || len(want.Ports) != len(have.Ports) ||
+			len(want.VolumeMounts) != len(have.VolumeMounts) || !equality.Semantic.DeepEqual(want.Resources, have.Resources) ||
+			(want.Lifecycle == nil) != (have.Lifecycle == nil) || !ptr.Equal(want.RestartPolicy, have.RestartPolicy) ||
+			!probeInSync(want.StartupProbe, have.StartupProbe) || !probeInSync(want.LivenessProbe, have.LivenessProbe) ||
+			!probeInSync(want.ReadinessProbe, have.ReadinessProbe) {
+			return false
+		}
+	}
+	return true
+}
+
+// probeInSync: a probe removed, an initial delay back to 0, or another kind of check is a change;
+// the other timings are explicit in desired (explicitProbe) and compared by DeepDerivative.
+func probeInSync(desired, observed *corev1.Probe) bool {
+	if desired == nil || observed == nil {
+		return desired == observed
+	}
+	return desired.InitialDelaySeconds == observed.InitialDelaySeconds &&
+		ptr.Equal(desired.TerminationGracePeriodSeconds, observed.TerminationGracePeriodSeconds) &&
+		(desired.Exec == nil) == (observed.Exec == nil) && (desired.HTTPGet == nil) == (observed.HTTPGet == nil) &&
+		(desired.TCPSocket == nil) == (observed.TCPSocket == nil) && (desired.GRPC == nil) == (observed.GRPC == nil)
 }
 
 // userInSync: the uid and gid the user may remove from the spec (back to the image's) are

@@ -164,6 +164,7 @@ type BackupSource struct {
 // DatabaseClusterSpec is the desired state of a DatabaseCluster.
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is set when the cluster is created and never added or removed: create a new DatabaseCluster to restore a backup"
 // +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || self.monitoring.port != (has(self.port) ? self.port : 9000)",fieldPath=".monitoring.port",message="monitoring.port must differ from spec.port: the database port is named db and the metrics port metrics, and a container cannot declare one port twice"
+// +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.service.ports) || self.service.ports.all(p, p.port != (has(self.port) ? self.port : 9000))",fieldPath=".service.ports",message="service.ports cannot use spec.port: the client Service already exposes the database port as db"
 type DatabaseClusterSpec struct {
 	// Replicas is the number of database pods.
 	// +required
@@ -298,6 +299,13 @@ type DatabaseClusterSpec struct {
 	// installed; the MonitoringReady condition says whether it is.
 	// +optional
 	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
+
+	// Service shapes the client Service NAME: its type (ClusterIP, NodePort, LoadBalancer),
+	// annotations, labels and extra ports. Unset: a ClusterIP Service with the database port.
+	// +optional
+	Service *ServiceSpec `json:"service,omitempty"`
+
+	PodExtensions `json:",inline"`
 }
 
 // DatabaseClusterStatus is the observed state of a DatabaseCluster.
@@ -317,6 +325,11 @@ type DatabaseClusterStatus struct {
 	// CurrentImage is the image of the StatefulSet's pod template.
 	// +optional
 	CurrentImage string `json:"currentImage,omitempty"`
+
+	// Selector is the label selector of the cluster's pods, as a string: the scale subresource
+	// reports it, so that kubectl scale, a HorizontalPodAutoscaler or KEDA can count the pods.
+	// +optional
+	Selector string `json:"selector,omitempty"`
 
 	// ObservedGeneration is the generation of the spec the status describes.
 	// +optional
@@ -349,6 +362,7 @@ type DatabaseClusterStatus struct {
 // a client Service, and a PodDisruptionBudget, kept in place by the operator.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=dbc,categories=all;database
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
