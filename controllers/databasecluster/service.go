@@ -15,9 +15,14 @@
 package databasecluster
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
@@ -32,9 +37,112 @@ func BuildHeadlessService(dc *databasev1alpha1.DatabaseCluster) *corev1.Service 
 	return svc
 }
 
-// BuildClientService returns the ClusterIP Service clients connect to; it only routes to Ready pods.
+// BuildClientService returns the Service clients connect to; it only routes to Ready pods. Its
+// type, metadata and extra ports are spec.service's (ClusterIP with the database port alone by
+// default).
 func BuildClientService(dc *databasev1alpha1.DatabaseCluster) *corev1.Service {
-	return buildService(dc, dc.ClientServiceName())
+	svc := buildService(dc, dc.ClientServiceName())
+	exposure := dc.Spec.Service
+	if exposure == nil {
+		return svc
+	}
+	if exposure.Type != "" {
+		svc.Spec.Type = exposure.Type
+	}
+	svc.Labels = userMetadata(exposure.Labels, dc.Labels())
+	svc.Annotations = userMetadata(exposure.Annotations, nil)
+	setUserKeys(svc, exposure)
+	if svc.Spec.Type != corev1.ServiceTypeClusterIP {
+		// Written out, so that removing spec.service.externalTrafficPolicy is applied too.
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+		if exposure.ExternalTrafficPolicy != "" {
+			svc.Spec.ExternalTrafficPolicy = exposure.ExternalTrafficPolicy
+		}
+	}
+	svc.Spec.LoadBalancerSourceRanges = exposure.LoadBalancerSourceRanges
+	svc.Spec.LoadBalancerClass = exposure.LoadBalancerClass
+	for _, p := range exposure.Ports {
+		target := intstr.FromInt32(p.Port)
+		if p.TargetPort != nil {
+			target = *p.TargetPort
+		}
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: p.Name, Port: p.Port, TargetPort: target, Protocol: corev1.ProtocolTCP,
+		})
+	}
+	return svc
+}
+
+// The annotations of the client Service that list the keys of the labels and annotations that
+// came from spec.service, so that a key removed from the spec is removed from the Service too,
+// while keys others added (a cloud controller's, a user's by hand) are kept.
+const (
+	userLabelsAnnotation      = "database.seed1b407122.io/service-labels"
+	userAnnotationsAnnotation = "database.seed1b407122.io/service-annotations"
+)
+
+// userMetadata is the user's map with the operator's entries on top (nil when both are empty).
+func userMetadata(user, operator map[string]string) map[string]string {
+	if len(user)+len(operator) == 0 {
+		return nil
+	}
+	merged := maps.Clone(user)
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	maps.Copy(merged, operator)
+	return merged
+}
+
+// setUserKeys records on svc which of its labels and annotations came from exposure.
+func setUserKeys(svc *corev1.Service, exposure *databasev1alpha1.ServiceSpec) {
+	for annotation, user := range map[string]map[string]string{
+		userLabelsAnnotation: exposure.Labels, userAnnotationsAnnotation: exposure.Annotations,
+	} {
+		if len(user) == 0 {
+			continue
+		}
+		if svc.Annotations == nil {
+			svc.Annotations = map[string]string{}
+		}
+		svc.Annotations[annotation] = strings.Join(slices.Sorted(maps.Keys(user)), ",")
+	}
+}
+
+// userKeysInSync says whether observed lists the same user keys as desired.
+func userKeysInSync(desired, observed *corev1.Service) bool {
+	return desired.Annotations[userLabelsAnnotation] == observed.Annotations[userLabelsAnnotation] &&
+		desired.Annotations[userAnnotationsAnnotation] == observed.Annotations[userAnnotationsAnnotation]
+}
+
+// dropRemovedUserKeys deletes from observed the labels and annotations an earlier spec.service
+// set and desired's no longer has, and records desired's keys.
+func dropRemovedUserKeys(desired, observed *corev1.Service) {
+	labels, annotations := observed.GetLabels(), observed.GetAnnotations()
+	for _, key := range splitKeys(annotations[userLabelsAnnotation]) {
+		if _, ok := desired.Labels[key]; !ok {
+			delete(labels, key)
+		}
+	}
+	for _, key := range splitKeys(annotations[userAnnotationsAnnotation]) {
+		if _, ok := desired.Annotations[key]; !ok {
+			delete(annotations, key)
+		}
+	}
+	for _, key := range []string{userLabelsAnnotation, userAnnotationsAnnotation} {
+		if value, ok := desired.Annotations[key]; ok {
+			annotations[key] = value
+		} else {
+			delete(annotations, key)
+		}
+	}
+}
+
+func splitKeys(list string) []string {
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, ",")
 }
 
 func buildService(dc *databasev1alpha1.DatabaseCluster, name string) *corev1.Service {
@@ -53,20 +161,32 @@ func buildService(dc *databasev1alpha1.DatabaseCluster, name string) *corev1.Ser
 	}
 }
 
-// serviceSpec keeps the ports, selector and type of a Service. clusterIP is immutable once
-// allocated and is only ever set on create.
+// serviceSpec keeps the ports, selector, type and load balancer settings of a Service, and the
+// labels and annotations spec.service gave it. clusterIP is immutable once allocated and is only
+// ever set on create; node ports the API server allocated are kept (a port sent without one
+// keeps the one it had).
 var serviceSpec = child.Spec[*corev1.Service]{
 	InSync: func(desired, observed *corev1.Service) bool {
 		return observed.Spec.Type == desired.Spec.Type &&
 			equality.Semantic.DeepEqual(desired.Spec.Selector, observed.Spec.Selector) &&
 			observed.Spec.PublishNotReadyAddresses == desired.Spec.PublishNotReadyAddresses &&
 			equality.Semantic.DeepDerivative(desired.Spec.Ports, observed.Spec.Ports) &&
-			len(desired.Spec.Ports) == len(observed.Spec.Ports)
+			len(desired.Spec.Ports) == len(observed.Spec.Ports) &&
+			slices.Equal(desired.Spec.LoadBalancerSourceRanges, observed.Spec.LoadBalancerSourceRanges) &&
+			ptr.Equal(desired.Spec.LoadBalancerClass, observed.Spec.LoadBalancerClass) &&
+			(desired.Spec.ExternalTrafficPolicy == "" || desired.Spec.ExternalTrafficPolicy == observed.Spec.ExternalTrafficPolicy) &&
+			userKeysInSync(desired, observed)
 	},
 	Merge: func(desired, observed *corev1.Service) {
 		observed.Spec.Type = desired.Spec.Type
 		observed.Spec.Selector = desired.Spec.Selector
 		observed.Spec.PublishNotReadyAddresses = desired.Spec.PublishNotReadyAddresses
 		observed.Spec.Ports = desired.Spec.Ports
+		observed.Spec.LoadBalancerSourceRanges = desired.Spec.LoadBalancerSourceRanges
+		observed.Spec.LoadBalancerClass = desired.Spec.LoadBalancerClass
+		if desired.Spec.ExternalTrafficPolicy != "" {
+			observed.Spec.ExternalTrafficPolicy = desired.Spec.ExternalTrafficPolicy
+		}
+		dropRemovedUserKeys(desired, observed)
 	},
 }

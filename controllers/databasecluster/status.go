@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
@@ -73,6 +74,7 @@ func statusDeferred(obs observation) bool {
 func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databasev1alpha1.DatabaseClusterStatus {
 	status := databasev1alpha1.DatabaseClusterStatus{
 		ObservedGeneration: dc.Generation,
+		Selector:           podSelector(dc),
 		RestoredFromBackup: dc.Status.RestoredFromBackup,
 		Conditions:         append([]metav1.Condition(nil), dc.Status.Conditions...),
 	}
@@ -90,6 +92,12 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	setHibernatedCondition(&status.Conditions, dc, obs.statefulSet)
 	setMonitoringReadyCondition(&status.Conditions, dc, obs)
 	return status
+}
+
+// podSelector is the label selector of dc's pods in its string form, which the scale
+// subresource reports to autoscalers (status.selector).
+func podSelector(dc *databasev1alpha1.DatabaseCluster) string {
+	return k8slabels.SelectorFromSet(dc.SelectorLabels()).String()
 }
 
 // containerImage is the image of the database container of the StatefulSet's pod template.
