@@ -94,9 +94,11 @@ func StripMeta(obj any) (any, error) {
 
 // TrimService is the cache's transform of Services: the operator reads a Service's identity,
 // labels, annotations, owners and deletion, and compares only the fields it owns (type,
-// selector, ports, publishNotReadyAddresses; serviceSpec in controllers/databasecluster). The
-// allocated cluster IPs, IP families, traffic policies and the status are dropped. A patch of a
-// Service is computed between two trimmed copies, so the dropped fields are never written.
+// selector, ports, publishNotReadyAddresses, the load balancer's source ranges and class, the
+// external traffic policy; serviceSpec in controllers/databasecluster). The allocated cluster
+// IPs, IP families, the internal traffic policy and the status are dropped. A patch of a
+// Service is computed between two trimmed copies, so the dropped fields are never written;
+// every field the operator writes must be kept here, or a patch could never remove it.
 func TrimService(obj any) (any, error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
@@ -111,6 +113,9 @@ func TrimService(obj any) (any, error) {
 		Spec: corev1.ServiceSpec{
 			Type: svc.Spec.Type, Selector: svc.Spec.Selector, Ports: svc.Spec.Ports,
 			PublishNotReadyAddresses: svc.Spec.PublishNotReadyAddresses,
+			LoadBalancerSourceRanges: svc.Spec.LoadBalancerSourceRanges,
+			LoadBalancerClass:        svc.Spec.LoadBalancerClass,
+			ExternalTrafficPolicy:    svc.Spec.ExternalTrafficPolicy,
 		},
 	}, nil
 }

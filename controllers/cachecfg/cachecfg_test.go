@@ -68,8 +68,9 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 }
 
 // TestTrimServiceKeepsWhatTheOperatorCompares: identity, labels, annotations, owners and the
-// owned spec fields stay; managedFields, the last-applied configuration, the allocated cluster
-// IPs, IP families, traffic policies and the status go.
+// owned spec fields (the load balancer's too) stay; managedFields, the last-applied
+// configuration, the allocated cluster IPs, IP families, the internal traffic policy and the
+// status go.
 func TestTrimServiceKeepsWhatTheOperatorCompares(t *testing.T) {
 	owners := []metav1.OwnerReference{{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", Name: "db", UID: "d-1", Controller: ptr.To(true)}}
 	ports := []corev1.ServicePort{{Name: "db", Port: 5432, TargetPort: intstr.FromString("db"), Protocol: corev1.ProtocolTCP}}
@@ -79,7 +80,9 @@ func TestTrimServiceKeepsWhatTheOperatorCompares(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", UID: "s-1", ResourceVersion: "9", Labels: selector,
 			Annotations:     map[string]string{"team": "a", LastAppliedAnnotation: `{"big":"json"}`},
 			OwnerReferences: owners, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "database-operator"}}},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector, Ports: ports, PublishNotReadyAddresses: true,
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: selector, Ports: ports, PublishNotReadyAddresses: true,
+			LoadBalancerSourceRanges: []string{"10.0.0.0/8"}, LoadBalancerClass: ptr.To("example.com/lb"),
+			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 32000,
 			ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"}, IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol},
 			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack), SessionAffinity: corev1.ServiceAffinityNone,
 			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyCluster)},
@@ -93,7 +96,9 @@ func TestTrimServiceKeepsWhatTheOperatorCompares(t *testing.T) {
 		TypeMeta: svc.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", UID: "s-1", ResourceVersion: "9", Labels: selector,
 			Annotations: map[string]string{"team": "a"}, OwnerReferences: owners},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector, Ports: ports, PublishNotReadyAddresses: true},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: selector, Ports: ports, PublishNotReadyAddresses: true,
+			LoadBalancerSourceRanges: []string{"10.0.0.0/8"}, LoadBalancerClass: ptr.To("example.com/lb"),
+			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("TrimService =\n%+v\nwant\n%+v", got, want)

@@ -23,9 +23,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
+	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
@@ -101,7 +101,8 @@ func restrictedUnlessSet(user *corev1.SecurityContext) *corev1.SecurityContext {
 		return security
 	}
 	merged := user.DeepCopy()
-	if merged.AllowPrivilegeEscalation == nil {
+	// A privileged container escalates by definition: the API server refuses false beside it.
+	if merged.AllowPrivilegeEscalation == nil && !ptr.Deref(merged.Privileged, false) {
 		merged.AllowPrivilegeEscalation = security.AllowPrivilegeEscalation
 	}
 	if merged.RunAsNonRoot == nil {

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/api/labels"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -51,7 +52,7 @@ func BuildClientService(dc *databasev1alpha1.DatabaseCluster) *corev1.Service {
 	}
 	svc.Labels = userMetadata(exposure.Labels, dc.Labels())
 	svc.Annotations = userMetadata(exposure.Annotations, nil)
-	setUserKeys(svc, exposure)
+	maps.Copy(svc.Annotations, userKeys(svc))
 	if svc.Spec.Type != corev1.ServiceTypeClusterIP {
 		// Written out, so that removing spec.service.externalTrafficPolicy is applied too.
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
@@ -94,46 +95,63 @@ func userMetadata(user, operator map[string]string) map[string]string {
 	return merged
 }
 
-// setUserKeys records on svc which of its labels and annotations came from exposure.
-func setUserKeys(svc *corev1.Service, exposure *databasev1alpha1.ServiceSpec) {
-	for annotation, user := range map[string]map[string]string{
-		userLabelsAnnotation: exposure.Labels, userAnnotationsAnnotation: exposure.Annotations,
-	} {
-		if len(user) == 0 {
-			continue
+// userKeys are the keys of desired's labels (the operator's aside) and annotations: on the
+// client Service, those spec.service gave, as the annotations that record them hold them.
+func userKeys(desired *corev1.Service) map[string]string {
+	keys := map[string]string{}
+	var labelKeys []string
+	for key := range desired.Labels {
+		if key != labels.Name && key != labels.Instance && key != labels.ManagedBy {
+			labelKeys = append(labelKeys, key)
 		}
-		if svc.Annotations == nil {
-			svc.Annotations = map[string]string{}
-		}
-		svc.Annotations[annotation] = strings.Join(slices.Sorted(maps.Keys(user)), ",")
 	}
+	if len(labelKeys) > 0 {
+		slices.Sort(labelKeys)
+		keys[userLabelsAnnotation] = strings.Join(labelKeys, ",")
+	}
+	var annotationKeys []string
+	for key := range desired.Annotations {
+		if key != userLabelsAnnotation && key != userAnnotationsAnnotation {
+			annotationKeys = append(annotationKeys, key)
+		}
+	}
+	if len(annotationKeys) > 0 {
+		slices.Sort(annotationKeys)
+		keys[userAnnotationsAnnotation] = strings.Join(annotationKeys, ",")
+	}
+	return keys
 }
 
-// userKeysInSync says whether observed lists the same user keys as desired.
+// userKeysInSync says whether observed records the same user keys as desired has.
 func userKeysInSync(desired, observed *corev1.Service) bool {
-	return desired.Annotations[userLabelsAnnotation] == observed.Annotations[userLabelsAnnotation] &&
-		desired.Annotations[userAnnotationsAnnotation] == observed.Annotations[userAnnotationsAnnotation]
+	want := userKeys(desired)
+	return want[userLabelsAnnotation] == observed.Annotations[userLabelsAnnotation] &&
+		want[userAnnotationsAnnotation] == observed.Annotations[userAnnotationsAnnotation]
 }
 
-// dropRemovedUserKeys deletes from observed the labels and annotations an earlier spec.service
-// set and desired's no longer has, and records desired's keys.
+// dropRemovedUserKeys deletes from observed the labels and annotations that an earlier
+// spec.service set (as observed records them) and desired no longer has, and records desired's.
 func dropRemovedUserKeys(desired, observed *corev1.Service) {
-	labels, annotations := observed.GetLabels(), observed.GetAnnotations()
-	for _, key := range splitKeys(annotations[userLabelsAnnotation]) {
+	had := observed.GetAnnotations()
+	for _, key := range splitKeys(had[userLabelsAnnotation]) {
 		if _, ok := desired.Labels[key]; !ok {
-			delete(labels, key)
+			delete(observed.Labels, key)
 		}
 	}
-	for _, key := range splitKeys(annotations[userAnnotationsAnnotation]) {
+	for _, key := range splitKeys(had[userAnnotationsAnnotation]) {
 		if _, ok := desired.Annotations[key]; !ok {
-			delete(annotations, key)
+			delete(observed.Annotations, key)
 		}
 	}
+	want := userKeys(desired)
 	for _, key := range []string{userLabelsAnnotation, userAnnotationsAnnotation} {
-		if value, ok := desired.Annotations[key]; ok {
-			annotations[key] = value
+		if value, ok := want[key]; ok {
+			if observed.Annotations == nil {
+				observed.Annotations = map[string]string{}
+			}
+			observed.Annotations[key] = value
 		} else {
-			delete(annotations, key)
+			delete(observed.Annotations, key)
 		}
 	}
 }
@@ -170,8 +188,7 @@ var serviceSpec = child.Spec[*corev1.Service]{
 		return observed.Spec.Type == desired.Spec.Type &&
 			equality.Semantic.DeepEqual(desired.Spec.Selector, observed.Spec.Selector) &&
 			observed.Spec.PublishNotReadyAddresses == desired.Spec.PublishNotReadyAddresses &&
-			equality.Semantic.DeepDerivative(desired.Spec.Ports, observed.Spec.Ports) &&
-			len(desired.Spec.Ports) == len(observed.Spec.Ports) &&
+			portsInSync(desired.Spec.Ports, observed.Spec.Ports) &&
 			slices.Equal(desired.Spec.LoadBalancerSourceRanges, observed.Spec.LoadBalancerSourceRanges) &&
 			ptr.Equal(desired.Spec.LoadBalancerClass, observed.Spec.LoadBalancerClass) &&
 			(desired.Spec.ExternalTrafficPolicy == "" || desired.Spec.ExternalTrafficPolicy == observed.Spec.ExternalTrafficPolicy) &&
@@ -189,4 +206,22 @@ var serviceSpec = child.Spec[*corev1.Service]{
 		}
 		dropRemovedUserKeys(desired, observed)
 	},
+}
+
+// portsInSync compares the ports of a Service; a node port the API server allocated (none in
+// desired) is not a difference.
+func portsInSync(desired, observed []corev1.ServicePort) bool {
+	if len(desired) != len(observed) {
+		return false
+	}
+	for i := range desired {
+		have := observed[i]
+		if desired[i].NodePort == 0 {
+			have.NodePort = 0
+		}
+		if !equality.Semantic.DeepDerivative(desired[i], have) {
+			return false
+		}
+	}
+	return true
 }

@@ -113,8 +113,10 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 		return observed, Unchanged, nil
 	}
 	patched := observed.DeepCopyObject().(T)
-	mergeMeta(desired, patched)
+	// Merge sees the observed metadata before desired's is merged in, so that it can compare a
+	// record an earlier write left (e.g. which annotations came from the spec) with desired's.
 	spec.Merge(desired, patched)
+	mergeMeta(desired, patched)
 	if err := c.Patch(ctx, patched, client.MergeFrom(observed)); err != nil {
 		return observed, "", fmt.Errorf("patching %s: %w", describe(desired), err)
 	}
