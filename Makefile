@@ -784,7 +784,7 @@ bench-smoke: bench-build test-env snapshot-env ## Benchmark harness smoke run (2
 	$(LOCALBIN)/bench -manager $(LOCALBIN)/manager $(BENCH_SMOKE_FLAGS)
 
 .PHONY: bench-docs
-bench-docs: bench-build ## Render the tables of docs/benchmarks.md from the JSON results in docs/bench/.
+bench-docs: bench-build ## Render the tables of the report docs/benchmarks.md from the JSON results in docs/bench/ (make verify checks them and every figure its text quotes).
 	$(LOCALBIN)/bench -render-docs docs/benchmarks.md -results docs/bench
 
 ##@ Deployment

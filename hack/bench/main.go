@@ -10,11 +10,13 @@
 //	go build -o bin/bench ./hack/bench && bin/bench -n 100,1000 -concurrency 4,16 -qps 50,500 -burst 100,1000
 //	bin/bench -leader-only -leader-repeat 5
 //	bin/bench -render-docs docs/benchmarks.md -results docs/bench [-check]
+//	bin/bench -tables docs/bench/<result>.json
 //
 // It prints one table and writes every figure to bench-results/<UTC start>.json. With
-// -render-docs it runs nothing: it renders the tables of every JSON result of -results into the
-// document, between its bench-tables markers (-check: only tells whether the document is
-// current). See docs/benchmarks.md.
+// -render-docs it runs nothing: it renders the report's summary tables from the JSON results of
+// -results and checks that its text quotes only figures they hold (-check: writes nothing, only
+// tells whether the report is current). -tables prints every table of one result as markdown.
+// See docs/benchmarks.md.
 package main
 
 import (
@@ -39,7 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
-// podsPerNode is a simulated node's pod capacity (test/localcluster); nodes are sized for N pods
+// podsPerNode is a simulated node's pod capacity (kwok's nodes of test/harness/controlplane); nodes are sized for N pods
 // with a 10% margin.
 const podsPerNode = 110
 
@@ -76,6 +78,7 @@ func run() error {
 		floor                   bool
 		repeat                  int
 		renderDoc, resultsDir   string
+		tablesOf                string
 		check                   bool
 		s                       settings
 	)
@@ -115,11 +118,15 @@ func run() error {
 		"release on cancel); time the hand-off after SIGTERM and the takeover after SIGKILL of the leader.")
 	flag.IntVar(&leaderRepeat, "leader-repeat", 3, "How many times the leader case stops the leader with each signal.")
 	flag.BoolVar(&leaderOnly, "leader-only", false, "Run only the leader case (no scale case; -n and the like are ignored).")
-	flag.StringVar(&renderDoc, "render-docs", "", "Run nothing; render the tables of the JSON results in -results into this markdown file, "+
-		"between the lines "+beginMarker+" and "+endMarker+".")
+	flag.StringVar(&renderDoc, "render-docs", "", "Run nothing; render the summary tables of this report (its "+blockPrefix+"KIND FILE..."+blockSuffix+
+		" blocks) from the JSON results in -results, and check that its text quotes only figures they hold.")
+	flag.StringVar(&tablesOf, "tables", "", "Run nothing; print every table of this JSON result as markdown.")
 	flag.StringVar(&resultsDir, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
 	flag.BoolVar(&check, "check", false, "With -render-docs: write nothing; exit 1 when the file differs from what would be rendered.")
 	flag.Parse()
+	if tablesOf != "" {
+		return printRunTables(os.Stdout, tablesOf)
+	}
 	if renderDoc != "" {
 		if resultsDir == "" {
 			return errors.New("-render-docs needs -results DIR")
