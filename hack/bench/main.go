@@ -2,7 +2,7 @@
 // etcd, kube-controller-manager, kube-scheduler and kwok's simulated nodes): the raw write rate
 // of the API server, the time until N DatabaseClusters are Available, the API requests the
 // operator makes per cluster (counted from kube-apiserver's audit log of the manager's own user,
-// or by a proxy between the two), the writes it makes while idle, its memory, and the CPU of
+// which sees what the manager really sends over its own TLS/HTTP/2 connection), the writes it makes while idle, its memory, and the CPU of
 // every process of the case. Each case gets a fresh cluster and manager.
 // With -leader, a leader case runs 2 managers with leader election on a cluster of its own and
 // times the graceful hand-off (SIGTERM) and the crash takeover (SIGKILL) of the leader.
@@ -104,7 +104,7 @@ func run() error {
 	flag.StringVar(&s.crdDir, "crd-dir", "config/crd/bases", "CRD directory.")
 	flag.StringVar(&s.count, "count", countAudit, "How the operator's requests are counted by verb and resource: "+
 		"audit (kube-apiserver's audit log of the manager's own user; the manager talks TLS and HTTP/2 to kube-apiserver as in a cluster), "+
-		"proxy (a plain-HTTP counting proxy in the benchmark process, the only way before 2026-11-28), or none.")
+		"or none. (Results before 2026-11-28 were counted by a plain-HTTP proxy in the benchmark process, since removed: it changed the manager's path.)")
 	flag.StringVar(&s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
 	flag.DurationVar(&s.scrapeInterval, "scrape-interval", 30*time.Second, "How often the manager's /metrics is read for its heap while the clusters converge "+
 		"(Prometheus's default scrape interval, which the operator's ServiceMonitor keeps; results before 2026-11-27T21:00Z read it every 2s).")
@@ -160,7 +160,7 @@ func run() error {
 
 	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
 		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
-		"proxy": strconv.FormatBool(s.count == countProxy), "count": s.count, "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
+		"count": s.count, "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
 		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
@@ -416,8 +416,8 @@ func writeReport(dir string, rep report) (string, error) {
 
 // prepare refuses settings a case cannot run with and creates the profile directories.
 func (s settings) prepare() error {
-	if s.count != countAudit && s.count != countProxy && s.count != countNone {
-		return fmt.Errorf("-count must be %s, %s or %s, not %q", countAudit, countProxy, countNone, s.count)
+	if s.count != countAudit && s.count != countNone {
+		return fmt.Errorf("-count must be %s or %s, not %q", countAudit, countNone, s.count)
 	}
 	if s.scrapeInterval <= 0 {
 		return errors.New("-scrape-interval must be positive")

@@ -394,15 +394,18 @@ func writeStagesTable(b *bytes.Buffer, f resultFile) {
 }
 
 // countedBy says how the file's operator requests were counted (settings.count; the files
-// written before it was a setting used the proxy).
+// written before it was a setting, and those of "proxy", used a counting proxy since removed).
 func countedBy(f resultFile) string {
-	if f.Rep.Settings["count"] == countAudit {
+	switch f.Rep.Settings["count"] {
+	case countAudit:
 		return "kube-apiserver's audit log of the manager's own user"
+	case countNone:
+		return "not counted"
 	}
 	return "counting proxy"
 }
 
-// writeOperatorRequests shows the requests the proxy (or the audit log) counted by verb and resource: per cluster
+// writeOperatorRequests shows the requests the audit log (or, in old results, the proxy) counted by verb and resource: per cluster
 // while converging and in total while idle, for every case.
 func writeOperatorRequests(b *bytes.Buffer, f resultFile) {
 	keys := map[string]bool{}

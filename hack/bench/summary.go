@@ -293,9 +293,9 @@ func writeRunsSummary(b *bytes.Buffer, files []resultFile) {
 	sorted := append([]resultFile(nil), files...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, f := range sorted {
-		by := "proxy"
-		if f.Rep.Settings["count"] == countAudit {
-			by = "audit"
+		by := f.Rep.Settings["count"]
+		if by == "" {
+			by = "proxy" // results written before -count existed
 		}
 		for _, r := range operatorCases(f) {
 			t.add(runLink(f), caseLabel(r.Case), by, fixed(r.ConvergenceSec, 1), overheadOf(f, r), fixed(r.WritesPerCluster, 2),
