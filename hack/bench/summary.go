@@ -78,21 +78,9 @@ func renderBlocks(doc string, files []resultFile) (string, string, map[string]bo
 		if end == len(lines) {
 			return "", "", nil, fmt.Errorf("line %d: no %s after the block", blk.line, blockEnd)
 		}
-		var sel []resultFile
-		for _, name := range blk.files {
-			if name == "all" {
-				for _, f := range files {
-					if len(f.Rep.Results) > 0 {
-						sel = append(sel, f)
-					}
-				}
-				continue
-			}
-			f, ok := byBase[name]
-			if !ok {
-				return "", "", nil, fmt.Errorf("line %d: no result %s in the results directory", blk.line, name)
-			}
-			sel = append(sel, f)
+		sel, err := blk.selectFiles(files, byBase)
+		if err != nil {
+			return "", "", nil, err
 		}
 		for _, f := range sel {
 			named[path.Base(f.Name)] = true
@@ -105,6 +93,28 @@ func renderBlocks(doc string, files []resultFile) (string, string, map[string]bo
 		i = end
 	}
 	return strings.Join(out, "\n"), tables.String(), named, nil
+}
+
+// selectFiles are the results the block names, in its order ("all": every result with scale
+// cases, in name order).
+func (blk summaryBlock) selectFiles(files []resultFile, byBase map[string]resultFile) ([]resultFile, error) {
+	var sel []resultFile
+	for _, name := range blk.files {
+		if name == "all" {
+			for _, f := range files {
+				if len(f.Rep.Results) > 0 {
+					sel = append(sel, f)
+				}
+			}
+			continue
+		}
+		f, ok := byBase[name]
+		if !ok {
+			return nil, fmt.Errorf("line %d: no result %s in the results directory", blk.line, name)
+		}
+		sel = append(sel, f)
+	}
+	return sel, nil
 }
 
 func parseBlock(line int, l string) (summaryBlock, error) {
@@ -210,11 +220,34 @@ func overheadOf(f resultFile, r result) string {
 	return "—"
 }
 
+// Column headers the summary tables share.
+const (
+	hRun              = "run"
+	hRuns             = "runs"
+	hOperator         = "operator"
+	hOverhead         = "overhead"
+	hFloorConverge    = "floor converge s"
+	hRSSPer1k         = "RSS/1k DC MiB"
+	hManagerCPU       = "manager CPU s"
+	hMax              = "max s"
+	hReconcileErrors  = "reconcile errors"
+	hIdleWrites       = "idle writes"
+	hIdleReads        = "idle reads"
+	hOperatorConverge = "operator converge s"
+	hPeakHeap         = "peak heap MiB"
+	hStop             = "stop"
+	hWritesPerDC      = "writes/DC"
+	hStatusPatches    = "status patches/DC"
+	hMedian           = "median s"
+	hMin              = "min s"
+	hN                = "N"
+)
+
 // statusPatchesKey is the request that writes a DatabaseCluster's status.
 const statusPatchesKey = "patch databaseclusters.database.seed1b407122.io/status"
 
 func writeOverheadSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{"run", "N", "operator", "floor converge s", "operator converge s", "overhead", "overhead p50 / p99",
+	t := mdTable{header: []string{hRun, hN, hOperator, hFloorConverge, hOperatorConverge, hOverhead, "overhead p50 / p99",
 		"busy CPU, operator ÷ floor"}, right: []bool{false, true, false, true, true, true, true, true}}
 	for _, f := range files {
 		for _, o := range overheads(f.Rep.Results) {
@@ -227,8 +260,8 @@ func writeOverheadSummary(b *bytes.Buffer, files []resultFile) {
 }
 
 func writeWritesSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{"run", caseHeader, "writes/DC", "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
-		"idle s", "idle writes", "idle reads"}, right: []bool{false, false, true, true, true, true, true, true, true, true}}
+	t := mdTable{header: []string{hRun, caseHeader, hWritesPerDC, hStatusPatches, "reads/DC", "reconciles/DC", hReconcileErrors,
+		"idle s", hIdleWrites, hIdleReads}, right: []bool{false, false, true, true, true, true, true, true, true, true}}
 	for _, f := range files {
 		for _, r := range operatorCases(f) {
 			t.add(runLink(f), caseLabel(r.Case), fixed(r.WritesPerCluster, 2),
@@ -241,8 +274,8 @@ func writeWritesSummary(b *bytes.Buffer, files []resultFile) {
 }
 
 func writeMemorySummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{"run", caseHeader, "baseline RSS MiB", "peak RSS MiB", "RSS/1k DC MiB", "peak heap MiB", "end heap MiB",
-		"manager CPU s", "GCs"}, right: []bool{false, false, true, true, true, true, true, true, true}}
+	t := mdTable{header: []string{hRun, caseHeader, "baseline RSS MiB", "peak RSS MiB", hRSSPer1k, hPeakHeap, "end heap MiB",
+		hManagerCPU, "GCs"}, right: []bool{false, false, true, true, true, true, true, true, true}}
 	for _, f := range files {
 		for _, r := range operatorCases(f) {
 			t.add(runLink(f), caseLabel(r.Case), fixed(mib(float64(r.BaselineRSS)), 1), fixed(mib(float64(r.PeakRSS)), 1),
@@ -254,7 +287,7 @@ func writeMemorySummary(b *bytes.Buffer, files []resultFile) {
 }
 
 func writeGrowthSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{"run", "N", "floor converge s", "operator converge s", "overhead", "writes/DC", "RSS/1k DC MiB",
+	t := mdTable{header: []string{hRun, hN, hFloorConverge, hOperatorConverge, hOverhead, hWritesPerDC, hRSSPer1k,
 		"manager CPU ms/DC"}, right: []bool{false, true, true, true, true, true, true, true}}
 	for _, f := range files {
 		for _, p := range growthPoints(f.Rep.Results) {
@@ -266,7 +299,7 @@ func writeGrowthSummary(b *bytes.Buffer, files []resultFile) {
 }
 
 func writeLeaderSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{"run", "stop", "runs", "min s", "median s", "max s", "Lease moved, median s", "workers started, median s"},
+	t := mdTable{header: []string{hRun, hStop, hRuns, hMin, hMedian, hMax, "Lease moved, median s", "workers started, median s"},
 		right: []bool{false, false, true, true, true, true, true, true}}
 	for _, f := range files {
 		l := f.Rep.Leader
@@ -287,8 +320,8 @@ func writeLeaderSummary(b *bytes.Buffer, files []resultFile) {
 // writeRunsSummary is the index of the runs: one row per operator case, the figures the
 // experiments compare.
 func writeRunsSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{"run", caseHeader, "counted by", "converge s", "overhead", "writes/DC", "status patches/DC",
-		"reconcile errors", "RSS/1k DC MiB", "peak heap MiB", "manager CPU s", "idle writes"},
+	t := mdTable{header: []string{hRun, caseHeader, "counted by", "converge s", hOverhead, hWritesPerDC, hStatusPatches,
+		hReconcileErrors, hRSSPer1k, hPeakHeap, hManagerCPU, hIdleWrites},
 		right: []bool{false, false, false, true, true, true, true, true, true, true, true, true}}
 	sorted := append([]resultFile(nil), files...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
