@@ -263,8 +263,9 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on the operator and on the tools mod
 	for m in $(LINT_MODULES); do (cd $$m && GOWORK=off $(GOLANGCI_LINT) run --allow-parallel-runners --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
-verify: manifests generate echo-image-check bundle-digest-check catalog-check ## Fail when generated files (CRDs, RBAC, deepcopy), the Echo image's digest, the bundle's operator digest, catalog/'s bundle digests, formatting, the layout rule, hack/node's module versions against hack/tools' or the benchmark tables drift.
+verify: manifests generate echo-image-check bundle-digest-check catalog-check ## Fail when generated files (CRDs, RBAC, deepcopy), the Echo image's digest, the bundle's operator digest, catalog/'s bundle digests, formatting, go vet with no build tags, the layout rule, hack/node's module versions against hack/tools' or the benchmark tables drift.
 	hack/check-layout.sh
+	go vet ./... # with no build tags: what an editor and a newcomer run first must compile
 	hack/node/modules-check.sh
 	@for f in $(PROMETHEUS_RULE):prometheusrule.yaml $(GRAFANA_DASHBOARD):grafana-dashboard.json; do \
 		cmp -s $${f%%:*} $(HELM_CHART)/files/$${f##*:} || { \
@@ -783,7 +784,7 @@ bench-smoke: bench-build test-env snapshot-env ## Benchmark harness smoke run (2
 	$(LOCALBIN)/bench -manager $(LOCALBIN)/manager $(BENCH_SMOKE_FLAGS)
 
 .PHONY: bench-docs
-bench-docs: bench-build ## Render the tables of docs/benchmarks.md from the JSON results in docs/bench/.
+bench-docs: bench-build ## Render the tables of the report docs/benchmarks.md from the JSON results in docs/bench/ (make verify checks them and every figure its text quotes).
 	$(LOCALBIN)/bench -render-docs docs/benchmarks.md -results docs/bench
 
 ##@ Deployment

@@ -7,6 +7,8 @@
 #      files; nothing imports a suite.
 #   4. Commands and their libraries (hack/...) never import a suite.
 #   5. No two packages share a name (main and the API version packages aside).
+#   6. Every file of a suite carries its suite's build tag (the "//go:build" line of its
+#      suite_test.go), so that "go vet ./..." and "go test ./..." without tags compile and skip it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 module=$(go list -m)
@@ -47,4 +49,14 @@ BEGIN {
 END {
   if (bad) { print "The layout rule is broken (docs/development.md, Layout)."; exit 1 }
 }' <<< "$listing"
+for s in $suites; do
+  want=$(grep -m1 '^//go:build' "$s/suite_test.go" || true)
+  if [ -z "$want" ]; then echo "rule 6: $s/suite_test.go has no build tag"; exit 1; fi
+  for f in "$s"/*.go; do
+    if [ "$(grep -m1 '^//go:build' "$f" || true)" != "$want" ]; then
+      echo "rule 6: $f does not carry its suite's build tag ($want)"; bad6=1
+    fi
+  done
+done
+if [ -n "${bad6:-}" ]; then echo "The layout rule is broken (docs/development.md, Layout)."; exit 1; fi
 echo "Layout rule holds ($(wc -l <<< "$listing") packages)."

@@ -30,8 +30,8 @@ import (
 // cluster they belong to. A list by label selector alone matches every pod (or claim) of the
 // namespace, so with N clusters in a namespace each reconcile did O(N) label matches; with
 // the index it looks at the cluster's own objects only (the manager's CPU per cluster at 3,000
-// clusters in one namespace: 38 ms without, 22 ms with; docs/benchmarks.md, *Growth to 3,000
-// clusters*). The lists keep the label selector, which the cache applies to what the index
+// clusters in one namespace: 38 ms without, 22 ms with; docs/benchmarks.md, *Growth
+// with N*). The lists keep the label selector, which the cache applies to what the index
 // returns.
 const instanceIndex = "metadata.labels." + labels.Instance
 

@@ -16,17 +16,19 @@ import (
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 )
 
-// Counting the operator's requests with kube-apiserver's audit log instead of a proxy: the
-// manager talks to kube-apiserver directly, over TLS and HTTP/2 as it does in a cluster, as a
-// user of its own (auditUser, in system:masters like the admin), and an audit policy logs that
-// user's requests only, at the Metadata level (no bodies). The benchmark reads the new lines of
-// the log at each snapshot. Unlike the proxy, this costs the benchmark process no CPU per
-// request and changes nothing on the manager's path.
+// Counting the operator's requests with kube-apiserver's audit log: the manager talks to
+// kube-apiserver directly, over TLS and HTTP/2 as it does in a cluster, as a user of its own
+// (auditUser, in system:masters like the admin), and an audit policy logs that user's requests
+// only, at the Metadata level (no bodies). The benchmark reads the new lines of the log at each
+// snapshot. So the counts are of what the manager really sends on its real path, and cost the
+// benchmark process no CPU per request. (A counting proxy in the benchmark process did this
+// before 2026-11-28: it put the manager on plain HTTP/1.1, which client-go treats differently,
+// and cost CPU in the case it measured; results of that time say settings.count "proxy" or
+// nothing.)
 
 // How the operator's requests are counted (-count).
 const (
 	countAudit = "audit"
-	countProxy = "proxy"
 	countNone  = "none"
 )
 
@@ -58,7 +60,7 @@ func auditArgs(dir string) ([]string, string, error) {
 }
 
 // auditCounter reads an audit log from where it stopped and counts the requests in it, by verb
-// and resource as classify names them (hack/bench/proxy.go) and by response code.
+// and resource as classify names them (counts.go) and by response code.
 type auditCounter struct {
 	path string
 

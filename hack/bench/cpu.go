@@ -20,12 +20,13 @@ import (
 
 // Where the machine's CPU goes while the clusters converge. Every process of a case is this
 // benchmark's descendant (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok,
-// the manager) or the benchmark itself (its clients, the counting proxy, the CSI simulator), so
+// the manager) or the benchmark itself (its clients, the CSI simulator), so
 // reading /proc for the descendants at both ends of the window splits the CPU by process, and
 // /proc/stat says how much of the machine was busy. On a machine whose cores are saturated,
 // that split is where an operator's overhead against the floor comes from.
 
-// selfName is the row of the benchmark's own process.
+// selfName is the row of the benchmark's own process. It keeps the name of the results that
+// also ran a counting proxy in the benchmark process, so that old and new results share the row.
 const selfName = "bench (clients, proxy, CSI)"
 
 // Rows of the machine's totals in cpuSecondsByProcess; the parentheses sort them first.

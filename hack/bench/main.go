@@ -2,7 +2,7 @@
 // etcd, kube-controller-manager, kube-scheduler and kwok's simulated nodes): the raw write rate
 // of the API server, the time until N DatabaseClusters are Available, the API requests the
 // operator makes per cluster (counted from kube-apiserver's audit log of the manager's own user,
-// or by a proxy between the two), the writes it makes while idle, its memory, and the CPU of
+// which sees what the manager really sends over its own TLS/HTTP/2 connection), the writes it makes while idle, its memory, and the CPU of
 // every process of the case. Each case gets a fresh cluster and manager.
 // With -leader, a leader case runs 2 managers with leader election on a cluster of its own and
 // times the graceful hand-off (SIGTERM) and the crash takeover (SIGKILL) of the leader.
@@ -10,11 +10,13 @@
 //	go build -o bin/bench ./hack/bench && bin/bench -n 100,1000 -concurrency 4,16 -qps 50,500 -burst 100,1000
 //	bin/bench -leader-only -leader-repeat 5
 //	bin/bench -render-docs docs/benchmarks.md -results docs/bench [-check]
+//	bin/bench -tables docs/bench/<result>.json
 //
 // It prints one table and writes every figure to bench-results/<UTC start>.json. With
-// -render-docs it runs nothing: it renders the tables of every JSON result of -results into the
-// document, between its bench-tables markers (-check: only tells whether the document is
-// current). See docs/benchmarks.md.
+// -render-docs it runs nothing: it renders the report's summary tables from the JSON results of
+// -results and checks that its text quotes only figures they hold (-check: writes nothing, only
+// tells whether the report is current). -tables prints every table of one result as markdown.
+// See docs/benchmarks.md.
 package main
 
 import (
@@ -39,7 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
-// podsPerNode is a simulated node's pod capacity (test/localcluster); nodes are sized for N pods
+// podsPerNode is a simulated node's pod capacity (kwok's nodes of test/harness/controlplane); nodes are sized for N pods
 // with a 10% margin.
 const podsPerNode = 110
 
@@ -76,6 +78,7 @@ func run() error {
 		floor                   bool
 		repeat                  int
 		renderDoc, resultsDir   string
+		tablesOf                string
 		check                   bool
 		s                       settings
 	)
@@ -101,7 +104,7 @@ func run() error {
 	flag.StringVar(&s.crdDir, "crd-dir", "config/crd/bases", "CRD directory.")
 	flag.StringVar(&s.count, "count", countAudit, "How the operator's requests are counted by verb and resource: "+
 		"audit (kube-apiserver's audit log of the manager's own user; the manager talks TLS and HTTP/2 to kube-apiserver as in a cluster), "+
-		"proxy (a plain-HTTP counting proxy in the benchmark process, the only way before 2026-11-28), or none.")
+		"or none. (Results before 2026-11-28 were counted by a plain-HTTP proxy in the benchmark process, since removed: it changed the manager's path.)")
 	flag.StringVar(&s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
 	flag.DurationVar(&s.scrapeInterval, "scrape-interval", 30*time.Second, "How often the manager's /metrics is read for its heap while the clusters converge "+
 		"(Prometheus's default scrape interval, which the operator's ServiceMonitor keeps; results before 2026-11-27T21:00Z read it every 2s).")
@@ -115,11 +118,15 @@ func run() error {
 		"release on cancel); time the hand-off after SIGTERM and the takeover after SIGKILL of the leader.")
 	flag.IntVar(&leaderRepeat, "leader-repeat", 3, "How many times the leader case stops the leader with each signal.")
 	flag.BoolVar(&leaderOnly, "leader-only", false, "Run only the leader case (no scale case; -n and the like are ignored).")
-	flag.StringVar(&renderDoc, "render-docs", "", "Run nothing; render the tables of the JSON results in -results into this markdown file, "+
-		"between the lines "+beginMarker+" and "+endMarker+".")
+	flag.StringVar(&renderDoc, "render-docs", "", "Run nothing; render the summary tables of this report (its "+blockPrefix+"KIND FILE..."+blockSuffix+
+		" blocks) from the JSON results in -results, and check that its text quotes only figures they hold.")
+	flag.StringVar(&tablesOf, "tables", "", "Run nothing; print every table of this JSON result as markdown.")
 	flag.StringVar(&resultsDir, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
 	flag.BoolVar(&check, "check", false, "With -render-docs: write nothing; exit 1 when the file differs from what would be rendered.")
 	flag.Parse()
+	if tablesOf != "" {
+		return printRunTables(os.Stdout, tablesOf)
+	}
 	if renderDoc != "" {
 		if resultsDir == "" {
 			return errors.New("-render-docs needs -results DIR")
@@ -153,7 +160,7 @@ func run() error {
 
 	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
 		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
-		"proxy": strconv.FormatBool(s.count == countProxy), "count": s.count, "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
+		"count": s.count, "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
 		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
@@ -409,8 +416,8 @@ func writeReport(dir string, rep report) (string, error) {
 
 // prepare refuses settings a case cannot run with and creates the profile directories.
 func (s settings) prepare() error {
-	if s.count != countAudit && s.count != countProxy && s.count != countNone {
-		return fmt.Errorf("-count must be %s, %s or %s, not %q", countAudit, countProxy, countNone, s.count)
+	if s.count != countAudit && s.count != countNone {
+		return fmt.Errorf("-count must be %s or %s, not %q", countAudit, countNone, s.count)
 	}
 	if s.scrapeInterval <= 0 {
 		return errors.New("-scrape-interval must be positive")

@@ -16,13 +16,7 @@ import (
 	"github.com/seed1b407122/database-operator/test/harness/leader"
 )
 
-// The rendered tables replace what lies between these two lines of the document.
-const (
-	beginMarker = "<!-- bench-tables:begin -->"
-	endMarker   = "<!-- bench-tables:end -->"
-)
-
-// resultFile is one JSON result as the document shows it.
+// resultFile is one JSON result as the documents show it.
 type resultFile struct {
 	// Name is the file as the captions name it (the -results directory joined with the file name).
 	Name string
@@ -33,8 +27,10 @@ type resultFile struct {
 	Rep        report
 }
 
-// renderDocs replaces the tables of doc with those rendered from every JSON result in dir.
-// With check it writes nothing and fails when doc differs from what it would write.
+// renderDocs renders the summary tables of the report doc (summary.go) from the JSON results in
+// dir and checks that the report's text quotes only figures those tables hold and that every
+// result is named by a table. With check it writes nothing and fails when doc differs from what
+// it would write.
 func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	files, err := loadResults(doc, dir)
 	if err != nil {
@@ -51,9 +47,21 @@ func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	if len(stale) > 0 {
 		return fmt.Errorf("the growth charts %s are out of date with their results; run \"make bench-docs\" and commit them", strings.Join(stale, ", "))
 	}
-	rendered, err := replaceTables(string(current), renderTables(files))
+	rendered, tables, named, err := renderBlocks(string(current), files)
 	if err != nil {
 		return fmt.Errorf("%s: %w", doc, err)
+	}
+	if err := checkFigures(rendered, tables); err != nil {
+		return fmt.Errorf("%s: %w", doc, err)
+	}
+	var unnamed []string
+	for _, f := range files {
+		if !named[filepath.Base(f.Name)] {
+			unnamed = append(unnamed, f.Name)
+		}
+	}
+	if len(unnamed) > 0 {
+		return fmt.Errorf("%s: no table names the results %s; name them in a bench:table block or remove them", doc, strings.Join(unnamed, ", "))
 	}
 	if check {
 		if rendered != string(current) {
@@ -76,6 +84,27 @@ func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	}
 	_, _ = fmt.Fprintf(w, "%s: tables rendered from the %d results in %s\n", doc, len(files), dir)
 	return nil
+}
+
+// printRunTables writes every table of one result file (the per-run tables, which no document
+// keeps) as markdown to w.
+func printRunTables(w io.Writer, file string) error {
+	dir := filepath.Dir(file)
+	files, err := loadResults(filepath.Join(dir, "run.md"), dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if filepath.Base(f.Name) != filepath.Base(file) {
+			continue
+		}
+		if growthPoints(f.Rep.Results) != nil {
+			f.GrowthLink = strings.TrimSuffix(f.Link, ".json") + "-growth.svg"
+		}
+		_, err := io.WriteString(w, strings.TrimSpace(renderTables([]resultFile{f}))+"\n")
+		return err
+	}
+	return fmt.Errorf("%s: not a JSON result", file)
 }
 
 // loadResults reads every *.json of dir, sorted by name.
@@ -116,19 +145,6 @@ func loadResults(doc, dir string) ([]resultFile, error) {
 		files = append(files, resultFile{Name: filepath.ToSlash(path), Link: filepath.ToSlash(link), Rep: rep})
 	}
 	return files, nil
-}
-
-// replaceTables puts tables between the markers of doc.
-func replaceTables(doc, tables string) (string, error) {
-	if strings.Count(doc, beginMarker) != 1 || strings.Count(doc, endMarker) != 1 {
-		return "", fmt.Errorf("needs exactly one %q and one %q", beginMarker, endMarker)
-	}
-	begin := strings.Index(doc, beginMarker) + len(beginMarker)
-	end := strings.Index(doc, endMarker)
-	if end < begin {
-		return "", fmt.Errorf("%q comes before %q", endMarker, beginMarker)
-	}
-	return doc[:begin] + "\n\n" + strings.TrimSpace(tables) + "\n\n" + doc[end:], nil
 }
 
 // firstDifference names the first line where have and want differ.
@@ -378,15 +394,18 @@ func writeStagesTable(b *bytes.Buffer, f resultFile) {
 }
 
 // countedBy says how the file's operator requests were counted (settings.count; the files
-// written before it was a setting used the proxy).
+// written before it was a setting, and those of "proxy", used a counting proxy since removed).
 func countedBy(f resultFile) string {
-	if f.Rep.Settings["count"] == countAudit {
+	switch f.Rep.Settings["count"] {
+	case countAudit:
 		return "kube-apiserver's audit log of the manager's own user"
+	case countNone:
+		return "not counted"
 	}
 	return "counting proxy"
 }
 
-// writeOperatorRequests shows the requests the proxy (or the audit log) counted by verb and resource: per cluster
+// writeOperatorRequests shows the requests the audit log (or, in old results, the proxy) counted by verb and resource: per cluster
 // while converging and in total while idle, for every case.
 func writeOperatorRequests(b *bytes.Buffer, f resultFile) {
 	keys := map[string]bool{}

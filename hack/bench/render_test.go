@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,8 +95,8 @@ func contains(lines []string, want string) bool {
 	return false
 }
 
-// TestRenderDocsCheck renders into a document, then checks it: current after rendering, drift
-// after a result or the document changes, and -check never writes.
+// TestRenderDocsCheck renders a report's summary tables, then checks it: current after
+// rendering, drift after a result or a table changes, and -check never writes.
 func TestRenderDocsCheck(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "bench")
@@ -108,7 +109,8 @@ func TestRenderDocsCheck(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(results, fixtureName), string(fixture))
 	doc := filepath.Join(dir, "benchmarks.md")
-	stale := "# Title\n\ntext before\n\n" + beginMarker + "\n| old | table |\n" + endMarker + "\n\ntext after\n"
+	open := blockPrefix + "writes " + fixtureName + blockSuffix
+	stale := "# Title\n\nWrites per cluster: 9.00.\n\n" + open + "\n| old | table |\n" + blockEnd + "\n\ntext after\n"
 	writeFile(t, doc, stale)
 	var out strings.Builder
 
@@ -124,48 +126,86 @@ func TestRenderDocsCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	rendered := readFile(t, doc)
-	if !strings.HasPrefix(rendered, "# Title\n\ntext before\n\n"+beginMarker+"\n\n### `") ||
-		!strings.HasSuffix(rendered, "|\n\n"+endMarker+"\n\ntext after\n") || strings.Contains(rendered, "| old | table |") {
+	wantLine := "| [20260101T000000Z](bench/" + fixtureName + ") | N=10 c=16 q=50/100 | 9.00 | 3.00 | 0.00 | 4.50 | 0 | 20 | 0 | 0 |"
+	if !strings.HasPrefix(rendered, "# Title\n\nWrites per cluster: 9.00.\n\n"+open+"\n\n| run |") ||
+		!strings.HasSuffix(rendered, "|\n\n"+blockEnd+"\n\ntext after\n") || strings.Contains(rendered, "| old | table |") ||
+		!contains(strings.Split(rendered, "\n"), wantLine) {
 		t.Fatalf("rendered document:\n%s", rendered)
-	}
-	wantLine := "| 10 | 3 | 16 | 50/100 | 10 | 3.0 | 2.3 | 3.0 | 9.00 | 0.00 | 20 | 0 | 0 | 60.0 | 1000.0 | 15.0 | – |"
-	if !contains(strings.Split(rendered, "\n"), wantLine) {
-		t.Errorf("rendered document lacks %q", wantLine)
 	}
 	if err := renderDocs(&out, doc, results, true); err != nil {
 		t.Fatalf("check right after rendering: %v", err)
 	}
 
-	// A new result changes the tables: drift.
-	writeFile(t, filepath.Join(results, "20260102T000000Z-fixture.json"),
-		strings.Replace(string(fixture), `"convergenceSeconds": 3.04`, `"convergenceSeconds": 4.04`, 1))
+	// The JSON changes: the text's figure and the table no longer match it.
+	writeFile(t, filepath.Join(results, fixtureName), strings.Replace(string(fixture), `"writesPerCluster": 9`, `"writesPerCluster": 9.5`, 1))
+	if err := renderDocs(&out, doc, results, true); err == nil || !strings.Contains(err.Error(), "line 3: 9.00") {
+		t.Fatalf("check after the JSON changed: err = %v", err)
+	}
+	writeFile(t, doc, strings.Replace(rendered, "9.00.", "nine.", 1))
 	if err := renderDocs(&out, doc, results, true); err == nil || !strings.Contains(err.Error(), "out of date") {
-		t.Fatalf("check after a new result: err = %v", err)
+		t.Fatalf("check of the table after the JSON changed: err = %v", err)
 	}
-	if err := renderDocs(&out, doc, results, false); err != nil {
-		t.Fatal(err)
-	}
-	rendered = readFile(t, doc)
-	first, second := strings.Index(rendered, "20260101T000000Z"), strings.Index(rendered, "20260102T000000Z")
-	if first < 0 || second < first {
-		t.Errorf("results not in name order:\n%s", rendered)
-	}
+	writeFile(t, filepath.Join(results, fixtureName), string(fixture))
 
-	// A hand edit inside the markers is drift too; outside them it is not.
-	writeFile(t, doc, strings.Replace(rendered, "| 4.0 |", "| 4.1 |", 1))
+	// A hand edit of a figure in a table is drift; an edit of the text outside is not.
+	writeFile(t, doc, strings.Replace(rendered, "| 9.00 |", "| 9.10 |", 1))
 	if err := renderDocs(&out, doc, results, true); err == nil || !strings.Contains(err.Error(), "line ") {
 		t.Fatalf("check after a hand edit of a table: err = %v", err)
 	}
 	writeFile(t, doc, strings.Replace(rendered, "text after", "other text", 1))
 	if err := renderDocs(&out, doc, results, true); err != nil {
-		t.Fatalf("check after an edit outside the markers: %v", err)
+		t.Fatalf("check after an edit outside the tables: %v", err)
+	}
+
+	// A new result that no table names fails the check.
+	writeFile(t, filepath.Join(results, "20260102T000000Z-fixture.json"), string(fixture))
+	if err := renderDocs(&out, doc, results, true); err == nil || !strings.Contains(err.Error(), "no table names") {
+		t.Fatalf("check with an unnamed result: err = %v", err)
+	}
+}
+
+// TestCheckFigures: a figure the text quotes must be one a rendered table holds, so a figure
+// that does not match its JSON fails the check; versions, goals and code are not figures.
+func TestCheckFigures(t *testing.T) {
+	dir := t.TempDir()
+	fixture, err := os.ReadFile(filepath.Join("testdata", fixtureName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, fixtureName), string(fixture))
+	doc := filepath.Join(dir, "benchmarks.md")
+	table := blockPrefix + "memory " + fixtureName + blockSuffix + "\n" + blockEnd + "\n"
+	var out strings.Builder
+	for _, tc := range []struct {
+		name, text string
+		bad        string // the figure the check names; "" for none
+	}{
+		{"figures the table holds", "RSS per 1,000 clusters 1000.0 MiB, peak 60.0 MiB, CPU 12.3 s.", ""},
+		{"a figure that does not match its JSON", "RSS per 1,000 clusters 1000.0 MiB, peak 61.0 MiB.", "61.0"},
+		{"a rounded figure is not the table's", "CPU 12 s, heap 15.00 MiB.", "15.00"},
+		{"versions, goals, code and links", "HTTP/1.1, v1.37.1, goal ≤ 1.15, `7.5`, [x](a/3.5.md), <!-- 8.5 -->", ""},
+		{"fenced code", "```\n4.5\n```", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writeFile(t, doc, "# Report\n\n"+tc.text+"\n\n"+table)
+			err := renderDocs(&out, doc, dir, false)
+			if tc.bad == "" {
+				if err != nil {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "line 3: "+tc.bad) {
+				t.Fatalf("err = %v, want one naming line 3: %s", err, tc.bad)
+			}
+		})
 	}
 }
 
 func TestRenderDocsErrors(t *testing.T) {
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "doc.md")
-	writeFile(t, doc, "no markers\n")
+	writeFile(t, doc, "no tables\n")
 	var out strings.Builder
 	if err := renderDocs(&out, doc, dir, false); err == nil || !strings.Contains(err.Error(), "no JSON results") {
 		t.Errorf("empty results: err = %v", err)
@@ -182,14 +222,43 @@ func TestRenderDocsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, fixtureName), string(fixture))
-	if err := renderDocs(&out, doc, dir, false); err == nil || !strings.Contains(err.Error(), "needs exactly one") {
-		t.Errorf("no markers: err = %v", err)
+	for _, tc := range []struct{ doc, want string }{
+		{"no tables\n", "no table names"},
+		{blockPrefix + "writes other.json" + blockSuffix + "\n" + blockEnd + "\n", "no result other.json"},
+		{blockPrefix + "speed " + fixtureName + blockSuffix + "\n" + blockEnd + "\n", "unknown kind"},
+		{blockPrefix + "writes" + blockSuffix + "\n" + blockEnd + "\n", "at least one file"},
+		{blockPrefix + "writes " + fixtureName + blockSuffix + "\n", "no " + blockEnd},
+		{blockEnd + "\n", "without"},
+		{blockPrefix + "writes all" + blockSuffix + "\n" + blockPrefix + "writes all" + blockSuffix + "\n" + blockEnd + "\n", "not closed"},
+	} {
+		writeFile(t, doc, tc.doc)
+		if err := renderDocs(&out, doc, dir, false); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("document %q: err = %v, want %q", tc.doc, err, tc.want)
+		}
 	}
-	if _, err := replaceTables(endMarker+"\n"+beginMarker+"\n", "x"); err == nil {
-		t.Error("markers in the wrong order: no error")
+}
+
+// TestSummaryKinds renders every kind from the fixture: each names its file and holds the
+// fixture's figures.
+func TestSummaryKinds(t *testing.T) {
+	files, err := loadResults("testdata/report.md", "testdata")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := replaceTables(beginMarker+beginMarker+endMarker, "x"); err == nil {
-		t.Error("two begin markers: no error")
+	for kind, want := range map[string]string{
+		"writes":   "| N=10 c=16 q=50/100 | 9.00 | 3.00 | 0.00 | 4.50 | 0 | 20 | 0 | 0 |",
+		"memory":   "| N=10 c=16 q=50/100 | 50.0 | 60.0 | 1000.0 | 15.0 | 10.0 | 12.3 | 56 |",
+		"leader":   "| graceful hand-off (SIGTERM) | 1 | 2.50 | 2.50 | 2.50 | 2.25 | 2.40 |",
+		"runs":     "| N=10 c=16 q=50/100 | proxy | 3.0 | — | 9.00 | 3.00 | 0 | 1000.0 | 15.0 | 12.3 | 0 |",
+		"overhead": "| run | N | operator |",
+		"growth":   "| run | N | floor converge s |",
+	} {
+		var b bytes.Buffer
+		summaryKinds[kind](&b, files)
+		got := b.String()
+		if !strings.Contains(got, want) || !strings.Contains(got, "[20260101T000000Z]("+fixtureName+")") && kind != "overhead" && kind != "growth" {
+			t.Errorf("%s:\n%s\nlacks %q", kind, got, want)
+		}
 	}
 }
 

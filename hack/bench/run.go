@@ -67,7 +67,7 @@ type settings struct {
 	apiServerArgs []string
 	schedulerArgs []string
 	crdDir        string
-	// count is how the operator's requests are counted: countAudit, countProxy or countNone.
+	// count is how the operator's requests are counted: countAudit or countNone.
 	count   string
 	workDir string
 	// heapDir, when set, keeps each operator case's heap profile there (heapProfileName).
@@ -734,12 +734,11 @@ type benchManager struct {
 	metricsURL string
 	pprofURL   string
 	startup    time.Duration
-	proxy      *countingProxy
 	audit      *auditCounter
 }
 
-// startManager runs the manager against the cluster (as auditUser, or through the counting
-// proxy, as s.count says) and waits until /readyz answers.
+// startManager runs the manager against the cluster (as auditUser when s.count is countAudit)
+// and waits until /readyz answers.
 func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings) (*benchManager, error) {
 	m := &benchManager{}
 	kubeconfig := cluster.KubeconfigPath
@@ -749,15 +748,6 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 			return nil, err
 		}
 		m.audit = newAuditCounter(s.auditLog)
-	}
-	if s.count == countProxy {
-		if m.proxy, err = startProxy(cluster.Config); err != nil {
-			return nil, err
-		}
-		if kubeconfig, err = m.proxy.writeKubeconfig(cluster.WorkDir); err != nil {
-			m.proxy.stop()
-			return nil, err
-		}
 	}
 	began := time.Now()
 	m.Process, err = manager.Start(ctx, manager.Options{
@@ -773,9 +763,6 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		}, s.managerArgs...),
 	})
 	if err != nil {
-		if m.proxy != nil {
-			m.proxy.stop()
-		}
 		return nil, err
 	}
 	m.startup = time.Since(began)
@@ -784,11 +771,8 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 	return m, nil
 }
 
-// stop stops the manager with SIGINT (SIGKILL after 30 s) and the proxy.
+// stop stops the manager with SIGINT (SIGKILL after 30 s).
 func (m *benchManager) stop() error {
-	if m.proxy != nil {
-		defer m.proxy.stop()
-	}
 	return m.Stop(30 * time.Second)
 }
 
@@ -804,10 +788,7 @@ type snapshot struct {
 
 func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config) snapshot {
 	var s snapshot
-	switch {
-	case m.proxy != nil:
-		s.requests = m.proxy.snapshot()
-	case m.audit != nil:
+	if m.audit != nil {
 		s.requests, s.requestsErr = m.audit.snapshot()
 	}
 	s.manager, _ = scrapeHTTP(ctx, m.metricsURL)

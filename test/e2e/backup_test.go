@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Copyright 2026 The database-operator Authors.
 //
 // Licensed under the Apache License, Version 2.0 (the "License");

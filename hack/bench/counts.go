@@ -1,38 +1,16 @@
 package main
 
 import (
-	"fmt"
 	"maps"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
-
-	"k8s.io/client-go/rest"
 )
 
-// countingProxy sits between the manager and kube-apiserver and counts every request the
-// manager sends, by verb and resource (-count proxy; the default, -count audit, reads
-// kube-apiserver's audit log instead: audit.go). kube-apiserver's own apiserver_request_total
-// has verb and resource but no client label. The manager reaches the proxy over plain HTTP on
-// loopback; the proxy forwards with the admin credentials (the identity the manager has in the
-// e2e suites too). It costs CPU in the benchmark process and changes the manager's path (plain
-// HTTP/1.1, a connection per watch).
-type countingProxy struct {
-	URL string
+// The operator's requests by verb and resource, as counted from kube-apiserver's audit log of
+// the manager's own user (audit.go).
 
-	server *http.Server
-	tally  requestTally
-}
-
-// requestTally counts requests by "verb resource" and by response code: the proxy's and the
-// audit log's counts.
+// requestTally counts requests by "verb resource" and by response code.
 type requestTally struct {
 	mu     sync.Mutex
 	counts map[string]int64
@@ -58,83 +36,6 @@ func (t *requestTally) snapshot() requestCounts {
 	maps.Copy(s.ByCode, t.codes)
 	return s
 }
-
-// startProxy listens on a free loopback port and forwards to cfg.Host.
-func startProxy(cfg *rest.Config) (*countingProxy, error) {
-	target, err := url.Parse(cfg.Host)
-	if err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", cfg.Host, err)
-	}
-	transport, err := rest.TransportFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the upstream transport: %w", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listening: %w", err)
-	}
-	p := &countingProxy{URL: "http://" + l.Addr().String()}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(target)
-			pr.Out.Host = target.Host
-		},
-		Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := transport.RoundTrip(req)
-			p.record(req, resp)
-			return resp, err
-		}),
-		// Watches stream: pass every event on at once.
-		FlushInterval: -1,
-	}
-	p.server = &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = p.server.Serve(l) }()
-	return p, nil
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-func (p *countingProxy) record(req *http.Request, resp *http.Response) {
-	verb, resource := classify(req)
-	code := 0
-	if resp != nil {
-		code = resp.StatusCode
-	}
-	p.tally.add(verb+" "+resource, strconv.Itoa(code))
-}
-
-// snapshot returns a copy of the counters.
-func (p *countingProxy) snapshot() requestCounts { return p.tally.snapshot() }
-
-// writeKubeconfig writes a kubeconfig that points at the proxy.
-func (p *countingProxy) writeKubeconfig(dir string) (string, error) {
-	path := filepath.Join(dir, "bench-proxy.kubeconfig")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: proxy
-  cluster:
-    server: %s
-contexts:
-- name: proxy
-  context:
-    cluster: proxy
-    user: proxy
-users:
-- name: proxy
-  user: {}
-current-context: proxy
-`, p.URL)
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	return path, nil
-}
-
-// stop closes the listener and every connection at once: watches never end by themselves.
-func (p *countingProxy) stop() { _ = p.server.Close() }
 
 // requestCounts are the requests seen up to a moment.
 type requestCounts struct {
@@ -181,7 +82,8 @@ func (c requestCounts) totals() (writes, reads, watches int64) {
 }
 
 // classify returns the Kubernetes verb and "resource[.group][/subresource]" of a request, as
-// kube-apiserver's request info would.
+// kube-apiserver's request info would; the audit log names a request without a resource
+// (discovery, /metrics) by its path only, and classify names it as the counts always did.
 func classify(r *http.Request) (verb, resource string) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	var rest []string
