@@ -140,6 +140,19 @@ func (r *Reconciler) ForgetMetrics(namespace, name string) {
 
 // reconcileChildren runs the phases in order and returns what they observed. While the cluster
 // is paused nothing is written: the StatefulSet and the claims are only read, to report on them.
+//
+// The order of the phases, agreed between the pod's inputs (spec.config, spec.credentials,
+// spec.tls) and Auto Pilot, so that each knows what it may rely on:
+//  1. the Services and the PodDisruptionBudget (built from the spec alone);
+//  2. the restore of a new cluster's claims from a backup;
+//  3. the pod's inputs: the ConfigMap, Secrets and certificates the pods mount, resolved into
+//     the checksum the pod template carries; a missing input stops here, so no pod is rolled
+//     for an input that is not there;
+//  4. the claims (growth to spec.storage.size, which storage auto-grow raises);
+//  5. the StatefulSet, from the spec and the inputs' checksum;
+//  6. Auto Pilot's actions on members (a stuck rollout's pod, a lost member), from what the pods
+//     show after the StatefulSet is written: at most one member per pass, never a Ready one;
+//  7. the PodMonitor, last: it must never keep the database from running.
 func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) observation {
 	if dc.Spec.Paused {
 		return r.observe(ctx, dc, nil)
