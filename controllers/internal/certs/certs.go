@@ -143,7 +143,8 @@ func RenewCA(ca Pair, now time.Time) (Pair, error) {
 	if err != nil {
 		return Pair{}, err
 	}
-	// The same key identifier, so that clients matching on it (AuthorityKeyId) still find it.
+	// The same key identifier, which the certificates it signed name as their AuthorityKeyId.
+	// crypto/x509 would derive the same one from the key; set, it does not rest on that.
 	template.SubjectKeyId = cert.SubjectKeyId
 	certPEM, err := sign(template, template, key.Public(), key)
 	if err != nil {
@@ -259,8 +260,9 @@ func newKey() (*ecdsa.PrivateKey, error) {
 	return key, nil
 }
 
-// newSerial is a random serial number of up to 128 bits from crypto/rand, never zero (RFC 5280
-// asks for a positive serial; 128 random bits make two of the same CA collide never in practice).
+// newSerial is a random serial number of up to 128 bits from crypto/rand, never zero: RFC 5280
+// asks for a positive serial, and 128 random bits make two certificates of one CA sharing a
+// serial a practical impossibility.
 func newSerial() (*big.Int, error) {
 	limit := new(big.Int).Lsh(big.NewInt(1), 128)
 	limit.Sub(limit, big.NewInt(1))
@@ -283,6 +285,11 @@ func (p Pair) parse() (*x509.Certificate, crypto.Signer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", corev1.TLSCertKey, err)
 	}
+	// Parsed apart first, so that a broken key is not reported as a mismatch.
+	if _, err := parsePrivateKey(p.KeyPEM); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", corev1.TLSPrivateKeyKey, err)
+	}
+	// What a TLS server loading the pair will check.
 	pair, err := tls.X509KeyPair(p.CertPEM, p.KeyPEM)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s does not match %s: %w", corev1.TLSPrivateKeyKey, corev1.TLSCertKey, err)
@@ -292,6 +299,38 @@ func (p Pair) parse() (*x509.Certificate, crypto.Signer, error) {
 		return nil, nil, fmt.Errorf("%s holds a key that cannot sign", corev1.TLSPrivateKeyKey)
 	}
 	return cert, signer, nil
+}
+
+// parsePrivateKey parses the first private key block of keyPEM in the forms TLS Secrets hold it:
+// PKCS#8 ("PRIVATE KEY"), SEC 1 ("EC PRIVATE KEY") or PKCS#1 ("RSA PRIVATE KEY"). Its error
+// names the block and the form; the ASN.1 detail behind it would tell a user nothing more.
+func parsePrivateKey(keyPEM []byte) (crypto.PrivateKey, error) {
+	for rest := keyPEM; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			return nil, errors.New("no PEM private key")
+		}
+		var key crypto.PrivateKey
+		var err error
+		var form string
+		switch block.Type {
+		case privateKeyBlock:
+			form = "PKCS#8"
+			key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+		case "EC PRIVATE KEY":
+			form = "SEC 1"
+			key, err = x509.ParseECPrivateKey(block.Bytes)
+		case "RSA PRIVATE KEY":
+			form = "PKCS#1"
+			key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the %s block is not a %s key", block.Type, form)
+		}
+		return key, nil
+	}
 }
 
 // parseCA is parse for a CA's pair: its certificate must be a CA's.

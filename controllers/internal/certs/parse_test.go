@@ -49,7 +49,12 @@ func TestValidateTLSSecret(t *testing.T) {
 		{"the key of another certificate", secret(corev1.SecretTypeTLS, map[string][]byte{"tls.crt": leaf.CertPEM, "tls.key": other.KeyPEM}),
 			"the Secret team/db-tls: tls.key does not match tls.crt: tls: private key does not match public key"},
 		{"a tls.key that is not PEM", secret(corev1.SecretTypeTLS, map[string][]byte{"tls.crt": leaf.CertPEM, "tls.key": []byte("x")}),
-			"the Secret team/db-tls: tls.key does not match tls.crt: tls: failed to find any PEM data in key input"},
+			"the Secret team/db-tls: tls.key: no PEM private key"},
+		{"a tls.key block that does not parse", secret(corev1.SecretTypeTLS, map[string][]byte{"tls.crt": leaf.CertPEM,
+			"tls.key": []byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")}),
+			"the Secret team/db-tls: tls.key: the PRIVATE KEY block is not a PKCS#8 key"},
+		{"a tls.crt that is the CA's", secret(corev1.SecretTypeTLS, map[string][]byte{"tls.crt": ca.CertPEM, "tls.key": leaf.KeyPEM}),
+			"the Secret team/db-tls: tls.key does not match tls.crt: tls: private key does not match public key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			expiry, err := ValidateTLSSecret(tc.secret)
