@@ -41,6 +41,8 @@ func RenewAt(cert *x509.Certificate) time.Time {
 // compared by coverage, wildcards included: a member a scale-up adds is covered by the
 // wildcard and one a scale-down removes by the wanted wildcard, so only a change of the cluster's
 // names (or of this package's name policy) reissues. The reason is empty when it returns false.
+// It judges the serving certificate only: the controller loads the CA first (PairFromSecretData)
+// and renews it at its own RenewAt with RenewCA, since a leaf reissued by a broken CA fails too.
 func NeedsRenewal(certPEM []byte, wantDNSNames []string, caPEM []byte, now time.Time) (bool, string) {
 	if len(certPEM) == 0 {
 		return true, "there is no certificate"
