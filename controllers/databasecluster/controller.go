@@ -167,11 +167,15 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err := r.reconcileRestore(ctx, dc, log); err != nil {
 		return r.observe(ctx, dc, err)
 	}
+	checksum, err := r.reconcileInputs(ctx, dc, log)
+	if err != nil {
+		return r.observe(ctx, dc, err)
+	}
 	claims, err := r.reconcileStorage(ctx, dc, log)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, log)
+	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, checksum, log)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
@@ -213,6 +217,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(statefulSetChanged())).
 		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),

@@ -76,9 +76,13 @@ func (r *Reconciler) Finalize(ctx context.Context, dc *databasev1alpha1.Database
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	keptSecret, err := r.releaseCredentials(ctx, dc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventDeleting, "Delete",
-		"Deleting the cluster: whenDeleted is %s; %d claims deleted, %d claims released from the StatefulSet, %d member claims in all",
-		dc.WhenDeleted(), deleted, released, len(claims))
+		"Deleting the cluster: whenDeleted is %s; %d claims deleted, %d claims released from the StatefulSet, %d member claims in all%s",
+		dc.WhenDeleted(), deleted, released, len(claims), keptNote(keptSecret, dc))
 	if err := patch.RemoveFinalizer(ctx, r.Client, dc, databasev1alpha1.Finalizer); err != nil {
 		// A cluster that is already gone needs nothing more.
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -116,12 +116,13 @@ func (r *Reconciler) deleteChild(ctx context.Context, dc *databasev1alpha1.Datab
 // into a StatefulSet is a terminal error: retrying cannot help until the user changes it, and the
 // Degraded condition says why.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
-	claims []corev1.PersistentVolumeClaim, log *changes,
+	claims []corev1.PersistentVolumeClaim, checksum string, log *changes,
 ) (*appsv1.StatefulSet, child.Result, []string, error) {
 	desired, err := BuildStatefulSet(dc)
 	if err != nil {
 		return nil, "", nil, reconcile.TerminalError(err)
 	}
+	withInputsChecksum(desired, checksum)
 	waits, err := r.holdScaleUp(ctx, dc, claims, desired)
 	if err != nil {
 		return nil, "", nil, err

@@ -17,6 +17,7 @@ package databasecluster
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -140,7 +141,7 @@ func buildPodTemplate(dc *databasev1alpha1.DatabaseCluster) corev1.PodTemplateSp
 			SecurityContext:               buildPodSecurityContext(dc.Spec.SecurityContext),
 			InitContainers:                buildInitContainers(&dc.Spec),
 			Containers:                    []corev1.Container{buildContainer(dc)},
-			Volumes:                       dc.Spec.Volumes,
+			Volumes:                       append(inputVolumes(dc), dc.Spec.Volumes...),
 			ImagePullSecrets:              dc.Spec.ImagePullSecrets,
 			TerminationGracePeriodSeconds: terminationGracePeriod(&dc.Spec),
 			Affinity:                      podAffinity(dc),
@@ -176,12 +177,12 @@ func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 		Command:         dc.Spec.Command,
 		Args:            dc.Spec.Args,
 		EnvFrom:         dc.Spec.EnvFrom,
-		Env:             dc.Spec.Env,
+		Env:             append(dc.CredentialsEnv(), dc.Spec.Env...),
 		Ports:           containerPorts(dc),
 		Resources:       dc.Spec.Resources,
-		VolumeMounts: append([]corev1.VolumeMount{{
+		VolumeMounts: slices.Concat([]corev1.VolumeMount{{
 			Name: databasev1alpha1.DataVolumeName, MountPath: databasev1alpha1.DataMountPath,
-		}}, dc.Spec.VolumeMounts...),
+		}}, inputMounts(dc), dc.Spec.VolumeMounts),
 		StartupProbe:    explicitProbe(dc.Spec.StartupProbe),
 		ReadinessProbe:  readinessProbe(&dc.Spec),
 		LivenessProbe:   livenessProbe(&dc.Spec),

@@ -193,6 +193,8 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 			cond.Reason = databasev1alpha1.ReasonChildConflict
 		case IsRestoreRefused(err):
 			cond.Reason = databasev1alpha1.ReasonRestoreRefused
+		case isInputMissing(err):
+			cond.Reason = databasev1alpha1.ReasonInputMissing
 		}
 		// The API server may append a diff of the object on further lines; the first line
 		// says what was refused and why.

@@ -60,6 +60,9 @@ const (
 	// not Completed, from a larger cluster, larger than spec.storage.size, or a member claim
 	// exists already with other data); no StatefulSet is created until it can.
 	ReasonRestoreRefused = "RestoreRefused"
+	// ReasonInputMissing: a ConfigMap or Secret the pods read (spec.config, spec.credentials)
+	// does not exist or lacks a key; no pod is changed until it is there.
+	ReasonInputMissing = "InputMissing"
 	// ReasonPodCreateFailed: the StatefulSet controller reports that it cannot create a pod.
 	ReasonPodCreateFailed = "PodCreateFailed"
 	// ReasonStorageExpanding: claims are being expanded to the new size.

@@ -305,6 +305,18 @@ type DatabaseClusterSpec struct {
 	// +optional
 	Service *ServiceSpec `json:"service,omitempty"`
 
+	// Config gives the database its configuration files, mounted read-only at
+	// /etc/database/config: inline, or from a ConfigMap of yours. A change of their content
+	// rolls the pods one at a time.
+	// +optional
+	Config *ConfigSpec `json:"config,omitempty"`
+
+	// Credentials gives the database a user name and a password in a Secret: one the operator
+	// generates once (NAME-credentials), or one of yours. The database container reads them as
+	// DATABASE_USERNAME and DATABASE_PASSWORD and as files under /etc/database/credentials.
+	// +optional
+	Credentials *CredentialsSpec `json:"credentials,omitempty"`
+
 	PodExtensions `json:",inline"`
 }
 

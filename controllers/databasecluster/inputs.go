@@ -1,0 +1,330 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasecluster
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/certs"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
+)
+
+// The pods' inputs: the ConfigMap of inline config files (owned, cached by label), the user's
+// ConfigMap (read by name), and the credentials Secrets, read by name and never listed or
+// watched: get to read them, create to generate one, patch to release it on deletion.
+// +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;create;patch
+
+// credentialsFileMode lets the database's user (through the pod's fsGroup) read the credential
+// files, and nobody else.
+const credentialsFileMode int32 = 0o440
+
+// inputVolumes are the volumes of the pod's inputs: the ConfigMap of spec.config and the Secret
+// of spec.credentials.
+func inputVolumes(dc *databasev1alpha1.DatabaseCluster) []corev1.Volume {
+	var volumes []corev1.Volume
+	if name := dc.ConfigSourceName(); name != "" {
+		volumes = append(volumes, corev1.Volume{Name: databasev1alpha1.ConfigVolumeName, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}},
+		}})
+	}
+	if name := dc.CredentialsSecretName(); name != "" {
+		volumes = append(volumes, corev1.Volume{Name: databasev1alpha1.CredentialsVolumeName, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{
+				SecretName: name,
+				Items: []corev1.KeyToPath{
+					{Key: databasev1alpha1.UsernameKey, Path: databasev1alpha1.UsernameKey},
+					{Key: databasev1alpha1.PasswordKey, Path: databasev1alpha1.PasswordKey},
+				},
+				DefaultMode: ptr.To(credentialsFileMode),
+			},
+		}})
+	}
+	return volumes
+}
+
+// inputMounts mount the input volumes read-only in the database container.
+func inputMounts(dc *databasev1alpha1.DatabaseCluster) []corev1.VolumeMount {
+	var mounts []corev1.VolumeMount
+	if dc.ConfigSourceName() != "" {
+		mounts = append(mounts, corev1.VolumeMount{
+			Name: databasev1alpha1.ConfigVolumeName, MountPath: databasev1alpha1.ConfigMountPath, ReadOnly: true,
+		})
+	}
+	if dc.CredentialsSecretName() != "" {
+		mounts = append(mounts, corev1.VolumeMount{
+			Name: databasev1alpha1.CredentialsVolumeName, MountPath: databasev1alpha1.CredentialsMountPath, ReadOnly: true,
+		})
+	}
+	return mounts
+}
+
+// passwordLength and passwordAlphabet make a generated password: 32 letters and digits, about
+// 190 bits from crypto/rand, with no character a shell, a URL or a connection string quotes.
+const (
+	passwordLength   = 32
+	passwordAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+)
+
+// inputMissingError is an input of the pods that is not there: nothing the operator can fix, and
+// no pod is changed until the user provides it. Degraded carries its message.
+type inputMissingError struct{ message string }
+
+func (e *inputMissingError) Error() string { return e.message }
+
+// isInputMissing says whether err is an inputMissingError.
+func isInputMissing(err error) bool {
+	var missing *inputMissingError
+	return errors.As(err, &missing)
+}
+
+// reconcileInputs is the phase of the pod's inputs: it keeps the ConfigMap of inline config
+// files and the generated credentials Secret, reads the user's ConfigMap or Secret, and returns
+// the checksum of the configuration the pods mount ("" without spec.config). An input that is
+// missing stops the phases here, so that no pod is rolled for it.
+func (r *Reconciler) reconcileInputs(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (string, error) {
+	files, err := r.reconcileConfig(ctx, dc, log)
+	if err != nil {
+		return "", err
+	}
+	if err := r.reconcileCredentials(ctx, dc, log); err != nil {
+		return "", err
+	}
+	if files == nil {
+		return "", nil
+	}
+	return certs.ChecksumMap(files), nil
+}
+
+// reconcileConfig keeps the ConfigMap of inline files, or reads the user's, and returns the files
+// (nil without spec.config).
+func (r *Reconciler) reconcileConfig(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (map[string][]byte, error) {
+	config := dc.Spec.Config
+	if config == nil {
+		return nil, nil
+	}
+	if config.ConfigMapRef == nil {
+		err := ensureChild(ctx, r, "ConfigMap", BuildConfigMap(dc), &corev1.ConfigMap{}, configMapSpec, log)
+		return configFiles(config.Files, nil), err
+	}
+	// The user's ConfigMap is read from the API server: the cache holds only the operator's.
+	cm := &corev1.ConfigMap{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: config.ConfigMapRef.Name}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, &inputMissingError{fmt.Sprintf(
+			"spec.config.configMapRef names the ConfigMap %s, which does not exist in namespace %s: no pod is changed until it does",
+			config.ConfigMapRef.Name, dc.Namespace)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the ConfigMap %s of spec.config: %w", config.ConfigMapRef.Name, err)
+	}
+	return configFiles(cm.Data, cm.BinaryData), nil
+}
+
+// configFiles are the files of a ConfigMap's data, as bytes.
+func configFiles(data map[string]string, binary map[string][]byte) map[string][]byte {
+	files := make(map[string][]byte, len(data)+len(binary))
+	for name, content := range data {
+		files[name] = []byte(content)
+	}
+	maps.Copy(files, binary)
+	return files
+}
+
+// BuildConfigMap returns the ConfigMap NAME-config of dc's inline config files.
+func BuildConfigMap(dc *databasev1alpha1.DatabaseCluster) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: childMeta(dc, dc.ConfigMapName()), Data: dc.Spec.Config.Files}
+}
+
+// configMapSpec keeps the files of the inline config ConfigMap.
+var configMapSpec = child.Spec[*corev1.ConfigMap]{
+	InSync: func(desired, observed *corev1.ConfigMap) bool {
+		return maps.Equal(desired.Data, observed.Data) && len(observed.BinaryData) == 0
+	},
+	Merge: func(desired, observed *corev1.ConfigMap) {
+		observed.Data = desired.Data
+		observed.BinaryData = nil
+	},
+}
+
+// reconcileCredentials checks the user's credentials Secret, or generates NAME-credentials once.
+// Secrets are read from the API server by name, never cached or listed: the operator reads only
+// the Secrets of spec.credentials.
+func (r *Reconciler) reconcileCredentials(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+	if dc.Spec.Credentials == nil {
+		return nil
+	}
+	name := dc.CredentialsSecretName()
+	secret := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: name}, secret)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading the Secret %s of spec.credentials: %w", name, err)
+	}
+	if dc.Spec.Credentials.SecretName != "" {
+		return checkUserCredentials(dc, secret, err)
+	}
+	if apierrors.IsNotFound(err) {
+		return r.generateCredentials(ctx, dc, log)
+	}
+	// Never overwritten: only the ownership is checked (a Secret of that name the cluster does
+	// not control is a conflict, reported and left as it is).
+	_, _, err = child.Ensure(ctx, secretReader{r.Client, r.APIReader}, r.APIReader, buildCredentialsMeta(dc), &corev1.Secret{}, credentialsSpec)
+	return err
+}
+
+// checkUserCredentials reports a user's credentials Secret that is missing or lacks a key.
+func checkUserCredentials(dc *databasev1alpha1.DatabaseCluster, secret *corev1.Secret, getErr error) error {
+	name := dc.Spec.Credentials.SecretName
+	if apierrors.IsNotFound(getErr) {
+		return &inputMissingError{fmt.Sprintf(
+			"spec.credentials.secretName names the Secret %s, which does not exist in namespace %s: no pod is changed until it does",
+			name, dc.Namespace)}
+	}
+	for _, key := range []string{databasev1alpha1.UsernameKey, databasev1alpha1.PasswordKey} {
+		if len(secret.Data[key]) == 0 {
+			return &inputMissingError{fmt.Sprintf("the Secret %s of spec.credentials has no key %s: it needs username and password", name, key)}
+		}
+	}
+	return nil
+}
+
+// generateCredentials creates NAME-credentials with a new password, only for a cluster that has
+// no StatefulSet yet: a cluster that already ran initialized its data with the password of a
+// Secret that is now gone, and a new password would not open it.
+func (r *Reconciler) generateCredentials(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+	sts := &appsv1.StatefulSet{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
+	if err == nil && metav1.IsControlledBy(sts, dc) {
+		return &inputMissingError{fmt.Sprintf(
+			"the Secret %s that holds the database's password is gone: restore it (the data was initialized with that password), or name a Secret of yours in spec.credentials.secretName; the operator does not generate a new password for a cluster that already ran",
+			dc.GeneratedCredentialsName())}
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	password, err := randomPassword()
+	if err != nil {
+		return err
+	}
+	desired := buildCredentialsMeta(dc)
+	desired.Type = corev1.SecretTypeBasicAuth
+	desired.Data = map[string][]byte{
+		databasev1alpha1.UsernameKey: []byte(dc.Spec.Credentials.Username),
+		databasev1alpha1.PasswordKey: []byte(password),
+		databasev1alpha1.HostKey:     []byte(dc.ClientServiceName() + "." + dc.Namespace + ".svc"),
+		databasev1alpha1.PortKey:     []byte(strconv.Itoa(int(dc.DatabasePort()))),
+	}
+	_, result, err := child.Ensure(ctx, secretReader{r.Client, r.APIReader}, r.APIReader, desired, &corev1.Secret{}, credentialsSpec)
+	if err != nil {
+		return err
+	}
+	log.child(result, "Secret", desired.Name)
+	return nil
+}
+
+// buildCredentialsMeta is the generated credentials Secret without its data.
+func buildCredentialsMeta(dc *databasev1alpha1.DatabaseCluster) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: childMeta(dc, dc.GeneratedCredentialsName())}
+}
+
+// credentialsSpec never changes a credentials Secret's data: the database keeps the password it
+// was initialized with.
+var credentialsSpec = child.Spec[*corev1.Secret]{
+	InSync: func(_, _ *corev1.Secret) bool { return true },
+	Merge:  func(_, _ *corev1.Secret) {},
+}
+
+// secretReader is the client for the credentials Secret: reads go to the API server, so that no
+// informer of every Secret is started.
+type secretReader struct {
+	client.Client
+	reader client.Reader
+}
+
+// Get reads from the API server.
+func (s secretReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return s.reader.Get(ctx, key, obj, opts...)
+}
+
+// randomPassword is passwordLength characters of passwordAlphabet from crypto/rand.
+func randomPassword() (string, error) {
+	password := make([]byte, passwordLength)
+	for i := range password {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(passwordAlphabet))))
+		if err != nil {
+			return "", fmt.Errorf("generating a password: %w", err)
+		}
+		password[i] = passwordAlphabet[n.Int64()]
+	}
+	return string(password), nil
+}
+
+// withInputsChecksum puts the checksum of the inputs' content on the pod template of sts, so that
+// a change of the content rolls the pods; nothing without inputs (an upgrade rolls no pod).
+func withInputsChecksum(sts *appsv1.StatefulSet, checksum string) {
+	if checksum == "" {
+		return
+	}
+	if sts.Spec.Template.Annotations == nil {
+		sts.Spec.Template.Annotations = map[string]string{}
+	}
+	sts.Spec.Template.Annotations[databasev1alpha1.InputsChecksumAnnotation] = checksum
+}
+
+// releaseCredentials keeps the generated credentials Secret when the cluster is deleted and its
+// data kept (whenDeleted Retain): it removes the cluster's owner reference, so that garbage
+// collection leaves the Secret with the claims. A Secret the cluster does not control is not
+// touched. It says whether it released one.
+func (r *Reconciler) releaseCredentials(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (bool, error) {
+	if dc.Spec.Credentials == nil || dc.Spec.Credentials.SecretName != "" || dc.WhenDeleted() != databasev1alpha1.RetainPVC {
+		return false, nil
+	}
+	secret := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.GeneratedCredentialsName()}, secret)
+	if err != nil || !metav1.IsControlledBy(secret, dc) {
+		return false, client.IgnoreNotFound(err)
+	}
+	released := secret.DeepCopy()
+	released.OwnerReferences = slices.DeleteFunc(released.OwnerReferences, func(ref metav1.OwnerReference) bool {
+		return ref.UID == dc.UID
+	})
+	if err := r.Patch(ctx, released, client.MergeFrom(secret)); err != nil {
+		return false, fmt.Errorf("releasing the Secret %s from the cluster: %w", secret.Name, err)
+	}
+	return true, nil
+}
+
+// keptNote tells in the deletion event that the credentials Secret was kept.
+func keptNote(kept bool, dc *databasev1alpha1.DatabaseCluster) string {
+	if !kept {
+		return ""
+	}
+	return "; the Secret " + dc.GeneratedCredentialsName() + " is kept with the claims"
+}
