@@ -12,8 +12,11 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package operator holds what main.go gives every controller of the operator. It is not internal
-// so that main.go can build it; controllers/internal/skeleton holds the reconcile they share.
+// Package operator is what main.go builds the operator from: the manager with the operator's
+// runtime policy (NewManager: client, cache, metrics, leader election; SetGCPercent) and what
+// every controller is given (Deps). It is not internal so that main.go can use it, and it holds
+// the policy so that main.go is flags and wiring only and the policy has unit tests;
+// controllers/internal/skeleton holds the reconcile the controllers share.
 package operator
 
 import (
