@@ -78,6 +78,13 @@ type Reconciler struct {
 	podMonitors *podMonitorWatch
 }
 
+// The skeleton finds a Kind's finalizer path and its own series by type assertion: these make a
+// misspelt method a compile error rather than a finalizer silently never run.
+var (
+	_ skeleton.Finalizing[*databasev1alpha1.DatabaseCluster] = (*Reconciler)(nil)
+	_ skeleton.MetricsForgetter                              = (*Reconciler)(nil)
+)
+
 func (r *Reconciler) clock() clock.PassiveClock {
 	if r.Clock == nil {
 		return clock.RealClock{}
@@ -100,7 +107,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // Reconcile brings the children of one DatabaseCluster to the state its spec asks for and writes
 // the status it observed: get → deletion → finalizer → children → status (once, only if changed).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return skeleton.Reconcile(ctx, r.Client, req, &databasev1alpha1.DatabaseCluster{}, r)
+	return skeleton.Reconcile(ctx, r.Client, r.OwnWrites, req, &databasev1alpha1.DatabaseCluster{}, r)
 }
 
 // Phases runs the phases, looks at the pods, and sets the status of dc to what they observed. A
