@@ -151,29 +151,29 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if dc.Spec.Paused {
 		return r.observe(ctx, dc, nil)
 	}
-	log := &changes{}
-	defer log.record(r.Recorder, dc)
+	done := &changes{} // what the phases did to the children, told as events at the end
+	defer done.record(r.Recorder, dc)
 	// The StatefulSet waits for the Services: no pod (and no claim, no data) is made for a
 	// cluster whose Services cannot be had, e.g. a name someone else holds.
-	if err := r.reconcileSpecChildren(ctx, dc, log); err != nil {
+	if err := r.reconcileSpecChildren(ctx, dc, done); err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	if err := r.reconcileRestore(ctx, dc, log); err != nil {
+	if err := r.reconcileRestore(ctx, dc, done); err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	claims, err := r.reconcileStorage(ctx, dc, log)
+	claims, err := r.reconcileStorage(ctx, dc, done)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, log)
+	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, done)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
-	podMonitor, err := r.reconcilePodMonitor(ctx, dc, log)
+	podMonitor, err := r.reconcilePodMonitor(ctx, dc, done)
 	return observation{
 		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err,
-		statefulSetCreated: result == child.Created && log.restored == "",
+		statefulSetCreated: result == child.Created && done.restored == "",
 	}
 }
 
