@@ -61,7 +61,9 @@ type Kind[T Object[T]] interface {
 }
 
 // MetricsForgetter is a Kind with series of its own beyond the conditions, e.g. the replicas of a
-// DatabaseCluster.
+// DatabaseCluster. Reconcile finds it, as Finalizing, by type assertion: a controller asserts
+// either beside its Reconciler (var _ skeleton.MetricsForgetter = (*Reconciler)(nil)), so that a
+// misspelt method fails to compile instead of being skipped.
 type MetricsForgetter interface {
 	// ForgetMetrics removes those series of a resource that is gone or being deleted.
 	ForgetMetrics(namespace, name string)
