@@ -61,6 +61,13 @@ type Reconciler struct {
 	snapshotsWatched bool
 }
 
+// The skeleton finds a Kind's finalizer path and its own series by type assertion: these make a
+// misspelt method a compile error rather than a finalizer silently never run.
+var (
+	_ skeleton.Finalizing[*databasev1alpha1.DatabaseBackup] = (*Reconciler)(nil)
+	_ skeleton.MetricsForgetter                             = (*Reconciler)(nil)
+)
+
 // The finalizers verb lets the operator set blockOwnerDeletion on the VolumeSnapshots it owns.
 // StorageClasses and VolumeSnapshotClasses are cluster-scoped and only read, not watched.
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databasebackups,verbs=get;list;watch;patch
@@ -78,7 +85,7 @@ type Reconciler struct {
 // Reconcile takes the backup one step further and writes the status it observed:
 // get → deletion (start the cluster again) → finalizer → backup steps → status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return skeleton.Reconcile(ctx, r.Client, req, &databasev1alpha1.DatabaseBackup{}, r)
+	return skeleton.Reconcile(ctx, r.Client, r.OwnWrites, req, &databasev1alpha1.DatabaseBackup{}, r)
 }
 
 // Phases runs the steps of a backup that has not finished (cluster, snapshot API, class, the

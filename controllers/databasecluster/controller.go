@@ -78,6 +78,13 @@ type Reconciler struct {
 	podMonitors *podMonitorWatch
 }
 
+// The skeleton finds a Kind's finalizer path and its own series by type assertion: these make a
+// misspelt method a compile error rather than a finalizer silently never run.
+var (
+	_ skeleton.Finalizing[*databasev1alpha1.DatabaseCluster] = (*Reconciler)(nil)
+	_ skeleton.MetricsForgetter                              = (*Reconciler)(nil)
+)
+
 func (r *Reconciler) clock() clock.PassiveClock {
 	if r.Clock == nil {
 		return clock.RealClock{}
@@ -100,7 +107,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // Reconcile brings the children of one DatabaseCluster to the state its spec asks for and writes
 // the status it observed: get → deletion → finalizer → children → status (once, only if changed).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return skeleton.Reconcile(ctx, r.Client, req, &databasev1alpha1.DatabaseCluster{}, r)
+	return skeleton.Reconcile(ctx, r.Client, r.OwnWrites, req, &databasev1alpha1.DatabaseCluster{}, r)
 }
 
 // Phases runs the phases, looks at the pods, and sets the status of dc to what they observed. A
@@ -157,33 +164,33 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if dc.Spec.Paused {
 		return r.observe(ctx, dc, nil)
 	}
-	log := &changes{}
-	defer log.record(r.Recorder, dc)
+	done := &changes{} // what the phases did to the children, told as events at the end
+	defer done.record(r.Recorder, dc)
 	// The StatefulSet waits for the Services: no pod (and no claim, no data) is made for a
 	// cluster whose Services cannot be had, e.g. a name someone else holds.
-	if err := r.reconcileSpecChildren(ctx, dc, log); err != nil {
+	if err := r.reconcileSpecChildren(ctx, dc, done); err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	if err := r.reconcileRestore(ctx, dc, log); err != nil {
+	if err := r.reconcileRestore(ctx, dc, done); err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	checksum, err := r.reconcileInputs(ctx, dc, log)
+	checksum, err := r.reconcileInputs(ctx, dc, done)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	claims, err := r.reconcileStorage(ctx, dc, log)
+	claims, err := r.reconcileStorage(ctx, dc, done)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, checksum, log)
+	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, checksum, done)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
-	podMonitor, err := r.reconcilePodMonitor(ctx, dc, log)
+	podMonitor, err := r.reconcilePodMonitor(ctx, dc, done)
 	return observation{
 		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err,
-		statefulSetCreated: result == child.Created && log.restored == "",
+		statefulSetCreated: result == child.Created && done.restored == "",
 	}
 }
 

@@ -42,6 +42,9 @@ type Reconciler struct {
 	Image string
 }
 
+// A Kind without a finalizer or series of its own: the skeleton's plain reconcile.
+var _ skeleton.Kind[*echov1alpha1.Echo] = (*Reconciler)(nil)
+
 // The finalizers verb lets the operator set blockOwnerDeletion on the Jobs it owns, where the
 // OwnerReferencesPermissionEnforcement admission plugin is on.
 // +kubebuilder:rbac:groups=echo.seed1b407122.io,resources=echoes,verbs=get;list;watch
@@ -53,7 +56,7 @@ type Reconciler struct {
 // Reconcile makes sure the Job of one Echo runs once and writes the status it observed:
 // get → Job (unless finished) → status (once, only if changed).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return skeleton.Reconcile(ctx, r.Client, req, &echov1alpha1.Echo{}, r)
+	return skeleton.Reconcile(ctx, r.Client, r.OwnWrites, req, &echov1alpha1.Echo{}, r)
 }
 
 // Phases runs the one phase of an Echo, its Job, and sets the status of e to what it observed. A

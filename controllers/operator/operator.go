@@ -12,8 +12,11 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package operator holds what main.go gives every controller of the operator. It is not internal
-// so that main.go can build it; controllers/internal/skeleton holds the reconcile they share.
+// Package operator is what main.go builds the operator from: the manager with the operator's
+// runtime policy (NewManager: client, cache, metrics, leader election; SetGCPercent) and what
+// every controller is given (Deps). It is not internal so that main.go can use it, and it holds
+// the policy so that main.go is flags and wiring only and the policy has unit tests;
+// controllers/internal/skeleton holds the reconcile the controllers share.
 package operator
 
 import (
@@ -24,7 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/eventrec"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
 // EventSource is the name the operator records its events under.
@@ -32,8 +37,11 @@ const EventSource = "database-operator"
 
 // Deps are what every Reconciler is given, embedded in it: the manager's cached client, a reader
 // of the API server itself (for what the cache does not hold, or not yet), the event recorder,
-// and how many resources of the kind are reconciled at once.
+// how many resources of the kind are reconciled at once, and the memory of the manager's own
+// writes that its cache has not seen yet.
 type Deps struct {
+	// Client reads from the manager's cache, except a child it created moments ago and the cache
+	// does not show yet, which it reads from the API server (child.ReadsOwnCreates).
 	client.Client
 	// APIReader reads from the API server directly; what each kind reads with it is said at its
 	// Reconciler.
@@ -41,11 +49,14 @@ type Deps struct {
 	Recorder  recorder.EventRecorder
 	// MaxConcurrentReconciles is how many resources of the kind are reconciled at once.
 	MaxConcurrentReconciles int
+	// OwnWrites remembers the resourceVersions the reconciles' own writes replaced, so that a
+	// reconcile that reads one of them from the cache waits for it (skeleton.Reconcile).
+	OwnWrites *skeleton.OwnWrites
 }
 
 // DepsFrom returns the Deps of the controllers of mgr, each reconciling workers resources at
-// once. Their events go through one recorder (eventrec), which it adds to mgr; call it once per
-// manager.
+// once. Their events go through one recorder (eventrec), which it adds to mgr, and the memories
+// of the cache's lag behind their own writes are one per call; call it once per manager.
 func DepsFrom(mgr ctrl.Manager, workers int) (Deps, error) {
 	// A client of its own, as controller-runtime's recorder has: events do not wait behind
 	// the controllers' writes in the client's rate limiter.
@@ -58,9 +69,10 @@ func DepsFrom(mgr ctrl.Manager, workers int) (Deps, error) {
 		return Deps{}, fmt.Errorf("adding the event recorder: %w", err)
 	}
 	return Deps{
-		Client:                  mgr.GetClient(),
+		Client:                  child.ReadsOwnCreates(mgr.GetClient(), mgr.GetAPIReader()),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                rec,
 		MaxConcurrentReconciles: workers,
+		OwnWrites:               &skeleton.OwnWrites{},
 	}, nil
 }

@@ -48,6 +48,9 @@ type Reconciler struct {
 	Now func() time.Time
 }
 
+// A Kind without a finalizer or series of its own: the skeleton's plain reconcile.
+var _ skeleton.Kind[*databasev1alpha1.ScheduledDatabaseBackup] = (*Reconciler)(nil)
+
 // The finalizers verb lets the operator set blockOwnerDeletion on the backups it controls
 // (backupOwnerReference schedule); patch releases the backups from the schedule's controller
 // reference (backupOwnerReference none, and the backups 0.3.0 made).
@@ -62,7 +65,7 @@ type Reconciler struct {
 // status it observed: get → backups → status (once, only if changed). It requeues at the next
 // run, never polls.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return skeleton.Reconcile(ctx, r.Client, req, &databasev1alpha1.ScheduledDatabaseBackup{}, r)
+	return skeleton.Reconcile(ctx, r.Client, r.OwnWrites, req, &databasev1alpha1.ScheduledDatabaseBackup{}, r)
 }
 
 // Phases runs the release, run and retention phases of s and sets its status to what they

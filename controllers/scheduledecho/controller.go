@@ -41,6 +41,9 @@ type Reconciler struct {
 	Image string
 }
 
+// A Kind without a finalizer or series of its own: the skeleton's plain reconcile.
+var _ skeleton.Kind[*echov1alpha1.ScheduledEcho] = (*Reconciler)(nil)
+
 // The finalizers verb lets the operator set blockOwnerDeletion on the CronJobs it owns, where the
 // OwnerReferencesPermissionEnforcement admission plugin is on.
 // +kubebuilder:rbac:groups=echo.seed1b407122.io,resources=scheduledechoes,verbs=get;list;watch
@@ -52,7 +55,7 @@ type Reconciler struct {
 // Reconcile brings the CronJob of one ScheduledEcho in line with its spec and writes the status
 // it observed: get → CronJob → status (once, only if changed).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return skeleton.Reconcile(ctx, r.Client, req, &echov1alpha1.ScheduledEcho{}, r)
+	return skeleton.Reconcile(ctx, r.Client, r.OwnWrites, req, &echov1alpha1.ScheduledEcho{}, r)
 }
 
 // Phases runs the one phase of a ScheduledEcho, its CronJob, and sets the status of s to what it

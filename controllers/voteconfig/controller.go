@@ -53,6 +53,10 @@ type Reconciler struct {
 	operator.Deps
 }
 
+// The skeleton finds a Kind's finalizer path by type assertion: this makes a misspelt method a
+// compile error rather than a finalizer silently never run.
+var _ skeleton.Finalizing[*votingv1alpha1.VoteConfig] = (*Reconciler)(nil)
+
 // Deployments are listed and watched as metadata only (see SetupWithManager), read one by one and
 // patched only in their pod template's config-hash annotation.
 // +kubebuilder:rbac:groups=voting.seed1b407122.io,resources=voteconfigs,verbs=get;list;watch;patch
@@ -66,7 +70,7 @@ type Reconciler struct {
 // and writes the status it observed: get → deletion → finalizer → ConfigMap → target → status
 // (once, only if changed).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return skeleton.Reconcile(ctx, r.Client, req, &votingv1alpha1.VoteConfig{}, r)
+	return skeleton.Reconcile(ctx, r.Client, r.OwnWrites, req, &votingv1alpha1.VoteConfig{}, r)
 }
 
 // Phases keeps the children of vc and sets its status to what they observed, at the time of

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -69,9 +68,8 @@ type Spec[T client.Object] struct {
 // naming the holder; the caller reports it and retries with back-off, and creates the child
 // once the name is free.
 //
-// A child this process created within createWindow and the cache does not show yet is read
-// with the uncached reader rather than created again: the reconcile that follows a create at
-// once (triggered by another child's event) often runs before the child's own watch event.
+// c is the manager's client of ReadsOwnCreates: a child it created moments ago and the cache
+// does not show yet is read from the API server rather than created again.
 //
 // The cache only holds children that carry the operator's managed-by label. When someone removed
 // that label by hand the cache cannot see the child, Create answers AlreadyExists, and the object
@@ -81,15 +79,9 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 ) (T, Result, error) {
 	key := client.ObjectKeyFromObject(desired)
 	err := c.Get(ctx, key, observed)
-	if apierrors.IsNotFound(err) && creates.recent(createKey(desired), time.Now()) {
-		// Created by an earlier reconcile moments ago: the cache has not seen it yet. Read it
-		// instead of a create that would fail with AlreadyExists.
-		err = uncached.Get(ctx, key, observed)
-	}
 	if apierrors.IsNotFound(err) {
 		err = c.Create(ctx, desired)
 		if err == nil {
-			creates.add(createKey(desired), time.Now())
 			return desired, Created, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {

@@ -68,7 +68,7 @@ func TestEnsureDoesNotCreateWhatItJustCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := 0
-	c := laggingCache(server, &created)
+	c := ReadsOwnCreates(laggingCache(server, &created), server)
 	name := "ensure-recent-" + time.Now().Format("150405.000000000")
 
 	if _, res, err := Ensure(ctx, c, server, ownedConfigMap(name), &corev1.ConfigMap{}, configMapSpec); err != nil || res != Created {
@@ -83,6 +83,37 @@ func TestEnsureDoesNotCreateWhatItJustCreated(t *testing.T) {
 	}
 	if _, res, err := Ensure(ctx, c, server, ownedConfigMap(name), &corev1.ConfigMap{}, configMapSpec); err != nil || res != Created || created != 2 {
 		t.Fatalf("Ensure after a delete = %q, %v after %d creates; want Created again, 2 creates", res, err, created)
+	}
+}
+
+// TestReadsOwnCreates: only a Get of what the client itself created (not a dry run) reads
+// through a cache that does not show it; anything else answers as the cache does.
+func TestReadsOwnCreates(t *testing.T) {
+	ctx := context.Background()
+	server := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).Build()
+	if err := corev1.AddToScheme(server.Scheme()); err != nil {
+		t.Fatal(err)
+	}
+	created := 0
+	c := ReadsOwnCreates(laggingCache(server, &created), server)
+	if err := c.Create(ctx, ownedConfigMap("dry"), client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Create(ctx, ownedConfigMap("theirs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, ownedConfigMap("ours")); err != nil {
+		t.Fatal(err)
+	}
+	for name, wantFound := range map[string]bool{"ours": true, "theirs": false, "dry": false} {
+		err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: name}, &corev1.ConfigMap{})
+		if found := err == nil; found != wantFound || (err != nil && !apierrors.IsNotFound(err)) {
+			t.Errorf("Get %s: %v; want found %v, else NotFound", name, err, wantFound)
+		}
+	}
+	// Another type under the same key is another object.
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "ours"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of a Secret named as the ConfigMap created: %v, want NotFound", err)
 	}
 }
 

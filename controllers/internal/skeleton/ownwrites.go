@@ -24,10 +24,8 @@ import (
 // finalizer, its status) is often followed at once by another, triggered by a child's event,
 // that reads the resource from a cache which has not yet seen that patch. Its patches carry the
 // resourceVersion read (patch.Status, patch.AddFinalizer), so they fail with a Conflict: a
-// wasted write, a "Reconciler error" in the log and a retry. Over a direct HTTP/2 connection at
-// 20 clusters that was 12–16 reconcile errors, each a status patch sent again
-// (docs/benchmarks.md). So Reconcile remembers, per resource, the resourceVersions its own
-// writes replaced; a reconcile that reads one of them from the cache waits for the cache
+// wasted write, a "Reconciler error" in the log and a retry, each a status patch sent again.
+// So Reconcile remembers, per resource, the resourceVersions its own writes replaced; a reconcile that reads one of them from the cache waits for the cache
 // (cacheCatchUp) instead of acting on it. Only a version the operator itself replaced counts
 // as behind: any other change (the user's) is acted on at once. The memory of a resource ends
 // as soon as the cache shows something else, and after ownWriteWindow at the latest, so a
@@ -41,8 +39,10 @@ const cacheCatchUp = 200 * time.Millisecond
 // ownWriteWindow bounds how long a replaced resourceVersion is remembered.
 const ownWriteWindow = 10 * time.Second
 
-// ownWrites remembers, per resource, the resourceVersions the operator's writes replaced.
-type ownWrites struct {
+// OwnWrites remembers, per resource, the resourceVersions the operator's writes replaced. The
+// manager owns one (operator.Deps) and gives it to every reconcile of its controllers: keys name
+// the kind, so its controllers share it. The zero value is empty and ready.
+type OwnWrites struct {
 	mu sync.Mutex
 	m  map[string]ownWrite
 }
@@ -56,7 +56,7 @@ type ownWrite struct {
 // written records that a write of the resource key replaced version before with after.
 // Writes in a row (the finalizer, then the status) add up; a write from a version the last one
 // did not produce starts again.
-func (w *ownWrites) written(key, before, after string, now time.Time) {
+func (w *OwnWrites) written(key, before, after string, now time.Time) {
 	if before == "" || after == "" || before == after {
 		return
 	}
@@ -76,7 +76,7 @@ func (w *ownWrites) written(key, before, after string, now time.Time) {
 
 // behind tells whether seen, the version of the resource key in the cache, is one the
 // operator's own writes replaced (within ownWriteWindow). Otherwise the resource is forgotten.
-func (w *ownWrites) behind(key, seen string, now time.Time) bool {
+func (w *OwnWrites) behind(key, seen string, now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e, ok := w.m[key]
@@ -91,7 +91,7 @@ func (w *ownWrites) behind(key, seen string, now time.Time) bool {
 }
 
 // forget drops what is remembered of the resource key (it is gone).
-func (w *ownWrites) forget(key string) {
+func (w *OwnWrites) forget(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.m, key)

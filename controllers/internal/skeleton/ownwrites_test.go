@@ -21,7 +21,7 @@ import (
 
 func TestOwnWrites(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
-	var w ownWrites
+	var w OwnWrites
 	if w.behind("DC/ns/a", "1", t0) {
 		t.Fatal("a resource never written is behind")
 	}

@@ -60,9 +60,11 @@ type Kind[T Object[T]] interface {
 	StatusWritten(ctx context.Context, before, after T)
 }
 
-// MoreMetrics is a Kind with series of its own beyond the conditions, e.g. the replicas of a
-// DatabaseCluster.
-type MoreMetrics interface {
+// MetricsForgetter is a Kind with series of its own beyond the conditions, e.g. the replicas of a
+// DatabaseCluster. Reconcile finds it, as Finalizing, by type assertion: a controller asserts
+// either beside its Reconciler (var _ skeleton.MetricsForgetter = (*Reconciler)(nil)), so that a
+// misspelt method fails to compile instead of being skipped.
+type MetricsForgetter interface {
 	// ForgetMetrics removes those series of a resource that is gone or being deleted.
 	ForgetMetrics(namespace, name string)
 }
@@ -79,12 +81,14 @@ type Finalizing[T Object[T]] interface {
 }
 
 // Reconcile runs one reconcile of the resource req names, read into obj, an empty object of the
-// kind: get → (a cache that has not yet seen this operator's last write of it: wait for it, see
-// ownwrites.go) → deletion (a Finalizing kind) → finalizer → phases → status. The status is patched
-// only when it changed, with the resourceVersion of the object read (see patch.Status); the
-// patch's error joins the phases' own. Every error it returns is counted in the operator's
-// metrics by kind and reason (opmetrics.ReconcileErrors).
-func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Request, obj T, k Kind[T]) (result ctrl.Result, err error) {
+// kind: get → (a cache that has not yet seen this operator's last write of it, as writes
+// remembers it: wait for it, see ownwrites.go) → deletion (a Finalizing kind) → finalizer →
+// phases → status. The status is patched only when it changed, with the resourceVersion of the
+// object read (see patch.Status); the patch's error joins the phases' own. Every error it returns
+// is counted in the operator's metrics by kind and reason (opmetrics.ReconcileErrors).
+func Reconcile[T Object[T]](ctx context.Context, c client.Client, writes *OwnWrites, req ctrl.Request, obj T,
+	k Kind[T],
+) (result ctrl.Result, err error) {
 	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("naming the kind of %s: %w", req, err)
@@ -123,14 +127,11 @@ func Reconcile[T Object[T]](ctx context.Context, c client.Client, req ctrl.Reque
 	return result, errors.Join(err, patchErr)
 }
 
-// writes remembers the resourceVersions the reconciles' own writes replaced (ownwrites.go).
-var writes ownWrites
-
 // forgetMetrics removes the series of the resource req names, of kind kind, that is gone or being
 // deleted: its conditions, and the series of its own that k has.
 func forgetMetrics(kind string, req ctrl.Request, k any) {
 	opmetrics.Forget(kind, req.Namespace, req.Name)
-	if more, ok := k.(MoreMetrics); ok {
+	if more, ok := k.(MetricsForgetter); ok {
 		more.ForgetMetrics(req.Namespace, req.Name)
 	}
 }
