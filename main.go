@@ -194,7 +194,7 @@ type reconciler interface {
 // newReconcilers returns the reconciler of each controller, by the name --controllers uses.
 func newReconcilers(deps operator.Deps, o options) map[string]reconciler {
 	return map[string]reconciler{
-		"databasecluster":         &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout},
+		"databasecluster":         &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces},
 		"databasebackup":          &databasebackup.Reconciler{Deps: deps},
 		"scheduleddatabasebackup": &scheduleddatabasebackup.Reconciler{Deps: deps, Now: time.Now},
 		"echo":                    &echo.Reconciler{Deps: deps, Image: echoImage()},

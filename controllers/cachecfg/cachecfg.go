@@ -22,7 +22,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +65,24 @@ func Options(namespaces []string) cache.Options {
 func WithVolumeSnapshots(opts cache.Options) cache.Options {
 	owned := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: labels.ManagedByValue})}
 	opts.ByObject[&snapshotv1.VolumeSnapshot{}] = owned
+	return opts
+}
+
+// InputsOptions are the options of the cache of the pods' inputs that belong to the user (a
+// ConfigMap named by spec.config.configMapRef): every ConfigMap of the namespaces (all when
+// empty), of which the operator watches the metadata only (PartialObjectMetadata), without
+// managedFields. It is a cache of its own because the manager's cache selects ConfigMaps by the
+// operator's label, per kind, whatever the form they are read in; a change of a ConfigMap's
+// content changes its resourceVersion, which is what the watch needs. The content is read from
+// the API server, by name, only for the ConfigMaps a cluster names.
+func InputsOptions(namespaces []string, scheme *runtime.Scheme, mapper apimeta.RESTMapper) cache.Options {
+	opts := cache.Options{Scheme: scheme, Mapper: mapper, DefaultTransform: StripMeta}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
 	return opts
 }
 

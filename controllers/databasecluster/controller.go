@@ -73,6 +73,9 @@ type Reconciler struct {
 	// MonitoringRecheck is how often a cluster with spec.monitoring looks again for the PodMonitor
 	// API while the API server does not serve it (default DefaultMonitoringRecheck).
 	MonitoringRecheck time.Duration
+	// Namespaces are the namespaces the manager watches (nil: all); the watch of the user's
+	// ConfigMaps (spec.config.configMapRef) covers the same.
+	Namespaces []string
 	// podMonitors starts the watch on PodMonitors once the API server serves them (set up by
 	// SetupWithManager).
 	podMonitors *podMonitorWatch
@@ -233,6 +236,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(podReadinessChanged())).
 		Build(r)
 	if err != nil {
+		return err
+	}
+	if err := r.watchInputs(mgr, c); err != nil {
 		return err
 	}
 	r.podMonitors = &podMonitorWatch{mapper: mgr.GetRESTMapper(), start: func() error {

@@ -29,9 +29,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/internal/certs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -327,4 +336,53 @@ func keptNote(kept bool, dc *databasev1alpha1.DatabaseCluster) string {
 		return ""
 	}
 	return "; the Secret " + dc.GeneratedCredentialsName() + " is kept with the claims"
+}
+
+// configMapRefIndex indexes the cached DatabaseClusters by the ConfigMap spec.config.configMapRef
+// names, so that a change of that ConfigMap finds its clusters without a list of all of them.
+const configMapRefIndex = "spec.config.configMapRef.name"
+
+// indexConfigMapRef is the index function of configMapRefIndex.
+func indexConfigMapRef(obj client.Object) []string {
+	dc, ok := obj.(*databasev1alpha1.DatabaseCluster)
+	if !ok || dc.Spec.Config == nil || dc.Spec.Config.ConfigMapRef == nil {
+		return nil
+	}
+	return []string{dc.Spec.Config.ConfigMapRef.Name}
+}
+
+// watchInputs watches the metadata of every ConfigMap, in a cache of its own
+// (cachecfg.InputsOptions), and queues the clusters whose spec.config names the one that
+// changed: its content is then read again and a new checksum rolls the pods.
+func (r *Reconciler) watchInputs(mgr ctrl.Manager, c controller.Controller) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &databasev1alpha1.DatabaseCluster{},
+		configMapRefIndex, indexConfigMapRef); err != nil {
+		return fmt.Errorf("indexing DatabaseClusters by %s: %w", configMapRefIndex, err)
+	}
+	inputs, err := cache.New(mgr.GetConfig(), cachecfg.InputsOptions(r.Namespaces, mgr.GetScheme(), mgr.GetRESTMapper()))
+	if err != nil {
+		return fmt.Errorf("creating the cache of the user's ConfigMaps: %w", err)
+	}
+	if err := mgr.Add(inputs); err != nil {
+		return err
+	}
+	configMaps := &metav1.PartialObjectMetadata{}
+	configMaps.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	return c.Watch(source.Kind(inputs, configMaps,
+		handler.TypedEnqueueRequestsFromMapFunc(r.clustersNaming),
+		predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
+}
+
+// clustersNaming are the clusters of cm's namespace whose spec.config names cm.
+func (r *Reconciler) clustersNaming(ctx context.Context, cm *metav1.PartialObjectMetadata) []reconcile.Request {
+	clusters := &databasev1alpha1.DatabaseClusterList{}
+	if err := r.List(ctx, clusters, client.InNamespace(cm.Namespace), client.MatchingFields{configMapRefIndex: cm.Name}); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing the clusters that name a ConfigMap", "configMap", cm.Name)
+		return nil
+	}
+	requests := make([]reconcile.Request, len(clusters.Items))
+	for i := range clusters.Items {
+		requests[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&clusters.Items[i])}
+	}
+	return requests
 }

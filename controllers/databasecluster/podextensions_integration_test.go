@@ -60,6 +60,8 @@ var _ = Describe("DatabaseCluster pod extensions and exposure", Ordered, Label("
 		for _, dc := range []*databasev1alpha1.DatabaseCluster{
 			newCluster("db", withNamespace(ns), withExtensions(), withLoadBalancer()),
 			newCluster("plain", withNamespace(ns)),
+			newCluster("inputs", withNamespace(ns), withConfigFiles(map[string]string{"db.conf": "a = 1"}),
+				withCredentials(databasev1alpha1.CredentialsSpec{Username: "app"})),
 		} {
 			sts, err := BuildStatefulSet(dc)
 			Expect(err).NotTo(HaveOccurred())

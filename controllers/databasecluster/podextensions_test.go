@@ -211,3 +211,44 @@ var _ = Describe("Pod extensions", Label("unit"), func() {
 		Expect(merged.Spec.Template.Spec.TopologySpreadConstraints).To(HaveLen(2))
 	})
 })
+
+var _ = Describe("Inputs", Label("unit"), func() {
+	It("mounts the config files and the credentials read-only and passes the credentials as variables", func() {
+		dc := newCluster("db", withConfigMapRef("settings"), withCredentials(databasev1alpha1.CredentialsSpec{Username: "app"}))
+		Expect(inputVolumes(dc)).To(Equal([]corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "settings"},
+			}}},
+			{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: "db-credentials", DefaultMode: ptr.To[int32](0o440),
+				Items: []corev1.KeyToPath{{Key: "username", Path: "username"}, {Key: "password", Path: "password"}},
+			}}},
+		}))
+		Expect(inputMounts(dc)).To(Equal([]corev1.VolumeMount{
+			{Name: "config", MountPath: "/etc/database/config", ReadOnly: true},
+			{Name: "credentials", MountPath: "/etc/database/credentials", ReadOnly: true},
+		}))
+		Expect(inputVolumes(newCluster("db"))).To(BeNil())
+		Expect(inputMounts(newCluster("db"))).To(BeNil())
+	})
+
+	It("makes passwords of 32 letters and digits, different each time", func() {
+		seen := map[string]bool{}
+		for range 100 {
+			p, err := randomPassword()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p).To(MatchRegexp("^[a-zA-Z0-9]{32}$"))
+			Expect(seen).NotTo(HaveKey(p))
+			seen[p] = true
+		}
+	})
+
+	It("puts the checksum on the template only when there is one", func() {
+		sts, err := BuildStatefulSet(newCluster("db"))
+		Expect(err).NotTo(HaveOccurred())
+		withInputsChecksum(sts, "")
+		Expect(sts.Spec.Template.Annotations).To(BeNil())
+		withInputsChecksum(sts, "abc")
+		Expect(sts.Spec.Template.Annotations).To(Equal(map[string]string{"database.seed1b407122.io/inputs-checksum": "abc"}))
+	})
+})
