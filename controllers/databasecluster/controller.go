@@ -27,6 +27,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,11 +121,13 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
 	withMonitoringRecheck(&obs, r.monitoringRecheck())
+	withCertificateRecheck(&obs)
 	if !statusDeferred(obs) {
 		dc.Status = computeStatus(dc, obs)
 	}
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
 	opmetrics.RecordStorage(dc.Namespace, dc.Name, dc.Spec.Storage.Size, obs.claims)
+	opmetrics.RecordCertificate(dc.Namespace, dc.Name, ptr.Deref(dc.Status.CertificateNotAfter, metav1.Time{}).Time)
 	if IsRestoreRefused(obs.err) {
 		// Not an error to back off from: Degraded says what to do, and the backup may become
 		// Completed (or appear) at any time.
@@ -177,7 +180,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err := r.reconcileRestore(ctx, dc, done); err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	checksum, err := r.reconcileInputs(ctx, dc, done)
+	inputs, err := r.reconcileInputs(ctx, dc, done)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
@@ -185,14 +188,14 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, checksum, done)
+	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, inputs.checksum, done)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
 	podMonitor, err := r.reconcilePodMonitor(ctx, dc, done)
 	return observation{
-		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err,
+		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err, tls: inputs.tls,
 		statefulSetCreated: result == child.Created && done.restored == "",
 	}
 }

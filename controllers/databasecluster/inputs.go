@@ -64,6 +64,9 @@ func inputVolumes(dc *databasev1alpha1.DatabaseCluster) []corev1.Volume {
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}},
 		}})
 	}
+	if tls := tlsVolume(dc); tls != nil {
+		volumes = append(volumes, *tls)
+	}
 	if name := dc.CredentialsSecretName(); name != "" {
 		volumes = append(volumes, corev1.Volume{Name: databasev1alpha1.CredentialsVolumeName, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{
@@ -85,6 +88,11 @@ func inputMounts(dc *databasev1alpha1.DatabaseCluster) []corev1.VolumeMount {
 	if dc.ConfigSourceName() != "" {
 		mounts = append(mounts, corev1.VolumeMount{
 			Name: databasev1alpha1.ConfigVolumeName, MountPath: databasev1alpha1.ConfigMountPath, ReadOnly: true,
+		})
+	}
+	if dc.TLSSecretName() != "" {
+		mounts = append(mounts, corev1.VolumeMount{
+			Name: databasev1alpha1.TLSVolumeName, MountPath: databasev1alpha1.TLSMountPath, ReadOnly: true,
 		})
 	}
 	if dc.CredentialsSecretName() != "" {
@@ -114,22 +122,48 @@ func isInputMissing(err error) bool {
 	return errors.As(err, &missing)
 }
 
+// podInputs is what the inputs phase found: the checksum of the content the pods mount ("" when
+// none changes: no config, no TLS) and the serving certificate (nil without spec.tls).
+type podInputs struct {
+	checksum string
+	tls      *servingCertificate
+}
+
 // reconcileInputs is the phase of the pod's inputs: it keeps the ConfigMap of inline config
-// files and the generated credentials Secret, reads the user's ConfigMap or Secret, and returns
-// the checksum of the configuration the pods mount ("" without spec.config). An input that is
-// missing stops the phases here, so that no pod is rolled for it.
-func (r *Reconciler) reconcileInputs(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (string, error) {
+// files, the generated credentials Secret and the cluster's certificates, reads the user's
+// ConfigMap or Secrets, and returns the checksum of what the pods mount. An input that is missing
+// stops the phases here, so that no pod is rolled for it.
+func (r *Reconciler) reconcileInputs(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (podInputs, error) {
 	files, err := r.reconcileConfig(ctx, dc, log)
 	if err != nil {
-		return "", err
+		return podInputs{}, err
 	}
 	if err := r.reconcileCredentials(ctx, dc, log); err != nil {
-		return "", err
+		return podInputs{}, err
 	}
-	if files == nil {
-		return "", nil
+	tls, err := r.reconcileTLS(ctx, dc, log)
+	if err != nil {
+		return podInputs{}, err
 	}
-	return certs.ChecksumMap(files), nil
+	return podInputs{checksum: inputsChecksum(files, tls), tls: tls}, nil
+}
+
+// inputsChecksum is the checksum of the config files and the certificate the pods mount, "" when
+// there are neither (a cluster without them keeps the template it had).
+func inputsChecksum(files map[string][]byte, tls *servingCertificate) string {
+	if files == nil && tls == nil {
+		return ""
+	}
+	content := map[string][]byte{}
+	for name, data := range files {
+		content["config/"+name] = data
+	}
+	if tls != nil {
+		for name, data := range tls.content {
+			content["tls/"+name] = data
+		}
+	}
+	return certs.ChecksumMap(content)
 }
 
 // reconcileConfig keeps the ConfigMap of inline files, or reads the user's, and returns the files

@@ -51,6 +51,9 @@ type observation struct {
 	// monitoringRecheck is how soon the API server is asked again for PodMonitors, while they
 	// are not served.
 	monitoringRecheck time.Duration
+	// tls is the serving certificate the inputs phase found (nil without spec.tls, or when the
+	// phases stopped before it).
+	tls *servingCertificate
 	// statefulSetCreated says that this reconcile created the StatefulSet (and restored no
 	// claims): see statusDeferred.
 	statefulSetCreated bool
@@ -84,6 +87,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 		status.UpdatedReplicas = sts.Status.UpdatedReplicas
 		status.CurrentImage = containerImage(sts)
 	}
+	status.CertificateNotAfter = certificateNotAfter(dc, obs)
 	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
 	setProgressingCondition(&status.Conditions, dc, obs.statefulSet, obs.scaleUpWaits)
 	setDegradedCondition(&status.Conditions, dc, obs)
@@ -92,6 +96,18 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	setHibernatedCondition(&status.Conditions, dc, obs.statefulSet)
 	setMonitoringReadyCondition(&status.Conditions, dc, obs)
 	return status
+}
+
+// certificateNotAfter is the serving certificate's expiry: as found now, or as last known while
+// the phases stopped before the certificate (the status keeps it until it is known again).
+func certificateNotAfter(dc *databasev1alpha1.DatabaseCluster, obs observation) *metav1.Time {
+	switch {
+	case dc.Spec.TLS == nil:
+		return nil
+	case obs.tls == nil:
+		return dc.Status.CertificateNotAfter
+	}
+	return &metav1.Time{Time: obs.tls.notAfter}
 }
 
 // podSelector is the label selector of dc's pods in its string form, which the scale

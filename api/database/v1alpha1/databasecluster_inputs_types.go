@@ -16,6 +16,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Where the operator mounts the pod's inputs in the database container, and the names of their
@@ -25,6 +26,10 @@ const (
 	ConfigMountPath = "/etc/database/config"
 	// CredentialsMountPath holds the files username and password of spec.credentials, read-only.
 	CredentialsMountPath = "/etc/database/credentials"
+	// TLSMountPath holds tls.crt, tls.key and ca.crt of spec.tls, read-only.
+	TLSMountPath = "/etc/database/tls"
+	// TLSVolumeName is the volume of spec.tls.
+	TLSVolumeName = "tls"
 	// ConfigVolumeName is the volume of spec.config.
 	ConfigVolumeName = "config"
 	// CredentialsVolumeName is the volume of spec.credentials.
@@ -105,6 +110,51 @@ type CredentialsSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message="credentials.secretName must be a Secret name (a DNS subdomain)"
 	SecretName string `json:"secretName,omitempty"`
+}
+
+// TLSSpec makes the database serve TLS with a certificate mounted read-only at
+// /etc/database/tls (tls.crt, tls.key, ca.crt). By default the operator runs a CA of the
+// cluster's own: a Secret NAME-ca (the CA's key never leaves it) and a serving certificate in
+// NAME-tls, ECDSA P-256, whose names cover the client Service, the headless Service and every
+// member's stable name (NAME-<i>.NAME-headless.<namespace>.svc, also with .cluster.local, and
+// the wildcard *.NAME-headless... so that a scale-up needs no new certificate), renewed when two
+// thirds of its life have passed. Or a kubernetes.io/tls Secret of yours (what cert-manager
+// writes) serves instead. A new certificate rolls the pods, one at a time.
+// +kubebuilder:validation:XValidation:rule="!has(self.serverSecretName) || !has(self.certificateDuration)",message="certificateDuration applies to the certificates the operator issues, not to spec.tls.serverSecretName's"
+type TLSSpec struct {
+	// ServerSecretName names a Secret of type kubernetes.io/tls of yours, in the cluster's
+	// namespace, with tls.crt, tls.key and ca.crt (cert-manager writes all three), to serve
+	// instead of the operator's certificate. The operator reads it and never changes it; a
+	// change of it rolls the pods within ten minutes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message="tls.serverSecretName must be a Secret name (a DNS subdomain)"
+	ServerSecretName string `json:"serverSecretName,omitempty"`
+
+	// CertificateDuration is the life of the serving certificates the operator issues, e.g.
+	// 2160h (90 days, the default). They are renewed when two thirds of it have passed. At
+	// least 15m.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('15m')",message="tls.certificateDuration must be at least 15m: a certificate is renewed when two thirds of its life have passed, and every renewal rolls the pods"
+	CertificateDuration *metav1.Duration `json:"certificateDuration,omitempty"`
+}
+
+// CASecretName is the name of the Secret of the cluster's own CA.
+func (dc *DatabaseCluster) CASecretName() string { return dc.Name + "-ca" }
+
+// GeneratedTLSSecretName is the name of the Secret of the serving certificate the operator issues.
+func (dc *DatabaseCluster) GeneratedTLSSecretName() string { return dc.Name + "-tls" }
+
+// TLSSecretName is the Secret the pods' certificate comes from: the user's or the operator's;
+// empty without spec.tls.
+func (dc *DatabaseCluster) TLSSecretName() string {
+	switch {
+	case dc.Spec.TLS == nil:
+		return ""
+	case dc.Spec.TLS.ServerSecretName != "":
+		return dc.Spec.TLS.ServerSecretName
+	}
+	return dc.GeneratedTLSSecretName()
 }
 
 // ConfigMapName is the name of the ConfigMap of spec.config.files.

@@ -317,6 +317,11 @@ type DatabaseClusterSpec struct {
 	// +optional
 	Credentials *CredentialsSpec `json:"credentials,omitempty"`
 
+	// TLS makes the database serve TLS, with a certificate from the operator's own CA for the
+	// cluster or from a kubernetes.io/tls Secret of yours, mounted at /etc/database/tls.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+
 	PodExtensions `json:",inline"`
 }
 
@@ -342,6 +347,10 @@ type DatabaseClusterStatus struct {
 	// reports it, so that kubectl scale, a HorizontalPodAutoscaler or KEDA can count the pods.
 	// +optional
 	Selector string `json:"selector,omitempty"`
+
+	// CertificateNotAfter is when the pods' serving certificate (spec.tls) expires.
+	// +optional
+	CertificateNotAfter *metav1.Time `json:"certificateNotAfter,omitempty"`
 
 	// ObservedGeneration is the generation of the spec the status describes.
 	// +optional

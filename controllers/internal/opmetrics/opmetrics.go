@@ -138,5 +138,6 @@ func ForgetCluster(namespace, name string) {
 	ReadyReplicas.delete(key)
 	StorageRequested.delete(key)
 	StorageCapacity.delete(key)
+	CertificateExpiry.delete(key)
 	backups.clusterGone(namespace, name)
 }
