@@ -88,7 +88,7 @@ func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child
 		c.scaled = fmt.Sprintf("Scaled StatefulSet %s from %d to %d replicas",
 			desired.Name, ptr.Deref(before.Spec.Replicas, 0), *desired.Spec.Replicas)
 	}
-	if !templateInSync(desired.Spec.Template, before.Spec.Template) {
+	if templateChanged(desired, before) {
 		c.updating = fmt.Sprintf("Rolling out a new pod template to StatefulSet %s (image %s)", desired.Name, dc.Spec.Image)
 		c.restricted(desired)
 	} else if !scaled {

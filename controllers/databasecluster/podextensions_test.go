@@ -17,6 +17,7 @@ package databasecluster
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -41,6 +42,7 @@ func withExtensions() clusterOption {
 			Volumes: []corev1.Volume{{Name: "extra", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 				Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "db-extra"},
+					Items:                []corev1.KeyToPath{{Key: "token", Path: "token"}},
 				}}},
 			}}}},
 			VolumeMounts:       []corev1.VolumeMount{{Name: "extra", MountPath: "/etc/extra", ReadOnly: true}},
@@ -250,5 +252,64 @@ var _ = Describe("Inputs", Label("unit"), func() {
 		Expect(sts.Spec.Template.Annotations).To(BeNil())
 		withInputsChecksum(sts, "abc")
 		Expect(sts.Spec.Template.Annotations).To(Equal(map[string]string{"database.seed1b407122.io/inputs-checksum": "abc"}))
+	})
+})
+
+var _ = Describe("Template hash", Label("unit"), func() {
+	built := func(opts ...clusterOption) *appsv1.StatefulSet {
+		sts, err := BuildStatefulSet(newCluster("db", append([]clusterOption{withExtensions()}, opts...)...))
+		Expect(err).NotTo(HaveOccurred())
+		withTemplateHash(sts)
+		return sts
+	}
+
+	DescribeTable("rolls for a removal the field-by-field check cannot see",
+		func(change func(*databasev1alpha1.DatabaseCluster)) {
+			before, after := built(), built(change)
+			Expect(templateInSync(after.Spec.Template, before.Spec.Template)).To(BeTrue(), "DeepDerivative misses this one")
+			Expect(templateChanged(after, before)).To(BeTrue())
+			merged := before.DeepCopy()
+			statefulSetSpec.Merge(after, merged)
+			Expect(merged.Spec.Template).To(Equal(after.Spec.Template))
+		},
+		Entry("a projected Secret's items removed", func(dc *databasev1alpha1.DatabaseCluster) {
+			dc.Spec.Volumes[0].Projected.Sources[0].Secret.Items = nil
+		}),
+		Entry("a preStop command shortened", func(dc *databasev1alpha1.DatabaseCluster) {
+			dc.Spec.Lifecycle.PreStop.Exec.Command = []string{"sleep"}
+		}),
+		Entry("a probe's command shortened", func(dc *databasev1alpha1.DatabaseCluster) {
+			dc.Spec.ReadinessProbe.Exec.Command = []string{}
+		}),
+	)
+
+	It("leaves a StatefulSet an older operator wrote (no hash) as it is", func() {
+		old := built()
+		delete(old.Annotations, templateHashAnnotation)
+		desired := built()
+		Expect(templateChanged(desired, old)).To(BeFalse())
+		merged := old.DeepCopy()
+		statefulSetSpec.Merge(desired, merged)
+		Expect(merged.Spec.Template).To(Equal(old.Spec.Template))
+	})
+
+	It("hashes only the template: a scale keeps it", func() {
+		Expect(built(withReplicas(5)).Annotations).To(Equal(built().Annotations))
+	})
+})
+
+var _ = Describe("Client Service", Label("unit"), func() {
+	It("records the keys of labels alone (no annotations given)", func() {
+		svc := BuildClientService(newCluster("db", func(dc *databasev1alpha1.DatabaseCluster) {
+			dc.Spec.Service = &databasev1alpha1.ServiceSpec{Labels: map[string]string{"team": "a", "tier": "db"}}
+		}))
+		Expect(svc.Annotations).To(Equal(map[string]string{"database.seed1b407122.io/service-labels": "team,tier"}))
+		Expect(svc.Labels).To(HaveKeyWithValue("team", "a"))
+	})
+
+	It("adds nothing to the default Service", func() {
+		svc := BuildClientService(newCluster("db"))
+		Expect(svc.Annotations).To(BeNil())
+		Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
 	})
 })

@@ -52,7 +52,9 @@ func BuildClientService(dc *databasev1alpha1.DatabaseCluster) *corev1.Service {
 	}
 	svc.Labels = userMetadata(exposure.Labels, dc.Labels())
 	svc.Annotations = userMetadata(exposure.Annotations, nil)
-	maps.Copy(svc.Annotations, userKeys(svc))
+	// userKeys reads the user's labels and annotations, so it runs after they are set; the
+	// annotations are nil when spec.service has none.
+	svc.Annotations = userMetadata(svc.Annotations, userKeys(svc))
 	if svc.Spec.Type != corev1.ServiceTypeClusterIP {
 		// Written out, so that removing spec.service.externalTrafficPolicy is applied too.
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster

@@ -15,6 +15,7 @@
 package databasecluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/certs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -269,7 +271,7 @@ var statefulSetSpec = child.Spec[*appsv1.StatefulSet]{
 		observed.Spec.PersistentVolumeClaimRetentionPolicy = desired.Spec.PersistentVolumeClaimRetentionPolicy
 		// A template in sync is kept as it is: a scale must not write defaults the stored
 		// template lacks (spreadInSync), which would roll the pods.
-		if !templateInSync(desired.Spec.Template, observed.Spec.Template) {
+		if templateChanged(desired, observed) {
 			observed.Spec.Template = desired.Spec.Template
 		}
 	},
@@ -333,6 +335,38 @@ func probeInSync(desired, observed *corev1.Probe) bool {
 		ptr.Equal(desired.TerminationGracePeriodSeconds, observed.TerminationGracePeriodSeconds) &&
 		(desired.Exec == nil) == (observed.Exec == nil) && (desired.HTTPGet == nil) == (observed.HTTPGet == nil) &&
 		(desired.TCPSocket == nil) == (observed.TCPSocket == nil) && (desired.GRPC == nil) == (observed.GRPC == nil)
+}
+
+// templateHashAnnotation is the StatefulSet's (not its pods') record of the pod template the
+// operator last wrote, as a SHA-256 of its JSON. The drift check compares templates field by
+// field and cannot see every removal (an item of a projected volume, a word of a probe's
+// command: DeepDerivative takes what desired leaves out as "whatever the server has"); the hash
+// sees any change of the spec's template. On the StatefulSet's metadata it rolls no pod itself,
+// and a StatefulSet without it (written by an operator before it) is left as it is until its
+// template changes: an upgrade rolls nothing.
+const templateHashAnnotation = "database.seed1b407122.io/template-hash"
+
+// withTemplateHash records the hash of sts's pod template on sts.
+func withTemplateHash(sts *appsv1.StatefulSet) {
+	data, err := json.Marshal(sts.Spec.Template)
+	if err != nil {
+		// A PodTemplateSpec always marshals; without a hash the field-by-field check decides.
+		return
+	}
+	if sts.Annotations == nil {
+		sts.Annotations = map[string]string{}
+	}
+	sts.Annotations[templateHashAnnotation] = certs.Checksum(data)
+}
+
+// templateChanged says whether the pod template desired asks for differs from observed's: by
+// the field-by-field check, or by the hash both record.
+func templateChanged(desired, observed *appsv1.StatefulSet) bool {
+	if !templateInSync(desired.Spec.Template, observed.Spec.Template) {
+		return true
+	}
+	want, had := desired.Annotations[templateHashAnnotation], observed.Annotations[templateHashAnnotation]
+	return want != "" && had != "" && want != had
 }
 
 // userInSync: the uid and gid the user may remove from the spec (back to the image's) are
