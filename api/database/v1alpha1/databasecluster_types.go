@@ -305,6 +305,10 @@ type DatabaseClusterSpec struct {
 	// +optional
 	Service *ServiceSpec `json:"service,omitempty"`
 
+	// Rollout says when a rollout is stuck (RolloutSpec); unset: progressDeadlineSeconds 600.
+	// +optional
+	Rollout *RolloutSpec `json:"rollout,omitempty"`
+
 	PodExtensions `json:",inline"`
 }
 

@@ -130,13 +130,15 @@ func RecordReplicas(namespace, name string, replicas, ready int32) {
 	backups.clusterSeen(namespace, name)
 }
 
-// ForgetCluster removes every series of a DatabaseCluster that is gone: replicas, storage and
-// its last backup (the backups themselves may outlive the cluster; their series do not).
+// ForgetCluster removes every series of a DatabaseCluster that is gone: replicas, storage, the
+// rollout and its last backup (the backups themselves may outlive the cluster; their series do
+// not).
 func ForgetCluster(namespace, name string) {
 	key := objectKey{namespace, name}
 	Replicas.delete(key)
 	ReadyReplicas.delete(key)
 	StorageRequested.delete(key)
 	StorageCapacity.delete(key)
+	RolloutStuck.delete(key)
 	backups.clusterGone(namespace, name)
 }
