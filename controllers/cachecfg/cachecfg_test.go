@@ -47,7 +47,7 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "database", Image: "db:1",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, StartTime: &created, HostIP: "10.0.0.1",
-			PodIPs: []corev1.PodIP{{IP: "10.1.0.1"}},
+			PodIPs:                []corev1.PodIP{{IP: "10.1.0.1"}},
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "setup", State: pulling, Image: "setup:1"}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: false, State: waiting, LastTerminationState: crashed,
 				RestartCount: 3, Image: "db:1", ImageID: "sha256:abc", ContainerID: "containerd://123"}}},
