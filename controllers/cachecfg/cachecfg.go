@@ -141,11 +141,12 @@ func TrimService(obj any) (any, error) {
 }
 
 // TrimPod is the cache's transform of Pods: the operator only reads a member pod's identity,
-// labels, owners and deletion, and its readiness as the kubelet reports it (phase, conditions,
-// the containers' state), to count members and tell why one is not Ready. The spec (containers,
-// volumes, env) and the rest of the status are dropped: at 1,000 clusters the pods are the
-// largest objects the cache holds. The operator never writes a pod, so nothing is written back
-// from a trimmed copy.
+// labels (the controller-revision-hash among them), owners and deletion, and its readiness as
+// the kubelet reports it (phase, conditions, the state and last termination of its containers
+// and init containers), to count members, tell why one is not Ready and whether a rollout is
+// stuck. The spec (containers, volumes, env) and the rest of the status are dropped: at 1,000
+// clusters the pods are the largest objects the cache holds. The operator never writes a pod
+// (it only deletes a stuck one, by name and UID), so nothing is written back from a trimmed copy.
 func TrimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -161,10 +162,20 @@ func TrimPod(obj any) (any, error) {
 		Spec:   corev1.PodSpec{NodeName: pod.Spec.NodeName},
 		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: pod.Status.Conditions, StartTime: pod.Status.StartTime},
 	}
-	for _, c := range pod.Status.ContainerStatuses {
-		trimmed.Status.ContainerStatuses = append(trimmed.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name: c.Name, Ready: c.Ready, State: c.State, RestartCount: c.RestartCount, Started: c.Started,
+	trimmed.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
+	trimmed.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
+	return trimmed, nil
+}
+
+// trimStatuses keeps of each container status what tells whether it starts: its state, the
+// last termination's (a crash loop's exit code), readiness and restarts; not its image or IDs.
+func trimStatuses(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, c := range statuses {
+		out = append(out, corev1.ContainerStatus{
+			Name: c.Name, Ready: c.Ready, State: c.State, LastTerminationState: c.LastTerminationState,
+			RestartCount: c.RestartCount, Started: c.Started,
 		})
 	}
-	return trimmed, nil
+	return out
 }

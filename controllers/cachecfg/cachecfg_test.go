@@ -26,26 +26,31 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestTrimPodKeepsWhatTheOperatorReads: identity, labels, owners, deletion, readiness and the
-// containers' state stay; the spec and the rest of the status go.
+// TestTrimPodKeepsWhatTheOperatorReads: identity, labels (the revision among them), owners,
+// deletion, readiness and the containers' and init containers' state and last termination stay;
+// the spec and the rest of the status go.
 func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 	created := metav1.NewTime(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
 	deleting := metav1.NewTime(created.Add(time.Minute))
 	owners := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "s-1", Controller: ptr.To(true)}}
 	conditions := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: created}}
-	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}
+	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s"}}
+	crashed := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", StartedAt: created}}
+	pulling := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}
+	labels := map[string]string{"app.kubernetes.io/instance": "db", "controller-revision-hash": "db-5d4f8"}
 	pod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "ns", UID: "p-1", ResourceVersion: "7", CreationTimestamp: created,
-			DeletionTimestamp: &deleting, Labels: map[string]string{"app.kubernetes.io/instance": "db"}, OwnerReferences: owners,
+			DeletionTimestamp: &deleting, Labels: labels, OwnerReferences: owners,
 			Annotations:   map[string]string{"big": "annotation"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
 		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "database", Image: "db:1",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, StartTime: &created, HostIP: "10.0.0.1",
-			PodIPs: []corev1.PodIP{{IP: "10.1.0.1"}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: false, State: waiting, RestartCount: 3,
-				Image: "db:1", ImageID: "sha256:abc", ContainerID: "containerd://123"}}},
+			PodIPs:                []corev1.PodIP{{IP: "10.1.0.1"}},
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "setup", State: pulling, Image: "setup:1"}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: false, State: waiting, LastTerminationState: crashed,
+				RestartCount: 3, Image: "db:1", ImageID: "sha256:abc", ContainerID: "containerd://123"}}},
 	}
 	got, err := TrimPod(pod)
 	if err != nil {
@@ -54,10 +59,12 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 	want := &corev1.Pod{
 		TypeMeta: pod.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "ns", UID: "p-1", ResourceVersion: "7", CreationTimestamp: created,
-			DeletionTimestamp: &deleting, Labels: map[string]string{"app.kubernetes.io/instance": "db"}, OwnerReferences: owners},
+			DeletionTimestamp: &deleting, Labels: labels, OwnerReferences: owners},
 		Spec: corev1.PodSpec{NodeName: "node-1"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, StartTime: &created,
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: false, State: waiting, RestartCount: 3}}},
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "setup", State: pulling}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: false, State: waiting, LastTerminationState: crashed,
+				RestartCount: 3}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("TrimPod =\n%+v\nwant\n%+v", got, want)

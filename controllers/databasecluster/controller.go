@@ -77,6 +77,8 @@ type Reconciler struct {
 	// Namespaces are the namespaces the manager watches (nil: all); the watch of the user's
 	// ConfigMaps (spec.config.configMapRef) covers the same.
 	Namespaces []string
+	// replaced remembers the stuck pods phase 6 deleted (reconcileRollout).
+	replaced replacedPods
 	// podMonitors starts the watch on PodMonitors once the API server serves them (set up by
 	// SetupWithManager).
 	podMonitors *podMonitorWatch
@@ -103,7 +105,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=core,resources=events,verbs=list
@@ -128,6 +130,7 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	opmetrics.RecordReplicas(dc.Namespace, dc.Name, dc.DesiredReplicas(), dc.Status.ReadyReplicas)
 	opmetrics.RecordStorage(dc.Namespace, dc.Name, dc.Spec.Storage.Size, obs.claims)
 	opmetrics.RecordCertificate(dc.Namespace, dc.Name, ptr.Deref(dc.Status.CertificateNotAfter, metav1.Time{}).Time)
+	opmetrics.RecordRolloutStuck(dc.Namespace, dc.Name, obs.rollout.stuck != nil)
 	if IsRestoreRefused(obs.err) {
 		// Not an error to back off from: Degraded says what to do, and the backup may become
 		// Completed (or appear) at any time.
@@ -192,11 +195,15 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
+	rollout, err := r.reconcileRollout(ctx, dc, sts)
+	if err != nil {
+		return r.observe(ctx, dc, err)
+	}
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
 	podMonitor, err := r.reconcilePodMonitor(ctx, dc, done)
 	return observation{
 		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err, tls: inputs.tls,
-		statefulSetCreated: result == child.Created && done.restored == "",
+		rollout: rollout, statefulSetCreated: result == child.Created && done.restored == "",
 	}
 }
 

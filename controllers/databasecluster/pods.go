@@ -128,6 +128,7 @@ func (r *Reconciler) observePods(ctx context.Context, dc *databasev1alpha1.Datab
 		timeout = DefaultPodReadyTimeout
 	}
 	obs.stuck, obs.recheckAfter = findStuckPod(pods, r.clock().Now(), timeout)
+	observeRollout(dc, obs, pods, r.clock().Now())
 	if !podsMissing(obs.statefulSet, len(pods), dc.DesiredReplicas()) {
 		return
 	}

@@ -71,12 +71,15 @@ func claimSizeChanged() predicate.Predicate {
 	})
 }
 
-// podReadinessChanged lets a pod update through only when its Ready condition changed or it
-// started terminating; pods are created and deleted through the StatefulSet anyway.
+// podReadinessChanged lets a pod update through only when its Ready condition changed, it
+// started terminating, or a container began or stopped failing to start (containerFailure: a
+// stuck rollout is told without waiting for its deadline); pods are created and deleted through
+// the StatefulSet anyway.
 func podReadinessChanged() predicate.Predicate {
 	return child.UpdateChanged(func(before, after *corev1.Pod) bool {
 		sinceBefore, notReadyBefore := notReadySince(before)
 		sinceAfter, notReadyAfter := notReadySince(after)
-		return notReadyBefore != notReadyAfter || !sinceBefore.Equal(sinceAfter)
+		return notReadyBefore != notReadyAfter || !sinceBefore.Equal(sinceAfter) ||
+			containerFailure(before) != containerFailure(after)
 	})
 }

@@ -42,6 +42,8 @@ type observation struct {
 	err error
 	// stuck is a pod that has not been Ready for longer than the bound, if any.
 	stuck *stuckPod
+	// rollout is the stuck member of the update revision, if any, and the one replaced (rollout.go).
+	rollout rolloutObservation
 	// createFailure is why the StatefulSet controller could not create a missing pod, if it said.
 	createFailure string
 	// recheckAfter is when a pod that is not Ready yet reaches the bound (0: none is waiting).
@@ -89,7 +91,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	}
 	status.CertificateNotAfter = certificateNotAfter(dc, obs)
 	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
-	setProgressingCondition(&status.Conditions, dc, obs.statefulSet, obs.scaleUpWaits)
+	setProgressingCondition(&status.Conditions, dc, obs.statefulSet, obs.scaleUpWaits, obs.rollout)
 	setDegradedCondition(&status.Conditions, dc, obs)
 	setPausedCondition(&status.Conditions, dc)
 	setResizingCondition(&status.Conditions, dc, obs.statefulSet, obs.claims)
@@ -155,8 +157,9 @@ func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.
 
 // setProgressingCondition: True while the StatefulSet is created, scaled or rolled out; the
 // reason names the step, and a scale-up that waits for condemned claims (waits) names them.
+// False with reason RolloutStuck while a member of the update revision is stuck (rollout).
 func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
-	waits []string,
+	waits []string, rollout rolloutObservation,
 ) {
 	want := dc.DesiredReplicas()
 	cond := metav1.Condition{
@@ -171,6 +174,7 @@ func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha
 	case sts.Status.ObservedGeneration < sts.Generation:
 		cond.Reason = databasev1alpha1.ReasonRollingUpdate
 		cond.Message = fmt.Sprintf("waiting for the StatefulSet controller to observe generation %d", sts.Generation)
+	case progressingOfRollout(&cond, rollout):
 	case sts.Status.Replicas != want:
 		cond.Reason = databasev1alpha1.ReasonScaling
 		cond.Message = fmt.Sprintf("scaling from %d to %d pods", sts.Status.Replicas, want)

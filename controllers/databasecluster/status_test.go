@@ -75,7 +75,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 	)
 
 	DescribeTable("Progressing", fromStatefulSet("Progressing", func(c *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
-		setProgressingCondition(c, dc, sts, nil)
+		setProgressingCondition(c, dc, sts, nil, rolloutObservation{})
 	}),
 		Entry("creating", nil, "True", "Creating", "the StatefulSet does not exist yet"),
 		Entry("scaling", stsWithStatus(1, 1, 1, "r1", "r1"), "True", "Scaling", "scaling from 1 to 3 pods"),
@@ -90,7 +90,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 
 	It("Progressing names the condemned claims a scale-up waits for", func() {
 		var conditions []metav1.Condition
-		setProgressingCondition(&conditions, newCluster("db"), stsWithStatus(1, 1, 1, "r1", "r1"), []string{"data-db-1", "data-db-2"})
+		setProgressingCondition(&conditions, newCluster("db"), stsWithStatus(1, 1, 1, "r1", "r1"), []string{"data-db-1", "data-db-2"}, rolloutObservation{})
 		Expect(conditionOf(conditions, "Progressing")).To(Equal([]string{"Progressing", "True", "Scaling",
 			"scaling from 1 to 3 pods; waiting for the claims of removed members to be deleted first: data-db-1, data-db-2"}))
 	})

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,7 +42,9 @@ import (
 // The data-safety property: random sequences of spec edits (replicas, both retention policies,
 // pause and resume, storage growth) and a final delete, through the real API server, the
 // StatefulSet controller and the garbage collector. After every step the member claims are
-// exactly those a model of the spec says exist; after the delete a member claim is gone if and
+// exactly those a model of the spec says exist, and no member the spec keeps was deleted (every
+// one was Ready: no Ready pod is ever deleted, by the operator's replacement of a stuck pod or
+// anything else); after the delete a member claim is gone if and
 // only if the last spec said whenDeleted: Delete; claims that are not a member's (a copy with the
 // cluster's labels, a restore, a claim a backup tool owns) are never touched. The cluster has a
 // ScheduledDatabaseBackup and a Completed backup of it as 0.3.0 made one (controlled by the
@@ -146,7 +149,8 @@ type propertyRun struct {
 	whenDeleted, whenScaled databasev1alpha1.PVCRetentionPolicyType
 	paused                  bool
 	sizeGi                  int
-	claims                  map[int32]bool // ordinals whose claim the model says exists
+	claims                  map[int32]bool      // ordinals whose claim the model says exists
+	members                 map[int32]types.UID // the member pods at the last converged step
 	decoys                  map[string][]metav1.OwnerReference
 	steps                   []string
 	// schedule is the cluster's schedule; backup a backup of it as 0.3.0 made one, and
@@ -293,9 +297,33 @@ func (p *propertyRun) converge() {
 			g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
 			g.Expect(string(sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted)).To(Equal(string(p.whenDeleted)))
 		}).Should(Succeed())
+		p.checkMembersKept()
 	}
 	Eventually(p.memberClaims).Should(Equal(p.wantClaims()))
 	p.checkDecoys()
+}
+
+// checkMembersKept checks the pod half of the property and records the members: every member
+// the spec still keeps (an ordinal below replicas) is the pod of the last converged step, which
+// was Ready then (converge waits for it). A new UID at such an ordinal is a Ready pod deleted:
+// by the operator, whose stuck-rollout replacement deletes only pods that are not Ready, or by a
+// rollout no step asks for (the image never changes, a storage growth keeps the pods).
+func (p *propertyRun) checkMembersKept() {
+	var pods corev1.PodList
+	Expect(k8s.List(p.ctx, &pods, client.InNamespace(p.ns), client.MatchingLabels(p.dc.SelectorLabels()))).To(Succeed())
+	now := map[int32]types.UID{}
+	for _, pod := range pods.Items {
+		ordinal, err := strconv.Atoi(strings.TrimPrefix(pod.Name, p.dc.Name+"-"))
+		if err == nil && pod.DeletionTimestamp == nil {
+			now[int32(ordinal)] = pod.UID
+		}
+	}
+	for ordinal, uid := range p.members {
+		if ordinal < p.replicas {
+			Expect(now).To(HaveKeyWithValue(ordinal, uid), "member %s-%d was deleted while Ready and kept by the spec", p.dc.Name, ordinal)
+		}
+	}
+	p.members = now
 }
 
 // memberClaims lists the names of the claims data-p-<n> that exist and are not being deleted.

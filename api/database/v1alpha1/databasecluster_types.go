@@ -322,6 +322,10 @@ type DatabaseClusterSpec struct {
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
 
+	// Rollout says when a rollout is stuck (RolloutSpec); unset: progressDeadlineSeconds 600.
+	// +optional
+	Rollout *RolloutSpec `json:"rollout,omitempty"`
+
 	PodExtensions `json:",inline"`
 }
 

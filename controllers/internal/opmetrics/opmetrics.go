@@ -130,8 +130,9 @@ func RecordReplicas(namespace, name string, replicas, ready int32) {
 	backups.clusterSeen(namespace, name)
 }
 
-// ForgetCluster removes every series of a DatabaseCluster that is gone: replicas, storage and
-// its last backup (the backups themselves may outlive the cluster; their series do not).
+// ForgetCluster removes every series of a DatabaseCluster that is gone: replicas, storage, the
+// rollout and its last backup (the backups themselves may outlive the cluster; their series do
+// not).
 func ForgetCluster(namespace, name string) {
 	key := objectKey{namespace, name}
 	Replicas.delete(key)
@@ -139,5 +140,6 @@ func ForgetCluster(namespace, name string) {
 	StorageRequested.delete(key)
 	StorageCapacity.delete(key)
 	CertificateExpiry.delete(key)
+	RolloutStuck.delete(key)
 	backups.clusterGone(namespace, name)
 }

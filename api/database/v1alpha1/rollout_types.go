@@ -1,0 +1,60 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1alpha1
+
+import "time"
+
+// DefaultProgressDeadlineSeconds is spec.rollout.progressDeadlineSeconds when unset: as long as
+// a Deployment's default, long enough for a database to replay its log on start.
+const DefaultProgressDeadlineSeconds int32 = 600
+
+// RolloutSpec says when the operator calls a rollout stuck. A member of the StatefulSet's update
+// revision that is not Ready within the deadline, or whose container cannot start
+// (ImagePullBackOff, ErrImagePull, CrashLoopBackOff, CreateContainerConfigError), makes
+// Progressing False with reason RolloutStuck. Once the spec asks for another revision (the user
+// reverted or fixed it), a member still on an older revision that is stuck the same way is
+// deleted, one at a time and never a Ready one, so that the StatefulSet recreates it from the
+// current template.
+type RolloutSpec struct {
+	// ProgressDeadlineSeconds is how long a member of the update revision may stay not Ready,
+	// counted from its Ready condition's last transition (its creation if it has none), before
+	// the rollout is stuck. 30 to 86400 (a day); default 600.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=30
+	// +kubebuilder:validation:Maximum=86400
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+}
+
+// ProgressDeadline is spec.rollout.progressDeadlineSeconds as a duration, or its default.
+func (dc *DatabaseCluster) ProgressDeadline() time.Duration {
+	seconds := DefaultProgressDeadlineSeconds
+	if r := dc.Spec.Rollout; r != nil && r.ProgressDeadlineSeconds != nil {
+		seconds = *r.ProgressDeadlineSeconds
+	}
+	return time.Duration(seconds) * time.Second
+}
+
+// Reasons of the Progressing condition about a stuck rollout (see RolloutSpec).
+const (
+	// ReasonRolloutStuck: a member of the update revision is not Ready past
+	// spec.rollout.progressDeadlineSeconds, or its container cannot start; the message names the
+	// pod and its container's state.
+	ReasonRolloutStuck = "RolloutStuck"
+	// ReasonStuckPodReplaced: the operator deleted a stuck member of a revision the spec no
+	// longer asks for, so that the StatefulSet recreates it from the current template; the
+	// message names the pod.
+	ReasonStuckPodReplaced = "StuckPodReplaced"
+)

@@ -1,0 +1,165 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasecluster
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+)
+
+// The envtest specs of a stuck rollout. envtest has no StatefulSet controller and no kubelet:
+// the spec makes the member pods, writes their status as a kubelet would for a crash-looping
+// container, and writes the StatefulSet's status (its revisions) as its controller would.
+var _ = Describe("DatabaseCluster stuck rollout", Ordered, Label("integration"), func() {
+	k8s := testenv.StartInBeforeAll(setupController)
+	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
+		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
+	}
+
+	// setRevisions plays the StatefulSet controller: it has observed the current generation,
+	// rolls from current to update, with ready Ready pods and updated pods of the update revision.
+	setRevisions := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, generation int64, current, update string, ready, updated int32) {
+		Eventually(func(g Gomega) {
+			sts := clusters.Child(ctx, dc)(g)
+			g.Expect(sts.Generation).To(Equal(generation))
+			sts.Status = appsv1.StatefulSetStatus{
+				ObservedGeneration: sts.Generation, Replicas: 3, ReadyReplicas: ready, AvailableReplicas: ready,
+				UpdatedReplicas: updated, CurrentReplicas: 3 - updated, CurrentRevision: current, UpdateRevision: update,
+			}
+			g.Expect(k8s.Status().Update(ctx, sts)).To(Succeed())
+		}).Should(Succeed())
+	}
+	// makePod creates a member pod of revision, controlled by sts unless sts is nil, and writes
+	// its status: Ready, or crash-looping with exit code 1.
+	makePod := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, name, revision string, ready bool) *corev1.Pod {
+		podLabels := dc.Labels()
+		podLabels[appsv1.ControllerRevisionHashLabelKey] = revision
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: dc.Namespace, Labels: podLabels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName, Image: dc.Spec.Image}}},
+		}
+		if sts != nil {
+			pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}
+		}
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		now := metav1.Now()
+		status := corev1.ContainerStatus{Name: ContainerName, Image: dc.Spec.Image, Ready: ready,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}
+		readyStatus := corev1.ConditionTrue
+		if !ready {
+			readyStatus = corev1.ConditionFalse
+			status.RestartCount = 3
+			status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+				Message: "back-off 40s restarting failed container=database"}}
+			status.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 1, Reason: "Error", StartedAt: now, FinishedAt: now}}
+		}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: readyStatus, LastTransitionTime: now}}
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{status}
+		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+		return pod
+	}
+	// pods returns the UID of every pod of namespace, by name.
+	pods := func(ctx SpecContext, ns string) func(Gomega) map[string]types.UID {
+		return func(g Gomega) map[string]types.UID {
+			var list corev1.PodList
+			g.Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			out := map[string]types.UID{}
+			for _, p := range list.Items {
+				out[p.Name] = p.UID
+			}
+			return out
+		}
+	}
+	// rolloutEvents lists the events about dc of the stuck rollout, as "Type Reason: note".
+	rolloutEvents := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster) func(Gomega) []string {
+		return func(g Gomega) []string {
+			all := k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
+			return slices.DeleteFunc(all, func(e string) bool {
+				return !strings.Contains(e, EventRolloutStuck+":") && !strings.Contains(e, EventReplacedStuckPod+":")
+			})
+		}
+	}
+	stuckSeries := func(dc *databasev1alpha1.DatabaseCluster) func(Gomega) map[string]float64 {
+		return func(g Gomega) map[string]float64 {
+			got, err := testenv.Gauges("database_operator_databasecluster_rollout_stuck",
+				map[string]string{"namespace": dc.Namespace, "name": dc.Name})
+			g.Expect(err).NotTo(HaveOccurred())
+			return got
+		}
+	}
+	changeImage := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, image string) {
+		clusters.Update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Image = image })
+	}
+
+	It("tells a crash-looping member of the update revision, then replaces it once the spec moves on, and nothing else", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "rollout-")))
+		dc.Spec.Rollout = &databasev1alpha1.RolloutSpec{ProgressDeadlineSeconds: ptr.To[int32](30)}
+		sts := clusters.Create(ctx, dc)
+		Expect(stuckSeries(dc)(Default)).To(Or(BeEmpty(), Equal(map[string]float64{"{}": 0})))
+
+		By("an image that crash-loops: the rolling update replaced db-2 and waits for it")
+		changeImage(ctx, dc, "registry.example/db:crash")
+		setRevisions(ctx, dc, 2, "db-good", "db-crash", 2, 1)
+		db0 := makePod(ctx, dc, sts, "db-0", "db-good", true)
+		db1 := makePod(ctx, dc, sts, "db-1", "db-good", true)
+		db2 := makePod(ctx, dc, sts, "db-2", "db-crash", false)
+		// Someone else's pod with the cluster's labels, stuck on an old revision: never touched.
+		decoy := makePod(ctx, dc, nil, "db-7", "db-good", false)
+		all := map[string]types.UID{"db-0": db0.UID, "db-1": db1.UID, "db-2": db2.UID, "db-7": decoy.UID}
+
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"False", "RolloutStuck",
+			"pod db-2: container database CrashLoopBackOff (last exit code 1)"}))
+		Eventually(stuckSeries(dc)).Should(Equal(map[string]float64{"{}": 1}))
+		Eventually(rolloutEvents(ctx, dc)).Should(Equal([]string{
+			"Warning RolloutStuck: pod db-2: container database CrashLoopBackOff (last exit code 1)"}))
+		Consistently(pods(ctx, dc.Namespace), 2*time.Second).Should(Equal(all),
+			"a member of the update revision is never deleted, however stuck")
+
+		By("the spec is fixed: the StatefulSet's update revision moves on, db-2 is left on a revision no longer asked for")
+		changeImage(ctx, dc, "registry.example/db:1.1")
+		setRevisions(ctx, dc, 3, "db-good", "db-fixed", 2, 0)
+		Eventually(pods(ctx, dc.Namespace)).Should(Equal(map[string]types.UID{"db-0": db0.UID, "db-1": db1.UID, "db-7": decoy.UID}),
+			"exactly db-2 is deleted; the Ready members of the old revision and the pod the StatefulSet does not control stay")
+		Eventually(rolloutEvents(ctx, dc)).Should(Equal([]string{
+			"Warning RolloutStuck: pod db-2: container database CrashLoopBackOff (last exit code 1)",
+			"Normal ReplacedStuckPod: Deleted pod db-2 of revision db-crash (container database CrashLoopBackOff (last exit code 1)) " +
+				"so that StatefulSet db recreates it from revision db-fixed",
+		}))
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate", "0/3 pods run the current revision"}))
+		Eventually(stuckSeries(dc)).Should(Equal(map[string]float64{"{}": 0}))
+
+		By("the StatefulSet recreates db-2 from the fixed revision: nothing more is deleted")
+		recreated := makePod(ctx, dc, sts, "db-2", "db-fixed", true)
+		setRevisions(ctx, dc, 3, "db-good", "db-fixed", 3, 1)
+		want := map[string]types.UID{"db-0": db0.UID, "db-1": db1.UID, "db-2": recreated.UID, "db-7": decoy.UID}
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate", "1/3 pods run the current revision"}))
+		Consistently(pods(ctx, dc.Namespace), 2*time.Second).Should(Equal(want))
+		Expect(rolloutEvents(ctx, dc)(Default)).To(HaveLen(2), "one warning, one replacement")
+	})
+})
