@@ -143,6 +143,16 @@ var _ = Describe("DatabaseCluster pod extensions", Ordered, func() {
 		for _, pod := range pods(Default, ctx) {
 			nodes[pod.Spec.NodeName] = true
 			expectExtensions(Default, &pod, dc)
+			// The simulated kubelet runs them as a kubelet would: the init container ran to
+			// completion, the sidecar was started and keeps running beside the database.
+			Expect(pod.Status.InitContainerStatuses).To(HaveLen(2), pod.Name)
+			prepare, agent := pod.Status.InitContainerStatuses[0], pod.Status.InitContainerStatuses[1]
+			Expect(prepare.Name).To(Equal("prepare"))
+			Expect(prepare.State.Terminated).NotTo(BeNil(), "%s: %+v", pod.Name, prepare.State)
+			Expect([]any{prepare.State.Terminated.ExitCode, prepare.State.Terminated.Reason}).To(Equal([]any{int32(0), "Completed"}))
+			Expect(agent.Name).To(Equal("agent"))
+			Expect(agent.State.Running).NotTo(BeNil(), "%s: %+v", pod.Name, agent.State)
+			Expect([]bool{ptr.Deref(agent.Started, false), agent.Ready}).To(Equal([]bool{true, true}), pod.Name)
 		}
 		Expect(nodes).To(HaveLen(3), "maxSkew 1 on kubernetes.io/hostname, DoNotSchedule: one pod per node")
 	})
