@@ -62,6 +62,11 @@ var _ = Describe("DatabaseCluster pod extensions", Ordered, func() {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	})
 
+	// The namespace goes in the background: no later spec needs to wait for it.
+	AfterAll(func(ctx SpecContext) {
+		Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	})
+
 	AfterEach(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() {
 			dumpNamespace(ctx, ns)
