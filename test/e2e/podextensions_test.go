@@ -29,8 +29,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,13 +53,14 @@ var _ = Describe("DatabaseCluster pod extensions", Ordered, func() {
 		extraMount = "/etc/extra"
 	)
 	var (
-		dc      *databasev1alpha1.DatabaseCluster
-		watcher client.WithWatch
+		dc *databasev1alpha1.DatabaseCluster
+		// clientset watches the pods: a watch from a list's resourceVersion sees every change.
+		clientset kubernetes.Interface
 	)
 
 	BeforeAll(func(ctx SpecContext) {
 		var err error
-		watcher, err = client.NewWithWatch(cluster.Config, client.Options{Scheme: k8s.Scheme()})
+		clientset, err = kubernetes.NewForConfig(cluster.Config)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	})
@@ -186,7 +189,7 @@ var _ = Describe("DatabaseCluster pod extensions", Ordered, func() {
 			revisionsBefore := revisionCount(ctx, ns, dc)
 
 			began := time.Now()
-			roll := observeRoll(ctx, watcher, ns, dc.SelectorLabels(), 3, oldRevision, func() {
+			roll := observeRoll(ctx, clientset, ns, dc.SelectorLabels(), 3, oldRevision, func() {
 				patchCluster(ctx, change.change)
 			})
 			AddReportEntry("roll of 3 pods for "+change.field, fmt.Sprintf("%s: replaced %s, at most %d unavailable, %d pod events",
@@ -348,17 +351,19 @@ type rollObservation struct {
 // observeRoll watches the pods selected by selector from before change is made until replicas
 // pods, none of oldRevision, are Ready. The watch starts at the list's resourceVersion, so that
 // every state each pod went through is seen, not just those a poll happens to catch.
-func observeRoll(ctx context.Context, watcher client.WithWatch, ns string, selector map[string]string,
+func observeRoll(ctx context.Context, clientset kubernetes.Interface, ns string, selector map[string]string,
 	replicas int, oldRevision string, change func()) rollObservation {
 	GinkgoHelper()
-	var list corev1.PodList
-	Expect(watcher.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels(selector))).To(Succeed())
+	podsOf := clientset.CoreV1().Pods(ns)
+	list, err := podsOf.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()})
+	Expect(err).NotTo(HaveOccurred())
 	current := map[string]*corev1.Pod{}
 	for i := range list.Items {
 		current[list.Items[i].Name] = &list.Items[i]
 	}
-	w, err := watcher.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns), client.MatchingLabels(selector),
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	w, err := podsOf.Watch(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(selector).String(), ResourceVersion: list.ResourceVersion,
+	})
 	Expect(err).NotTo(HaveOccurred())
 	defer w.Stop()
 
