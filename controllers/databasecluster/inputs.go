@@ -174,7 +174,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, dc *databasev1alpha1.D
 		return nil, nil
 	}
 	if config.ConfigMapRef == nil {
-		err := ensureChild(ctx, r, "ConfigMap", BuildConfigMap(dc), &corev1.ConfigMap{}, configMapSpec, log)
+		err := ensureChild(ctx, r, "ConfigMap", BuildConfigMap(dc), &corev1.ConfigMap{}, child.ConfigMapData, log)
 		return configFiles(config.Files, nil), err
 	}
 	// The user's ConfigMap is read from the API server: the cache holds only the operator's.
@@ -206,16 +206,6 @@ func BuildConfigMap(dc *databasev1alpha1.DatabaseCluster) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: childMeta(dc, dc.ConfigMapName()), Data: dc.Spec.Config.Files}
 }
 
-// configMapSpec keeps the files of the inline config ConfigMap.
-var configMapSpec = child.Spec[*corev1.ConfigMap]{
-	InSync: func(desired, observed *corev1.ConfigMap) bool {
-		return maps.Equal(desired.Data, observed.Data) && len(observed.BinaryData) == 0
-	},
-	Merge: func(desired, observed *corev1.ConfigMap) {
-		observed.Data = desired.Data
-		observed.BinaryData = nil
-	},
-}
 
 // reconcileCredentials checks the user's credentials Secret, or generates NAME-credentials once.
 // Secrets are read from the API server by name, never cached or listed: the operator reads only

@@ -149,7 +149,8 @@ var _ = Describe("DatabaseCluster pod extensions and exposure", Ordered, Label("
 	})
 
 	It("serves the scale subresource: kubectl scale and autoscalers change spec.replicas and read the selector", func(ctx SpecContext) {
-		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "scale-")))
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "scale-")),
+			func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.MinReplicas = ptr.To[int32](3) })
 		clusters.Create(ctx, dc)
 		scale := &autoscalingv1.Scale{}
 		Eventually(func(g Gomega) {
@@ -169,5 +170,10 @@ var _ = Describe("DatabaseCluster pod extensions and exposure", Ordered, Label("
 		scale.Spec.Replicas = 10
 		err := k8s.SubResource("scale").Update(ctx, dc, client.WithSubResourceBody(scale))
 		Expect(err).To(MatchError(ContainSubstring("should be less than or equal to 9")))
+
+		scale.Spec.Replicas = 2
+		err = k8s.SubResource("scale").Update(ctx, dc, client.WithSubResourceBody(scale))
+		Expect(err).To(MatchError(ContainSubstring("replicas cannot be below minReplicas: the cluster needs that many members")))
+		Expect(clusters.Current(ctx, dc)(Default).Spec.Replicas).To(Equal(ptr.To[int32](5)))
 	})
 })

@@ -198,13 +198,7 @@ func readinessProbe(spec *databasev1alpha1.DatabaseClusterSpec) *corev1.Probe {
 	if spec.ReadinessProbe != nil {
 		return explicitProbe(spec.ReadinessProbe)
 	}
-	return &corev1.Probe{
-		ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(databasev1alpha1.PortName)}},
-		TimeoutSeconds:   probeTimeoutSeconds,
-		PeriodSeconds:    readinessPeriodSeconds,
-		SuccessThreshold: probeSuccessThreshold,
-		FailureThreshold: readinessFailureThreshold,
-	}
+	return tcpProbe(0, readinessPeriodSeconds, readinessFailureThreshold)
 }
 
 // livenessProbe is spec.livenessProbe, or a TCP check of the database port, more patient than
@@ -213,13 +207,18 @@ func livenessProbe(spec *databasev1alpha1.DatabaseClusterSpec) *corev1.Probe {
 	if spec.LivenessProbe != nil {
 		return explicitProbe(spec.LivenessProbe)
 	}
+	return tcpProbe(livenessInitialDelay, livenessPeriodSeconds, livenessFailureThreshold)
+}
+
+// tcpProbe is a TCP check of the database port with the given timings.
+func tcpProbe(delay, period, failures int32) *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler:        corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(databasev1alpha1.PortName)}},
-		InitialDelaySeconds: livenessInitialDelay,
+		InitialDelaySeconds: delay,
 		TimeoutSeconds:      probeTimeoutSeconds,
-		PeriodSeconds:       livenessPeriodSeconds,
+		PeriodSeconds:       period,
 		SuccessThreshold:    probeSuccessThreshold,
-		FailureThreshold:    livenessFailureThreshold,
+		FailureThreshold:    failures,
 	}
 }
 

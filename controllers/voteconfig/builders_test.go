@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
@@ -90,13 +91,13 @@ var _ = Describe("Builders", Label("unit"), func() {
 		Entry("the same bytes split differently", map[string]string{"ab": "c"}, map[string]string{"a": "bc"}, false),
 	)
 
-	DescribeTable("configMapSpec keeps the data exactly",
+	DescribeTable("child.ConfigMapData keeps the data exactly",
 		func(change func(*corev1.ConfigMap), inSync bool) {
 			desired, observed := mustBuild(newVoteConfig("vc")), mustBuild(newVoteConfig("vc"))
 			change(observed)
-			Expect(configMapSpec.InSync(desired, observed)).To(Equal(inSync))
-			configMapSpec.Merge(desired, observed)
-			Expect(configMapSpec.InSync(desired, observed)).To(BeTrue())
+			Expect(child.ConfigMapData.InSync(desired, observed)).To(Equal(inSync))
+			child.ConfigMapData.Merge(desired, observed)
+			Expect(child.ConfigMapData.InSync(desired, observed)).To(BeTrue())
 			Expect(observed.Data).To(Equal(desired.Data))
 		},
 		Entry("as built", func(*corev1.ConfigMap) {}, true),

@@ -90,14 +90,3 @@ func ConfigHash(data map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// configMapSpec keeps the content of the ConfigMap exactly: a key added, changed or removed by
-// hand is put back.
-var configMapSpec = child.Spec[*corev1.ConfigMap]{
-	InSync: func(desired, observed *corev1.ConfigMap) bool {
-		return maps.Equal(desired.Data, observed.Data) && len(observed.BinaryData) == 0
-	},
-	Merge: func(desired, observed *corev1.ConfigMap) {
-		observed.Data = desired.Data
-		observed.BinaryData = nil
-	},
-}

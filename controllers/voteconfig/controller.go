@@ -91,7 +91,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, vc *votingv1alpha1.V
 	if err != nil {
 		return observation{configMapErr: err}
 	}
-	_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &corev1.ConfigMap{}, configMapSpec)
+	_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, &corev1.ConfigMap{}, child.ConfigMapData)
 	if err != nil {
 		return observation{configMapErr: err}
 	}

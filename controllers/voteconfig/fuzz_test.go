@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 )
 
@@ -97,7 +98,7 @@ func FuzzBuildConfigMap(f *testing.F) {
 	})
 }
 
-// FuzzDriftConfigMap checks the drift check of the ConfigMap (configMapSpec) against the write
+// FuzzDriftConfigMap checks the drift check of the ConfigMap (child.ConfigMapData) against the write
 // path: the ConfigMap stored as built is in sync (no write), and one built from another spec,
 // with binaryData added by hand, is in sync once the write path has patched it (one write, then
 // none).
@@ -116,6 +117,6 @@ func FuzzDriftConfigMap(f *testing.F) {
 		}
 		observed.Data["added-by-hand"] = ""
 		observed.BinaryData = map[string][]byte{"blob": {0, 1}}
-		fuzzspec.CheckDrift(t, desired, observed, configMapSpec.InSync, configMapSpec.Merge)
+		fuzzspec.CheckDrift(t, desired, observed, child.ConfigMapData.InSync, child.ConfigMapData.Merge)
 	})
 }

@@ -162,15 +162,24 @@ type BackupSource struct {
 }
 
 // DatabaseClusterSpec is the desired state of a DatabaseCluster.
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.replicas >= self.minReplicas",fieldPath=".replicas",message="replicas cannot be below minReplicas: the cluster needs that many members (e.g. for its quorum); lower minReplicas first to go below it"
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is set when the cluster is created and never added or removed: create a new DatabaseCluster to restore a backup"
 // +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || self.monitoring.port != (has(self.port) ? self.port : 9000)",fieldPath=".monitoring.port",message="monitoring.port must differ from spec.port: the database port is named db and the metrics port metrics, and a container cannot declare one port twice"
 // +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.service.ports) || self.service.ports.all(p, p.port != (has(self.port) ? self.port : 9000))",fieldPath=".service.ports",message="service.ports cannot use spec.port: the client Service already exposes the database port as db"
 type DatabaseClusterSpec struct {
-	// Replicas is the number of database pods.
+	// Replicas is the number of database pods. kubectl scale, a HorizontalPodAutoscaler or KEDA
+	// may set it through the scale subresource, within minReplicas and 9.
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=9
 	Replicas *int32 `json:"replicas"`
+
+	// MinReplicas is the fewest members the cluster may be scaled to, by anyone, autoscalers
+	// included: e.g. 3 for a database that needs a quorum of 2. Unset: 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
 	// Image is the database container image.
 	// +required

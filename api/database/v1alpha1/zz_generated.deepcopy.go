@@ -336,6 +336,11 @@ func (in *DatabaseClusterSpec) DeepCopyInto(out *DatabaseClusterSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MinReplicas != nil {
+		in, out := &in.MinReplicas, &out.MinReplicas
+		*out = new(int32)
+		**out = **in
+	}
 	in.Resources.DeepCopyInto(&out.Resources)
 	out.Storage = in.Storage
 	if in.Env != nil {

@@ -26,6 +26,7 @@ import (
 	"maps"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -308,4 +309,16 @@ func ConflictBegan(before, after []metav1.Condition) (string, bool) {
 		return "", false
 	}
 	return now.Message, true
+}
+
+// ConfigMapData keeps the content of a ConfigMap child exactly: a key added, changed or removed
+// by hand is put back, and binary data is removed.
+var ConfigMapData = Spec[*corev1.ConfigMap]{
+	InSync: func(desired, observed *corev1.ConfigMap) bool {
+		return maps.Equal(desired.Data, observed.Data) && len(observed.BinaryData) == 0
+	},
+	Merge: func(desired, observed *corev1.ConfigMap) {
+		observed.Data = desired.Data
+		observed.BinaryData = nil
+	},
 }
