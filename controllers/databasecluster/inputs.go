@@ -206,7 +206,6 @@ func BuildConfigMap(dc *databasev1alpha1.DatabaseCluster) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: childMeta(dc, dc.ConfigMapName()), Data: dc.Spec.Config.Files}
 }
 
-
 // reconcileCredentials checks the user's credentials Secret, or generates NAME-credentials once.
 // Secrets are read from the API server by name, never cached or listed: the operator reads only
 // the Secrets of spec.credentials.

@@ -89,4 +89,3 @@ func ConfigHash(data map[string]string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
-
