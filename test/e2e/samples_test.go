@@ -68,7 +68,7 @@ var _ = Describe("The samples of config/samples", Ordered, func() {
 		// VolumeSnapshots of its class.
 		// The ScheduledDatabaseBackup sample backs up the etcd sample nightly: it is Ready (its
 		// schedule valid and planned) long before its first run.
-		Expect(files).To(HaveLen(7), "a sample per Kind, two for DatabaseCluster (etcd, PostgreSQL)")
+		Expect(files).To(HaveLen(8), "a sample per Kind, three for DatabaseCluster (etcd, etcd with TLS, PostgreSQL)")
 		var created []*unstructured.Unstructured
 		for _, file := range files {
 			data, err := os.ReadFile(filepath.Join(samplesDir, file))
