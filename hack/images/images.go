@@ -327,6 +327,9 @@ func dirEntries(dir, prefix string) ([]entry, error) {
 	return out, err
 }
 
+// defaultPath is the PATH of an image whose config names none.
+const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 // Config is what an image built here sets on its config.
 type Config struct {
 	Labels     map[string]string
@@ -425,7 +428,7 @@ func OperatorImage(binary, dockerfile, arch string, created time.Time) (v1.Image
 		User:         user,
 		WorkingDir:   st.WorkingDir,
 		Entrypoint:   entrypoint,
-		Env:          []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Env:          []string{defaultPath},
 		Architecture: arch,
 		CreatedBy:    "hack/images: COPY manager /" + bin,
 	}, created)
@@ -496,7 +499,7 @@ func StaticImage(files []File, cfg Config, created time.Time) (v1.Image, error) 
 		cfg.Entrypoint = []string{files[0].Path}
 	}
 	if cfg.Env == nil {
-		cfg.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		cfg.Env = []string{defaultPath}
 	}
 	if cfg.CreatedBy == "" {
 		cfg.CreatedBy = "hack/images: COPY " + strings.Join(paths, " ")
@@ -522,23 +525,11 @@ func RootfsImage(dir string, files []File, cfg Config, created time.Time) (v1.Im
 	for _, e := range entries {
 		have[e.name] = true
 	}
-	var paths []string
-	for _, f := range files {
-		if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == "/" {
-			return nil, fmt.Errorf("%s: image path %q must be absolute and clean", f.Source, f.Path)
-		}
-		data, err := os.ReadFile(f.Source)
-		if err != nil {
-			return nil, err
-		}
-		name := strings.TrimPrefix(f.Path, "/")
-		if have[name] {
-			return nil, fmt.Errorf("%s: %s is in the tree %s already", f.Source, f.Path, dir)
-		}
-		have[name] = true
-		entries = append(entries, entry{name: name, mode: 0o755, data: data})
-		paths = append(paths, f.Path)
+	added, paths, err := addedFiles(files, have)
+	if err != nil {
+		return nil, fmt.Errorf("adding to the tree %s: %w", dir, err)
 	}
+	entries = append(entries, added...)
 	if !have["tmp/"] {
 		entries = append(entries, tmpDir())
 	}
@@ -552,6 +543,15 @@ func RootfsImage(dir string, files []File, cfg Config, created time.Time) (v1.Im
 	if err != nil {
 		return nil, err
 	}
+	if cfg.CreatedBy == "" {
+		cfg.CreatedBy = "hack/images: COPY " + filepath.Base(dir) + " / " + strings.Join(paths, " ")
+	}
+	return assemble(nil, l, rootfsDefaults(cfg), created)
+}
+
+// rootfsDefaults fills in what RootfsImage's config leaves empty: the user, the working
+// directory and a PATH.
+func rootfsDefaults(cfg Config) Config {
 	if cfg.User == "" {
 		cfg.User = NonRootUser
 	}
@@ -559,12 +559,33 @@ func RootfsImage(dir string, files []File, cfg Config, created time.Time) (v1.Im
 		cfg.WorkingDir = "/"
 	}
 	if cfg.Env == nil {
-		cfg.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		cfg.Env = []string{defaultPath}
 	}
-	if cfg.CreatedBy == "" {
-		cfg.CreatedBy = "hack/images: COPY " + filepath.Base(dir) + " / " + strings.Join(paths, " ")
+	return cfg
+}
+
+// addedFiles are the entries of files (mode 0755) and their image paths; a path that the tree
+// (have) holds already is refused, and recorded in have otherwise.
+func addedFiles(files []File, have map[string]bool) ([]entry, []string, error) {
+	var entries []entry
+	var paths []string
+	for _, f := range files {
+		if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == "/" {
+			return nil, nil, fmt.Errorf("%s: image path %q must be absolute and clean", f.Source, f.Path)
+		}
+		data, err := os.ReadFile(f.Source)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := strings.TrimPrefix(f.Path, "/")
+		if have[name] {
+			return nil, nil, fmt.Errorf("%s: %s is there already", f.Source, f.Path)
+		}
+		have[name] = true
+		entries = append(entries, entry{name: name, mode: 0o755, data: data})
+		paths = append(paths, f.Path)
 	}
-	return assemble(nil, l, cfg, created)
+	return entries, paths, nil
 }
 
 // treeEntries returns the directories, regular files (with their permission bits) and symbolic
