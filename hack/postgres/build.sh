@@ -34,10 +34,12 @@ debs=$POSTGRES_DEBS_DIR
 if [ ! -f "$debs/.stamp" ]; then
   started=$(date +%s)
   rm -rf "$debs.tmp" && mkdir -p "$debs.tmp"
-  if ! (cd "$debs.tmp" && apt-get download "${packages[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed'); then
+  # As root, apt-get warns that it cannot drop to its _apt user for a directory of root's.
+  download() { (cd "$debs.tmp" && apt-get download "${packages[@]}" 2>&1) | { grep -v '^W: Download is performed unsandboxed' || true; }; }
+  if ! download; then
     [ "$(id -u)" = 0 ] || { echo "apt-get download failed; as root this script would run apt-get update first" >&2; exit 1; }
     apt-get update -qq
-    (cd "$debs.tmp" && apt-get download "${packages[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed')
+    download
   fi
   [ "$(ls "$debs.tmp"/*.deb | wc -l)" = "${#packages[@]}" ] || { echo "expected ${#packages[@]} .debs in $debs.tmp" >&2; exit 1; }
   echo "downloaded ${#packages[@]} packages ($(du -sh "$debs.tmp" | cut -f1)) in $(( $(date +%s) - started ))s" > "$debs.tmp/.stamp"
