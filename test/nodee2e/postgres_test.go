@@ -104,10 +104,10 @@ func postgresStory() {
 		oldChecksum := statefulSet(ctx, Default, dc).Spec.Template.Annotations[databasev1alpha1.InputsChecksumAnnotation]
 		Expect(oldChecksum).NotTo(BeEmpty())
 		before := podsOf(ctx, dc)[dc.StatefulSetName()+"-0"]
+		Expect(dc.Spec.Config.Files["postgresql.conf"]).To(ContainSubstring("work_mem = '4MB'"), "the sample's setting")
 		began := time.Now()
 		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
 			conf := dc.Spec.Config.Files["postgresql.conf"]
-			Expect(conf).To(ContainSubstring("work_mem = '4MB'"))
 			dc.Spec.Config.Files["postgresql.conf"] = strings.Replace(conf, "work_mem = '4MB'", "work_mem = '16MB'", 1)
 		})
 		Eventually(func(g Gomega) {
