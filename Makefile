@@ -140,6 +140,12 @@ OPERATOR_REF = $(IMAGES_DIR)/operator.ref
 ECHO_REPO ?= $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-echo
 ECHO_REF = $(IMAGES_DIR)/echo.ref
 ECHO_IMAGE_LAYOUT = $(IMAGES_DIR)/echo
+# The project's PostgreSQL image (hack/postgres/build.sh: Debian bookworm's PostgreSQL 15
+# packages and a static entrypoint; not the Docker Hub image), which config/samples' PostgreSQL
+# sample names. Its .debs are downloaded once per machine, keyed by the package list.
+POSTGRES_IMAGE ?= $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-postgres:15
+POSTGRES_IMAGE_LAYOUT = $(IMAGES_DIR)/postgres
+POSTGRES_DEBS_DIR ?= $(CACHE_DIR)/postgres-debs-$(shell sha256sum hack/postgres/packages.txt 2>/dev/null | cut -c1-12)
 # The bundle and catalog images of the real-node tier (hack/node/build-images.sh names them so).
 NODE_BUNDLE_REPO = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-bundle
 NODE_CATALOG_IMG = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog:v$(VERSION)
@@ -519,6 +525,11 @@ endif
 # grpc_health_probe: /bin/opm (entrypoint) and /bin/grpc_health_probe, user 1001, as upstream's.
 # OLM's bundle unpacking runs it too (the catalog operator's --opmImage).
 OPM_IMAGE_LAYOUT = $(IMAGES_DIR)/opm
+.PHONY: postgres-image
+postgres-image: $(IMAGE_TOOL) ## Build the PostgreSQL image POSTGRES_IMAGE (bin/images/postgres) from Debian's packages (apt-get download once per machine; root, or a user namespace, for its check).
+	IMAGE_TOOL=$(IMAGE_TOOL) POSTGRES_DEBS_DIR=$(POSTGRES_DEBS_DIR) \
+		hack/postgres/build.sh $(IMAGES_DIR)/postgres-build $(POSTGRES_IMAGE_LAYOUT) $(POSTGRES_IMAGE) $(ARCH)
+
 .PHONY: opm-image
 opm-image: $(OPM) $(GRPC_HEALTH_PROBE) $(IMAGE_TOOL) ## Build the opm image OPM_IMAGE (bin/images/opm) from the pinned opm and grpc_health_probe.
 	$(IMAGE_TOOL) static --arch $(ARCH) --user 1001 --entrypoint /bin/opm --file $(OPM):/bin/opm \
@@ -734,11 +745,12 @@ test-env-node: node-env host-packages ## Node tier: binaries, host packages (apt
 	echo "CONTAINERD=$$(command -v containerd) RUNC=$$(command -v runc) CNI_BIN_DIR=/usr/lib/cni"
 
 .PHONY: node-images
-node-images: node-env manager-static echo-ref olm-runtime $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(OLM_CP) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, Echo, opm and OLM's images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
+node-images: node-env manager-static echo-ref postgres-image olm-runtime $(MANAGER_PREVIOUS) $(IMAGE_TOOL) $(OPM) $(CPB) $(OLM_CP) $(GRPC_HEALTH_PROBE) ## Build the node images (pause, etcd, testdb, coredns, the operator of PREVIOUS_VERSION and of VERSION) and the registry's (the operator, Echo, PostgreSQL, opm and OLM's images, both bundles, catalog-build's catalog image) into NODE_IMAGES_DIR.
 	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$(NODE_CATALOG_IMG)
 	IMAGE_TOOL=$(IMAGE_TOOL) MANAGER_BIN=$(MANAGER_STATIC) PREVIOUS_MANAGER_BIN=$(MANAGER_PREVIOUS) \
 		OPM=$(OPM) CPB=$(CPB) OLM_BIN_DIR=$(OLM_RUNTIME_DIR) OLM_CP=$(OLM_CP) OPM_LAYOUT=$(OPM_IMAGE_LAYOUT) CATALOG_LAYOUT=$(IMAGES_DIR)/catalog \
 		ECHO_LAYOUT=$(ECHO_IMAGE_LAYOUT) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
+		POSTGRES_LAYOUT=$(POSTGRES_IMAGE_LAYOUT) POSTGRES_IMAGE=$(POSTGRES_IMAGE) \
 		OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
 		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) PACKAGE=$(PACKAGE_NAME) \
 		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
@@ -762,6 +774,7 @@ test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINK
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
 	OPM=$(OPM) OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
 	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
+	POSTGRES_IMAGE=$(POSTGRES_IMAGE) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 
 ##@ Benchmark

@@ -223,12 +223,13 @@ func ReadAnnotations(file string) (map[string]string, error) {
 	return doc.Annotations, nil
 }
 
-// entry is one file or directory of a layer.
+// entry is one file, directory or symbolic link of a layer.
 type entry struct {
 	name string // relative, slash separated, no leading slash; directories end in "/"
 	mode int64
 	data []byte
-	uid  int // owner (uid and gid); 0: root
+	uid  int    // owner (uid and gid); 0: root
+	link string // target of a symbolic link; empty for files and directories
 }
 
 // layer builds a gzip'd OCI layer from entries, adding missing parent directories.
@@ -264,8 +265,11 @@ func layer(entries []entry, created time.Time) (v1.Layer, error) {
 			Gid:      e.uid,
 			Format:   tar.FormatPAX,
 		}
-		if strings.HasSuffix(e.name, "/") {
+		switch {
+		case strings.HasSuffix(e.name, "/"):
 			hdr.Typeflag, hdr.Size = tar.TypeDir, 0
+		case e.link != "":
+			hdr.Typeflag, hdr.Size, hdr.Linkname = tar.TypeSymlink, 0, e.link
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
@@ -322,6 +326,9 @@ func dirEntries(dir, prefix string) ([]entry, error) {
 	})
 	return out, err
 }
+
+// defaultPath is the PATH of an image whose config names none.
+const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // Config is what an image built here sets on its config.
 type Config struct {
@@ -421,7 +428,7 @@ func OperatorImage(binary, dockerfile, arch string, created time.Time) (v1.Image
 		User:         user,
 		WorkingDir:   st.WorkingDir,
 		Entrypoint:   entrypoint,
-		Env:          []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Env:          []string{defaultPath},
 		Architecture: arch,
 		CreatedBy:    "hack/images: COPY manager /" + bin,
 	}, created)
@@ -492,12 +499,134 @@ func StaticImage(files []File, cfg Config, created time.Time) (v1.Image, error) 
 		cfg.Entrypoint = []string{files[0].Path}
 	}
 	if cfg.Env == nil {
-		cfg.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		cfg.Env = []string{defaultPath}
 	}
 	if cfg.CreatedBy == "" {
 		cfg.CreatedBy = "hack/images: COPY " + strings.Join(paths, " ")
 	}
 	return assemble(nil, l, cfg, created)
+}
+
+// RootfsImage builds an image of a directory tree (e.g. Debian packages unpacked with dpkg-deb
+// -x) plus files (static binaries, e.g. an entrypoint): the tree's regular files keep their
+// permission bits, its symbolic links their targets, and everything is owned by root. /tmp (1777)
+// is added, and distroless' /etc/passwd and /etc/group unless the tree has its own. Other file
+// types (devices, sockets, hard links' second names are plain copies) are refused. cfg defaults
+// as in StaticImage, except that the entrypoint must be given.
+func RootfsImage(dir string, files []File, cfg Config, created time.Time) (v1.Image, error) {
+	if cfg.Entrypoint == nil && cfg.Cmd == nil {
+		return nil, fmt.Errorf("a rootfs image needs an entrypoint or a command")
+	}
+	entries, err := treeEntries(dir)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, e := range entries {
+		have[e.name] = true
+	}
+	added, paths, err := addedFiles(files, have)
+	if err != nil {
+		return nil, fmt.Errorf("adding to the tree %s: %w", dir, err)
+	}
+	entries = append(entries, added...)
+	if !have["tmp/"] {
+		entries = append(entries, tmpDir())
+	}
+	for _, a := range accounts() {
+		if !have[a.name] {
+			entries = append(entries, a)
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	l, err := layer(entries, created)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.CreatedBy == "" {
+		cfg.CreatedBy = "hack/images: COPY " + filepath.Base(dir) + " / " + strings.Join(paths, " ")
+	}
+	return assemble(nil, l, rootfsDefaults(cfg), created)
+}
+
+// rootfsDefaults fills in what RootfsImage's config leaves empty: the user, the working
+// directory and a PATH.
+func rootfsDefaults(cfg Config) Config {
+	if cfg.User == "" {
+		cfg.User = NonRootUser
+	}
+	if cfg.WorkingDir == "" {
+		cfg.WorkingDir = "/"
+	}
+	if cfg.Env == nil {
+		cfg.Env = []string{defaultPath}
+	}
+	return cfg
+}
+
+// addedFiles are the entries of files (mode 0755) and their image paths; a path that the tree
+// (have) holds already is refused, and recorded in have otherwise.
+func addedFiles(files []File, have map[string]bool) ([]entry, []string, error) {
+	var entries []entry
+	var paths []string
+	for _, f := range files {
+		if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == "/" {
+			return nil, nil, fmt.Errorf("%s: image path %q must be absolute and clean", f.Source, f.Path)
+		}
+		data, err := os.ReadFile(f.Source)
+		if err != nil {
+			return nil, nil, err
+		}
+		name := strings.TrimPrefix(f.Path, "/")
+		if have[name] {
+			return nil, nil, fmt.Errorf("%s: %s is there already", f.Source, f.Path)
+		}
+		have[name] = true
+		entries = append(entries, entry{name: name, mode: 0o755, data: data})
+		paths = append(paths, f.Path)
+	}
+	return entries, paths, nil
+}
+
+// treeEntries returns the directories, regular files (with their permission bits) and symbolic
+// links under dir, named by their path relative to dir.
+func treeEntries(dir string) ([]entry, error) {
+	var out []entry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		perm := int64(info.Mode().Perm())
+		switch {
+		case d.IsDir():
+			out = append(out, entry{name: name + "/", mode: perm})
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, entry{name: name, mode: 0o777, link: target})
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, entry{name: name, mode: perm, data: data})
+		default:
+			return fmt.Errorf("%s: not a regular file, directory or symbolic link", p)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // checkStatic refuses an ELF file that needs a dynamic loader or shared libraries; other files

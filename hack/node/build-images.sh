@@ -31,6 +31,10 @@
 #                                       ECHO_LAYOUT, "make echo-ref": hack/echo's shell as /bin/sh,
 #                                       the image the Jobs of Echo and ScheduledEcho run (the
 #                                       manifests name it by this digest, make echo-image-check)
+#   POSTGRES_IMAGE (IMAGE_REPO_BASE/database-operator-postgres:15)
+#                                       POSTGRES_LAYOUT, "make postgres-image": Debian's PostgreSQL 15
+#                                       packages and hack/postgres's entrypoint, user 65532, the image
+#                                       config/samples' PostgreSQL sample names (not Docker Hub's)
 #   OLM_IMAGE (.../olm)                 OLM's image, user 1001, as upstream's: its two controllers
 #                                       /bin/olm and /bin/catalog (OLM_BIN_DIR, make olm-runtime),
 #                                       which OLM's Deployments run, and its util image for bundle
@@ -46,7 +50,7 @@
 #                                       cache pre-built
 #
 # Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
-#          OPM=... CPB=... OLM_BIN_DIR=... OLM_CP=... OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... OPM_IMAGE=... OLM_IMAGE=... CATALOG_IMAGE=... \
+#          OPM=... CPB=... OLM_BIN_DIR=... OLM_CP=... OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... POSTGRES_LAYOUT=... POSTGRES_IMAGE=... OPM_IMAGE=... OLM_IMAGE=... CATALOG_IMAGE=... \
 #          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
 #          VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
 set -euo pipefail
@@ -116,6 +120,7 @@ layout() {
 record "$OPM_LAYOUT" "$OPM_IMAGE"
 record "$CATALOG_LAYOUT" "$CATALOG_IMAGE"
 record "$ECHO_LAYOUT" "$ECHO_IMAGE"
+record "${POSTGRES_LAYOUT:?}" "${POSTGRES_IMAGE:?}"
 layout "operator-$VERSION" "${OPERATOR_REPO:-$IMAGE_REPO_BASE/$package}:v$VERSION" operator --arch "$arch" \
   --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
 layout olm "$OLM_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \

@@ -47,18 +47,16 @@ func sampleFiles() []string {
 }
 
 // Every sample of config/samples (the alm-examples OperatorHub shows) on simulated nodes: the API
-// server admits it as written and the operator brings it to its working state. The etcd sample
-// also runs on a real kubelet (make test-node); the others only here (see the README).
+// server admits it as written and the operator brings it to its working state. The etcd, TLS etcd
+// and PostgreSQL samples also run on a real kubelet (make test-node), with the backup and the
+// small samples; the ScheduledDatabaseBackup sample only here (see the README).
 var _ = Describe("The samples of config/samples", Ordered, func() {
 	const ns = "e2e-samples"
 
 	BeforeAll(func(ctx SpecContext) {
+		// The PostgreSQL sample needs nothing created first: its password is generated
+		// (spec.credentials).
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		// The password the PostgreSQL sample's comment tells the user to create first.
-		Expect(k8s.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "postgres-sample-password", Namespace: ns},
-			StringData: map[string]string{"password": "e2e-only"},
-		})).To(Succeed())
 	})
 
 	It("are admitted as written and reach their working state", func(ctx SpecContext) {
@@ -68,7 +66,7 @@ var _ = Describe("The samples of config/samples", Ordered, func() {
 		// VolumeSnapshots of its class.
 		// The ScheduledDatabaseBackup sample backs up the etcd sample nightly: it is Ready (its
 		// schedule valid and planned) long before its first run.
-		Expect(files).To(HaveLen(7), "a sample per Kind, two for DatabaseCluster (etcd, PostgreSQL)")
+		Expect(files).To(HaveLen(8), "a sample per Kind, three for DatabaseCluster (etcd, etcd with TLS, PostgreSQL)")
 		var created []*unstructured.Unstructured
 		for _, file := range files {
 			data, err := os.ReadFile(filepath.Join(samplesDir, file))

@@ -5,6 +5,8 @@ package nodee2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -296,6 +298,14 @@ func etcdValue(i int) string { return "value-" + strconv.Itoa(i) }
 type etcdClient struct {
 	dc   *databasev1alpha1.DatabaseCluster
 	http http.Client
+	// ca, when set, makes the client speak HTTPS: each server's certificate must chain to ca and
+	// name the server it is (the client Service, or the member), whatever address is dialed.
+	ca *x509.CertPool
+	// https holds a client per server name when ca is set; duringChange's writer shares it.
+	httpsMu sync.Mutex
+	https   map[string]*http.Client
+	// acknowledged records the keys duringChange wrote and the cluster acknowledged, when not nil.
+	acknowledged []string
 	// served counts the calls each address answered, when not nil.
 	served map[string]int
 	// serviceOnly sends every call to the client Service alone, retrying there (a client of a
@@ -308,17 +318,49 @@ type etcdClient struct {
 // serviceAttempts is how often a serviceOnly call tries the client Service.
 const serviceAttempts = 5
 
+// etcdTarget is an address a call tries, and the name its certificate must carry (with ca).
+type etcdTarget struct{ url, serverName string }
+
 // targets lists the addresses a call tries, in order.
-func (e *etcdClient) targets(ctx context.Context) []string {
-	svc := e.serviceAddr(ctx)
+func (e *etcdClient) targets(ctx context.Context) []etcdTarget {
+	svc := etcdTarget{url: e.serviceAddr(ctx), serverName: e.dc.ClientServiceName() + "." + e.dc.Namespace + ".svc"}
 	if e.serviceOnly {
-		targets := make([]string, serviceAttempts)
+		targets := make([]etcdTarget, serviceAttempts)
 		for i := range targets {
 			targets[i] = svc
 		}
 		return targets
 	}
-	return append([]string{svc}, e.members(ctx)...)
+	return append([]etcdTarget{svc}, e.members(ctx)...)
+}
+
+// scheme is https with a CA, else http.
+func (e *etcdClient) scheme() string {
+	if e.ca != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// client is the HTTP client for a server: with ca, one that verifies the server's certificate
+// under serverName.
+func (e *etcdClient) client(serverName string) *http.Client {
+	if e.ca == nil {
+		return &e.http
+	}
+	e.httpsMu.Lock()
+	defer e.httpsMu.Unlock()
+	if c, ok := e.https[serverName]; ok {
+		return c
+	}
+	if e.https == nil {
+		e.https = map[string]*http.Client{}
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: e.ca, ServerName: serverName, MinVersion: tls.VersionTLS12,
+	}}}
+	e.https[serverName] = c
+	return c
 }
 
 // serviceAddr is the address of the cluster's client Service (its ClusterIP: kube-proxy on the
@@ -326,20 +368,23 @@ func (e *etcdClient) targets(ctx context.Context) []string {
 func (e *etcdClient) serviceAddr(ctx context.Context) string {
 	svc := &corev1.Service{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: e.dc.Namespace, Name: e.dc.ClientServiceName()}, svc)).To(Succeed())
-	return "http://" + net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(e.dc.DatabasePort())))
+	return e.scheme() + "://" + net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(e.dc.DatabasePort())))
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-// members returns the addresses of the members that have one.
-func (e *etcdClient) members(ctx context.Context) []string {
-	var addrs []string
+// members returns the addresses of the members that have one, each with its stable name.
+func (e *etcdClient) members(ctx context.Context) []etcdTarget {
+	var targets []etcdTarget
 	for _, p := range podsOf(ctx, e.dc) {
 		if p.Status.PodIP != "" && p.DeletionTimestamp == nil {
-			addrs = append(addrs, "http://"+p.Status.PodIP+":2379")
+			targets = append(targets, etcdTarget{
+				url:        e.scheme() + "://" + net.JoinHostPort(p.Status.PodIP, "2379"),
+				serverName: p.Name + "." + e.dc.HeadlessServiceName() + "." + e.dc.Namespace + ".svc",
+			})
 		}
 	}
-	return addrs
+	return targets
 }
 
 func (e *etcdClient) call(ctx context.Context, path string, body, out any) error {
@@ -348,14 +393,15 @@ func (e *etcdClient) call(ctx context.Context, path string, body, out any) error
 		return err
 	}
 	lastErr := fmt.Errorf("no member has an address")
-	for _, addr := range e.targets(ctx) {
+	for _, target := range e.targets(ctx) {
+		addr := target.url
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+path, bytes.NewReader(data))
 		if err != nil {
 			cancel()
 			return err
 		}
-		resp, err := e.http.Do(req)
+		resp, err := e.client(target.serverName).Do(req)
 		if err != nil {
 			cancel()
 			lastErr = e.failed(err)
@@ -466,9 +512,13 @@ func (e *etcdClient) duringChange(ctx context.Context, change func()) int {
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
-			if err := e.put(ctx, fmt.Sprintf("roll/%05d", i), "x"); err == nil {
+			key := fmt.Sprintf("roll/%05d", i)
+			if err := e.put(ctx, key, "x"); err == nil {
 				mu.Lock()
 				writes++
+				if e.acknowledged != nil {
+					e.acknowledged = append(e.acknowledged, key)
+				}
 				worstGap = max(worstGap, time.Since(last))
 				mu.Unlock()
 				last = time.Now()

@@ -7,6 +7,8 @@
 //	image-tool catalog --dir catalog --dockerfile catalog.Dockerfile [--base REF] --tag ... --layout ...
 //	image-tool static --file bin/etcd:/usr/local/bin/etcd --entrypoint /usr/local/bin/etcd \
 //	    --user 65532:65532 --tag database-operator.test/etcd:v1 --tarball bin/node-images/etcd-v1.tar
+//	image-tool rootfs --dir bin/postgres/rootfs --file bin/pg-entrypoint:/usr/local/bin/entrypoint \
+//	    --entrypoint /usr/local/bin/entrypoint --user 65532:65532 --tag ... --layout ...
 //	image-tool push --from bin/images/database-operator --push 127.0.0.1:5000/database-operator:0.2.0
 //	image-tool registry --addr 10.89.0.1:0 --ready FILE --push LAYOUT=REPO[:TAG]... [-- COMMAND...]
 //	image-tool digest --from bin/images/catalog
@@ -36,7 +38,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|push|registry|digest [flags] (-h for the flags)")
+	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|rootfs|push|registry|digest [flags] (-h for the flags)")
 	os.Exit(2)
 }
 
@@ -81,6 +83,8 @@ func builder(ctx context.Context, cmd string, fs *flag.FlagSet, insecure *bool) 
 		return catalogBuilder(ctx, fs, insecure)
 	case "static":
 		return staticBuilder(fs)
+	case "rootfs":
+		return rootfsBuilder(fs)
 	case "push":
 		return pushBuilder(fs)
 	}
@@ -181,6 +185,51 @@ func staticBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
 			fl = append(fl, images.File{Source: src, Path: dst})
 		}
 		return images.StaticImage(fl, cfg, created)
+	}
+}
+
+// rootfsBuilder registers the flags of "rootfs" and returns the function that makes its image.
+func rootfsBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
+	dir := fs.String("dir", "", "directory tree that becomes the image's root (e.g. Debian packages unpacked with dpkg-deb -x)")
+	var files, env, labels listFlag
+	fs.Var(&files, "file", "SOURCE:/PATH, a file added to the tree (mode 0755); repeatable")
+	fs.Var(&env, "env", "KEY=VALUE of the image config; repeatable (default: a PATH)")
+	fs.Var(&labels, "label", "KEY=VALUE label; repeatable")
+	entrypoint := fs.String("entrypoint", "", `entrypoint: a path, or the exec form '["/bin", "arg"]'`)
+	cmd := fs.String("cmd", "", `CMD of the image config, a path or the exec form`)
+	user := fs.String("user", images.NonRootUser, "USER of the image config")
+	workdir := fs.String("workdir", "/", "WORKDIR of the image config")
+	arch := fs.String("arch", "amd64", "architecture of the tree's binaries")
+	return func() (v1.Image, error) {
+		if *dir == "" {
+			return nil, fmt.Errorf("--dir is required")
+		}
+		created, err := images.Created()
+		if err != nil {
+			return nil, err
+		}
+		cfg := images.Config{User: *user, WorkingDir: *workdir, Architecture: *arch}
+		if cfg.Entrypoint, err = parseEntrypoint("--entrypoint", *entrypoint); err != nil {
+			return nil, err
+		}
+		if cfg.Cmd, err = parseEntrypoint("--cmd", *cmd); err != nil {
+			return nil, err
+		}
+		if len(env) > 0 {
+			cfg.Env = env
+		}
+		if cfg.Labels, err = keyValues(labels); err != nil {
+			return nil, err
+		}
+		var fl []images.File
+		for _, f := range files {
+			src, dst, ok := strings.Cut(f, ":")
+			if !ok || src == "" || dst == "" {
+				return nil, fmt.Errorf("--file %q: want SOURCE:/PATH", f)
+			}
+			fl = append(fl, images.File{Source: src, Path: dst})
+		}
+		return images.RootfsImage(*dir, fl, cfg, created)
 	}
 }
 
