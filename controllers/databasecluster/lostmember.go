@@ -70,6 +70,11 @@ const (
 // pod never shows it. When pod is terminating and not stuck yet, wait is how long until it is.
 func lostEvidence(pod *corev1.Pod, now time.Time) (kind string, since time.Time, wait time.Duration) {
 	if podReady(pod) {
+		if pod.DeletionTimestamp != nil {
+			// Its node may stop reporting and be marked NotReady by the node lifecycle
+			// controller, which changes no condition this pod's watch lets through.
+			return "", time.Time{}, lostMemberRecheck
+		}
 		return "", time.Time{}, 0
 	}
 	if pod.DeletionTimestamp != nil {
@@ -82,12 +87,21 @@ func lostEvidence(pod *corev1.Pod, now time.Time) (kind string, since time.Time,
 	if pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "" {
 		return "", time.Time{}, 0
 	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return lostUnschedulable, c.LastTransitionTime.Time, 0
-		}
+	if c := unschedulable(pod); c != nil {
+		return lostUnschedulable, c.LastTransitionTime.Time, 0
 	}
 	return "", time.Time{}, 0
+}
+
+// unschedulable returns the scheduler's PodScheduled=False condition of reason Unschedulable,
+// if pod has it.
+func unschedulable(pod *corev1.Pod) *corev1.PodCondition {
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // podReady reports whether pod's Ready condition is True.
