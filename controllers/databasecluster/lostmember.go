@@ -15,6 +15,7 @@
 package databasecluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,30 +285,36 @@ func lostMemberToReplace(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.State
 	case sts == nil || sts.DeletionTimestamp != nil || !metav1.IsControlledBy(sts, dc):
 		return nil, "the StatefulSet is not in place"
 	}
+	victim, held := lostMemberOf(sts, *dc.Spec.Replicas, pods, lost, replaced)
+	if victim == nil {
+		return nil, held
+	}
+	return replacementOf(dc, sts, claims, victim)
+}
+
+// lostMemberOf returns the lost member of the lowest ordinal below replicas, when every other
+// member has a Ready pod or is lost itself, at least one is Ready, and none is being replaced
+// (replaced); otherwise why none.
+func lostMemberOf(sts *appsv1.StatefulSet, replicas int32, pods []corev1.Pod, lost []lostMember,
+	replaced map[string]types.UID,
+) (*lostMember, string) {
 	isLost := map[string]*lostMember{}
 	for i := range lost {
 		isLost[lost[i].pod] = &lost[i]
 	}
-	members := map[int32]*corev1.Pod{}
-	for i := range pods {
-		if ordinal, ok := podOrdinal(sts.Name, pods[i].Name); ok && metav1.IsControlledBy(&pods[i], sts) {
-			members[ordinal] = &pods[i]
-		}
-	}
+	members := membersOf(sts, pods)
 	var victim *lostMember
 	ready, beingReplaced := 0, ""
-	for ordinal := range *dc.Spec.Replicas {
+	for ordinal := range replicas {
 		pod := members[ordinal]
-		switch {
-		case pod == nil:
+		if pod == nil {
 			return nil, fmt.Sprintf("member %s-%d has no pod yet", sts.Name, ordinal)
-		case isLost[pod.Name] != nil && isLost[pod.Name].uid == pod.UID:
-			switch {
-			case replaced[pod.Name] == pod.UID:
-				beingReplaced = pod.Name
-			case victim == nil:
-				victim = isLost[pod.Name]
-			}
+		}
+		switch m := isLost[pod.Name]; {
+		case m != nil && m.uid == pod.UID && replaced[pod.Name] == pod.UID:
+			beingReplaced = pod.Name
+		case m != nil && m.uid == pod.UID:
+			victim = cmp.Or(victim, m)
 		case pod.DeletionTimestamp != nil || !podReady(pod):
 			return nil, "member " + pod.Name + " is not Ready"
 		default:
@@ -323,6 +330,26 @@ func lostMemberToReplace(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.State
 	case ready == 0:
 		return nil, "no other member is Ready"
 	}
+	return victim, ""
+}
+
+// membersOf returns the pods sts controls, by ordinal.
+func membersOf(sts *appsv1.StatefulSet, pods []corev1.Pod) map[int32]*corev1.Pod {
+	members := map[int32]*corev1.Pod{}
+	for i := range pods {
+		if ordinal, ok := podOrdinal(sts.Name, pods[i].Name); ok && metav1.IsControlledBy(&pods[i], sts) {
+			members[ordinal] = &pods[i]
+		}
+	}
+	return members
+}
+
+// replacementOf says what to delete of victim: its claim only when it is dc's member claim, not
+// being deleted yet, and bound to the volume pinned to the lost node; a claim that is not dc's,
+// or none in the cache for a member that cannot be scheduled, holds the whole replacement.
+func replacementOf(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim,
+	victim *lostMember,
+) (*lostReplacement, string) {
 	out := &lostReplacement{member: *victim, force: victim.kind == lostTerminating}
 	for i := range claims {
 		claim := &claims[i]
