@@ -79,6 +79,8 @@ type Reconciler struct {
 	Namespaces []string
 	// replaced remembers the stuck pods phase 6 deleted (reconcileRollout).
 	replaced replacedPods
+	// replacedLost remembers the pods of lost members phase 6 deleted (reconcileLostMembers).
+	replacedLost replacedPods
 	// podMonitors starts the watch on PodMonitors once the API server serves them (set up by
 	// SetupWithManager).
 	podMonitors *podMonitorWatch
@@ -106,6 +108,8 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=core,resources=persistentvolumes,verbs=get
+// +kubebuilder:rbac:groups=core,resources=nodes,verbs=get;list
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=core,resources=events,verbs=list
@@ -131,6 +135,7 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	opmetrics.RecordStorage(dc.Namespace, dc.Name, dc.Spec.Storage.Size, obs.claims)
 	opmetrics.RecordCertificate(dc.Namespace, dc.Name, ptr.Deref(dc.Status.CertificateNotAfter, metav1.Time{}).Time)
 	opmetrics.RecordRolloutStuck(dc.Namespace, dc.Name, obs.rollout.stuck != nil)
+	opmetrics.RecordMembersLost(dc.Namespace, dc.Name, len(obs.lost.members))
 	if IsRestoreRefused(obs.err) {
 		// Not an error to back off from: Degraded says what to do, and the backup may become
 		// Completed (or appear) at any time.
@@ -199,11 +204,15 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
+	lost, err := r.reconcileLostMembers(ctx, dc, sts, claims, rollout.replaced != nil)
+	if err != nil {
+		return r.observe(ctx, dc, err)
+	}
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
 	podMonitor, err := r.reconcilePodMonitor(ctx, dc, done)
 	return observation{
 		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err, tls: inputs.tls,
-		rollout: rollout, statefulSetCreated: result == child.Created && done.restored == "",
+		rollout: rollout, lost: lost, statefulSetCreated: result == child.Created && done.restored == "",
 	}
 }
 

@@ -177,6 +177,9 @@ func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev
 	if now := rolloutStuckBegan(before.Status.Conditions, after.Status.Conditions); now != nil {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventRolloutStuck, "Reconcile", "%s", now.Message)
 	}
+	if now := memberLostBegan(before.Status.Conditions, after.Status.Conditions); now != nil {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventMemberLost, "Reconcile", "%s", now.Message)
+	}
 	// Told even for a new cluster: it asked for monitoring it cannot have yet.
 	if now := child.Changed(before.Status.Conditions, after.Status.Conditions, databasev1alpha1.ConditionMonitoringReady); now != nil &&
 		now.Reason == databasev1alpha1.ReasonPodMonitorCRDMissing {

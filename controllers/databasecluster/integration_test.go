@@ -398,13 +398,13 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
 		clusters.Create(ctx, dc)
 		Eventually(series(dc)).Should(Equal(wantSeries(0, map[string]string{
-			"Available": "false", "Progressing": "true", "Degraded": "false", "Paused": "false", "Resizing": "false", "Hibernated": "false",
+			"Available": "false", "Progressing": "true", "Degraded": "false", "Paused": "false", "Resizing": "false", "Hibernated": "false", "MemberLost": "false",
 		})))
 
 		By("the 1 moves to the new status of a condition")
 		markReady(ctx, dc, 3)
 		Eventually(series(dc)).Should(Equal(wantSeries(3, map[string]string{
-			"Available": "true", "Progressing": "false", "Degraded": "false", "Paused": "false", "Resizing": "false", "Hibernated": "false",
+			"Available": "true", "Progressing": "false", "Degraded": "false", "Paused": "false", "Resizing": "false", "Hibernated": "false", "MemberLost": "false",
 		})))
 
 		k8s.DeleteAndWait(ctx, dc)

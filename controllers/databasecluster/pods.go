@@ -129,6 +129,7 @@ func (r *Reconciler) observePods(ctx context.Context, dc *databasev1alpha1.Datab
 	}
 	obs.stuck, obs.recheckAfter = findStuckPod(pods, r.clock().Now(), timeout)
 	observeRollout(dc, obs, pods, r.clock().Now())
+	r.observeLostMembers(ctx, dc, obs, pods)
 	if !podsMissing(obs.statefulSet, len(pods), dc.DesiredReplicas()) {
 		return
 	}

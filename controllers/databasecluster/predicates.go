@@ -71,15 +71,18 @@ func claimSizeChanged() predicate.Predicate {
 	})
 }
 
-// podReadinessChanged lets a pod update through only when its Ready condition changed, it
-// started terminating, or a container began or stopped failing to start (containerFailure: a
-// stuck rollout is told without waiting for its deadline); pods are created and deleted through
-// the StatefulSet anyway.
+// podReadinessChanged lets a pod update through only when its Ready condition changed (also
+// while it terminates: the node lifecycle controller marks the pods of an unreachable node so), it
+// started terminating, a container began or stopped failing to start (containerFailure: a
+// stuck rollout is told without waiting for its deadline), or the scheduler began or stopped
+// finding it unschedulable (a member that may be lost with its node); pods are created and
+// deleted through the StatefulSet anyway.
 func podReadinessChanged() predicate.Predicate {
 	return child.UpdateChanged(func(before, after *corev1.Pod) bool {
 		sinceBefore, notReadyBefore := notReadySince(before)
 		sinceAfter, notReadyAfter := notReadySince(after)
 		return notReadyBefore != notReadyAfter || !sinceBefore.Equal(sinceAfter) ||
-			containerFailure(before) != containerFailure(after)
+			containerFailure(before) != containerFailure(after) ||
+			(unschedulable(before) == nil) != (unschedulable(after) == nil) || podReady(before) != podReady(after)
 	})
 }

@@ -44,6 +44,8 @@ type observation struct {
 	stuck *stuckPod
 	// rollout is the stuck member of the update revision, if any, and the one replaced (rollout.go).
 	rollout rolloutObservation
+	// lost are the members lost with their nodes, and the one replaced (lostmember.go).
+	lost lostObservation
 	// createFailure is why the StatefulSet controller could not create a missing pod, if it said.
 	createFailure string
 	// recheckAfter is when a pod that is not Ready yet reaches the bound (0: none is waiting).
@@ -97,6 +99,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	setResizingCondition(&status.Conditions, dc, obs.statefulSet, obs.claims)
 	setHibernatedCondition(&status.Conditions, dc, obs.statefulSet)
 	setMonitoringReadyCondition(&status.Conditions, dc, obs)
+	setMemberLostCondition(&status.Conditions, dc, obs.lost)
 	return status
 }
 

@@ -162,7 +162,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		Expect(first.ReadyReplicas).To(Equal(int32(2)))
 		Expect(first.UpdatedReplicas).To(Equal(int32(3)))
 		Expect(first.CurrentImage).To(Equal("registry.example/db:1.0"))
-		Expect(first.Conditions).To(HaveLen(6))
+		Expect(first.Conditions).To(HaveLen(7))
 		for _, c := range first.Conditions {
 			Expect(c.ObservedGeneration).To(Equal(int64(4)))
 		}

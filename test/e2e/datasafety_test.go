@@ -43,8 +43,9 @@ import (
 // pause and resume, storage growth) and a final delete, through the real API server, the
 // StatefulSet controller and the garbage collector. After every step the member claims are
 // exactly those a model of the spec says exist, and no member the spec keeps was deleted (every
-// one was Ready: no Ready pod is ever deleted, by the operator's replacement of a stuck pod or
-// anything else); after the delete a member claim is gone if and
+// one was Ready: no Ready pod is ever deleted, by the operator's replacement of a stuck pod, of a
+// lost member (spec.autoHeal.replaceLostMembers is on whenever replicas > 1) or anything else);
+// after the delete a member claim is gone if and
 // only if the last spec said whenDeleted: Delete; claims that are not a member's (a copy with the
 // cluster's labels, a restore, a claim a backup tool owns) are never touched. The cluster has a
 // ScheduledDatabaseBackup and a Completed backup of it as 0.3.0 made one (controlled by the
@@ -182,6 +183,7 @@ func newPropertyRun(ctx SpecContext, ns string) *propertyRun {
 			PVCRetentionPolicy: &databasev1alpha1.PVCRetentionPolicy{
 				WhenDeleted: p.whenDeleted, WhenScaled: p.whenScaled,
 			},
+			AutoHeal: autoHeal(p.replicas),
 		},
 	}
 	Expect(k8s.Create(ctx, p.dc)).To(Succeed())
@@ -260,8 +262,16 @@ func (p *propertyRun) write() {
 		p.dc.Spec.Paused = p.paused
 		p.dc.Spec.Storage.Size = fmt.Sprintf("%dGi", p.sizeGi)
 		p.dc.Spec.PVCRetentionPolicy = &databasev1alpha1.PVCRetentionPolicy{WhenDeleted: p.whenDeleted, WhenScaled: p.whenScaled}
+		p.dc.Spec.AutoHeal = autoHeal(p.replicas)
 		g.Expect(k8s.Patch(p.ctx, p.dc, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))).To(Succeed())
 	}).Should(Succeed())
+}
+
+// autoHeal is the property's spec.autoHeal: the replacement of lost members is on whenever the
+// admission allows it (more than one member), at the shortest threshold, so that every step also
+// shows that it deletes nothing of a cluster whose nodes are all Ready.
+func autoHeal(replicas int32) *databasev1alpha1.AutoHealSpec {
+	return &databasev1alpha1.AutoHealSpec{LostMemberAfterSeconds: ptr.To[int32](30), ReplaceLostMembers: replicas > 1}
 }
 
 // apply is what the StatefulSet does with the spec once the operator passes it on: a scale-down

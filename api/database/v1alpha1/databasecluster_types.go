@@ -163,6 +163,7 @@ type BackupSource struct {
 
 // DatabaseClusterSpec is the desired state of a DatabaseCluster.
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.replicas >= self.minReplicas",fieldPath=".replicas",message="replicas cannot be below minReplicas: the cluster needs that many members (e.g. for its quorum); lower minReplicas first to go below it"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoHeal) || !has(self.autoHeal.replaceLostMembers) || !self.autoHeal.replaceLostMembers || self.replicas > 1",fieldPath=".autoHeal.replaceLostMembers",message="autoHeal.replaceLostMembers needs replicas of 2 or more: replacing the only member deletes the only copy of the data"
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is set when the cluster is created and never added or removed: create a new DatabaseCluster to restore a backup"
 // +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || self.monitoring.port != (has(self.port) ? self.port : 9000)",fieldPath=".monitoring.port",message="monitoring.port must differ from spec.port: the database port is named db and the metrics port metrics, and a container cannot declare one port twice"
 // +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.service.ports) || self.service.ports.all(p, p.port != (has(self.port) ? self.port : 9000))",fieldPath=".service.ports",message="service.ports cannot use spec.port: the client Service already exposes the database port as db"
@@ -335,6 +336,11 @@ type DatabaseClusterSpec struct {
 	// +optional
 	Rollout *RolloutSpec `json:"rollout,omitempty"`
 
+	// AutoHeal says when a member is lost with its node and whether the operator replaces it
+	// (AutoHealSpec); unset: lostMemberAfterSeconds 300, replaceLostMembers false.
+	// +optional
+	AutoHeal *AutoHealSpec `json:"autoHeal,omitempty"`
+
 	PodExtensions `json:",inline"`
 }
 
@@ -374,8 +380,8 @@ type DatabaseClusterStatus struct {
 	// +optional
 	RestoredFromBackup string `json:"restoredFromBackup,omitempty"`
 
-	// Conditions: Available, Progressing, Degraded, Resizing, Paused, Hibernated, and
-	// MonitoringReady while spec.monitoring is set.
+	// Conditions: Available, Progressing, Degraded, Resizing, Paused, Hibernated, MemberLost,
+	// and MonitoringReady while spec.monitoring is set.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

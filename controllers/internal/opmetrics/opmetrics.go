@@ -141,5 +141,6 @@ func ForgetCluster(namespace, name string) {
 	StorageCapacity.delete(key)
 	CertificateExpiry.delete(key)
 	RolloutStuck.delete(key)
+	MembersLost.delete(key)
 	backups.clusterGone(namespace, name)
 }
