@@ -335,12 +335,15 @@ func TestCommittedCSVClusterPermissions(t *testing.T) {
 	}
 	s := b.CSV.Spec.InstallStrategy.StrategySpec
 	clusterScoped := []rbacv1.PolicyRule{
+		// Read by name, only for a member that cannot run (a lost member's node and volume).
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumes"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshotclasses"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshotcontents"}, Verbs: []string{"create", "delete", "get"}},
 		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}},
 	}
 	wantCluster := []rbacv1.PolicyRule{
-		clusterScoped[0], clusterScoped[1], clusterScoped[2],
+		clusterScoped[0], clusterScoped[1], clusterScoped[2], clusterScoped[3], clusterScoped[4],
 		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
 	}
