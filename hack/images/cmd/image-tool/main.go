@@ -176,16 +176,25 @@ func staticBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
 		if cfg.Labels, err = keyValues(labels); err != nil {
 			return nil, err
 		}
-		var fl []images.File
-		for _, f := range files {
-			src, dst, ok := strings.Cut(f, ":")
-			if !ok || src == "" || dst == "" {
-				return nil, fmt.Errorf("--file %q: want SOURCE:/PATH", f)
-			}
-			fl = append(fl, images.File{Source: src, Path: dst})
+		fl, err := parseFiles(files)
+		if err != nil {
+			return nil, err
 		}
 		return images.StaticImage(fl, cfg, created)
 	}
+}
+
+// parseFiles parses the --file flags, SOURCE:/PATH each.
+func parseFiles(files listFlag) ([]images.File, error) {
+	var fl []images.File
+	for _, f := range files {
+		src, dst, ok := strings.Cut(f, ":")
+		if !ok || src == "" || dst == "" {
+			return nil, fmt.Errorf("--file %q: want SOURCE:/PATH", f)
+		}
+		fl = append(fl, images.File{Source: src, Path: dst})
+	}
+	return fl, nil
 }
 
 // rootfsBuilder registers the flags of "rootfs" and returns the function that makes its image.
@@ -221,13 +230,9 @@ func rootfsBuilder(fs *flag.FlagSet) func() (v1.Image, error) {
 		if cfg.Labels, err = keyValues(labels); err != nil {
 			return nil, err
 		}
-		var fl []images.File
-		for _, f := range files {
-			src, dst, ok := strings.Cut(f, ":")
-			if !ok || src == "" || dst == "" {
-				return nil, fmt.Errorf("--file %q: want SOURCE:/PATH", f)
-			}
-			fl = append(fl, images.File{Source: src, Path: dst})
+		fl, err := parseFiles(files)
+		if err != nil {
+			return nil, err
 		}
 		return images.RootfsImage(*dir, fl, cfg, created)
 	}
