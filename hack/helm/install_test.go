@@ -3,6 +3,7 @@ package helm
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -110,7 +112,77 @@ func TestInstall(t *testing.T) {
 		for _, ns := range []string{"samples", "default", scopedNS} {
 			expectCanCreateStatefulSets(ctx, t, c, scopedNS, sa, ns, false)
 		}
+		expectRulesGranted(ctx, t, c, scopedNS, sa, scopedWatch)
 	})
+}
+
+// expectRulesGranted asks the API server, for every verb on every resource of the manager's
+// rules (config/rbac/role.yaml), whether the namespaced release's ServiceAccount may do it:
+// in watchNS for a namespaced resource, cluster-wide for a cluster-scoped one, each resource's
+// scope taken from discovery. A manager that reads a cluster-scoped resource only now and then
+// (a lost member's node) would otherwise show its missing grant only as a "forbidden" in a log
+// some runs. It also checks the test's own list of cluster-scoped resources against discovery.
+func expectRulesGranted(ctx context.Context, t *testing.T, c client.Client, saNamespace, sa, watchNS string) {
+	t.Helper()
+	for _, r := range generatedRules(t) {
+		for _, group := range r.APIGroups {
+			for _, res := range r.Resources {
+				name, sub, _ := strings.Cut(res, "/")
+				what := strings.TrimSuffix(res+"."+group, ".")
+				namespaced, served := isNamespaced(t, c, group, name)
+				if !served {
+					t.Logf("%s: not served by this cluster, not checked", what)
+					continue
+				}
+				if namespaced == slices.Contains(clusterScopedResources, name) {
+					t.Errorf("%s: namespaced=%v by discovery, but the test's clusterScopedResources says otherwise", what, namespaced)
+				}
+				ns := ""
+				if namespaced {
+					ns = watchNS
+				}
+				for _, verb := range r.Verbs {
+					attrs := authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group, Resource: name, Subresource: sub}
+					if !accessAllowed(ctx, t, c, saNamespace, sa, attrs) {
+						t.Errorf("%s %s in %q: refused to %s/%s; the chart's namespaced mode misses a rule", verb, what, ns, saNamespace, sa)
+					}
+				}
+			}
+		}
+	}
+}
+
+// isNamespaced reports, from discovery, whether group/resource is namespaced, and whether the
+// cluster serves it at all.
+func isNamespaced(t *testing.T, c client.Client, group, resource string) (namespaced, served bool) {
+	t.Helper()
+	gvk, err := c.RESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+	if meta.IsNoMatchError(err) {
+		return false, false
+	}
+	if err != nil {
+		t.Fatalf("%s.%s: %v", resource, group, err)
+	}
+	m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		t.Fatalf("%s.%s: %v", resource, group, err)
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, true
+}
+
+// accessAllowed asks the API server (SubjectAccessReview) whether the ServiceAccount
+// saNamespace/sa may do attrs.
+func accessAllowed(ctx context.Context, t *testing.T, c client.Client, saNamespace, sa string, attrs authorizationv1.ResourceAttributes) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:serviceaccount:" + saNamespace + ":" + sa,
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
+		ResourceAttributes: &attrs,
+	}}
+	if err := c.Create(ctx, sar); err != nil {
+		t.Fatal(err)
+	}
+	return sar.Status.Allowed
 }
 
 // The namespaced release: its namespace and the one namespace it watches.
@@ -123,18 +195,9 @@ const (
 // ServiceAccount saNamespace/sa may create StatefulSets in namespace, and expects want.
 func expectCanCreateStatefulSets(ctx context.Context, t *testing.T, c client.Client, saNamespace, sa, namespace string, want bool) {
 	t.Helper()
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   "system:serviceaccount:" + saNamespace + ":" + sa,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: namespace, Verb: "create", Group: "apps", Resource: "statefulsets",
-		},
-	}}
-	if err := c.Create(ctx, sar); err != nil {
-		t.Fatal(err)
-	}
-	if sar.Status.Allowed != want {
-		t.Errorf("create statefulsets in %s by %s/%s: allowed=%v, want %v (%s)", namespace, saNamespace, sa, sar.Status.Allowed, want, sar.Status.Reason)
+	attrs := authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Group: "apps", Resource: "statefulsets"}
+	if got := accessAllowed(ctx, t, c, saNamespace, sa, attrs); got != want {
+		t.Errorf("create statefulsets in %s by %s/%s: allowed=%v, want %v", namespace, saNamespace, sa, got, want)
 	} else {
 		t.Logf("create statefulsets in %s by %s/%s: allowed=%v", namespace, saNamespace, sa, want)
 	}
