@@ -34,6 +34,7 @@ const (
 )
 
 // StorageSpec describes the volume each database pod gets.
+// +kubebuilder:validation:XValidation:rule="!has(self.autoGrow) || !isQuantity(self.size) || !isQuantity(string(self.autoGrow.maxSize)) || quantity(string(self.autoGrow.maxSize)).compareTo(quantity(self.size)) >= 0",fieldPath=".autoGrow.maxSize",message="autoGrow.maxSize must be at least size: claims never shrink, so a cap below the size they already have could never hold"
 type StorageSpec struct {
 	// StorageClassName is the StorageClass of the claims. It cannot be changed once set.
 	// +required
@@ -51,6 +52,11 @@ type StorageSpec struct {
 	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity(oldSelf)) >= 0",message="storage size cannot shrink: volumes can only be expanded"
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(self) || quantity(self).isGreaterThan(quantity('0'))",message="storage size must be greater than 0: a claim of size 0 can hold no data"
 	Size string `json:"size"`
+
+	// AutoGrow lets the operator grow each member's claim before it fills, up to a cap
+	// (AutoGrowSpec). Unset: claims grow only with size.
+	// +optional
+	AutoGrow *AutoGrowSpec `json:"autoGrow,omitempty"`
 }
 
 // PVCRetentionPolicy says whether claims are kept when the cluster is deleted or scaled down.
@@ -164,6 +170,9 @@ type BackupSource struct {
 // DatabaseClusterSpec is the desired state of a DatabaseCluster.
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.replicas >= self.minReplicas",fieldPath=".replicas",message="replicas cannot be below minReplicas: the cluster needs that many members (e.g. for its quorum); lower minReplicas first to go below it"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoHeal) || !has(self.autoHeal.replaceLostMembers) || !self.autoHeal.replaceLostMembers || self.replicas > 1",fieldPath=".autoHeal.replaceLostMembers",message="autoHeal.replaceLostMembers needs replicas of 2 or more: replacing the only member deletes the only copy of the data"
+// +kubebuilder:validation:XValidation:rule="!has(self.storage.autoGrow) || (has(self.port) ? self.port : 9000) != 9190",fieldPath=".port",message="port cannot be 9190 while storage.autoGrow is set: the operator's storage-agent sidecar listens on it"
+// +kubebuilder:validation:XValidation:rule="!has(self.storage.autoGrow) || !has(self.monitoring) || self.monitoring.port != 9190",fieldPath=".monitoring.port",message="monitoring.port cannot be 9190 while storage.autoGrow is set: the operator's storage-agent sidecar listens on it"
+// +kubebuilder:validation:XValidation:rule="!has(self.storage.autoGrow) || !has(self.sidecars) || self.sidecars.all(c, c.name != 'storage-agent')",fieldPath=".sidecars",message="sidecars cannot be named storage-agent while storage.autoGrow is set: the operator adds a sidecar of that name"
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is set when the cluster is created and never added or removed: create a new DatabaseCluster to restore a backup"
 // +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || self.monitoring.port != (has(self.port) ? self.port : 9000)",fieldPath=".monitoring.port",message="monitoring.port must differ from spec.port: the database port is named db and the metrics port metrics, and a container cannot declare one port twice"
 // +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.service.ports) || self.service.ports.all(p, p.port != (has(self.port) ? self.port : 9000))",fieldPath=".service.ports",message="service.ports cannot use spec.port: the client Service already exposes the database port as db"
@@ -380,8 +389,13 @@ type DatabaseClusterStatus struct {
 	// +optional
 	RestoredFromBackup string `json:"restoredFromBackup,omitempty"`
 
+	// Storage is the usage of the members' data volumes, while spec.storage.autoGrow is set.
+	// +optional
+	Storage *StorageStatus `json:"storage,omitempty"`
+
 	// Conditions: Available, Progressing, Degraded, Resizing, Paused, Hibernated, MemberLost,
-	// and MonitoringReady while spec.monitoring is set.
+	// MonitoringReady while spec.monitoring is set, and StorageAutoGrow while
+	// spec.storage.autoGrow is set.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
