@@ -34,6 +34,7 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasebackup"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
+	"github.com/seed1b407122/database-operator/controllers/internal/storageagent"
 	"github.com/seed1b407122/database-operator/controllers/monitoringobjects"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 	"github.com/seed1b407122/database-operator/controllers/scheduleddatabasebackup"
@@ -51,6 +52,11 @@ const (
 	echoImageEnv     = "ECHO_IMAGE"
 	defaultEchoImage = "busybox"
 )
+
+// storageAgentImageEnv names the image of the storage agent sidecar (spec.storage.autoGrow):
+// the operator's own image, named as the OLM convention for images a disconnected mirror must
+// copy (RELATED_IMAGE_*). Unset, clusters with autoGrow report that usage cannot be measured.
+const storageAgentImageEnv = "RELATED_IMAGE_STORAGE_AGENT"
 
 // podNamespaceEnv names the manager's own namespace (set from the downward API), where
 // --monitoring-objects creates the ServiceMonitor and PrometheusRule.
@@ -122,6 +128,11 @@ func parseFlags() (options, zap.Options) {
 }
 
 func main() {
+	// The storage agent (the sidecar of spec.storage.autoGrow) is a mode of this binary: the
+	// pods run the operator's own image, and there is no second image to build and mirror.
+	if len(os.Args) > 1 && os.Args[1] == storageagent.Command {
+		os.Exit(storageagent.Main(os.Args[2:], os.Stderr))
+	}
 	o, zapOpts := parseFlags()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	ctrl.Log.Info("Set the garbage collector's target", "gcPercent", operator.SetGCPercent(os.LookupEnv))
@@ -194,7 +205,8 @@ type reconciler interface {
 // newReconcilers returns the reconciler of each controller, by the name --controllers uses.
 func newReconcilers(deps operator.Deps, o options) map[string]reconciler {
 	return map[string]reconciler{
-		"databasecluster":         &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces},
+		"databasecluster": &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces,
+			AgentImage: strings.TrimSpace(os.Getenv(storageAgentImageEnv))},
 		"databasebackup":          &databasebackup.Reconciler{Deps: deps},
 		"scheduleddatabasebackup": &scheduleddatabasebackup.Reconciler{Deps: deps, Now: time.Now},
 		"echo":                    &echo.Reconciler{Deps: deps, Image: echoImage()},
