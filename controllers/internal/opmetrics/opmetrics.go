@@ -142,5 +142,7 @@ func ForgetCluster(namespace, name string) {
 	CertificateExpiry.delete(key)
 	RolloutStuck.delete(key)
 	MembersLost.delete(key)
+	StorageFullAtMaxSize.delete(key)
+	forgetMembers(namespace, name)
 	backups.clusterGone(namespace, name)
 }

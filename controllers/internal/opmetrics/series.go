@@ -82,6 +82,17 @@ func (g *gaugeFamily[K, V]) delete(key K) {
 	delete(g.values, key)
 }
 
+// deleteWhere forgets the keys for which match holds.
+func (g *gaugeFamily[K, V]) deleteWhere(match func(K) bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for key := range g.values {
+		if match(key) {
+			delete(g.values, key)
+		}
+	}
+}
+
 // Reset forgets every key (for the tests and benchmarks).
 func (g *gaugeFamily[K, V]) Reset() {
 	g.mu.Lock()
