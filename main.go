@@ -34,11 +34,11 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasebackup"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
-	"github.com/seed1b407122/database-operator/controllers/internal/storageagent"
 	"github.com/seed1b407122/database-operator/controllers/monitoringobjects"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 	"github.com/seed1b407122/database-operator/controllers/scheduleddatabasebackup"
 	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
+	"github.com/seed1b407122/database-operator/controllers/storageagent"
 	"github.com/seed1b407122/database-operator/controllers/voteconfig"
 )
 

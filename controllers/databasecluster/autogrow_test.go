@@ -53,7 +53,9 @@ func growClaim(ordinal, size string, opts ...growClaimOption) corev1.PersistentV
 }
 
 func withCapacity(size string) growClaimOption {
-	return func(c *corev1.PersistentVolumeClaim) { c.Status.Capacity[corev1.ResourceStorage] = resource.MustParse(size) }
+	return func(c *corev1.PersistentVolumeClaim) {
+		c.Status.Capacity[corev1.ResourceStorage] = resource.MustParse(size)
+	}
 }
 
 func withClaimCondition(t corev1.PersistentVolumeClaimConditionType) growClaimOption {
@@ -73,7 +75,9 @@ func withClaimDeleting() growClaimOption {
 }
 
 // full is a usage of percent (of 1000 bytes).
-func full(percent int64) memberUsage { return memberUsage{used: percent * 10, capacity: 1000, at: growNow} }
+func full(percent int64) memberUsage {
+	return memberUsage{used: percent * 10, capacity: 1000, at: growNow}
+}
 
 // plan decides with the claims and usage by member, the class expandable.
 func plan(spec *databasev1alpha1.AutoGrowSpec, claims []corev1.PersistentVolumeClaim, usage map[string]memberUsage, expandable bool) growthPlan {
@@ -192,7 +196,9 @@ var _ = Describe("auto-grow decision", func() {
 	)
 
 	DescribeTable("percent rounds up",
-		func(used, capacity, want int64) { Expect(memberUsage{used: used, capacity: capacity}.percent()).To(Equal(want)) },
+		func(used, capacity, want int64) {
+			Expect(memberUsage{used: used, capacity: capacity}.percent()).To(Equal(want))
+		},
 		Entry("empty", int64(0), int64(1000), int64(0)),
 		Entry("79.1%", int64(791), int64(1000), int64(80)),
 		Entry("exactly 80%", int64(800), int64(1000), int64(80)),

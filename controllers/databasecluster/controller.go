@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -77,6 +78,18 @@ type Reconciler struct {
 	// Namespaces are the namespaces the manager watches (nil: all); the watch of the user's
 	// ConfigMaps (spec.config.configMapRef) covers the same.
 	Namespaces []string
+	// AgentImage is the image of the storage agent sidecar of spec.storage.autoGrow: the
+	// operator's own (RELATED_IMAGE_STORAGE_AGENT). Empty, no agent is added and the
+	// StorageAutoGrow condition says that usage cannot be measured.
+	AgentImage string
+	// AgentAddress is where a member's storage agent is read (host:port); nil means its pod IP
+	// and StorageAgentPort. Tests on simulated nodes, whose pods run nothing, point it at an
+	// agent of their own.
+	AgentAddress func(pod *corev1.Pod) string
+	// MeasureInterval is how often a member's usage is measured (default DefaultMeasureInterval).
+	MeasureInterval time.Duration
+	// usage remembers the last measurement of each member (reconcileAutoGrow).
+	usage usageMemo
 	// replaced remembers the stuck pods phase 6 deleted (reconcileRollout).
 	replaced replacedPods
 	// replacedLost remembers the pods of lost members phase 6 deleted (reconcileLostMembers).
@@ -127,6 +140,9 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	obs := r.reconcileChildren(ctx, dc)
 	r.observePods(ctx, dc, &obs)
 	withMonitoringRecheck(&obs, r.monitoringRecheck())
+	if dc.AutoGrows() {
+		obs.recheckAfter = sooner(obs.recheckAfter, r.measureInterval())
+	}
 	withCertificateRecheck(&obs)
 	if !statusDeferred(obs) {
 		dc.Status = computeStatus(dc, obs)
@@ -136,6 +152,7 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	opmetrics.RecordCertificate(dc.Namespace, dc.Name, ptr.Deref(dc.Status.CertificateNotAfter, metav1.Time{}).Time)
 	opmetrics.RecordRolloutStuck(dc.Namespace, dc.Name, obs.rollout.stuck != nil)
 	opmetrics.RecordMembersLost(dc.Namespace, dc.Name, len(obs.lost.members))
+	recordAutoGrow(dc, obs.autoGrow)
 	if IsRestoreRefused(obs.err) {
 		// Not an error to back off from: Degraded says what to do, and the backup may become
 		// Completed (or appear) at any time.
@@ -157,6 +174,7 @@ func (r *Reconciler) Conditions(dc *databasev1alpha1.DatabaseCluster) []metav1.C
 // that is gone or being deleted; the skeleton forgets its conditions.
 func (r *Reconciler) ForgetMetrics(namespace, name string) {
 	opmetrics.ForgetCluster(namespace, name)
+	r.usage.put(types.NamespacedName{Namespace: namespace, Name: name}, nil)
 }
 
 // reconcileChildren runs the phases in order and returns what they observed. While the cluster
@@ -169,7 +187,9 @@ func (r *Reconciler) ForgetMetrics(namespace, name string) {
 //  3. the pod's inputs: the ConfigMap, Secrets and certificates the pods mount, resolved into
 //     the checksum the pod template carries; a missing input stops here, so no pod is rolled
 //     for an input that is not there;
-//  4. the claims (growth to spec.storage.size, which storage auto-grow raises);
+//  4. the claims: growth to spec.storage.size, then auto-grow (spec.storage.autoGrow) of at
+//     most one claim past it, through the same patch; a failure of auto-grow is reported
+//     (Degraded) but does not keep the later phases from running;
 //  5. the StatefulSet, from the spec and the inputs' checksum;
 //  6. Auto Pilot's actions on members (a stuck rollout's pod, a lost member), from what the pods
 //     show after the StatefulSet is written: at most one member per pass, never a Ready one;
@@ -196,6 +216,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
+	autoGrow, growErr := r.reconcileAutoGrow(ctx, dc, claims)
 	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, inputs.checksum, done)
 	if err != nil {
 		return r.observe(ctx, dc, err)
@@ -211,8 +232,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
 	podMonitor, err := r.reconcilePodMonitor(ctx, dc, done)
 	return observation{
-		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: err, tls: inputs.tls,
-		rollout: rollout, lost: lost, statefulSetCreated: result == child.Created && done.restored == "",
+		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: errors.Join(growErr, err), tls: inputs.tls,
+		rollout: rollout, lost: lost, autoGrow: autoGrow, statefulSetCreated: result == child.Created && done.restored == "",
 	}
 }
 

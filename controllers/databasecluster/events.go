@@ -177,6 +177,9 @@ func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev
 	if now := rolloutStuckBegan(before.Status.Conditions, after.Status.Conditions); now != nil {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventRolloutStuck, "Reconcile", "%s", now.Message)
 	}
+	if now := autoGrowWarning(before.Status.Conditions, after.Status.Conditions); now != nil {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", capitalize(now.Message))
+	}
 	if now := memberLostBegan(before.Status.Conditions, after.Status.Conditions); now != nil {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventMemberLost, "Reconcile", "%s", now.Message)
 	}

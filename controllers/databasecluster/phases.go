@@ -123,6 +123,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 		return nil, "", nil, reconcile.TerminalError(err)
 	}
 	withInputsChecksum(desired, checksum)
+	withStorageAgent(desired, dc, r.AgentImage)
 	withTemplateHash(desired)
 	waits, err := r.holdScaleUp(ctx, dc, claims, desired)
 	if err != nil {

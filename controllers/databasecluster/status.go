@@ -46,6 +46,8 @@ type observation struct {
 	rollout rolloutObservation
 	// lost are the members lost with their nodes, and the one replaced (lostmember.go).
 	lost lostObservation
+	// autoGrow is what auto-grow measured and grew (autogrow_phase.go).
+	autoGrow autoGrowObservation
 	// createFailure is why the StatefulSet controller could not create a missing pod, if it said.
 	createFailure string
 	// recheckAfter is when a pod that is not Ready yet reaches the bound (0: none is waiting).
@@ -92,6 +94,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 		status.CurrentImage = containerImage(sts)
 	}
 	status.CertificateNotAfter = certificateNotAfter(dc, obs)
+	status.Storage = storageStatus(dc, obs.autoGrow)
 	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
 	setProgressingCondition(&status.Conditions, dc, obs.statefulSet, obs.scaleUpWaits, obs.rollout)
 	setDegradedCondition(&status.Conditions, dc, obs)
@@ -100,6 +103,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	setHibernatedCondition(&status.Conditions, dc, obs.statefulSet)
 	setMonitoringReadyCondition(&status.Conditions, dc, obs)
 	setMemberLostCondition(&status.Conditions, dc, obs.lost)
+	setStorageAutoGrowCondition(&status.Conditions, dc, obs.autoGrow)
 	return status
 }
 

@@ -91,15 +91,22 @@ func (r *Reconciler) expandClaim(ctx context.Context, claim *corev1.PersistentVo
 		return nil
 	}
 	patch := client.MergeFrom(claim.DeepCopy())
-	if claim.Spec.Resources.Requests == nil {
-		claim.Spec.Resources.Requests = corev1.ResourceList{}
-	}
-	claim.Spec.Resources.Requests[corev1.ResourceStorage] = size
+	setClaimRequest(claim, size)
 	if err := r.Patch(ctx, claim, patch); err != nil {
 		return fmt.Errorf("expanding claim %s to %s: %w", claim.Name, size.String(), err)
 	}
 	log.expanded = append(log.expanded, claim.Name)
 	return nil
+}
+
+// setClaimRequest sets the storage request of claim to size: the one field of a claim the
+// operator writes, by a merge patch, for spec.storage.size (expandClaim) and auto-grow
+// (growClaim) alike.
+func setClaimRequest(claim *corev1.PersistentVolumeClaim, size resource.Quantity) {
+	if claim.Spec.Resources.Requests == nil {
+		claim.Spec.Resources.Requests = corev1.ResourceList{}
+	}
+	claim.Spec.Resources.Requests[corev1.ResourceStorage] = size
 }
 
 // replaceSmallStatefulSet orphan-deletes the StatefulSet when its claim template asks for less

@@ -92,7 +92,9 @@ func TestReadServedUsage(t *testing.T) {
 // or that does not answer in time is an error, never a usage.
 func TestReadFailures(t *testing.T) {
 	hc := &http.Client{Timeout: 200 * time.Millisecond}
-	failing := serve(t, func(string) (Usage, error) { return Usage{}, errors.New("statfs /var/lib/database: no such file or directory") })
+	failing := serve(t, func(string) (Usage, error) {
+		return Usage{}, errors.New("statfs /var/lib/database: no such file or directory")
+	})
 	zero := serve(t, func(string) (Usage, error) { return Usage{}, nil })
 	slow := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(time.Second) }))
 	defer slow.Close()
