@@ -206,3 +206,111 @@ var _ = Describe("auto-grow decision", func() {
 		Entry("no capacity reported", int64(10), int64(0), int64(0)),
 	)
 })
+
+// autoGrowCluster is cluster db of 3 members with spec.storage.autoGrow (cap maxSize).
+func autoGrowCluster(maxSize string) *databasev1alpha1.DatabaseCluster {
+	dc := newCluster("db", withReplicas(3))
+	dc.Spec.Storage.AutoGrow = growSpec(maxSize)
+	return dc
+}
+
+var _ = Describe("the storage agent sidecar", func() {
+	It("is not added without autoGrow: the template is BuildStatefulSet's, so an upgrade rolls nothing", func() {
+		dc := newCluster("db", withReplicas(3))
+		sts, err := BuildStatefulSet(dc)
+		Expect(err).NotTo(HaveOccurred())
+		before := sts.DeepCopy()
+		withStorageAgent(sts, dc, "registry.example.com/operator@sha256:1")
+		Expect(sts).To(Equal(before))
+	})
+	It("is not added when the operator has no image for it", func() {
+		dc := autoGrowCluster("10Gi")
+		sts, err := BuildStatefulSet(dc)
+		Expect(err).NotTo(HaveOccurred())
+		withStorageAgent(sts, dc, "")
+		Expect(sts.Spec.Template.Spec.InitContainers).To(BeEmpty())
+	})
+	It("is a restricted native sidecar after the user's, reading the data volume read-only", func() {
+		dc := autoGrowCluster("10Gi")
+		dc.Spec.Sidecars = []corev1.Container{{Name: "exporter", Image: "registry.example.com/exporter:1"}}
+		sts, err := BuildStatefulSet(dc)
+		Expect(err).NotTo(HaveOccurred())
+		withStorageAgent(sts, dc, "registry.example.com/operator@sha256:1")
+		init := sts.Spec.Template.Spec.InitContainers
+		Expect(init).To(HaveLen(2))
+		Expect(init[0].Name).To(Equal("exporter"))
+		Expect(init[1]).To(Equal(corev1.Container{
+			Name:            "storage-agent",
+			Image:           "registry.example.com/operator@sha256:1",
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Command:         []string{"/manager", "storage-agent"},
+			Args:            []string{"--path=/var/lib/database", "--listen=:9190"},
+			Ports:           []corev1.ContainerPort{{Name: "storage-agent", ContainerPort: 9190, Protocol: corev1.ProtocolTCP}},
+			VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/database", ReadOnly: true}},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+			},
+			RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false), RunAsNonRoot: ptr.To(true), ReadOnlyRootFilesystem: ptr.To(true),
+				Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+		}))
+		Expect(notRestricted(&sts.Spec.Template)).To(BeEmpty())
+	})
+})
+
+var _ = Describe("the StorageAutoGrow condition", func() {
+	cond := func(dc *databasev1alpha1.DatabaseCluster, obs autoGrowObservation, existing ...metav1.Condition) []metav1.Condition {
+		conditions := append([]metav1.Condition(nil), existing...)
+		setStorageAutoGrowCondition(&conditions, dc, obs)
+		for i := range conditions {
+			conditions[i].LastTransitionTime = metav1.Time{}
+		}
+		return conditions
+	}
+	want := func(status metav1.ConditionStatus, reason, message string) []metav1.Condition {
+		return []metav1.Condition{{Type: "StorageAutoGrow", Status: status, Reason: reason, Message: message, ObservedGeneration: 1}}
+	}
+	It("does not exist without autoGrow, and is removed when autoGrow is", func() {
+		Expect(cond(newCluster("db"), autoGrowObservation{ran: true}, metav1.Condition{Type: "StorageAutoGrow"})).To(BeEmpty())
+	})
+	It("is kept as it is while the phases stopped before auto-grow", func() {
+		kept := metav1.Condition{Type: "StorageAutoGrow", Status: metav1.ConditionTrue, Reason: "Growing", Message: "m"}
+		Expect(cond(autoGrowCluster("10Gi"), autoGrowObservation{}, kept)).To(Equal([]metav1.Condition{kept}))
+	})
+	DescribeTable("says what keeps a member from growing first, then what grows",
+		func(obs autoGrowObservation, want []metav1.Condition) {
+			obs.ran = true
+			Expect(cond(autoGrowCluster("10Gi"), obs)).To(Equal(want))
+		},
+		Entry("no agent image", autoGrowObservation{noImage: true}, want(metav1.ConditionFalse, "UsageUnknown",
+			"the operator has no storage agent image (RELATED_IMAGE_STORAGE_AGENT is not set on the manager): usage cannot be measured")),
+		Entry("at maxSize before anything else", autoGrowObservation{unknown: []string{"db-1: timeout"}, plan: growthPlan{
+			atMax: []string{"claim data-db-0 is at maxSize 10Gi and 92% full"}, notAllowed: []string{"x"}}},
+			want(metav1.ConditionFalse, "AtMaxSize", "claim data-db-0 is at maxSize 10Gi and 92% full")),
+		Entry("expansion not allowed", autoGrowObservation{plan: growthPlan{notAllowed: []string{"claim data-db-0 is 90% full and StorageClass standard does not allow volume expansion (allowVolumeExpansion)"}}},
+			want(metav1.ConditionFalse, "ExpansionNotAllowed", "claim data-db-0 is 90% full and StorageClass standard does not allow volume expansion (allowVolumeExpansion)")),
+		Entry("an agent that does not answer", autoGrowObservation{unknown: []string{"db-1: connection refused", "db-2: timeout"}},
+			want(metav1.ConditionFalse, "UsageUnknown", "cannot read the storage agent of db-1: connection refused; db-2: timeout")),
+		Entry("grown now, another waiting", autoGrowObservation{grew: grows("data-db-1", "1Gi", "1229Mi", 95),
+			plan: growthPlan{waiting: []string{"claim data-db-0 is 85% full and grows after data-db-1 (one claim at a time)"}}},
+			want(metav1.ConditionTrue, "Growing", "grew claim data-db-1 from 1Gi to 1229Mi: used 95% >= threshold 80%; "+
+				"claim data-db-0 is 85% full and grows after data-db-1 (one claim at a time)")),
+		Entry("an expansion in flight", autoGrowObservation{plan: growthPlan{waiting: []string{"claim data-db-0 is 90% full and being expanded to 2Gi"}}},
+			want(metav1.ConditionTrue, "Growing", "claim data-db-0 is 90% full and being expanded to 2Gi")),
+		Entry("every member below the threshold", autoGrowObservation{members: []databasev1alpha1.MemberStorage{{Name: "db-0"}, {Name: "db-1"}}},
+			want(metav1.ConditionTrue, "BelowThreshold", "2 measured members are below 80% full")),
+	)
+	It("warns once when it turns to AtMaxSize, not at each message change", func() {
+		atMax := metav1.Condition{Type: "StorageAutoGrow", Status: metav1.ConditionFalse, Reason: "AtMaxSize", Message: "claim data-db-0 is at maxSize 2Gi and 92% full"}
+		growing := metav1.Condition{Type: "StorageAutoGrow", Status: metav1.ConditionTrue, Reason: "Growing"}
+		Expect(autoGrowWarning([]metav1.Condition{growing}, []metav1.Condition{atMax})).To(Equal(&atMax))
+		later := atMax
+		later.Message = "claim data-db-0 is at maxSize 2Gi and 93% full"
+		Expect(autoGrowWarning([]metav1.Condition{atMax}, []metav1.Condition{later})).To(BeNil())
+		Expect(autoGrowWarning([]metav1.Condition{atMax}, []metav1.Condition{growing})).To(BeNil())
+	})
+})
