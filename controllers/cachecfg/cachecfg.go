@@ -144,7 +144,8 @@ func TrimService(obj any) (any, error) {
 // labels (the controller-revision-hash among them), owners and deletion, and its readiness as
 // the kubelet reports it (phase, conditions, the state and last termination of its containers
 // and init containers), to count members, tell why one is not Ready and whether a rollout is
-// stuck. The spec (containers, volumes, env) and the rest of the status are dropped: at 1,000
+// stuck; and its pod IP, where the storage agent of spec.storage.autoGrow is read. The spec
+// (containers, volumes, env) and the rest of the status are dropped: at 1,000
 // clusters the pods are the largest objects the cache holds. The operator never writes a pod
 // (it only deletes a stuck one, by name and UID), so nothing is written back from a trimmed copy.
 func TrimPod(obj any) (any, error) {
@@ -159,8 +160,9 @@ func TrimPod(obj any) (any, error) {
 			Generation: pod.Generation, CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp,
 			Labels: pod.Labels, OwnerReferences: pod.OwnerReferences,
 		},
-		Spec:   corev1.PodSpec{NodeName: pod.Spec.NodeName},
-		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: pod.Status.Conditions, StartTime: pod.Status.StartTime},
+		Spec: corev1.PodSpec{NodeName: pod.Spec.NodeName},
+		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: pod.Status.Conditions, StartTime: pod.Status.StartTime,
+			PodIP: pod.Status.PodIP},
 	}
 	trimmed.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
 	trimmed.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)

@@ -27,7 +27,7 @@ import (
 )
 
 // TestTrimPodKeepsWhatTheOperatorReads: identity, labels (the revision among them), owners,
-// deletion, readiness and the containers' and init containers' state and last termination stay;
+// deletion, readiness, the pod IP and the containers' and init containers' state and last termination stay;
 // the spec and the rest of the status go.
 func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 	created := metav1.NewTime(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
@@ -47,7 +47,7 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "database", Image: "db:1",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, StartTime: &created, HostIP: "10.0.0.1",
-			PodIPs:                []corev1.PodIP{{IP: "10.1.0.1"}},
+			PodIP: "10.1.0.1", PodIPs: []corev1.PodIP{{IP: "10.1.0.1"}},
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "setup", State: pulling, Image: "setup:1"}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: false, State: waiting, LastTerminationState: crashed,
 				RestartCount: 3, Image: "db:1", ImageID: "sha256:abc", ContainerID: "containerd://123"}}},
@@ -61,7 +61,7 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "ns", UID: "p-1", ResourceVersion: "7", CreationTimestamp: created,
 			DeletionTimestamp: &deleting, Labels: labels, OwnerReferences: owners},
 		Spec: corev1.PodSpec{NodeName: "node-1"},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, StartTime: &created,
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, StartTime: &created, PodIP: "10.1.0.1",
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "setup", State: pulling}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: false, State: waiting, LastTerminationState: crashed,
 				RestartCount: 3}}},

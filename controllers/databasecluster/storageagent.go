@@ -70,10 +70,11 @@ func buildStorageAgent(image string) corev1.Container {
 	}
 }
 
-// hasStorageAgent reports whether pod was created with the storage agent (a member not rolled
-// yet after autoGrow was set has none, and is not measured).
+// hasStorageAgent reports whether pod runs the storage agent, by the kubelet's status of its
+// init containers (the cache keeps no pod spec, see cachecfg.TrimPod): a member not rolled yet
+// after autoGrow was set has none, and is not measured.
 func hasStorageAgent(pod *corev1.Pod) bool {
-	for _, c := range pod.Spec.InitContainers {
+	for _, c := range pod.Status.InitContainerStatuses {
 		if c.Name == databasev1alpha1.StorageAgentContainerName {
 			return true
 		}
