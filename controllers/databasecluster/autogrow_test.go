@@ -15,6 +15,8 @@
 package databasecluster
 
 import (
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -314,3 +316,63 @@ var _ = Describe("the StorageAutoGrow condition", func() {
 		Expect(autoGrowWarning([]metav1.Condition{atMax}, []metav1.Condition{growing})).To(BeNil())
 	})
 })
+
+// The data-safety property of auto-grow, on random claims and usage: at most one claim grows,
+// it is one of the claims given (the member claims), it grows (never shrinks), never past
+// maxSize, and never while it is being deleted, its expansion is in flight, its last growth is
+// within minIntervalSeconds, or its class cannot expand. The decision deletes nothing: it only
+// ever names one claim and a larger size.
+var _ = Describe("auto-grow data safety (property)", func() {
+	It("holds on 2,000 random clusters", func() {
+		rng := newRand(GinkgoRandomSeed())
+		sizes := []string{"512Mi", "1Gi", "1229Mi", "2Gi", "9Gi", "10Gi", "15Gi", "20Gi"}
+		grew := 0
+		for run := range 2000 {
+			spec := growSpec(sizes[rng.IntN(len(sizes))])
+			spec.Increment = ptr.To([]intstr.IntOrString{intstr.FromString("20%"), intstr.FromString("1%"), intstr.FromString("100%"),
+				intstr.FromString("5Gi"), intstr.FromInt32(1)}[rng.IntN(5)])
+			var claims []corev1.PersistentVolumeClaim
+			usage := map[string]memberUsage{}
+			for i := range 1 + rng.IntN(5) {
+				var opts []growClaimOption
+				if rng.IntN(4) == 0 {
+					opts = append(opts, withCapacity("512Mi"))
+				}
+				if rng.IntN(6) == 0 {
+					opts = append(opts, withClaimDeleting())
+				}
+				if rng.IntN(3) == 0 {
+					opts = append(opts, withGrownAgo(time.Duration(rng.IntN(12))*time.Hour))
+				}
+				ordinal := string(rune('0' + i))
+				claims = append(claims, growClaim(ordinal, sizes[rng.IntN(len(sizes))], opts...))
+				if rng.IntN(5) != 0 {
+					usage["db-"+ordinal] = full(int64(rng.IntN(101)))
+				}
+			}
+			expandable := rng.IntN(4) != 0
+			got := plan(spec, claims, usage, expandable)
+			if got.grow == nil {
+				continue
+			}
+			grew++
+			idx := slices.IndexFunc(claims, func(c corev1.PersistentVolumeClaim) bool { return c.Name == got.grow.claim })
+			Expect(idx).To(BeNumerically(">=", 0), "run %d: grows a claim it was not given", run)
+			claim := claims[idx]
+			request := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+			Expect(got.grow.from.Cmp(request)).To(Equal(0), "run %d", run)
+			Expect(got.grow.to.Cmp(request)).To(Equal(1), "run %d: never shrinks nor stays", run)
+			Expect(got.grow.to.Cmp(spec.MaxSize)).To(BeNumerically("<=", 0), "run %d: never past maxSize", run)
+			Expect(expandable).To(BeTrue(), "run %d", run)
+			Expect(claim.DeletionTimestamp).To(BeNil(), "run %d", run)
+			Expect(expansionInFlight(&claim)).To(BeFalse(), "run %d", run)
+			last, grown := lastGrowth(&claim)
+			Expect(!grown || !growNow.Before(last.Add(spec.MinInterval()))).To(BeTrue(), "run %d: within the interval", run)
+			Expect(usage[memberOfClaim(claim.Name)].percent()).To(BeNumerically(">=", 80), "run %d: below the threshold", run)
+		}
+		Expect(grew).To(BeNumerically(">", 100), "the runs must exercise growths, not only refusals")
+	})
+})
+
+// newRand is a random source seeded by the suite's seed, so that a failure can be replayed.
+func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0)) }
