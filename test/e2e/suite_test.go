@@ -94,6 +94,8 @@ func startManager(ctx context.Context) *manager.Process {
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
 		PortFlags:  []string{manager.MetricsFlag},
 		Args:       []string{"--leader-elect=false", "--zap-log-level=info", "--pod-ready-timeout=" + podReadyTimeout.String()},
+		// The storage agent's image (spec.storage.autoGrow): kwok runs no container, any name does.
+		Env: []string{"RELATED_IMAGE_STORAGE_AGENT=registry.example/database-operator:e2e"},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	metricsPort = m.Ports[manager.MetricsFlag]
