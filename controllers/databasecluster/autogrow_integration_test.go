@@ -64,6 +64,16 @@ func (d *fakeDisks) serve(pod string) {
 	d.addrs[pod] = l.Addr().String()
 }
 
+// refuse makes member pod's agent an address where nothing listens, once the spec ends.
+func (d *fakeDisks) refuse(pod string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(l.Close()).To(Succeed())
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.addrs[pod] = l.Addr().String()
+}
+
 func (d *fakeDisks) set(pod string, used, capacity int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -110,7 +120,7 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, sc))).To(Succeed()) })
 	}
 	// member makes member ordinal: its claim bound at 1Gi and its pod Running with the agent.
-	member := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, ordinal int32) {
+	member := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, ordinal int32, serve ...bool) {
 		claim := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: dc.ClaimName(ordinal), Namespace: dc.Namespace, Labels: dc.Labels()},
 			Spec: corev1.PersistentVolumeClaimSpec{
@@ -138,6 +148,10 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: databasev1alpha1.StorageAgentContainerName, State: running, Started: ptr.To(true)}},
 			ContainerStatuses:     []corev1.ContainerStatus{{Name: ContainerName, State: running, Ready: true, Started: ptr.To(true)}}}
 		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+		if len(serve) > 0 && !serve[0] {
+			disks.refuse(name)
+			return
+		}
 		disks.serve(name)
 	}
 	requests := func(ctx SpecContext, ns string) func(Gomega) map[string]string {
@@ -300,5 +314,23 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		disks.set("db-1", 990, 1000)
 		tick(time.Second)
 		Consistently(requests(ctx, ns), 2*time.Second).Should(Equal(map[string]string{"data-db-0": "1Gi grown-at=", "data-db-1": "1Gi grown-at="}))
+	})
+
+	It("says which member's agent cannot be read, and grows nothing on a guess", func(ctx SpecContext) {
+		ns := k8s.Namespace(ctx, "noagent-")
+		storageClass(ctx, ns+"-expandable", true)
+		dc := newCluster("db", withNamespace(ns), withReplicas(2))
+		dc.Spec.Storage.StorageClassName = ns + "-expandable"
+		dc.Spec.Storage.AutoGrow = &databasev1alpha1.AutoGrowSpec{MaxSize: resource.MustParse("10Gi")}
+		sts := clusters.Create(ctx, dc)
+		disks.set("db-0", 100, 1000)
+		member(ctx, dc, sts, 0)
+		member(ctx, dc, sts, 1, false)
+		tick(time.Second)
+		Eventually(k8s.Condition(ctx, dc, "StorageAutoGrow")).Should(HaveExactElements("False", "UsageUnknown",
+			And(HavePrefix("cannot read the storage agent of db-1: "), HaveSuffix("connect: connection refused"))))
+		Eventually(members(ctx, dc)).Should(Equal([]databasev1alpha1.MemberStorage{
+			{Name: "db-0", UsedBytes: 100, CapacityBytes: 1000, MeasuredAt: metav1.NewTime(clock.Now())}}))
+		Consistently(requests(ctx, ns), time.Second).Should(Equal(map[string]string{"data-db-0": "1Gi grown-at=", "data-db-1": "1Gi grown-at="}))
 	})
 })

@@ -76,16 +76,20 @@ type autoGrowObservation struct {
 
 // usageMemo remembers the last measurement of each member, per cluster: a member is measured
 // again only once it is measureInterval old, so that reconciles in between (a pod's change, a
-// claim's) write no status for a usage that moved a few bytes.
+// claim's) write no status for a usage that moved a few bytes, and wait for no agent that does
+// not answer (a NetworkPolicy that drops the packets costs agentTimeout per read).
 type usageMemo struct {
 	mu sync.Mutex
 	// of is by cluster, then by pod name; uid tells a recreated pod from the one measured.
 	of map[types.NamespacedName]map[string]memoEntry
 }
 
+// memoEntry is one member's last measurement: its usage, or why its agent could not be read.
 type memoEntry struct {
 	uid   types.UID
 	usage memberUsage
+	err   string
+	at    time.Time
 }
 
 // get returns the memo of cluster.
@@ -235,25 +239,29 @@ func (r *Reconciler) measureMembers(ctx context.Context, dc *databasev1alpha1.Da
 			!hasStorageAgent(pod) || addr == "" {
 			continue
 		}
-		if e, ok := memo[pod.Name]; ok && e.uid == pod.UID && now.Sub(e.usage.at) < r.measureInterval() {
+		if e, ok := memo[pod.Name]; ok && e.uid == pod.UID && now.Sub(e.at) < r.measureInterval() {
 			kept[pod.Name] = e
 			continue
 		}
 		wg.Go(func() {
 			u, err := storageagent.Read(ctx, agentClient, addr)
+			e := memoEntry{uid: pod.UID, at: now, usage: memberUsage{used: u.UsedBytes, capacity: u.CapacityBytes, at: now}}
+			if err != nil {
+				e.err = err.Error()
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				obs.unknown = append(obs.unknown, fmt.Sprintf("%s: %v", pod.Name, err))
-				return
-			}
-			kept[pod.Name] = memoEntry{uid: pod.UID, usage: memberUsage{used: u.UsedBytes, capacity: u.CapacityBytes, at: now}}
+			kept[pod.Name] = e
 		})
 	}
 	wg.Wait()
 	r.usage.put(key, kept)
 	usage := make(map[string]memberUsage, len(kept))
 	for name, e := range kept {
+		if e.err != "" {
+			obs.unknown = append(obs.unknown, name+": "+e.err)
+			continue
+		}
 		usage[name] = e.usage
 		obs.members = append(obs.members, databasev1alpha1.MemberStorage{Name: name, UsedBytes: e.usage.used,
 			CapacityBytes: e.usage.capacity, MeasuredAt: metav1.Time{Time: e.usage.at}})

@@ -138,7 +138,7 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, func() {
 		began := time.Now()
 		used.Store(900)
 		Eventually(sizes(ctx)).Should(Equal([]string{"1229Mi", "1229Mi"}))
-		AddReportEntry("auto-grow: 90% measured → capacity 1229Mi", time.Since(began).Round(time.Second).String())
+		AddReportEntry("auto-grow: 90% full → capacity 1229Mi (usage is measured once a minute)", time.Since(began).Round(time.Second).String())
 		Eventually(condition(ctx)).Should(HaveExactElements("True", "Growing",
 			HavePrefix("claim data-grow-0 is 90% full and grows again after ")))
 		Consistently(sizes(ctx), 5*time.Second).Should(Equal([]string{"1229Mi", "1229Mi"}), "not again within minIntervalSeconds")
