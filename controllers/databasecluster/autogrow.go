@@ -120,6 +120,7 @@ func decideGrowth(in growthInput) growthPlan {
 			plan.notAllowed = append(plan.notAllowed, fmt.Sprintf("claim %s is %d%% full and StorageClass %s does not allow volume expansion (allowVolumeExpansion)",
 				claim.Name, u.percent(), in.class))
 		case !plan.intervalPassed(claim, u, in):
+			// Noted as waiting, with when it may grow.
 		default:
 			candidates = append(candidates, claimGrowth{claim: claim.Name, from: request, to: nextSize(request, in.spec), percent: u.percent()})
 		}

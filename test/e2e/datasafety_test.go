@@ -179,7 +179,11 @@ func newPropertyRun(ctx SpecContext, ns string) *propertyRun {
 			Replicas:  ptr.To(p.replicas),
 			Image:     "registry.example/db:1",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
-			Storage:   databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi"},
+			// Auto-grow is on in every run: its agents are not reachable on simulated nodes (the
+			// decision's own property is in controllers/databasecluster), and it must keep the
+			// rule whatever the steps do; the cap is above every size opGrow reaches.
+			Storage: databasev1alpha1.StorageSpec{StorageClassName: "standard", Size: "1Gi",
+				AutoGrow: &databasev1alpha1.AutoGrowSpec{MaxSize: resource.MustParse("20Gi")}},
 			PVCRetentionPolicy: &databasev1alpha1.PVCRetentionPolicy{
 				WhenDeleted: p.whenDeleted, WhenScaled: p.whenScaled,
 			},
