@@ -393,8 +393,9 @@ func installStrategy(deployments []appsv1.Deployment, objs []*unstructured.Unstr
 
 // deploymentSpecs returns the install strategy's deployment specs and the names of the
 // ServiceAccounts the Deployments run as ("default" when unset). It updates the Deployments in
-// place: image, when set, replaces the first container's image of the first Deployment, and
-// WATCH_NAMESPACE follows the OperatorGroup's target namespaces.
+// place: image, when set, replaces the first container's image of the first Deployment (and the
+// value of its RELATED_IMAGE_* variables that named the same image: the storage agent runs from
+// the operator's own image), and WATCH_NAMESPACE follows the OperatorGroup's target namespaces.
 func deploymentSpecs(deployments []appsv1.Deployment, image string) ([]v1alpha1.StrategyDeploymentSpec, map[string]bool) {
 	var specs []v1alpha1.StrategyDeploymentSpec
 	serviceAccounts := map[string]bool{}
@@ -408,7 +409,7 @@ func deploymentSpecs(deployments []appsv1.Deployment, image string) ([]v1alpha1.
 		for j := range d.Spec.Template.Spec.Containers {
 			c := &d.Spec.Template.Spec.Containers[j]
 			if i == 0 && j == 0 && image != "" {
-				c.Image = image
+				replaceImage(c, image)
 			}
 			olmTargetNamespaces(c)
 		}
@@ -518,6 +519,17 @@ func remainingObjects(objs []*unstructured.Unstructured, used, serviceAccounts m
 		rest = append(rest, u)
 	}
 	return rest
+}
+
+// replaceImage gives c the image, and every RELATED_IMAGE_* variable of c that named c's old
+// image too.
+func replaceImage(c *corev1.Container, image string) {
+	for i := range c.Env {
+		if strings.HasPrefix(c.Env[i].Name, "RELATED_IMAGE_") && c.Env[i].Value == c.Image {
+			c.Env[i].Value = image
+		}
+	}
+	c.Image = image
 }
 
 // olmTargetNamespaces makes WATCH_NAMESPACE follow the OperatorGroup's target namespaces, which

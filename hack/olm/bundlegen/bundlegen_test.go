@@ -91,6 +91,7 @@ spec:
         env:
         - {name: WATCH_NAMESPACE, value: ""}
         - {name: RELATED_IMAGE_DB_SERVER, value: "db:1"}
+        - {name: RELATED_IMAGE_SELF, value: "x:latest"}
 ---
 apiVersion: example.com/v1
 kind: Thing
@@ -135,6 +136,10 @@ func TestGenerate(t *testing.T) {
 	c := s.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
 	if c.Image != "x:1.2.3" {
 		t.Errorf("image %q", c.Image)
+	}
+	// A RELATED_IMAGE_* that named the manager's image follows it (the storage agent's); others stay.
+	if c.Env[1].Value != "db:1" || c.Env[2].Value != "x:1.2.3" {
+		t.Errorf("RELATED_IMAGE_DB_SERVER %q, RELATED_IMAGE_SELF %q; want db:1 and the operator image x:1.2.3", c.Env[1].Value, c.Env[2].Value)
 	}
 	if f := c.Env[0].ValueFrom; f == nil || f.FieldRef.FieldPath != "metadata.annotations['olm.targetNamespaces']" {
 		t.Errorf("WATCH_NAMESPACE does not follow the OperatorGroup: %+v", c.Env[0])
