@@ -18,6 +18,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -132,7 +133,7 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		claim.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, AccessModes: claim.Spec.AccessModes,
 			Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}
 		Expect(k8s.Status().Update(ctx, claim)).To(Succeed())
-		name := dc.StatefulSetName() + "-" + string(rune('0'+ordinal))
+		name := dc.StatefulSetName() + "-" + strconv.Itoa(int(ordinal))
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: dc.Namespace, Labels: dc.Labels(),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
@@ -143,7 +144,7 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		}
 		Expect(k8s.Create(ctx, pod)).To(Succeed())
 		running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
-		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0." + string(rune('1'+ordinal)), Conditions: []corev1.PodCondition{
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0." + strconv.Itoa(int(ordinal)+1), Conditions: []corev1.PodCondition{
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}},
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: databasev1alpha1.StorageAgentContainerName, State: running, Started: ptr.To(true)}},
 			ContainerStatuses:     []corev1.ContainerStatus{{Name: ContainerName, State: running, Ready: true, Started: ptr.To(true)}}}

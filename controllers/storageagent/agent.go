@@ -94,18 +94,18 @@ func Main(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if *path == "" || *listen == "" {
-		fmt.Fprintln(stderr, "storage-agent: --path and --listen are required")
+		_, _ = fmt.Fprintln(stderr, "storage-agent: --path and --listen are required")
 		return 2
 	}
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
-		fmt.Fprintln(stderr, "storage-agent:", err)
+		_, _ = fmt.Fprintln(stderr, "storage-agent:", err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := Serve(ctx, l, *path, Statfs); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintln(stderr, "storage-agent:", err)
+		_, _ = fmt.Fprintln(stderr, "storage-agent:", err)
 		return 1
 	}
 	return 0
@@ -121,7 +121,7 @@ func Read(ctx context.Context, hc *http.Client, addr string) (Usage, error) {
 	if err != nil {
 		return Usage{}, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if err != nil {
 		return Usage{}, err
