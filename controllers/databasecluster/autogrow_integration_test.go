@@ -240,12 +240,15 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		Eventually(growEvents(ctx, dc)).Should(Equal([]string{grew}))
 		Eventually(k8s.Condition(ctx, dc, "StorageAutoGrow")).Should(Equal([]string{"True", "Growing",
 			"claim data-db-0 is 90% full and being expanded to 1229Mi"}))
+		Eventually(k8s.Condition(ctx, dc, "Resizing")).Should(Equal([]string{"True", "StorageExpanding",
+			"claim data-db-0 is being expanded from 1Gi to 1229Mi"}), "an expansion that never finishes feeds DatabaseClusterStorageGrowthStuck")
 		Expect(clusters.Current(ctx, dc)(Default).Spec.Storage.Size).To(Equal("1Gi"))
 		Expect(templateSize(clusters.Child(ctx, dc)(Default))).To(Equal(resource.MustParse("1Gi")))
 
 		By("the expansion is done and db-0 still 90% full: no growth within minIntervalSeconds")
 		expanded(ctx, ns, "data-db-0", "1229Mi")
 		tick(time.Second)
+		Eventually(k8s.Condition(ctx, dc, "Resizing")).Should(Equal([]string{"False", "StorageAsRequested", "every bound claim has at least 1Gi"}))
 		next := firstGrowth.Add(time.Minute).UTC().Format(time.RFC3339)
 		Eventually(k8s.Condition(ctx, dc, "StorageAutoGrow")).Should(Equal([]string{"True", "Growing",
 			"claim data-db-0 is 90% full and grows again after " + next + " (minIntervalSeconds 60)"}))

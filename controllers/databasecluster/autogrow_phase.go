@@ -340,6 +340,10 @@ func setStorageAutoGrowCondition(conditions *[]metav1.Condition, dc *databasev1a
 	case len(obs.plan.waiting) > 0:
 		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonStorageGrowing
 		cond.Message = strings.Join(obs.plan.waiting, "; ")
+	case len(obs.members) == 0:
+		// No member runs the agent yet (being created, rolled, or stopped): nothing to grow.
+		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonBelowThreshold
+		cond.Message = "no member runs the storage agent yet: nothing is measured"
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonBelowThreshold
 		cond.Message = fmt.Sprintf("%d measured members are below %d%% full", len(obs.members), threshold)

@@ -303,6 +303,8 @@ var _ = Describe("the StorageAutoGrow condition", func() {
 				"claim data-db-0 is 85% full and grows after data-db-1 (one claim at a time)")),
 		Entry("an expansion in flight", autoGrowObservation{plan: growthPlan{waiting: []string{"claim data-db-0 is 90% full and being expanded to 2Gi"}}},
 			want(metav1.ConditionTrue, "Growing", "claim data-db-0 is 90% full and being expanded to 2Gi")),
+		Entry("no member measured yet (created, rolled or stopped)", autoGrowObservation{},
+			want(metav1.ConditionTrue, "BelowThreshold", "no member runs the storage agent yet: nothing is measured")),
 		Entry("every member below the threshold", autoGrowObservation{members: []databasev1alpha1.MemberStorage{{Name: "db-0"}, {Name: "db-1"}}},
 			want(metav1.ConditionTrue, "BelowThreshold", "2 measured members are below 80% full")),
 	)

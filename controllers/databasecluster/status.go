@@ -286,8 +286,10 @@ func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1
 }
 
 // setResizingCondition: True while the StatefulSet's claim template or the reported capacity
-// of any bound claim is smaller than spec.storage.size. Claims not bound yet have no capacity
-// and are being provisioned, not resized.
+// of any bound claim is smaller than spec.storage.size, or than the claim's own request (a
+// growth past spec.storage.size by spec.storage.autoGrow, so that one that never finishes
+// feeds the same alert). Claims not bound yet have no capacity and are being provisioned, not
+// resized.
 func setResizingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster,
 	sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim,
 ) {
@@ -324,6 +326,23 @@ func setResizingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonStorageExpanding
 		cond.Message = fmt.Sprintf("%d/%d bound claims have %s", grown, bound, size.String())
+	} else if expanding := expandingClaim(claims); expanding != "" {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonStorageExpanding
+		cond.Message = expanding
 	}
 	meta.SetStatusCondition(conditions, cond)
+}
+
+// expandingClaim says which bound claim, if any, reports less capacity than it requests, e.g.
+// "claim data-db-0 is being expanded from 10Gi to 12Gi".
+func expandingClaim(claims []corev1.PersistentVolumeClaim) string {
+	for _, claim := range claims {
+		capacity, bound := claim.Status.Capacity[corev1.ResourceStorage]
+		request := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+		if bound && capacity.Cmp(request) < 0 {
+			return fmt.Sprintf("claim %s is being expanded from %s to %s", claim.Name, capacity.String(), request.String())
+		}
+	}
+	return ""
 }

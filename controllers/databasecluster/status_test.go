@@ -146,6 +146,14 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		Entry("claims bound, none small: the same message as before they were bound", nil,
 			[]corev1.PersistentVolumeClaim{claim("2Gi"), claim("4Gi")},
 			[]string{"Resizing", "False", "StorageAsRequested", "every bound claim has at least 2Gi"}),
+		Entry("every claim has spec.storage.size, one grown past it by auto-grow is being expanded", nil,
+			[]corev1.PersistentVolumeClaim{claim("2Gi"), func() corev1.PersistentVolumeClaim {
+				c := claim("2Gi")
+				c.Name = "data-db-1"
+				c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("3Gi")}
+				return c
+			}()},
+			[]string{"Resizing", "True", "StorageExpanding", "claim data-db-1 is being expanded from 2Gi to 3Gi"}),
 		Entry("done", func() *appsv1.StatefulSet {
 			sts, _ := BuildStatefulSet(newCluster("db", withSize("2Gi")))
 			return sts
