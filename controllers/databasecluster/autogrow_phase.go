@@ -148,14 +148,20 @@ func (r *Reconciler) reconcileAutoGrow(ctx context.Context, dc *databasev1alpha1
 	}
 	usage := r.measureMembers(ctx, dc, pods, &obs)
 	spec := dc.Spec.Storage.AutoGrow
-	in := growthInput{spec: spec, claims: claims, usage: usage, class: dc.Spec.Storage.StorageClassName, now: r.clock().Now()}
-	if anyOver(usage, spec.AutoGrowThreshold()) {
-		if in.expandable, err = r.expansionAllowed(ctx, in.class); err != nil {
-			return obs, err
-		}
-	}
+	// The StorageClass is read only when a claim would grow if it allowed expansion; if it
+	// does not, the decision is taken again knowing it.
+	in := growthInput{spec: spec, claims: claims, usage: usage, class: dc.Spec.Storage.StorageClassName, now: r.clock().Now(),
+		expandable: true}
 	obs.plan = decideGrowth(in)
 	if obs.plan.grow == nil {
+		return obs, nil
+	}
+	if in.expandable, err = r.expansionAllowed(ctx, in.class); err != nil {
+		obs.plan.grow = nil // Degraded says why; the next pass decides again
+		return obs, err
+	}
+	if !in.expandable {
+		obs.plan = decideGrowth(in)
 		return obs, nil
 	}
 	for i := range claims {
@@ -169,19 +175,9 @@ func (r *Reconciler) reconcileAutoGrow(ctx context.Context, dc *databasev1alpha1
 	return obs, nil
 }
 
-// anyOver reports whether a member is at least threshold percent full.
-func anyOver(usage map[string]memberUsage, threshold int32) bool {
-	for _, u := range usage {
-		if u.percent() >= int64(threshold) {
-			return true
-		}
-	}
-	return false
-}
-
-// expansionAllowed reads StorageClass class from the API server (one get, only while a member
-// is over the threshold: StorageClasses are not cached) and reports allowVolumeExpansion. A
-// class that does not exist allows nothing.
+// expansionAllowed reads StorageClass class from the API server (one get, only when a claim is
+// about to grow: StorageClasses are not cached) and reports allowVolumeExpansion. A class that
+// does not exist allows nothing.
 func (r *Reconciler) expansionAllowed(ctx context.Context, class string) (bool, error) {
 	sc := &storagev1.StorageClass{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Name: class}, sc)
