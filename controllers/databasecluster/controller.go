@@ -104,6 +104,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters/status,verbs=get;patch
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
@@ -170,7 +171,8 @@ func (r *Reconciler) ForgetMetrics(namespace, name string) {
 //     the checksum the pod template carries; a missing input stops here, so no pod is rolled
 //     for an input that is not there;
 //  4. the claims (growth to spec.storage.size, which storage auto-grow raises);
-//  5. the StatefulSet, from the spec and the inputs' checksum;
+//  5. the StatefulSet, from the spec and the inputs' checksum (or, with spec.rollout.autoRollback
+//     and a stuck rollout, from the revision before it: rollback.go);
 //  6. Auto Pilot's actions on members (a stuck rollout's pod, a lost member), from what the pods
 //     show after the StatefulSet is written: at most one member per pass, never a Ready one;
 //  7. the PodMonitor, last: it must never keep the database from running.

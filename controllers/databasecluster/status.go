@@ -160,7 +160,8 @@ func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.
 
 // setProgressingCondition: True while the StatefulSet is created, scaled or rolled out; the
 // reason names the step, and a scale-up that waits for condemned claims (waits) names them.
-// False with reason RolloutStuck while a member of the update revision is stuck (rollout).
+// False with reason RolloutStuck while a member of the update revision is stuck (rollout), and
+// with reason RolledBack while spec.rollout.autoRollback holds sts at an earlier revision.
 func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
 	waits []string, rollout rolloutObservation,
 ) {
@@ -178,6 +179,7 @@ func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha
 		cond.Reason = databasev1alpha1.ReasonRollingUpdate
 		cond.Message = fmt.Sprintf("waiting for the StatefulSet controller to observe generation %d", sts.Generation)
 	case progressingOfRollout(&cond, rollout):
+	case progressingOfRollback(&cond, sts):
 	case sts.Status.Replicas != want:
 		cond.Reason = databasev1alpha1.ReasonScaling
 		cond.Message = fmt.Sprintf("scaling from %d to %d pods", sts.Status.Replicas, want)
