@@ -22,9 +22,7 @@ type resultFile struct {
 	Name string
 	// Link is the file relative to the document's directory.
 	Link string
-	// GrowthLink is its growth chart relative to the document's directory, when it has one.
-	GrowthLink string
-	Rep        report
+	Rep  report
 }
 
 // renderDocs renders the summary tables of the report doc (summary.go) from the JSON results in
@@ -39,13 +37,6 @@ func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	current, err := os.ReadFile(doc)
 	if err != nil {
 		return err
-	}
-	stale, err := syncGrowth(files, dir, check)
-	if err != nil {
-		return err
-	}
-	if len(stale) > 0 {
-		return fmt.Errorf("the growth charts %s are out of date with their results; run \"make bench-docs\" and commit them", strings.Join(stale, ", "))
 	}
 	rendered, tables, named, err := renderBlocks(string(current), files)
 	if err != nil {
@@ -97,9 +88,6 @@ func printRunTables(w io.Writer, file string) error {
 	for _, f := range files {
 		if filepath.Base(f.Name) != filepath.Base(file) {
 			continue
-		}
-		if growthPoints(f.Rep.Results) != nil {
-			f.GrowthLink = strings.TrimSuffix(f.Link, ".json") + "-growth.svg"
 		}
 		_, err := io.WriteString(w, strings.TrimSpace(renderTables([]resultFile{f}))+"\n")
 		return err
