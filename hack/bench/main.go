@@ -140,6 +140,9 @@ func run() error {
 	s.schedulerArgs = strings.Fields(schedulerArgs)
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard))) // envtest logs through controller-runtime; its lines add nothing here.
 	s.log = os.Stderr
+	if !verbose {
+		s.log = filteredLog{os.Stderr}
+	}
 	cases, err := buildCases(ns, concs, qpss, bursts, nodes)
 	if err != nil {
 		return err
@@ -164,9 +167,9 @@ func run() error {
 		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
 	}}
-	errs := runCases(ctx, cases, s, verbose, failOnIdleWrites, &rep)
+	errs := runCases(ctx, cases, s, failOnIdleWrites, &rep)
 	if leaderCase && ctx.Err() == nil {
-		errs = append(errs, runLeader(ctx, s, leaderRepeat, verbose, &rep))
+		errs = append(errs, runLeader(ctx, s, leaderRepeat, &rep))
 	}
 	rep.Finished = time.Now().UTC()
 	path, err := writeReport(out, rep)
@@ -180,15 +183,11 @@ func run() error {
 }
 
 // runCases runs the scale cases one after the other into rep, until ctx ends.
-func runCases(ctx context.Context, cases []benchCase, s settings, verbose, failOnIdleWrites bool, rep *report) []error {
+func runCases(ctx context.Context, cases []benchCase, s settings, failOnIdleWrites bool, rep *report) []error {
 	var errs []error
 	for i, bc := range cases {
 		fmt.Fprintf(os.Stderr, "bench: case %d/%d: %s\n", i+1, len(cases), bc)
-		caseSettings := s
-		if !verbose {
-			caseSettings.log = filteredLog{os.Stderr}
-		}
-		res, err := runCase(ctx, bc, caseSettings)
+		res, err := runCase(ctx, bc, s)
 		if err != nil {
 			res.Error = err.Error()
 			errs = append(errs, fmt.Errorf("case %s: %w", bc, err))
@@ -205,11 +204,8 @@ func runCases(ctx context.Context, cases []benchCase, s settings, verbose, failO
 }
 
 // runLeader runs the leader case into rep.
-func runLeader(ctx context.Context, s settings, repeat int, verbose bool, rep *report) error {
+func runLeader(ctx context.Context, s settings, repeat int, rep *report) error {
 	fmt.Fprintf(os.Stderr, "bench: leader case: %d managers, %d runs per signal\n", leaderManagers, repeat)
-	if !verbose {
-		s.log = filteredLog{os.Stderr}
-	}
 	res, err := runLeaderCase(ctx, s, repeat)
 	if err != nil {
 		res.Error = err.Error()

@@ -222,7 +222,9 @@ func ratePerCluster(v float64, n int) string {
 	return fixed(v, 2)
 }
 
-func configLabel(c benchCase) string { return fmt.Sprintf("c=%d q=%g/%d", c.Concurrency, c.QPS, c.Burst) }
+func configLabel(c benchCase) string {
+	return fmt.Sprintf("c=%d q=%g/%d", c.Concurrency, c.QPS, c.Burst)
+}
 
 func caseLabel(c benchCase) string {
 	if c.Floor {

@@ -79,7 +79,7 @@ type settings struct {
 	cpuProfileDuration time.Duration
 	// scrapeInterval is how often the sampler reads the manager's /metrics while the clusters
 	// converge: as often as Prometheus scrapes it in a cluster, not more, since every scrape
-	// builds every series (at N=1,000 about 8 MB of garbage) and so changes what it measures.
+	// builds every series and so changes what it measures.
 	scrapeInterval time.Duration
 	log            io.Writer
 }
@@ -297,9 +297,9 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 ) error {
 	// Let the manager's informers finish their initial lists before the baseline.
 	time.Sleep(3 * time.Second)
-	base := m.snapshot(ctx, admin)
-	if base.requestsErr != nil {
-		return fmt.Errorf("counting the operator's requests: %w", base.requestsErr)
+	base, err := m.snapshot(ctx, admin)
+	if err != nil {
+		return err
 	}
 	res.Startup = base.requests
 	res.BaselineRSS = base.rss
@@ -313,9 +313,9 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	defer tr.stop()
 	logf("creating %d DatabaseClusters", bc.N)
 	waitErr := converge(ctx, c, admin, m, bc, s, res, tr, func() error { return createClusters(ctx, c, bc.N, s.workers, tr) })
-	conv := m.snapshot(ctx, admin)
-	if conv.requestsErr != nil {
-		return fmt.Errorf("counting the operator's requests: %w", conv.requestsErr)
+	conv, err := m.snapshot(ctx, admin)
+	if err != nil {
+		return err
 	}
 	fillConverge(res, base, conv, bc.N)
 	logf("converged in %.1fs: %d operator writes (%.2f per cluster), ratio %.2f", res.ConvergenceSec,
@@ -331,9 +331,9 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	idle := m.snapshot(ctx, admin)
-	if idle.requestsErr != nil {
-		return fmt.Errorf("counting the operator's requests: %w", idle.requestsErr)
+	idle, err := m.snapshot(ctx, admin)
+	if err != nil {
+		return err
 	}
 	res.IdleSec = time.Since(idleStart).Seconds()
 	res.Idle = idle.requests.minus(conv.requests)
@@ -748,25 +748,28 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 	return m, nil
 }
 
-
 // snapshot is the state of the counters at one moment.
 type snapshot struct {
-	requests    requestCounts
-	requestsErr error // reading the audit log failed
-	manager     []sample
-	apiserver   []sample
-	rss         int64
-	heap        float64
+	requests  requestCounts
+	manager   []sample
+	apiserver []sample
+	rss       int64
+	heap      float64
 }
 
-func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config) snapshot {
+// snapshot reads the counters; an error means a figure of the case would be wrong.
+func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config) (snapshot, error) {
 	var s snapshot
-	s.requests, s.requestsErr = m.audit.snapshot()
-	s.manager, _ = scrapeHTTP(ctx, m.metricsURL)
+	var errs [4]error
+	s.requests, errs[0] = m.audit.snapshot()
+	s.manager, errs[1] = scrapeHTTP(ctx, m.metricsURL)
 	s.heap = sum(s.manager, "go_memstats_heap_alloc_bytes", nil)
-	s.rss, _, _ = procMemory(m.Pid())
-	s.apiserver, _ = scrapeAPIServer(ctx, admin)
-	return s
+	s.rss, _, errs[2] = procMemory(m.Pid())
+	s.apiserver, errs[3] = scrapeAPIServer(ctx, admin)
+	if err := errors.Join(errs[:]...); err != nil {
+		return s, fmt.Errorf("reading the counters: %w", err)
+	}
+	return s, nil
 }
 
 // scrapeAPIServer reads kube-apiserver's /metrics with the admin client.
@@ -820,4 +823,3 @@ func (s *sampler) stop() float64 {
 	<-s.done
 	return s.peak
 }
-
