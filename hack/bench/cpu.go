@@ -165,17 +165,15 @@ func cpuSince(base cpuReading, baseErr error, logf func(string, ...any)) map[str
 }
 
 // startCPUProfiles starts reading the CPU profiles of kube-apiserver and, in an operator case
-// (m not nil), of the manager when s asks for them; the channel is closed when they are
-// written (a failure is logged).
+// (m not nil), of the manager when s asks for them; wait returns once they are written (a
+// failure is logged).
 func startCPUProfiles(ctx context.Context, admin *rest.Config, m *benchManager, bc benchCase, s settings,
 	logf func(string, ...any),
-) <-chan struct{} {
-	done := make(chan struct{})
-	if s.cpuProfileDir == "" {
-		close(done)
-		return done
-	}
+) (wait func()) {
 	var wg sync.WaitGroup
+	if s.cpuProfileDir == "" {
+		return wg.Wait
+	}
 	now := time.Now()
 	profile := func(who string, hc *http.Client, base string) {
 		wg.Go(func() {
@@ -195,11 +193,7 @@ func startCPUProfiles(ctx context.Context, admin *rest.Config, m *benchManager, 
 	if m != nil {
 		profile("manager", http.DefaultClient, m.pprofURL)
 	}
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	return done
+	return wg.Wait
 }
 
 // cpuProfileName names the kept CPU profile of who in case bc whose convergence began at start.

@@ -48,12 +48,7 @@ type benchCase struct {
 	Burst       int     `json:"kubeAPIBurst"`
 }
 
-func (c benchCase) String() string {
-	if c.Floor {
-		return fmt.Sprintf("floor n=%d nodes=%d (no operator)", c.N, c.Nodes)
-	}
-	return fmt.Sprintf("n=%d nodes=%d concurrency=%d qps=%g burst=%d", c.N, c.Nodes, c.Concurrency, c.QPS, c.Burst)
-}
+func (c benchCase) String() string { return fmt.Sprintf("%s, %d nodes", caseLabel(c), c.Nodes) }
 
 // settings are the flags shared by every case.
 type settings struct {
@@ -383,7 +378,7 @@ func converge(ctx context.Context, c client.Client, admin *rest.Config, m *bench
 	}
 	err := tr.wait(ctx, s.timeout, exited)
 	res.CPUByProcess = cpuSince(cpuBase, cpuErr, tr.logf)
-	<-profiled
+	profiled()
 	end := tr.lastAvailable()
 	if end.IsZero() {
 		end = time.Now()
