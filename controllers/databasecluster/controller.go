@@ -65,7 +65,7 @@ const kind = "DatabaseCluster"
 // Reconciler keeps the children of DatabaseClusters in place and reports their state. Its
 // APIReader is used only when the cache cannot see a child.
 type Reconciler struct {
-	operator.Deps
+	operator.ReconcilerBase
 	// PodReadyTimeout is how long a pod may stay not Ready before the cluster is Degraded
 	// (default DefaultPodReadyTimeout).
 	PodReadyTimeout time.Duration

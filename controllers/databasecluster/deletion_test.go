@@ -49,12 +49,12 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	var writes *writeCounter
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
 		writes = &writeCounter{Client: mgr.GetClient()}
-		deps, err := operator.DepsFrom(mgr, 1)
+		deps, err := operator.NewReconcilerBase(mgr, 1)
 		if err != nil {
 			return err
 		}
 		deps.Client = writes
-		return (&Reconciler{Deps: deps}).SetupWithManager(mgr)
+		return (&Reconciler{ReconcilerBase: deps}).SetupWithManager(mgr)
 	})
 	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
 		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
