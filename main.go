@@ -158,7 +158,7 @@ func run(o options) error {
 		return err
 	}
 	defer stopLockEvents()
-	deps, err := operator.DepsFrom(mgr, o.maxConcurrentReconciles)
+	deps, err := operator.NewReconcilerBase(mgr, o.maxConcurrentReconciles)
 	if err != nil {
 		return err
 	}
@@ -203,20 +203,20 @@ type reconciler interface {
 }
 
 // newReconcilers returns the reconciler of each controller, by the name --controllers uses.
-func newReconcilers(deps operator.Deps, o options) map[string]reconciler {
+func newReconcilers(deps operator.ReconcilerBase, o options) map[string]reconciler {
 	return map[string]reconciler{
-		"databasecluster": &databasecluster.Reconciler{Deps: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces,
+		"databasecluster": &databasecluster.Reconciler{ReconcilerBase: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces,
 			AgentImage: strings.TrimSpace(os.Getenv(storageAgentImageEnv))},
-		"databasebackup":          &databasebackup.Reconciler{Deps: deps},
-		"scheduleddatabasebackup": &scheduleddatabasebackup.Reconciler{Deps: deps, Now: time.Now},
-		"echo":                    &echo.Reconciler{Deps: deps, Image: echoImage()},
-		"scheduledecho":           &scheduledecho.Reconciler{Deps: deps, Image: echoImage()},
-		"voteconfig":              &voteconfig.Reconciler{Deps: deps},
+		"databasebackup":          &databasebackup.Reconciler{ReconcilerBase: deps},
+		"scheduleddatabasebackup": &scheduleddatabasebackup.Reconciler{ReconcilerBase: deps, Now: time.Now},
+		"echo":                    &echo.Reconciler{ReconcilerBase: deps, Image: echoImage()},
+		"scheduledecho":           &scheduledecho.Reconciler{ReconcilerBase: deps, Image: echoImage()},
+		"voteconfig":              &voteconfig.Reconciler{ReconcilerBase: deps},
 	}
 }
 
 // setupControllers registers the enabled controllers, in the order of controllerNames.
-func setupControllers(mgr ctrl.Manager, deps operator.Deps, o options, enabled []string) error {
+func setupControllers(mgr ctrl.Manager, deps operator.ReconcilerBase, o options, enabled []string) error {
 	reconcilers := newReconcilers(deps, o)
 	for _, name := range controllerNames {
 		if !slices.Contains(enabled, name) {

@@ -51,7 +51,7 @@ const DefaultClusterWait = 10 * time.Second
 // the StorageClasses and VolumeSnapshotClasses, once per backup and not cached, a child that
 // exists but is not cached yet, and the cluster when an Offline backup decides to take it.
 type Reconciler struct {
-	operator.Deps
+	operator.ReconcilerBase
 	// ClusterWait is how long a backup waits for its cluster to exist before it fails
 	// (default DefaultClusterWait).
 	ClusterWait time.Duration

@@ -60,19 +60,19 @@ func snapshotCRDs() ([]string, error) {
 // setupWithSnapshots installs the snapshot CRDs, then registers the backup controller and the
 // DatabaseCluster controller (which scales a cluster held by an Offline backup to zero).
 func setupWithSnapshots(mgr ctrl.Manager) error {
-	return setupBoth(mgr, testenv.Deps(mgr))
+	return setupBoth(mgr, testenv.ReconcilerBase(mgr))
 }
 
 // setupLagging is setupWithSnapshots with a backup controller whose cache lags (laggingCache).
 func setupLagging(mgr ctrl.Manager) error {
-	deps := testenv.Deps(mgr)
+	deps := testenv.ReconcilerBase(mgr)
 	deps.Client = laggingCache{deps.Client}
 	return setupBoth(mgr, deps)
 }
 
 // setupBoth installs the snapshot CRDs and registers the backup controller with deps and the
 // DatabaseCluster controller.
-func setupBoth(mgr ctrl.Manager, deps operator.Deps) error {
+func setupBoth(mgr ctrl.Manager, deps operator.ReconcilerBase) error {
 	paths, err := snapshotCRDs()
 	if err != nil {
 		return err
@@ -80,10 +80,10 @@ func setupBoth(mgr ctrl.Manager, deps operator.Deps) error {
 	if _, err := envtest.InstallCRDs(mgr.GetConfig(), envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true}); err != nil {
 		return err
 	}
-	if err := (&Reconciler{Deps: deps, ClusterWait: clusterWait}).SetupWithManager(mgr); err != nil {
+	if err := (&Reconciler{ReconcilerBase: deps, ClusterWait: clusterWait}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	return (&databasecluster.Reconciler{Deps: testenv.Deps(mgr)}).SetupWithManager(mgr)
+	return (&databasecluster.Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr)}).SetupWithManager(mgr)
 }
 
 // laggingCache is the manager's cache as it may be a moment after a rollout ends: it still holds

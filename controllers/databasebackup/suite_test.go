@@ -30,5 +30,5 @@ const clusterWait = 2 * time.Second
 
 // setupController registers the backup controller alone.
 func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{Deps: testenv.Deps(mgr), ClusterWait: clusterWait}).SetupWithManager(mgr)
+	return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), ClusterWait: clusterWait}).SetupWithManager(mgr)
 }

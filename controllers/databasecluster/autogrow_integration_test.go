@@ -104,7 +104,7 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 	clock := clocktesting.NewFakePassiveClock(time.Now().Truncate(time.Second))
 	disks := &fakeDisks{usage: map[string]storageagent.Usage{}, addrs: map[string]string{}}
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{Deps: testenv.Deps(mgr), PodReadyTimeout: podReadyTimeout, Clock: clock,
+		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout, Clock: clock,
 			AgentImage: agentImage, AgentAddress: disks.address, MeasureInterval: 200 * time.Millisecond}).SetupWithManager(mgr)
 	})
 	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{

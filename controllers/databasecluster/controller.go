@@ -66,7 +66,7 @@ const kind = "DatabaseCluster"
 // Reconciler keeps the children of DatabaseClusters in place and reports their state. Its
 // APIReader is used only when the cache cannot see a child.
 type Reconciler struct {
-	operator.Deps
+	operator.ReconcilerBase
 	// PodReadyTimeout is how long a pod may stay not Ready before the cluster is Degraded
 	// (default DefaultPodReadyTimeout).
 	PodReadyTimeout time.Duration
@@ -117,6 +117,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters/status,verbs=get;patch
 // +kubebuilder:rbac:groups=database.seed1b407122.io,resources=databaseclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
@@ -191,7 +192,8 @@ func (r *Reconciler) ForgetMetrics(namespace, name string) {
 //  4. the claims: growth to spec.storage.size, then auto-grow (spec.storage.autoGrow) of at
 //     most one claim past it, through the same patch; a failure of auto-grow is reported
 //     (Degraded) but does not keep the later phases from running;
-//  5. the StatefulSet, from the spec and the inputs' checksum;
+//  5. the StatefulSet, from the spec and the inputs' checksum (or, with spec.rollout.autoRollback
+//     and a stuck rollout, from the revision before it: rollback.go);
 //  6. Auto Pilot's actions on members (a stuck rollout's pod, a lost member), from what the pods
 //     show after the StatefulSet is written: at most one member per pass, never a Ready one;
 //  7. the PodMonitor, last: it must never keep the database from running.

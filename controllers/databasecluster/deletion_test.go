@@ -35,6 +35,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 	"github.com/seed1b407122/database-operator/controllers/operator"
@@ -48,12 +49,12 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 	var writes *writeCounter
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
 		writes = &writeCounter{Client: mgr.GetClient()}
-		deps, err := operator.DepsFrom(mgr, 1)
+		deps, err := operator.NewReconcilerBase(mgr, 1)
 		if err != nil {
 			return err
 		}
 		deps.Client = writes
-		return (&Reconciler{Deps: deps}).SetupWithManager(mgr)
+		return (&Reconciler{ReconcilerBase: deps}).SetupWithManager(mgr)
 	})
 	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
 		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
@@ -219,7 +220,7 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		degraded := func(g Gomega) []string {
 			current := &databasev1alpha1.DatabaseCluster{}
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), current)).To(Succeed())
-			c := meta.FindStatusCondition(current.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			c := meta.FindStatusCondition(current.Status.Conditions, conditions.Degraded)
 			g.Expect(c).NotTo(BeNil())
 			return []string{string(c.Status), c.Reason, c.Message}
 		}
@@ -248,7 +249,7 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		Eventually(func(g Gomega) []string {
 			current := &databasev1alpha1.DatabaseCluster{}
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), current)).To(Succeed())
-			c := meta.FindStatusCondition(current.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			c := meta.FindStatusCondition(current.Status.Conditions, conditions.Degraded)
 			g.Expect(c).NotTo(BeNil())
 			return []string{string(c.Status), c.Reason, c.Message}
 		}).Should(Equal([]string{"True", "ReconcileFailed",

@@ -27,6 +27,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -150,7 +151,7 @@ var transitions = []struct {
 	{databasev1alpha1.ConditionPaused, metav1.ConditionTrue, EventPaused, corev1.EventTypeNormal},
 	{databasev1alpha1.ConditionPaused, metav1.ConditionFalse, EventResumed, corev1.EventTypeNormal},
 	// Degraded is told with the condition's own reason: ReconcileFailed or PodNotReady.
-	{databasev1alpha1.ConditionDegraded, metav1.ConditionTrue, "", corev1.EventTypeWarning},
+	{conditions.Degraded, metav1.ConditionTrue, "", corev1.EventTypeWarning},
 	{databasev1alpha1.ConditionResizing, metav1.ConditionFalse, EventResized, corev1.EventTypeNormal},
 }
 

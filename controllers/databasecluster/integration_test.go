@@ -45,7 +45,7 @@ const podReadyTimeout = 2 * time.Second
 // setupController installs the DatabaseCluster reconciler, with that pod-ready timeout,
 // into the manager of an envtest environment.
 func setupController(mgr ctrl.Manager) error {
-	return (&Reconciler{Deps: testenv.Deps(mgr), PodReadyTimeout: podReadyTimeout}).SetupWithManager(mgr)
+	return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout}).SetupWithManager(mgr)
 }
 
 // The envtest specs run the controller in a manager against a real kube-apiserver and etcd.

@@ -45,7 +45,7 @@ const lostClockAhead = 10 * time.Minute
 // and writes their status as the kubelet or the scheduler would.
 var _ = Describe("DatabaseCluster lost member", Ordered, Label("integration"), func() {
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{Deps: testenv.Deps(mgr), PodReadyTimeout: podReadyTimeout,
+		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout,
 			Clock: clocktesting.NewFakePassiveClock(time.Now().Add(lostClockAhead))}).SetupWithManager(mgr)
 	})
 	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{

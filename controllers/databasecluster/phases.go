@@ -129,6 +129,10 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	if err != nil {
 		return nil, "", nil, err
 	}
+	rollback, err := r.planRollback(ctx, dc, desired)
+	if err != nil {
+		return nil, "", nil, err
+	}
 	// A StatefulSet being replaced for a new claim size is left alone until it is gone: Ensure
 	// never patches a child that is being deleted.
 	// The observed StatefulSet before the patch tells which change this reconcile applied.
@@ -138,6 +142,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 		return nil, "", nil, terminalIfInvalid(err)
 	}
 	log.statefulSet(dc, result, before, desired)
+	r.tellRollback(dc, live, rollback)
 	return live, result, waits, nil
 }
 

@@ -65,7 +65,7 @@ const monitoringRecheck = 2 * time.Second
 // envtest starts with the operator's CRDs only), then with it installed while the manager runs.
 var _ = Describe("DatabaseCluster spec.monitoring", Ordered, Label("integration"), func() {
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{Deps: testenv.Deps(mgr), PodReadyTimeout: podReadyTimeout, MonitoringRecheck: monitoringRecheck}).SetupWithManager(mgr)
+		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout, MonitoringRecheck: monitoringRecheck}).SetupWithManager(mgr)
 	})
 	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
 		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,

@@ -15,6 +15,7 @@
 package databasecluster
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -161,5 +163,67 @@ var _ = Describe("DatabaseCluster stuck rollout", Ordered, Label("integration"),
 		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate", "1/3 pods run the current revision"}))
 		Consistently(pods(ctx, dc.Namespace), 2*time.Second).Should(Equal(want))
 		Expect(rolloutEvents(ctx, dc)(Default)).To(HaveLen(2), "one warning, one replacement")
+	})
+
+	It("with autoRollback, returns the StatefulSet to the revision before a stuck rollout, once, and rolls forward when the spec changes", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "rollback-")))
+		dc.Spec.Rollout = &databasev1alpha1.RolloutSpec{ProgressDeadlineSeconds: ptr.To[int32](30), AutoRollback: true}
+		sts := clusters.Create(ctx, dc)
+		good := sts.Spec.Template
+		// The StatefulSet controller's record of the first revision, which a rollback returns to.
+		data, err := json.Marshal(map[string]any{"spec": map[string]any{"template": good, "$patch": "replace"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(k8s.Create(ctx, &appsv1.ControllerRevision{
+			ObjectMeta: metav1.ObjectMeta{Name: "db-good", Namespace: dc.Namespace,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
+			Data: runtime.RawExtension{Raw: data}, Revision: 1,
+		})).To(Succeed())
+		rollbackEvents := func(g Gomega) []string {
+			all := k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
+			return slices.DeleteFunc(all, func(e string) bool { return !strings.Contains(e, EventRolledBack+":") })
+		}
+		image := func(g Gomega) string { return clusters.Child(ctx, dc)(g).Spec.Template.Spec.Containers[0].Image }
+
+		By("an image that crash-loops: db-2 of the new revision is stuck")
+		changeImage(ctx, dc, "registry.example/db:crash")
+		Eventually(image).Should(Equal("registry.example/db:crash"))
+		setRevisions(ctx, dc, 2, "db-good", "db-crash", 2, 1)
+		db0 := makePod(ctx, dc, sts, "db-0", "db-good", true)
+		db1 := makePod(ctx, dc, sts, "db-1", "db-good", true)
+		makePod(ctx, dc, sts, "db-2", "db-crash", false)
+
+		By("the operator returns the template to revision db-good and says so")
+		Eventually(image).Should(Equal(good.Spec.Containers[0].Image))
+		rolledBack := clusters.Child(ctx, dc)(Default)
+		Expect(rolledBack.Generation).To(Equal(int64(3)))
+		Expect(rolledBack.Annotations).To(HaveKeyWithValue(rolledBackToAnnotation, "db-good"))
+		Expect(rolledBack.Annotations[rolledBackFromAnnotation]).NotTo(BeEmpty())
+		Eventually(rollbackEvents).Should(Equal([]string{"Warning RolledBack: Returned StatefulSet db to revision db-good, " +
+			"the last every member ran Ready: pod db-2: container database CrashLoopBackOff (last exit code 1) of revision db-crash; " +
+			"the spec still asks for that template: change it to roll forward"}))
+
+		By("the StatefulSet controller rolls back: db-2, on a revision no longer asked for, is replaced; the Ready members stay")
+		setRevisions(ctx, dc, 3, "db-good", "db-good", 2, 2)
+		Eventually(pods(ctx, dc.Namespace)).Should(Equal(map[string]types.UID{"db-0": db0.UID, "db-1": db1.UID}))
+		recreated := makePod(ctx, dc, sts, "db-2", "db-good", true)
+		setRevisions(ctx, dc, 3, "db-good", "db-good", 3, 3)
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"False", "RolledBack",
+			"spec.rollout.autoRollback returned StatefulSet db to revision db-good after the rollout of the spec's template " +
+				"got stuck; change the spec to roll forward"}))
+		Eventually(k8s.Condition(ctx, dc, "Available")).Should(Equal([]string{"True", "AllReplicasReady", "3/3 replicas are ready"}))
+
+		By("held: the spec still asks for the crashing image, the StatefulSet is not written again")
+		Consistently(func(g Gomega) int64 { return clusters.Child(ctx, dc)(g).Generation }, 2*time.Second).Should(Equal(int64(3)))
+		Expect(rollbackEvents(Default)).To(HaveLen(1), "one rollback per template")
+		Expect(pods(ctx, dc.Namespace)(Default)).To(Equal(map[string]types.UID{"db-0": db0.UID, "db-1": db1.UID, "db-2": recreated.UID}))
+
+		By("the spec is fixed: it rolls forward, and the rollback is released")
+		changeImage(ctx, dc, "registry.example/db:1.1")
+		Eventually(image).Should(Equal("registry.example/db:1.1"))
+		released := clusters.Child(ctx, dc)(Default)
+		Expect(released.Annotations).To(HaveKeyWithValue(rolledBackFromAnnotation, ""))
+		Expect(released.Annotations).To(HaveKeyWithValue(rolledBackToAnnotation, ""))
+		setRevisions(ctx, dc, 4, "db-good", "db-fixed", 3, 0)
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate", "0/3 pods run the current revision"}))
 	})
 })

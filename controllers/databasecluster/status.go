@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -138,7 +139,7 @@ func containerImage(sts *appsv1.StatefulSet) string {
 // setAvailableCondition: True when the StatefulSet reports as many Ready pods as spec.replicas;
 // a stopped cluster (hibernated, or held for an Offline backup) is not available, and the reason
 // says it was stopped on purpose.
-func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+func setAvailableCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
 	want := *dc.Spec.Replicas
 	var ready int32
 	if sts != nil {
@@ -159,13 +160,14 @@ func setAvailableCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonAllReplicasReady
 	}
-	meta.SetStatusCondition(conditions, cond)
+	meta.SetStatusCondition(list, cond)
 }
 
 // setProgressingCondition: True while the StatefulSet is created, scaled or rolled out; the
 // reason names the step, and a scale-up that waits for condemned claims (waits) names them.
-// False with reason RolloutStuck while a member of the update revision is stuck (rollout).
-func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
+// False with reason RolloutStuck while a member of the update revision is stuck (rollout), and
+// with reason RolledBack while spec.rollout.autoRollback holds sts at an earlier revision.
+func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
 	waits []string, rollout rolloutObservation,
 ) {
 	want := dc.DesiredReplicas()
@@ -182,6 +184,7 @@ func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha
 		cond.Reason = databasev1alpha1.ReasonRollingUpdate
 		cond.Message = fmt.Sprintf("waiting for the StatefulSet controller to observe generation %d", sts.Generation)
 	case progressingOfRollout(&cond, rollout):
+	case progressingOfRollback(&cond, sts):
 	case sts.Status.Replicas != want:
 		cond.Reason = databasev1alpha1.ReasonScaling
 		cond.Message = fmt.Sprintf("scaling from %d to %d pods", sts.Status.Replicas, want)
@@ -197,18 +200,18 @@ func setProgressingCondition(conditions *[]metav1.Condition, dc *databasev1alpha
 		cond.Reason = databasev1alpha1.ReasonRolloutComplete
 		cond.Message = fmt.Sprintf("all %d pods run the current revision", want)
 	}
-	meta.SetStatusCondition(conditions, cond)
+	meta.SetStatusCondition(list, cond)
 }
 
 // setDegradedCondition: True when the children could not be brought to the desired state, the
 // StatefulSet controller cannot create a pod (e.g. a quota, an admission policy), or a pod has
 // not been Ready for longer than the bound (e.g. an image that never starts).
-func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs observation) {
+func setDegradedCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs observation) {
 	err, stuck := obs.err, obs.stuck
 	cond := metav1.Condition{
-		Type:               databasev1alpha1.ConditionDegraded,
+		Type:               conditions.Degraded,
 		Status:             metav1.ConditionFalse,
-		Reason:             databasev1alpha1.ReasonAsExpected,
+		Reason:             conditions.ReasonAsExpected,
 		Message:            "every child is as specified",
 		ObservedGeneration: dc.Generation,
 	}
@@ -217,7 +220,7 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 		cond.Reason = databasev1alpha1.ReasonReconcileFailed
 		switch {
 		case child.IsConflict(err):
-			cond.Reason = databasev1alpha1.ReasonChildConflict
+			cond.Reason = conditions.ReasonChildConflict
 		case IsRestoreRefused(err):
 			cond.Reason = databasev1alpha1.ReasonRestoreRefused
 		case isInputMissing(err):
@@ -237,14 +240,14 @@ func setDegradedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 		cond.Reason = databasev1alpha1.ReasonPodNotReady
 		cond.Message = stuck.message()
 	}
-	meta.SetStatusCondition(conditions, cond)
+	meta.SetStatusCondition(list, cond)
 }
 
 // setPausedCondition: True while spec.paused holds every child as it is.
-func setPausedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster) {
-	child.SetSwitchCondition(conditions, dc.Generation, databasev1alpha1.ConditionPaused, dc.Spec.Paused,
-		child.Said{Reason: databasev1alpha1.ReasonPausedByUser, Message: "spec.paused is true: no child is changed until it is false"},
-		child.Said{Reason: databasev1alpha1.ReasonNotPaused, Message: "changes to the spec are applied"})
+func setPausedCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster) {
+	conditions.SetSwitch(list, dc.Generation, databasev1alpha1.ConditionPaused, dc.Spec.Paused,
+		conditions.Text{Reason: databasev1alpha1.ReasonPausedByUser, Message: "spec.paused is true: no child is changed until it is false"},
+		conditions.Text{Reason: databasev1alpha1.ReasonNotPaused, Message: "changes to the spec are applied"})
 }
 
 // stoppedBy says why a stopped cluster is stopped: spec.hibernated, or the Offline backup that
@@ -258,7 +261,7 @@ func stoppedBy(dc *databasev1alpha1.DatabaseCluster) string {
 
 // setHibernatedCondition: True while the cluster is stopped, by spec.hibernated or for an
 // Offline backup (the message names it); the reason says whether pods are still running.
-func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+func setHibernatedCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionHibernated,
 		Status:             metav1.ConditionFalse,
@@ -267,7 +270,7 @@ func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1
 		ObservedGeneration: dc.Generation,
 	}
 	if !dc.Stopped() {
-		meta.SetStatusCondition(conditions, cond)
+		meta.SetStatusCondition(list, cond)
 		return
 	}
 	var running int32
@@ -282,7 +285,7 @@ func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1
 		cond.Reason = databasev1alpha1.ReasonHibernating
 		cond.Message = fmt.Sprintf("%s: stopping %d pods; claims, Services and status are kept", why, running)
 	}
-	meta.SetStatusCondition(conditions, cond)
+	meta.SetStatusCondition(list, cond)
 }
 
 // setResizingCondition: True while the StatefulSet's claim template or the reported capacity
@@ -290,7 +293,7 @@ func setHibernatedCondition(conditions *[]metav1.Condition, dc *databasev1alpha1
 // growth past spec.storage.size by spec.storage.autoGrow, so that one that never finishes
 // feeds the same alert). Claims not bound yet have no capacity and are being provisioned, not
 // resized.
-func setResizingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster,
+func setResizingCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster,
 	sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim,
 ) {
 	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
@@ -331,7 +334,7 @@ func setResizingCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.D
 		cond.Reason = databasev1alpha1.ReasonStorageExpanding
 		cond.Message = expanding
 	}
-	meta.SetStatusCondition(conditions, cond)
+	meta.SetStatusCondition(list, cond)
 }
 
 // expandingClaim says which bound claim, if any, reports less capacity than it requests, e.g.

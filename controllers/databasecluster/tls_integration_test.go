@@ -41,7 +41,7 @@ func withTLS(spec databasev1alpha1.TLSSpec) clusterOption {
 var _ = Describe("DatabaseCluster TLS", Ordered, Label("integration"), func() {
 	clock := clocktesting.NewFakePassiveClock(time.Now())
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{Deps: testenv.Deps(mgr), PodReadyTimeout: podReadyTimeout, Clock: clock}).SetupWithManager(mgr)
+		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout, Clock: clock}).SetupWithManager(mgr)
 	})
 	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
 		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,

@@ -37,7 +37,7 @@ const kind = "Echo"
 // Reconciler creates the Job of each Echo and reports its phase. Its APIReader reads what the
 // cache may not hold yet.
 type Reconciler struct {
-	operator.Deps
+	operator.ReconcilerBase
 	// Image runs the Jobs; it needs /bin/sh and printf (busybox has both).
 	Image string
 }

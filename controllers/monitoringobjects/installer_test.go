@@ -52,7 +52,7 @@ func setupInstallers(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	deps := testenv.Deps(mgr)
+	deps := testenv.ReconcilerBase(mgr)
 	for _, ns := range namespaces {
 		if err := mgr.Add(&Installer{Client: direct, Mapper: mgr.GetRESTMapper(), Recorder: deps.Recorder,
 			Namespace: ns, Deployment: deploymentName, Recheck: recheck}); err != nil {

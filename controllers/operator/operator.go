@@ -14,8 +14,8 @@
 
 // Package operator is what main.go builds the operator from: the manager with the operator's
 // runtime policy (NewManager: client, cache, metrics, leader election; SetGCPercent) and what
-// every controller is given (Deps). It is not internal so that main.go can use it, and it holds
-// the policy so that main.go is flags and wiring only and the policy has unit tests;
+// every controller is given (ReconcilerBase). It is not internal so that main.go can use it,
+// and it holds the policy so that main.go is flags and wiring only and the policy has unit tests;
 // controllers/internal/skeleton holds the reconcile the controllers share.
 package operator
 
@@ -35,11 +35,11 @@ import (
 // EventSource is the name the operator records its events under.
 const EventSource = "database-operator"
 
-// Deps are what every Reconciler is given, embedded in it: the manager's cached client, a reader
-// of the API server itself (for what the cache does not hold, or not yet), the event recorder,
-// how many resources of the kind are reconciled at once, and the memory of the manager's own
-// writes that its cache has not seen yet.
-type Deps struct {
+// ReconcilerBase is what every Reconciler is given, embedded in it: the manager's cached
+// client, a reader of the API server itself (for what the cache does not hold, or not yet), the
+// event recorder, how many resources of the kind are reconciled at once, and the memory of the
+// manager's own writes that its cache has not seen yet.
+type ReconcilerBase struct {
 	// Client reads from the manager's cache, except a child it created moments ago and the cache
 	// does not show yet, which it reads from the API server (child.ReadsOwnCreates).
 	client.Client
@@ -54,21 +54,22 @@ type Deps struct {
 	OwnWrites *skeleton.OwnWrites
 }
 
-// DepsFrom returns the Deps of the controllers of mgr, each reconciling workers resources at
-// once. Their events go through one recorder (eventrec), which it adds to mgr, and the memories
-// of the cache's lag behind their own writes are one per call; call it once per manager.
-func DepsFrom(mgr ctrl.Manager, workers int) (Deps, error) {
+// NewReconcilerBase returns the ReconcilerBase of the controllers of mgr, each reconciling
+// workers resources at once. Their events go through one recorder (eventrec), which it adds to
+// mgr, and the memories of the cache's lag behind their own writes are one per call; call it
+// once per manager.
+func NewReconcilerBase(mgr ctrl.Manager, workers int) (ReconcilerBase, error) {
 	// A client of its own, as controller-runtime's recorder has: events do not wait behind
 	// the controllers' writes in the client's rate limiter.
 	events, err := eventsclient.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
-		return Deps{}, fmt.Errorf("creating the events client: %w", err)
+		return ReconcilerBase{}, fmt.Errorf("creating the events client: %w", err)
 	}
 	rec := eventrec.New(mgr.GetScheme(), events, EventSource)
 	if err := mgr.Add(rec); err != nil {
-		return Deps{}, fmt.Errorf("adding the event recorder: %w", err)
+		return ReconcilerBase{}, fmt.Errorf("adding the event recorder: %w", err)
 	}
-	return Deps{
+	return ReconcilerBase{
 		Client:                  child.ReadsOwnCreates(mgr.GetClient(), mgr.GetAPIReader()),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                rec,

@@ -42,7 +42,7 @@ const kind = "ScheduledDatabaseBackup"
 
 // Reconciler creates the runs of each ScheduledDatabaseBackup and applies its retention.
 type Reconciler struct {
-	operator.Deps
+	operator.ReconcilerBase
 	// Now is the clock the schedule is read against: time.Now in main, a clock the specs move
 	// in envtest (a schedule of minutes is too slow for a test). Nil means time.Now.
 	Now func() time.Time

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -65,7 +66,7 @@ func computeStatus(s *databasev1alpha1.ScheduledDatabaseBackup, obs observation)
 // setReadyCondition: True while the schedule is valid and its runs are created; False with
 // InvalidSchedule when the spec must change, ChildConflict while a run's backup name is held by a
 // backup the schedule does not control, SyncFailed when an API call is retried.
-func setReadyCondition(conditions *[]metav1.Condition, s *databasev1alpha1.ScheduledDatabaseBackup, obs observation) {
+func setReadyCondition(list *[]metav1.Condition, s *databasev1alpha1.ScheduledDatabaseBackup, obs observation) {
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionScheduleReady,
 		Status:             metav1.ConditionTrue,
@@ -77,18 +78,18 @@ func setReadyCondition(conditions *[]metav1.Condition, s *databasev1alpha1.Sched
 	case obs.scheduleErr != nil:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, databasev1alpha1.ReasonInvalidSchedule, obs.scheduleErr.Error()
 	case child.IsConflict(obs.err):
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, databasev1alpha1.ReasonChildConflict, obs.err.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, conditions.ReasonChildConflict, obs.err.Error()
 	case obs.err != nil:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, databasev1alpha1.ReasonScheduleSyncFailed, obs.err.Error()
 	}
-	meta.SetStatusCondition(conditions, cond)
+	meta.SetStatusCondition(list, cond)
 }
 
 // setSuspendedCondition: True while spec.suspend is true.
-func setSuspendedCondition(conditions *[]metav1.Condition, s *databasev1alpha1.ScheduledDatabaseBackup) {
-	child.SetSwitchCondition(conditions, s.Generation, databasev1alpha1.ConditionSuspended, s.Spec.Suspend,
-		child.Said{Reason: databasev1alpha1.ReasonSuspendedByUser, Message: "spec.suspend is true: no new run starts; retention still applies"},
-		child.Said{Reason: databasev1alpha1.ReasonNotSuspended, Message: "new runs start on schedule"})
+func setSuspendedCondition(list *[]metav1.Condition, s *databasev1alpha1.ScheduledDatabaseBackup) {
+	conditions.SetSwitch(list, s.Generation, databasev1alpha1.ConditionSuspended, s.Spec.Suspend,
+		conditions.Text{Reason: databasev1alpha1.ReasonSuspendedByUser, Message: "spec.suspend is true: no new run starts; retention still applies"},
+		conditions.Text{Reason: databasev1alpha1.ReasonNotSuspended, Message: "new runs start on schedule"})
 }
 
 // StatusWritten logs the write, and warns once when a run's name turns out to be held by another

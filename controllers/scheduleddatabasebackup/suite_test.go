@@ -39,7 +39,7 @@ var specClock = &syncClock{}
 
 // setupController registers the controller alone, on the specs' clock.
 func setupController(mgr ctrl.Manager) error {
-	reconciler = &Reconciler{Deps: testenv.Deps(mgr), Now: specClock.Now}
+	reconciler = &Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), Now: specClock.Now}
 	return reconciler.SetupWithManager(mgr)
 }
 

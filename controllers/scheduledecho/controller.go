@@ -36,7 +36,7 @@ const kind = "ScheduledEcho"
 // Reconciler keeps the CronJob of each ScheduledEcho in line with its spec. Its APIReader is
 // used only when the cache cannot see a child.
 type Reconciler struct {
-	operator.Deps
+	operator.ReconcilerBase
 	// Image runs the Jobs; it needs /bin/sh and printf (busybox has both).
 	Image string
 }

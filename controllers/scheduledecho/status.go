@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -57,9 +58,9 @@ func computeStatus(s *echov1alpha1.ScheduledEcho, obs observation) echov1alpha1.
 
 // setReadyCondition: True when the CronJob matches the spec; otherwise the reason tells whether
 // the spec must change or the write is retried (failureReason).
-func setReadyCondition(conditions *[]metav1.Condition, s *echov1alpha1.ScheduledEcho, err error) {
+func setReadyCondition(list *[]metav1.Condition, s *echov1alpha1.ScheduledEcho, err error) {
 	synced := fmt.Sprintf("CronJob %s runs on schedule %q", s.CronJobName(), s.Spec.Schedule)
-	meta.SetStatusCondition(conditions, child.ReadyCondition(s.Generation, err,
+	meta.SetStatusCondition(list, child.ReadyCondition(s.Generation, err,
 		echov1alpha1.ReasonCronJobSynced, synced, failureReason(err)))
 }
 
@@ -77,12 +78,12 @@ func failureReason(err error) string {
 
 // setSuspendedCondition: True while no new run starts. It follows the CronJob, which keeps its
 // last accepted state while the spec is invalid; without a CronJob nothing runs, as the spec says.
-func setSuspendedCondition(conditions *[]metav1.Condition, s *echov1alpha1.ScheduledEcho, cj *batchv1.CronJob) {
+func setSuspendedCondition(list *[]metav1.Condition, s *echov1alpha1.ScheduledEcho, cj *batchv1.CronJob) {
 	suspended := s.Spec.Suspend
 	if cj != nil {
 		suspended = ptr.Deref(cj.Spec.Suspend, false)
 	}
-	child.SetSwitchCondition(conditions, s.Generation, echov1alpha1.ConditionSuspended, suspended,
-		child.Said{Reason: echov1alpha1.ReasonSuspended, Message: "spec.suspend is true: no new run starts"},
-		child.Said{Reason: echov1alpha1.ReasonActive, Message: "new runs start on schedule"})
+	conditions.SetSwitch(list, s.Generation, echov1alpha1.ConditionSuspended, suspended,
+		conditions.Text{Reason: echov1alpha1.ReasonSuspended, Message: "spec.suspend is true: no new run starts"},
+		conditions.Text{Reason: echov1alpha1.ReasonActive, Message: "new runs start on schedule"})
 }

@@ -50,7 +50,7 @@ const targetDeploymentIndex = "spec.targetDeployment"
 // Its APIReader reads the target Deployments, which are not cached, and children the cache
 // cannot see.
 type Reconciler struct {
-	operator.Deps
+	operator.ReconcilerBase
 }
 
 // The skeleton finds a Kind's finalizer path by type assertion: this makes a misspelt method a

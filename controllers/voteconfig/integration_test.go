@@ -31,7 +31,7 @@ import (
 // The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
 // envtest runs no other controller: Deployments are only stored, never rolled out.
 var _ = Describe("VoteConfig controller", Ordered, Label("integration"), func() {
-	k8s := testenv.StartWith(func(deps operator.Deps) *Reconciler { return &Reconciler{Deps: deps} })
+	k8s := testenv.StartWith(func(deps operator.ReconcilerBase) *Reconciler { return &Reconciler{ReconcilerBase: deps} })
 	voteConfigs := testenv.Kind[*votingv1alpha1.VoteConfig, *corev1.ConfigMap]{
 		Env: k8s, Name: "VoteConfig", ChildName: (*votingv1alpha1.VoteConfig).ConfigMapName,
 	}

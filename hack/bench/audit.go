@@ -1,38 +1,30 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"strings"
 
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 )
 
-// Counting the operator's requests with kube-apiserver's audit log: the manager talks to
-// kube-apiserver directly, over TLS and HTTP/2 as it does in a cluster, as a user of its own
-// (auditUser, in system:masters like the admin), and an audit policy logs that user's requests
-// only, at the Metadata level (no bodies). The benchmark reads the new lines of the log at each
-// snapshot. So the counts are of what the manager really sends on its real path, and cost the
-// benchmark process no CPU per request. (A counting proxy in the benchmark process did this
-// before 2026-11-28: it put the manager on plain HTTP/1.1, which client-go treats differently,
-// and cost CPU in the case it measured; results of that time say settings.count "proxy" or
-// nothing.)
+// The operator's requests are counted from kube-apiserver's audit log. The manager talks to
+// kube-apiserver directly, over TLS and HTTP/2 as in a cluster, as a user of its own (auditUser,
+// in system:masters like the admin), and the audit policy logs that user's requests only, at the
+// Metadata level. So the counts are of what the manager really sends on its real path, and they
+// cost the benchmark process nothing per request.
 
-// How the operator's requests are counted (-count).
-const (
-	countAudit = "audit"
-	countNone  = "none"
-)
+// countAudit is settings.count of the results: how their requests were counted. The index of
+// runs shows it beside the older results, which a counting proxy counted.
+const countAudit = "audit"
 
-// auditUser is the manager's user name when requests are counted from the audit log.
+// auditUser is the manager's user name.
 const auditUser = "bench-manager"
 
 // auditPolicy logs the manager's requests once each: at ResponseComplete, and at
@@ -46,8 +38,8 @@ rules:
 - level: None
 `
 
-// auditArgs writes the audit policy into dir and returns the kube-apiserver flags that log
-// to dir/audit.log, and that path. The default mode (blocking) writes an event before the
+// auditArgs writes the audit policy into dir and returns the kube-apiserver flags that log to
+// dir/audit.log, and that path. The default mode (blocking) writes an event before the
 // response, so a snapshot taken after a request completed counts it.
 func auditArgs(dir string) ([]string, string, error) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
@@ -59,25 +51,56 @@ func auditArgs(dir string) ([]string, string, error) {
 		"--audit-log-maxsize=0", "--audit-log-maxbackup=0"}, log, nil
 }
 
-// auditCounter reads an audit log from where it stopped and counts the requests in it, by verb
-// and resource as classify names them (counts.go) and by response code.
-type auditCounter struct {
-	path string
-
-	mu      sync.Mutex // guards offset and partial
-	offset  int64
-	partial []byte // an incomplete last line, read again with the rest of it
-	tally   requestTally
+// requestCounts are the requests seen up to a moment, by "verb resource" and by response code.
+type requestCounts struct {
+	ByVerbResource map[string]int64 `json:"byVerbResource"`
+	ByCode         map[string]int64 `json:"byCode"`
 }
 
-func newAuditCounter(path string) *auditCounter { return &auditCounter{path: path} }
+// minus returns the requests made between earlier and c.
+func (c requestCounts) minus(earlier requestCounts) requestCounts {
+	return requestCounts{minus(c.ByVerbResource, earlier.ByVerbResource), minus(c.ByCode, earlier.ByCode)}
+}
 
-// snapshot reads the lines written since the last call and returns a copy of the counters.
+// verbWatch is the verb of a watch request.
+const verbWatch = "watch"
+
+// writeVerbs are the verbs that change state.
+var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true}
+
+// totals sums writes, one-shot reads (get, list) and watches.
+func (c requestCounts) totals() (writes, reads, watches int64) {
+	for k, v := range c.ByVerbResource {
+		verb, _, _ := strings.Cut(k, " ")
+		switch {
+		case writeVerbs[verb]:
+			writes += v
+		case verb == verbWatch:
+			watches += v
+		default:
+			reads += v
+		}
+	}
+	return writes, reads, watches
+}
+
+// auditCounter reads an audit log from where it stopped and counts the requests in it. Only
+// the goroutine that measures a case uses it.
+type auditCounter struct {
+	path    string
+	offset  int64
+	partial []byte // an incomplete last line, read again with the rest of it
+	counts  requestCounts
+}
+
+func newAuditCounter(path string) *auditCounter {
+	return &auditCounter{path: path, counts: requestCounts{ByVerbResource: map[string]int64{}, ByCode: map[string]int64{}}}
+}
+
+// snapshot reads the lines written since the last call and returns a copy of the counts.
 func (a *auditCounter) snapshot() (requestCounts, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	err := a.readNew()
-	return a.tally.snapshot(), err
+	return requestCounts{maps.Clone(a.counts.ByVerbResource), maps.Clone(a.counts.ByCode)}, err
 }
 
 func (a *auditCounter) readNew() error {
@@ -99,22 +122,21 @@ func (a *auditCounter) readNew() error {
 	a.offset += int64(len(data))
 	data = append(a.partial, data...)
 	end := bytes.LastIndexByte(data, '\n') + 1
-	a.partial = append([]byte(nil), data[end:]...)
-	sc := bufio.NewScanner(bytes.NewReader(data[:end]))
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+	a.partial = bytes.Clone(data[end:])
+	for line := range bytes.Lines(data[:end]) {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		key, code, counted, err := parseAuditEvent(sc.Bytes())
+		key, code, counted, err := parseAuditEvent(line)
 		if err != nil {
 			return err
 		}
 		if counted {
-			a.tally.add(key, code)
+			a.counts.ByVerbResource[key]++
+			a.counts.ByCode[code]++
 		}
 	}
-	return sc.Err()
+	return nil
 }
 
 // auditEvent holds the fields of an audit.k8s.io/v1 Event the counter reads.
@@ -153,16 +175,12 @@ func parseAuditEvent(line []byte) (key, code string, counted bool, err error) {
 	return e.Verb + " " + auditResource(e), code, true, nil
 }
 
-// auditResource names the resource of an event as classify does: "resource[.group][/sub]";
-// a request without one (discovery, /metrics) is named by classify from its path.
+// auditResource names the resource of an event "resource[.group][/subresource]", or
+// "nonresource/PATH" for a request without one (discovery).
 func auditResource(e auditEvent) string {
 	if e.ObjectRef == nil || e.ObjectRef.Resource == "" {
-		u, err := url.ParseRequestURI(e.RequestURI)
-		if err != nil {
-			return "nonresource" + e.RequestURI
-		}
-		_, resource := classify(&http.Request{Method: http.MethodGet, URL: u})
-		return resource
+		path, _, _ := strings.Cut(e.RequestURI, "?")
+		return "nonresource" + path
 	}
 	r := e.ObjectRef.Resource
 	if e.ObjectRef.APIGroup != "" {
@@ -174,9 +192,8 @@ func auditResource(e auditEvent) string {
 	return r
 }
 
-// auditUserKubeconfig provisions auditUser (in system:masters, the admin's group) on the
-// cluster and writes its kubeconfig, which points at kube-apiserver itself, into the cluster's
-// work directory.
+// auditUserKubeconfig provisions auditUser on the cluster and writes its kubeconfig, which
+// points at kube-apiserver itself, into the cluster's work directory.
 func auditUserKubeconfig(cluster *controlplane.Cluster) (string, error) {
 	user, err := cluster.AddUser(auditUser, "system:masters")
 	if err != nil {
@@ -187,8 +204,5 @@ func auditUserKubeconfig(cluster *controlplane.Cluster) (string, error) {
 		return "", fmt.Errorf("writing the kubeconfig of %s: %w", auditUser, err)
 	}
 	path := filepath.Join(cluster.WorkDir, auditUser+".kubeconfig")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return "", err
-	}
-	return path, nil
+	return path, os.WriteFile(path, data, 0o600)
 }

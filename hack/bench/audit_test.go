@@ -34,7 +34,7 @@ func TestParseAuditEvent(t *testing.T) {
 		{auditCreateService, "create services", "201", true},
 		{auditWatchStarted, "watch pods", "200", true},
 		{auditWatchEnded, "", "", false}, // counted when it started
-		{auditDiscovery, "get discovery", "200", true},
+		{auditDiscovery, "get nonresource/apis/apps/v1", "200", true},
 		{auditConflict, "create statefulsets.apps", "409", true},
 	} {
 		key, code, counted, err := parseAuditEvent([]byte(tc.line))

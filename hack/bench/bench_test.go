@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/xml"
 	"fmt"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,34 +12,22 @@ import (
 	"github.com/seed1b407122/database-operator/test/harness/leader"
 )
 
-func TestClassify(t *testing.T) {
-	for _, tc := range []struct{ method, url, verb, resource string }{
-		{"GET", "/api/v1/namespaces/bench/pods?watch=true&resourceVersion=1", "watch", "pods"},
-		{"GET", "/api/v1/namespaces/bench/pods", "list", "pods"},
-		{"GET", "/api/v1/namespaces/bench/services/db-1", "get", "services"},
-		{"GET", "/api/v1/namespaces/bench", "get", "namespaces"},
-		{"POST", "/apis/apps/v1/namespaces/bench/statefulsets", "create", "statefulsets.apps"},
-		{"PATCH", "/apis/database.seed1b407122.io/v1alpha1/namespaces/bench/databaseclusters/db-1/status", "patch",
-			"databaseclusters.database.seed1b407122.io/status"},
-		{"PUT", "/api/v1/nodes/n1/status", "update", "nodes/status"},
-		{"DELETE", "/api/v1/namespaces/bench/pods/p", "delete", "pods"},
-		{"DELETE", "/api/v1/namespaces/bench/pods", "deletecollection", "pods"},
-		{"GET", "/apis", "get", "nonresource/apis"},
-		{"GET", "/apis/apps/v1", "get", "discovery"},
-	} {
-		verb, resource := classify(httptest.NewRequest(tc.method, tc.url, nil))
-		if verb != tc.verb || resource != tc.resource {
-			t.Errorf("%s %s: got %s %s, want %s %s", tc.method, tc.url, verb, resource, tc.verb, tc.resource)
-		}
-	}
-}
-
 func TestParseMetrics(t *testing.T) {
 	text := `# HELP rest_client_requests_total x
 rest_client_requests_total{code="200",host="127.0.0.1:1",method="PATCH"} 12
 rest_client_requests_total{code="201",host="127.0.0.1:1",method="POST"} 3
 go_memstats_heap_alloc_bytes 1.5e+07
 apiserver_request_total{verb="POST",resource="a\"b"} 2
+# TYPE workqueue_queue_duration_seconds histogram
+workqueue_queue_duration_seconds_bucket{name="databasecluster",le="0.1"} 3
+workqueue_queue_duration_seconds_bucket{name="databasecluster",le="+Inf"} 4
+workqueue_queue_duration_seconds_sum{name="databasecluster"} 1.5
+workqueue_queue_duration_seconds_count{name="databasecluster"} 4
+# TYPE go_gc_duration_seconds summary
+go_gc_duration_seconds{quantile="0.5"} 0.001
+go_gc_duration_seconds_sum 0.5
+go_gc_duration_seconds_count 260
+database_operator_resource_condition{kind="DatabaseCluster"} 1
 `
 	samples, err := parseMetrics(strings.NewReader(text))
 	if err != nil {
@@ -62,6 +47,21 @@ apiserver_request_total{verb="POST",resource="a\"b"} 2
 	}
 	if got := systemWrites(samples); got != 2 {
 		t.Errorf("systemWrites = %v, want 2", got)
+	}
+	if got := sum(samples, "go_gc_duration_seconds_count", nil); got != 260 {
+		t.Errorf("GCs = %v, want 260 (a summary's _count)", got)
+	}
+	base := []sample{{"workqueue_queue_duration_seconds_sum", map[string]string{"name": "databasecluster"}, 0.5},
+		{"workqueue_queue_duration_seconds_count", map[string]string{"name": "databasecluster"}, 2}}
+	if got := histogramMean(base, samples, "workqueue_queue_duration_seconds", map[string]string{"name": "databasecluster"}); got != 0.5 {
+		t.Errorf("mean queue wait = %v, want 0.5 ((1.5-0.5)/(4-2))", got)
+	}
+	// One series per line of the text: 4 + 2 buckets, sum, count + quantile, sum, count + 1.
+	if all, operator := seriesCounts(samples); all != 12 || operator != 1 {
+		t.Errorf("seriesCounts = %d, %d; want 12, 1", all, operator)
+	}
+	if _, err := parseMetrics(strings.NewReader("a{b=\"c\" 1\n")); err == nil {
+		t.Error("a malformed line did not fail")
 	}
 }
 
@@ -92,23 +92,6 @@ func TestLeaderModeAdd(t *testing.T) {
 	}
 	if m.Workers.MedianSec != 15.5 {
 		t.Errorf("workers median = %v, want 15.5", m.Workers.MedianSec)
-	}
-}
-
-func TestPrintLeader(t *testing.T) {
-	res := &leaderResult{Managers: 2, LeaseDurationSec: 15, RenewDeadlineSec: 10, RetryPeriodSec: 2, ReleaseOnCancel: true,
-		HandOff: leaderMode{Signal: "SIGTERM"}, Takeover: leaderMode{Signal: "SIGKILL"}}
-	res.HandOff.add(leader.Failover{Total: 1500 * time.Millisecond, LeaseMoved: time.Second, Workers: 1200 * time.Millisecond})
-	res.Takeover.add(leader.Failover{Total: 16 * time.Second, LeaseMoved: 15 * time.Second, Workers: 15500 * time.Millisecond})
-	var out strings.Builder
-	printLeader(&out, res)
-	// Columns: runs, min, median, max, Lease moved (median), workers started (median).
-	text := strings.Join(strings.Fields(out.String()), " ")
-	for _, want := range []string{"Lease 15s/10s/2s", "release on cancel true",
-		"graceful hand-off SIGTERM 1 1.50 1.50 1.50 1.00 1.20", "crash takeover SIGKILL 1 16.00 16.00 16.00 15.00 15.50"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the table lacks %q:\n%s", want, out.String())
-		}
 	}
 }
 
@@ -144,17 +127,16 @@ func TestOverheads(t *testing.T) {
 		len(got[1].Floor) != 2 || len(got[1].Operator) != 2 || len(got[0].Operator) != 1 {
 		t.Fatalf("overheads = %+v, want N=100 twice: q=-1 (1 case) and q=50 (2 cases), each with the 2 floor cases", got)
 	}
-	if r := got[1].ratio(); r != (triple{1, 1.2, 1.2}) {
-		t.Fatalf("ratio = %v, want [1 1.2 1.2] (means 20/20, 6/5, 12/10)", r)
+	p50 := func(r result) float64 { return r.LatencyP50Sec }
+	if c, p := got[1].ratio(convergence), got[1].ratio(p50); c != 1 || p != 1.2 {
+		t.Fatalf("ratios = %v, %v; want 1 (means 20/20) and 1.2 (6/5)", c, p)
 	}
-	rows := overheadRows(got)
-	want := [][]string{
-		{"100", "c=16 q=-1/100", "10.0, 30.0", "40.0", "5.0 / 10.0", "10.0 / 20.0", "2.00", "2.00 / 2.00", "—"},
-		// busy CPU: operator (150+174)/2 = 162 over floor (100+140)/2 = 120
-		{"100", "c=16 q=50/100", "10.0, 30.0", "12.0, 28.0", "5.0 / 10.0", "6.0 / 12.0", "1.00", "1.20 / 1.20", "1.35"},
+	// busy CPU: operator (150+174)/2 = 162 over floor (100+140)/2 = 120
+	if a, b := got[0].busyRatio(), got[1].busyRatio(); a != "—" || b != "1.35" {
+		t.Fatalf("busyRatio = %q, %q; want \"—\" (no CPU figure) and 1.35", a, b)
 	}
-	if !reflect.DeepEqual(rows, want) {
-		t.Fatalf("overheadRows = %q, want %q", rows, want)
+	if g := growth(results); g != nil {
+		t.Fatalf("growth of two configurations = %+v, want nil (one curve per configuration)", g)
 	}
 }
 
@@ -204,7 +186,7 @@ func TestTopInuse(t *testing.T) {
 	}
 }
 
-func TestGrowth(t *testing.T) {
+func TestGrowthTable(t *testing.T) {
 	op := func(n int, conv, writes float64, rss float64) result {
 		return result{Case: benchCase{N: n, Concurrency: 16, QPS: -1, Burst: 100}, ConvergenceSec: conv,
 			WritesPerCluster: writes, RSSPer1000: rss * 1024 * 1024, ManagerCPUSec: float64(n) * 0.02}
@@ -214,32 +196,17 @@ func TestGrowth(t *testing.T) {
 	}
 	results := []result{floor(100, 10), op(100, 12, 8, 40), floor(1000, 80), op(1000, 120, 7.5, 30), op(1000, 100, 7.5, 30)}
 	results[4].ManagerCPUSec = 30 // 20 and 30 ms per cluster: a mean of 25
-	got := growthPoints(results)
-	want := []growthPoint{
-		{N: 100, Operator: 12, Floor: 10, Ratio: 1.2, Writes: 8, RSSPer1k: 40, CPUPerCluster: 20},
-		{N: 1000, Operator: 110, Floor: 80, Ratio: 1.375, Writes: 7.5, RSSPer1k: 30, CPUPerCluster: 25},
+	f := resultFile{Name: "r/20260101T000000Z-x.json", Link: "x.json", Rep: report{Results: results}}
+	got := growthTable([]resultFile{f}).rows
+	want := [][]string{
+		{"[20260101T000000Z](x.json)", "100", "10.0", "12.0", "1.20", "8.00", "40.0", "20"},
+		{"[20260101T000000Z](x.json)", "1000", "80.0", "110.0", "1.38", "7.50", "30.0", "25"},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("growthPoints = %+v, want %+v", got, want)
+		t.Fatalf("growth rows = %q, want %q", got, want)
 	}
-	other := op(300, 30, 8, 40)
-	other.Case.Concurrency = 4
-	if p := growthPoints(append(results, other)); p != nil {
-		t.Fatalf("growthPoints of two configurations = %+v, want nil (one curve per configuration)", p)
-	}
-	if p := growthPoints(results[:2]); p != nil {
-		t.Fatalf("growthPoints of one N = %+v, want nil", p)
-	}
-	svg := growthSVG("Growth: x.json", got)
-	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
-		t.Fatalf("not well-formed SVG: %v", err)
-	}
-	for _, label := range []string{">N=100<", ">N=1000<", ">110<", ">80.0<", ">1.38<", ">7.50<", ">30.0<", ">25.0<", "manager CPU per cluster, ms", "floor (no operator)"} {
-		if !strings.Contains(string(svg), label) {
-			t.Errorf("the SVG has no %q", label)
-		}
-	}
-	if again := growthSVG("Growth: x.json", got); !bytes.Equal(svg, again) {
-		t.Error("the SVG differs between two renders of the same figures")
+	f.Rep.Results = results[:2]
+	if rows := growthTable([]resultFile{f}).rows; rows != nil {
+		t.Fatalf("growth of one N = %q, want no rows", rows)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,9 +24,8 @@ import (
 // /proc/stat says how much of the machine was busy. On a machine whose cores are saturated,
 // that split is where an operator's overhead against the floor comes from.
 
-// selfName is the row of the benchmark's own process. It keeps the name of the results that
-// also ran a counting proxy in the benchmark process, so that old and new results share the row.
-const selfName = "bench (clients, proxy, CSI)"
+// selfName is the row of the benchmark's own process: its clients and the CSI simulator.
+const selfName = "bench (clients, CSI)"
 
 // Rows of the machine's totals in cpuSecondsByProcess; the parentheses sort them first.
 const (
@@ -149,10 +147,9 @@ func parseMachineCPU(stat string) (busy, available float64, err error) {
 // cpuProfile reads a CPU profile of d from the pprof endpoint at base (the manager's, or
 // kube-apiserver's with an admin client) and writes it to path, for "go tool pprof".
 func cpuProfile(ctx context.Context, hc *http.Client, base string, d time.Duration, path string) error {
-	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds()))
-	raw, err := fetchProfile(ctx, hc, url, "the CPU profile")
+	raw, err := httpGet(ctx, hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds())))
 	if err != nil {
-		return err
+		return fmt.Errorf("reading the CPU profile: %w", err)
 	}
 	return os.WriteFile(path, raw, 0o644)
 }
@@ -168,17 +165,15 @@ func cpuSince(base cpuReading, baseErr error, logf func(string, ...any)) map[str
 }
 
 // startCPUProfiles starts reading the CPU profiles of kube-apiserver and, in an operator case
-// (m not nil), of the manager when s asks for them; the channel is closed when they are
-// written (a failure is logged).
+// (m not nil), of the manager when s asks for them; wait returns once they are written (a
+// failure is logged).
 func startCPUProfiles(ctx context.Context, admin *rest.Config, m *benchManager, bc benchCase, s settings,
 	logf func(string, ...any),
-) <-chan struct{} {
-	done := make(chan struct{})
-	if s.cpuProfileDir == "" {
-		close(done)
-		return done
-	}
+) (wait func()) {
 	var wg sync.WaitGroup
+	if s.cpuProfileDir == "" {
+		return wg.Wait
+	}
 	now := time.Now()
 	profile := func(who string, hc *http.Client, base string) {
 		wg.Go(func() {
@@ -198,11 +193,7 @@ func startCPUProfiles(ctx context.Context, admin *rest.Config, m *benchManager, 
 	if m != nil {
 		profile("manager", http.DefaultClient, m.pprofURL)
 	}
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	return done
+	return wg.Wait
 }
 
 // cpuProfileName names the kept CPU profile of who in case bc whose convergence began at start.
@@ -211,42 +202,5 @@ func cpuProfileName(who string, bc benchCase, start time.Time) string {
 	if bc.Floor {
 		kind = "-floor"
 	}
-	return fmt.Sprintf("cpu-%s-%s-n%d%s-c%d-q%g.pb.gz", who, start.UTC().Format("20060102T150405Z"), bc.N, kind, bc.Concurrency, bc.QPS)
-}
-
-// writeCPUTable renders the CPU split of the file's results, if any has one: a row per process,
-// a column per case, and the share of the machine that was busy.
-func writeCPUTable(b *bytes.Buffer, f resultFile) {
-	names := resultKeys(f, func(r result) map[string]float64 { return r.CPUByProcess })
-	if len(names) == 0 {
-		return
-	}
-	caption(b, f, "CPU seconds by process from the first create until every cluster converged, and the machine's "+
-		"(busy: all but idle and iowait; available: cores × seconds)", "results[].cpuSecondsByProcess")
-	t := mdTable{header: []string{"process"}, right: []bool{false}}
-	for _, r := range f.Rep.Results {
-		t.header = append(t.header, caseLabel(r.Case))
-		t.right = append(t.right, true)
-	}
-	for _, k := range names {
-		cells := []string{k}
-		for _, r := range f.Rep.Results {
-			if v, ok := r.CPUByProcess[k]; ok {
-				cells = append(cells, fixed(v, 1))
-			} else {
-				cells = append(cells, "")
-			}
-		}
-		t.add(cells...)
-	}
-	cells := []string{"(machine busy, %)"}
-	for _, r := range f.Rep.Results {
-		if a := r.CPUByProcess[machineAvailable]; a > 0 {
-			cells = append(cells, fixed(100*r.CPUByProcess[machineBusy]/a, 0))
-		} else {
-			cells = append(cells, "")
-		}
-	}
-	t.add(cells...)
-	t.write(b)
+	return fmt.Sprintf("cpu-%s-%s-n%d%s-c%d-q%g.pb.gz", who, start.UTC().Format(stampLayout), bc.N, kind, bc.Concurrency, bc.QPS)
 }

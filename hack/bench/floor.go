@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -46,43 +46,24 @@ func floorChildren(name string) ([]client.Object, error) {
 
 // createFloor creates the children of n clusters with workers goroutines, each cluster's in the
 // operator's order, telling tr when a cluster's first child is about to be created (the moment
-// its DatabaseCluster would have been created).
-func createFloor(ctx context.Context, c client.Client, n, workers int, tr *tracker) (int, error) {
-	names := make(chan string, n)
-	for i := range n {
-		names <- fmt.Sprintf("db-%05d", i)
-	}
-	close(names)
-	errs := make(chan error, workers)
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		created int
-	)
-	for range workers {
-		wg.Go(func() {
-			for name := range names {
-				children, err := floorChildren(name)
-				if err != nil {
-					errs <- err
-					return
-				}
-				tr.created(name, time.Now())
-				for _, child := range children {
-					if err := c.Create(ctx, child); err != nil {
-						errs <- fmt.Errorf("creating %T %s: %w", child, child.GetName(), err)
-						return
-					}
-				}
-				mu.Lock()
-				created += len(children)
-				mu.Unlock()
+// its DatabaseCluster would have been created). It returns how many it created.
+func createFloor(ctx context.Context, c client.Client, n, workers int, tr *tracker) (int64, error) {
+	var created atomic.Int64
+	err := forEachCluster(n, workers, func(name string) error {
+		children, err := floorChildren(name)
+		if err != nil {
+			return err
+		}
+		tr.created(name, time.Now())
+		for _, child := range children {
+			if err := c.Create(ctx, child); err != nil {
+				return fmt.Errorf("creating %T %s: %w", child, child.GetName(), err)
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return created, <-errs
+			created.Add(1)
+		}
+		return nil
+	})
+	return created.Load(), err
 }
 
 // statefulSetReady: the StatefulSet controller has seen the current spec and every replica is
@@ -111,42 +92,23 @@ func measureFloor(ctx context.Context, c client.WithWatch, admin *rest.Config, b
 	res *result, logf func(string, ...any),
 ) error {
 	baseAPI, _ := scrapeAPIServer(ctx, admin)
-	tr := newTracker(bc.N)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	go tr.watch(watchCtx, c, func() client.ObjectList { return &appsv1.StatefulSetList{} }, statefulSetConverged, logf)
-	select {
-	case <-tr.synced:
-	case <-ctx.Done():
-		return ctx.Err()
+	tr, err := startTracker(ctx, c, bc.N, &appsv1.StatefulSetList{}, statefulSetConverged, logf)
+	if err != nil {
+		return err
 	}
-	logf("floor: creating the children of %d DatabaseClusters with %d goroutines, no operator", bc.N, bc.Concurrency)
-	cpuBase, cpuErr := readCPU()
-	profiled := startCPUProfiles(ctx, admin, nil, bc, s, logf)
-	start := time.Now()
+	defer tr.stop()
 	workers := bc.Concurrency
 	if workers <= 0 {
 		workers = s.workers
 	}
-	writes, err := createFloor(ctx, c, bc.N, workers, tr)
-	if err != nil {
+	logf("floor: creating the children of %d DatabaseClusters with %d goroutines, no operator", bc.N, workers)
+	var writes int64
+	waitErr := converge(ctx, c, admin, nil, bc, s, res, tr, func() (err error) {
+		writes, err = createFloor(ctx, c, bc.N, workers, tr)
 		return err
-	}
-	res.CreateSpreadSec = time.Since(start).Seconds()
-	logf("floor: created %d children in %.1fs; waiting until every StatefulSet is ready", writes, res.CreateSpreadSec)
-	waitErr := tr.wait(ctx, s.timeout, nil, logf)
-	res.CPUByProcess = cpuSince(cpuBase, cpuErr, logf)
-	<-profiled
-	end := tr.lastAvailable()
-	if end.IsZero() {
-		end = time.Now()
-	}
-	res.ConvergenceSec = end.Sub(start).Seconds()
-	fillLatencies(res, tr.latencies())
-	res.Stages = stageBreakdown(ctx, c, tr)
-	time.Sleep(2 * time.Second)
+	})
 	convAPI, _ := scrapeAPIServer(ctx, admin)
-	res.OperatorWrites = int64(writes)
+	res.OperatorWrites = writes
 	res.WritesPerCluster = float64(writes) / float64(bc.N)
 	res.SystemWrites = systemWrites(convAPI) - systemWrites(baseAPI)
 	logf("floor: converged in %.1fs (p50 %.1fs, p99 %.1fs)", res.ConvergenceSec, res.LatencyP50Sec, res.LatencyP99Sec)

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +72,16 @@ func (m *leaderMode) add(f leader.Failover) {
 		workers = append(workers, seconds(r.WorkersSec))
 	}
 	m.Total, m.LeaseMoved, m.Workers = leader.Summarize(total), leader.Summarize(moved), leader.Summarize(workers)
+}
+
+// namedMode is a leaderMode with the name the tables give it.
+type namedMode struct {
+	name string
+	leaderMode
+}
+
+func (l *leaderResult) modes() []namedMode {
+	return []namedMode{{"graceful hand-off", l.HandOff}, {"crash takeover", l.Takeover}}
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -258,25 +266,5 @@ func waitApplied(ctx context.Context, change leader.Change, timeout time.Duratio
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-	}
-}
-
-// printLeader prints the leader case's summary.
-func printLeader(w io.Writer, res *leaderResult) {
-	_, _ = fmt.Fprintf(w, "\nLeader election: %d managers, Lease %gs/%gs/%gs (duration/renew deadline/retry), release on cancel %t; "+
-		"seconds from the signal until another manager holds the Lease and has applied a change made after the stop:\n",
-		res.Managers, res.LeaseDurationSec, res.RenewDeadlineSec, res.RetryPeriodSec, res.ReleaseOnCancel)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	_, _ = fmt.Fprintln(tw, "stop\tsignal\truns\tmin s\tmedian s\tmax s\tLease moved s (median)\tworkers started s (median)\t")
-	for _, m := range []struct {
-		name string
-		mode leaderMode
-	}{{"graceful hand-off", res.HandOff}, {"crash takeover", res.Takeover}} {
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", m.name, m.mode.Signal, m.mode.Total.Runs,
-			m.mode.Total.MinSec, m.mode.Total.MedianSec, m.mode.Total.MaxSec, m.mode.LeaseMoved.MedianSec, m.mode.Workers.MedianSec)
-	}
-	_ = tw.Flush()
-	if res.Error != "" {
-		_, _ = fmt.Fprintf(w, "  error: %s\n", res.Error)
 	}
 }

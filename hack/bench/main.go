@@ -1,21 +1,22 @@
-// Command bench measures the operator at scale on the local control plane (kube-apiserver,
-// etcd, kube-controller-manager, kube-scheduler and kwok's simulated nodes): the raw write rate
-// of the API server, the time until N DatabaseClusters are Available, the API requests the
-// operator makes per cluster (counted from kube-apiserver's audit log of the manager's own user,
-// which sees what the manager really sends over its own TLS/HTTP/2 connection), the writes it makes while idle, its memory, and the CPU of
-// every process of the case. Each case gets a fresh cluster and manager.
-// With -leader, a leader case runs 2 managers with leader election on a cluster of its own and
-// times the graceful hand-off (SIGTERM) and the crash takeover (SIGKILL) of the leader.
+// Command bench measures the operator at scale on the local control plane of
+// test/harness/controlplane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
+// kwok's simulated nodes): the raw write rate of the API server, the time until N
+// DatabaseClusters are Available, against a floor case without the operator (-floor), the API
+// requests the operator makes per cluster (counted from kube-apiserver's audit log of the
+// manager's own user, audit.go), the writes it makes while idle, its memory, and the CPU of
+// every process of the case. Each case gets a fresh cluster and manager. With -leader, a leader
+// case runs 2 managers with leader election on a cluster of its own and times the graceful
+// hand-off (SIGTERM) and the crash takeover (SIGKILL) of the leader.
 //
 //	go build -o bin/bench ./hack/bench && bin/bench -n 100,1000 -concurrency 4,16 -qps 50,500 -burst 100,1000
 //	bin/bench -leader-only -leader-repeat 5
 //	bin/bench -render-docs docs/benchmarks.md -results docs/bench [-check]
 //	bin/bench -tables docs/bench/<result>.json
 //
-// It prints one table and writes every figure to bench-results/<UTC start>.json. With
-// -render-docs it runs nothing: it renders the report's summary tables from the JSON results of
-// -results and checks that its text quotes only figures they hold (-check: writes nothing, only
-// tells whether the report is current). -tables prints every table of one result as markdown.
+// It writes every figure to bench-results/<UTC start>.json and prints the run's tables as
+// markdown, as -tables does for a result file. With -render-docs it runs nothing: it renders
+// the report's summary tables from the JSON results of -results and checks that its text quotes
+// only figures they hold (-check: writes nothing, only tells whether the report is current).
 // See docs/benchmarks.md.
 package main
 
@@ -30,20 +31,21 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
-// podsPerNode is a simulated node's pod capacity (kwok's nodes of test/harness/controlplane); nodes are sized for N pods
-// with a 10% margin.
+// podsPerNode is a simulated node's pod capacity (kwok's nodes of test/harness/controlplane);
+// nodes are sized for N pods with a 10% margin.
 const podsPerNode = 110
+
+// stampLayout names results and profiles by their UTC start.
+const stampLayout = "20060102T150405Z"
 
 func main() {
 	if err := run(); err != nil {
@@ -102,12 +104,9 @@ func run() error {
 	flag.StringVar(&schedulerArgs, "scheduler-args", "--kube-api-qps=1000 --kube-api-burst=2000",
 		"Extra kube-scheduler flags, space separated (the default lifts its 50 QPS client limit, as kube-controller-manager's is).")
 	flag.StringVar(&s.crdDir, "crd-dir", "config/crd/bases", "CRD directory.")
-	flag.StringVar(&s.count, "count", countAudit, "How the operator's requests are counted by verb and resource: "+
-		"audit (kube-apiserver's audit log of the manager's own user; the manager talks TLS and HTTP/2 to kube-apiserver as in a cluster), "+
-		"or none. (Results before 2026-11-28 were counted by a plain-HTTP proxy in the benchmark process, since removed: it changed the manager's path.)")
 	flag.StringVar(&s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
 	flag.DurationVar(&s.scrapeInterval, "scrape-interval", 30*time.Second, "How often the manager's /metrics is read for its heap while the clusters converge "+
-		"(Prometheus's default scrape interval, which the operator's ServiceMonitor keeps; results before 2026-11-27T21:00Z read it every 2s).")
+		"(Prometheus's default scrape interval, which the operator's ServiceMonitor keeps: every scrape builds every series, so more often adds load).")
 	flag.StringVar(&s.heapDir, "heap-profile-dir", "", "Keep each operator case's heap profile (end of the idle window, after a GC) in this directory, for go tool pprof.")
 	flag.StringVar(&s.cpuProfileDir, "cpu-profile-dir", "", "Keep CPU profiles of kube-apiserver (every case) and of the manager (operator cases), taken from the first create for -cpu-profile-duration, in this directory, for go tool pprof.")
 	flag.DurationVar(&s.cpuProfileDuration, "cpu-profile-duration", 30*time.Second, "Length of the CPU profile of -cpu-profile-dir (whole seconds).")
@@ -141,6 +140,9 @@ func run() error {
 	s.schedulerArgs = strings.Fields(schedulerArgs)
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard))) // envtest logs through controller-runtime; its lines add nothing here.
 	s.log = os.Stderr
+	if !verbose {
+		s.log = filteredLog{os.Stderr}
+	}
 	cases, err := buildCases(ns, concs, qpss, bursts, nodes)
 	if err != nil {
 		return err
@@ -160,18 +162,18 @@ func run() error {
 
 	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
 		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
-		"count": s.count, "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
+		"count": countAudit, "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
 		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
 	}}
-	errs := runCases(ctx, cases, s, verbose, failOnIdleWrites, &rep)
+	errs := runCases(ctx, cases, s, failOnIdleWrites, &rep)
 	if leaderCase && ctx.Err() == nil {
-		errs = append(errs, runLeader(ctx, s, leaderRepeat, verbose, &rep))
+		errs = append(errs, runLeader(ctx, s, leaderRepeat, &rep))
 	}
 	rep.Finished = time.Now().UTC()
-	printReport(os.Stdout, rep)
 	path, err := writeReport(out, rep)
+	fmt.Print(renderRun(resultFile{Name: path, Link: filepath.Base(path), Rep: rep}))
 	if err != nil {
 		errs = append(errs, err)
 	} else {
@@ -181,15 +183,11 @@ func run() error {
 }
 
 // runCases runs the scale cases one after the other into rep, until ctx ends.
-func runCases(ctx context.Context, cases []benchCase, s settings, verbose, failOnIdleWrites bool, rep *report) []error {
+func runCases(ctx context.Context, cases []benchCase, s settings, failOnIdleWrites bool, rep *report) []error {
 	var errs []error
 	for i, bc := range cases {
 		fmt.Fprintf(os.Stderr, "bench: case %d/%d: %s\n", i+1, len(cases), bc)
-		caseSettings := s
-		if !verbose {
-			caseSettings.log = filteredLog{os.Stderr}
-		}
-		res, err := runCase(ctx, bc, caseSettings)
+		res, err := runCase(ctx, bc, s)
 		if err != nil {
 			res.Error = err.Error()
 			errs = append(errs, fmt.Errorf("case %s: %w", bc, err))
@@ -206,11 +204,8 @@ func runCases(ctx context.Context, cases []benchCase, s settings, verbose, failO
 }
 
 // runLeader runs the leader case into rep.
-func runLeader(ctx context.Context, s settings, repeat int, verbose bool, rep *report) error {
+func runLeader(ctx context.Context, s settings, repeat int, rep *report) error {
 	fmt.Fprintf(os.Stderr, "bench: leader case: %d managers, %d runs per signal\n", leaderManagers, repeat)
-	if !verbose {
-		s.log = filteredLog{os.Stderr}
-	}
 	res, err := runLeaderCase(ctx, s, repeat)
 	if err != nil {
 		res.Error = err.Error()
@@ -322,81 +317,6 @@ func machine() map[string]string {
 	return m
 }
 
-// printReport prints the tables of the cases that ran.
-func printReport(w io.Writer, rep report) {
-	if len(rep.Results) > 0 {
-		printTable(w, rep.Results)
-		printRequests(w, rep.Results)
-		printOverhead(w, rep.Results)
-	}
-	if rep.Leader != nil {
-		printLeader(w, rep.Leader)
-	}
-}
-
-func printTable(w io.Writer, results []result) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	_, _ = fmt.Fprintln(tw, "N\tconc\tqps/burst\traw w/s\tconverge s\tp50 s\tp99 s\top writes/DC\top reads/DC\treconciles/DC\t"+
-		"ideal s\tratio\tsys writes/DC\tidle s\tidle writes\tpeak RSS MiB\tRSS/1k DC MiB\tpeak heap MiB\terror\t")
-	for _, r := range results {
-		errText := ""
-		if r.Error != "" {
-			errText = "yes"
-		}
-		_, _ = fmt.Fprintf(tw, "%d\t%d\t%g/%d\t%.0f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.1f\t%.0f\t%d\t%.1f\t%.1f\t%.1f\t%s\t\n",
-			r.Case.N, r.Case.Concurrency, r.Case.QPS, r.Case.Burst, r.RawWritesPerSec, r.ConvergenceSec,
-			r.LatencyP50Sec, r.LatencyP99Sec, r.WritesPerCluster, r.ReadsPerCluster, r.ReconcilesPerDC,
-			r.IdealSec, r.Ratio, r.SystemWrites/float64(r.Case.N), r.IdleSec, r.IdleWrites,
-			mib(float64(r.PeakRSS)), mib(r.RSSPer1000), mib(r.PeakHeap), errText)
-	}
-	_ = tw.Flush()
-}
-
-// printRequests prints, per case, the operator's requests by verb and resource while converging
-// and while idle.
-func printRequests(w io.Writer, results []result) {
-	for _, r := range results {
-		_, _ = fmt.Fprintf(w, "\nOperator requests, %s (convergence window | idle window):\n", r.Case)
-		keys := map[string]bool{}
-		for k := range r.Converge.ByVerbResource {
-			keys[k] = true
-		}
-		for k := range r.Idle.ByVerbResource {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, k := range sorted {
-			verb, res, _ := strings.Cut(k, " ")
-			_, _ = fmt.Fprintf(tw, "  %s\t%s\t%d\t(%.2f/DC)\t| %d\n", verb, res, r.Converge.ByVerbResource[k],
-				float64(r.Converge.ByVerbResource[k])/float64(r.Case.N), r.Idle.ByVerbResource[k])
-		}
-		_ = tw.Flush()
-		if len(r.Stages) > 0 {
-			_, _ = fmt.Fprintf(w, "  create→Available by step (p50 / p99 s, 1 s resolution):")
-			steps := make([]string, 0, len(r.Stages))
-			for k := range r.Stages {
-				steps = append(steps, k)
-			}
-			sort.Strings(steps)
-			for _, k := range steps {
-				_, _ = fmt.Fprintf(w, " %s %.0f/%.0f;", k[2:], r.Stages[k][0], r.Stages[k][1])
-			}
-			_, _ = fmt.Fprintln(w)
-		}
-		_, _ = fmt.Fprintf(w, "  databasecluster controller: %.1f reconciles/DC (%.0f errors), mean reconcile %.0f ms, mean queue wait %.0f ms\n",
-			r.ReconcilesPerDC, r.ReconcileErrors, r.MeanReconcileSec*1000, r.MeanQueueWaitSec*1000)
-		_, _ = fmt.Fprintf(w, "  manager while converging: %.1f s of CPU, %.0f garbage collections\n", r.ManagerCPUSec, r.ManagerGCs)
-		if r.Error != "" {
-			_, _ = fmt.Fprintf(w, "  error: %s\n", r.Error)
-		}
-	}
-}
-
 func writeReport(dir string, rep report) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -410,15 +330,12 @@ func writeReport(dir string, rep report) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, rep.Started.Format("20060102T150405Z")+".json")
+	path := filepath.Join(dir, rep.Started.Format(stampLayout)+".json")
 	return path, os.WriteFile(path, data, 0o644)
 }
 
 // prepare refuses settings a case cannot run with and creates the profile directories.
 func (s settings) prepare() error {
-	if s.count != countAudit && s.count != countNone {
-		return fmt.Errorf("-count must be %s or %s, not %q", countAudit, countNone, s.count)
-	}
 	if s.scrapeInterval <= 0 {
 		return errors.New("-scrape-interval must be positive")
 	}

@@ -1,156 +1,96 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-	"io"
+	"cmp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 )
 
 // overhead compares, for one N and one operator configuration, the operator cases of a run
-// with its floor cases of that N.
+// with its floor cases of that N (the successful ones, in the order they ran).
 type overhead struct {
-	N int
-	// Config is the operator cases' concurrency and QPS/burst, as the tables write them.
-	Config string
-	// Floor and Operator are the cases' convergence (all converged), p50 and p99 latency in
-	// seconds, in the order they ran; failed cases are left out.
-	Floor, Operator []triple
-	// FloorBusy and OperatorBusy are the machine's busy CPU seconds of the same cases while they
-	// converged (cpuSecondsByProcess); 0 in results written before the bench measured it.
-	FloorBusy, OperatorBusy []float64
-}
-
-// triple is convergence, p50 and p99 of one case, in seconds.
-type triple [3]float64
-
-// mean is the mean of each component of ts.
-func mean(ts []triple) triple {
-	var m triple
-	for _, t := range ts {
-		for i := range m {
-			m[i] += t[i] / float64(len(ts))
-		}
-	}
-	return m
-}
-
-// ratio is the operator's mean over the floor's mean, per component: the overhead of having the
-// operator in the loop.
-func (o overhead) ratio() triple {
-	f, op := mean(o.Floor), mean(o.Operator)
-	var r triple
-	for i := range r {
-		if f[i] > 0 {
-			r[i] = op[i] / f[i]
-		}
-	}
-	return r
+	N               int
+	Config          string
+	Floor, Operator []result
 }
 
 // overheads pairs, for each N, every operator configuration's cases with the floor cases of
-// that N; an N without both is left out.
+// that N, ordered by N and configuration; an N without both is left out.
 func overheads(results []result) []overhead {
-	floors := map[int][]triple{}
-	floorBusy := map[int][]float64{}
+	floors := map[int][]result{}
 	byKey := map[string]*overhead{}
 	for _, r := range results {
-		if r.Error != "" {
-			continue
+		switch {
+		case r.Error != "":
+		case r.Case.Floor:
+			floors[r.Case.N] = append(floors[r.Case.N], r)
+		default:
+			key := caseLabel(r.Case)
+			if byKey[key] == nil {
+				byKey[key] = &overhead{N: r.Case.N, Config: configLabel(r.Case)}
+			}
+			byKey[key].Operator = append(byKey[key].Operator, r)
 		}
-		t := triple{r.ConvergenceSec, r.LatencyP50Sec, r.LatencyP99Sec}
-		busy := r.CPUByProcess[machineBusy]
-		if r.Case.Floor {
-			floors[r.Case.N] = append(floors[r.Case.N], t)
-			floorBusy[r.Case.N] = append(floorBusy[r.Case.N], busy)
-			continue
-		}
-		config := fmt.Sprintf("c=%d q=%g/%d", r.Case.Concurrency, r.Case.QPS, r.Case.Burst)
-		key := fmt.Sprintf("%d %s", r.Case.N, config)
-		if byKey[key] == nil {
-			byKey[key] = &overhead{N: r.Case.N, Config: config}
-		}
-		byKey[key].Operator = append(byKey[key].Operator, t)
-		byKey[key].OperatorBusy = append(byKey[key].OperatorBusy, busy)
 	}
 	var out []overhead
 	for _, o := range byKey {
-		if f := floors[o.N]; len(f) > 0 {
-			o.Floor, o.FloorBusy = f, floorBusy[o.N]
+		if o.Floor = floors[o.N]; len(o.Floor) > 0 {
 			out = append(out, *o)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].N != out[j].N {
-			return out[i].N < out[j].N
-		}
-		return out[i].Config < out[j].Config
-	})
+	slices.SortFunc(out, func(a, b overhead) int { return cmp.Or(cmp.Compare(a.N, b.N), cmp.Compare(a.Config, b.Config)) })
 	return out
 }
 
-// busyRatio is the operator cases' mean busy CPU over the floor cases', or "—" when a case
-// has no CPU figure. On a machine whose cores are all busy in both, it is what the overhead
-// should be if the operator's cost were only the CPU it (and the work it asks of the others)
-// takes.
-func (o overhead) busyRatio() string {
-	f, op := meanOf1(o.FloorBusy), meanOf1(o.OperatorBusy)
-	if f <= 0 || op <= 0 || slices.Contains(o.FloorBusy, 0) || slices.Contains(o.OperatorBusy, 0) {
-		return "—"
+// growth is the overheads of a run of one operator configuration at two or more N, or nil:
+// a growth curve compares one configuration.
+func growth(results []result) []overhead {
+	os := overheads(results)
+	if len(os) < 2 || slices.ContainsFunc(os, func(o overhead) bool { return o.Config != os[0].Config }) {
+		return nil
 	}
-	return fixed(op/f, 2)
+	return os
 }
 
-// convergences lists the convergence seconds of ts, comma separated.
-func convergences(ts []triple) string {
+// ratio is the operator cases' mean of figure over the floor cases': the overhead of having
+// the operator in the loop.
+func (o overhead) ratio(figure func(result) float64) float64 {
+	if f := meanBy(o.Floor, figure); f > 0 {
+		return meanBy(o.Operator, figure) / f
+	}
+	return 0
+}
+
+// busyRatio is the ratio of the machine's busy CPU, or "—" when a case has no CPU figure. On a
+// machine whose cores are all busy in both, it is what the overhead should be if the
+// operator's cost were only the CPU it (and the work it asks of the others) takes.
+func (o overhead) busyRatio() string {
+	noCPU := func(r result) bool { return r.CPUByProcess[machineBusy] == 0 }
+	if slices.ContainsFunc(o.Floor, noCPU) || slices.ContainsFunc(o.Operator, noCPU) {
+		return "—"
+	}
+	return fixed(o.ratio(func(r result) float64 { return r.CPUByProcess[machineBusy] }), 2)
+}
+
+// meanBy is the mean of figure over rs.
+func meanBy(rs []result, figure func(result) float64) float64 {
+	if len(rs) == 0 {
+		return 0
+	}
+	total := 0.0
+	for _, r := range rs {
+		total += figure(r)
+	}
+	return total / float64(len(rs))
+}
+
+// convergences lists the convergence seconds of rs, comma separated.
+func convergences(rs []result) string {
 	var parts []string
-	for _, t := range ts {
-		parts = append(parts, fixed(t[0], 1))
+	for _, r := range rs {
+		parts = append(parts, fixed(r.ConvergenceSec, 1))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// overheadRows are the rows of the overhead table, one per N.
-func overheadRows(os []overhead) [][]string {
-	var rows [][]string
-	for _, o := range os {
-		f, op, r := mean(o.Floor), mean(o.Operator), o.ratio()
-		rows = append(rows, []string{strconv.Itoa(o.N), o.Config, convergences(o.Floor), convergences(o.Operator),
-			fixed(f[1], 1) + " / " + fixed(f[2], 1), fixed(op[1], 1) + " / " + fixed(op[2], 1),
-			fixed(r[0], 2), fixed(r[1], 2) + " / " + fixed(r[2], 2), o.busyRatio()})
-	}
-	return rows
-}
-
-var overheadHeader = []string{"N", "operator", "floor converge s", "operator converge s", "floor p50 / p99 s", "operator p50 / p99 s",
-	"overhead (converge)", "overhead p50 / p99", "busy CPU, operator ÷ floor"}
-
-// printOverhead prints the overhead table of results, if any N has both kinds of case.
-func printOverhead(w io.Writer, results []result) {
-	rows := overheadRows(overheads(results))
-	if len(rows) == 0 {
-		return
-	}
-	_, _ = fmt.Fprintln(w, "\nOverhead against the floor (means of the cases; operator ÷ floor):")
-	_, _ = fmt.Fprintln(w, strings.Join(overheadHeader, " | "))
-	for _, row := range rows {
-		_, _ = fmt.Fprintln(w, strings.Join(row, " | "))
-	}
-}
-
-// writeOverheadTable renders the overhead table of the file, if any N has both kinds of case.
-func writeOverheadTable(b *bytes.Buffer, f resultFile) {
-	rows := overheadRows(overheads(f.Rep.Results))
-	if len(rows) == 0 {
-		return
-	}
-	caption(b, f, "Overhead against the floor: the operator's convergence over the floor's (no operator, the same children), means of the cases in the order they ran", "results[] with case.floor")
-	t := mdTable{header: overheadHeader, right: []bool{true, false, true, true, true, true, true, true, true}}
-	for _, row := range rows {
-		t.add(row...)
-	}
-	t.write(b)
-}
+func convergence(r result) float64 { return r.ConvergenceSec }

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/seed1b407122/database-operator/test/harness/leader"
 )
 
 // resultFile is one JSON result as the documents show it.
@@ -22,9 +21,7 @@ type resultFile struct {
 	Name string
 	// Link is the file relative to the document's directory.
 	Link string
-	// GrowthLink is its growth chart relative to the document's directory, when it has one.
-	GrowthLink string
-	Rep        report
+	Rep  report
 }
 
 // renderDocs renders the summary tables of the report doc (summary.go) from the JSON results in
@@ -40,18 +37,11 @@ func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	if err != nil {
 		return err
 	}
-	stale, err := syncGrowth(files, dir, check)
-	if err != nil {
-		return err
-	}
-	if len(stale) > 0 {
-		return fmt.Errorf("the growth charts %s are out of date with their results; run \"make bench-docs\" and commit them", strings.Join(stale, ", "))
-	}
 	rendered, tables, named, err := renderBlocks(string(current), files)
-	if err != nil {
-		return fmt.Errorf("%s: %w", doc, err)
+	if err == nil {
+		err = checkFigures(rendered, tables)
 	}
-	if err := checkFigures(rendered, tables); err != nil {
+	if err != nil {
 		return fmt.Errorf("%s: %w", doc, err)
 	}
 	var unnamed []string
@@ -60,54 +50,34 @@ func renderDocs(w io.Writer, doc, dir string, check bool) error {
 			unnamed = append(unnamed, f.Name)
 		}
 	}
-	if len(unnamed) > 0 {
+	switch {
+	case len(unnamed) > 0:
 		return fmt.Errorf("%s: no table names the results %s; name them in a bench:table block or remove them", doc, strings.Join(unnamed, ", "))
+	case rendered == string(current):
+		_, err = fmt.Fprintf(w, "%s is current with the %d results in %s\n", doc, len(files), dir)
+		return err
+	case check:
+		return fmt.Errorf("%s is out of date with the results in %s (%s); run \"make bench-docs\" and commit it",
+			doc, dir, firstDifference(string(current), rendered))
 	}
-	if check {
-		if rendered != string(current) {
-			return fmt.Errorf("%s is out of date with the results in %s (%s); run \"make bench-docs\" and commit it",
-				doc, dir, firstDifference(string(current), rendered))
-		}
-		_, _ = fmt.Fprintf(w, "%s is current with the %d results in %s\n", doc, len(files), dir)
-		return nil
-	}
-	if rendered == string(current) {
-		_, _ = fmt.Fprintf(w, "%s is already current with the %d results in %s\n", doc, len(files), dir)
-		return nil
-	}
-	info, err := os.Stat(doc)
-	if err != nil {
+	if err := os.WriteFile(doc, []byte(rendered), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(doc, []byte(rendered), info.Mode().Perm()); err != nil {
-		return err
-	}
-	_, _ = fmt.Fprintf(w, "%s: tables rendered from the %d results in %s\n", doc, len(files), dir)
-	return nil
+	_, err = fmt.Fprintf(w, "%s: tables rendered from the %d results in %s\n", doc, len(files), dir)
+	return err
 }
 
-// printRunTables writes every table of one result file (the per-run tables, which no document
-// keeps) as markdown to w.
+// printRunTables writes every table of one result file as markdown to w.
 func printRunTables(w io.Writer, file string) error {
-	dir := filepath.Dir(file)
-	files, err := loadResults(filepath.Join(dir, "run.md"), dir)
+	f, err := readResult(file, filepath.Dir(file))
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		if filepath.Base(f.Name) != filepath.Base(file) {
-			continue
-		}
-		if growthPoints(f.Rep.Results) != nil {
-			f.GrowthLink = strings.TrimSuffix(f.Link, ".json") + "-growth.svg"
-		}
-		_, err := io.WriteString(w, strings.TrimSpace(renderTables([]resultFile{f}))+"\n")
-		return err
-	}
-	return fmt.Errorf("%s: not a JSON result", file)
+	_, err = io.WriteString(w, renderRun(f))
+	return err
 }
 
-// loadResults reads every *.json of dir, sorted by name.
+// loadResults reads every *.json of dir, sorted by name, linked from the directory of doc.
 func loadResults(doc, dir string) ([]resultFile, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
@@ -116,64 +86,61 @@ func loadResults(doc, dir string) ([]resultFile, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no JSON results in %s", dir)
 	}
-	sort.Strings(paths)
-	docDir, err := filepath.Abs(filepath.Dir(doc))
-	if err != nil {
-		return nil, err
-	}
+	slices.Sort(paths)
 	var files []resultFile
 	for _, path := range paths {
-		data, err := os.ReadFile(path)
+		f, err := readResult(path, filepath.Dir(doc))
 		if err != nil {
 			return nil, err
 		}
-		var rep report
-		if err := json.Unmarshal(data, &rep); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if rep.Started.IsZero() || (len(rep.Results) == 0 && rep.Leader == nil) {
-			return nil, fmt.Errorf("%s: not a result of hack/bench (no started, results or leader)", path)
-		}
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return nil, err
-		}
-		link, err := filepath.Rel(docDir, abs)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, resultFile{Name: filepath.ToSlash(path), Link: filepath.ToSlash(link), Rep: rep})
+		files = append(files, f)
 	}
 	return files, nil
+}
+
+// readResult reads one JSON result, linked from docDir.
+func readResult(path, docDir string) (resultFile, error) {
+	f := resultFile{Name: filepath.ToSlash(path)}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return f, err
+	}
+	if err := json.Unmarshal(data, &f.Rep); err != nil {
+		return f, fmt.Errorf("%s: %w", path, err)
+	}
+	if f.Rep.Started.IsZero() || (len(f.Rep.Results) == 0 && f.Rep.Leader == nil) {
+		return f, fmt.Errorf("%s: not a result of hack/bench (no started, results or leader)", path)
+	}
+	from, err := filepath.Abs(docDir)
+	if err != nil {
+		return f, err
+	}
+	to, err := filepath.Abs(path)
+	if err != nil {
+		return f, err
+	}
+	link, err := filepath.Rel(from, to)
+	f.Link = filepath.ToSlash(link)
+	return f, err
 }
 
 // firstDifference names the first line where have and want differ.
 func firstDifference(have, want string) string {
 	h, w := strings.Split(have, "\n"), strings.Split(want, "\n")
-	for i := 0; i < max(len(h), len(w)); i++ {
-		var hl, wl string
-		if i < len(h) {
-			hl = h[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if hl != wl || i >= len(h) || i >= len(w) {
-			return fmt.Sprintf("line %d is %q, rendered %q", i+1, truncate(hl, 120), truncate(wl, 120))
+	for i := range max(len(h), len(w)) {
+		if i >= len(h) || i >= len(w) || h[i] != w[i] {
+			return fmt.Sprintf("line %d is %.120q, rendered %.120q", i+1, line(h, i), line(w, i))
 		}
 	}
 	return "no difference"
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+func line(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
 	}
-	return s[:n] + "..."
+	return ""
 }
-
-// caseHeader heads the column that names a scale case (see caseLabel).
-const caseHeader = "case"
 
 // mdTable is a markdown table; right marks the columns aligned right (numbers).
 type mdTable struct {
@@ -182,9 +149,18 @@ type mdTable struct {
 	rows   [][]string
 }
 
+// newTable is a table whose first column is aligned left and the others right.
+func newTable(header ...string) mdTable {
+	t := mdTable{header: header, right: make([]bool, len(header))}
+	for i := 1; i < len(header); i++ {
+		t.right[i] = true
+	}
+	return t
+}
+
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-func (t *mdTable) write(b *bytes.Buffer) {
+func (t mdTable) write(b *bytes.Buffer) {
 	row := func(cells []string) {
 		b.WriteString("|")
 		for _, c := range cells {
@@ -194,12 +170,8 @@ func (t *mdTable) write(b *bytes.Buffer) {
 	}
 	row(t.header)
 	b.WriteString("|")
-	for i := range t.header {
-		if i < len(t.right) && t.right[i] {
-			b.WriteString("---:|")
-		} else {
-			b.WriteString("---|")
-		}
+	for _, right := range t.right {
+		b.WriteString(map[bool]string{false: "---|", true: "---:|"}[right])
 	}
 	b.WriteString("\n")
 	for _, r := range t.rows {
@@ -215,133 +187,15 @@ func escapeCell(s string) string {
 }
 
 // caption writes the line above a table: what it shows and the JSON file it came from.
-func caption(b *bytes.Buffer, f resultFile, what, field string) {
-	fmt.Fprintf(b, "\n%s — from [`%s`](%s) `%s`:\n\n", what, f.Name, f.Link, field)
+func caption(b *bytes.Buffer, f resultFile, what string) {
+	fmt.Fprintf(b, "\n%s — from [`%s`](%s):\n\n", what, f.Name, f.Link)
 }
 
 func fixed(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
 
-// ratePerCluster formats a per-cluster count with 2 decimals; "<0.01" tells a rare request
-// (one in 300 clusters) from none.
-func ratePerCluster(v float64, n int) string {
-	if v = perCluster(v, n); v > 0 && v < 0.005 {
-		return "<0.01"
-	}
-	return fixed(v, 2)
-}
+func mib(b float64) float64 { return b / (1 << 20) }
 
-func caseLabel(c benchCase) string {
-	if c.Floor {
-		return fmt.Sprintf("N=%d floor", c.N)
-	}
-	return fmt.Sprintf("N=%d c=%d q=%g/%d", c.N, c.Concurrency, c.QPS, c.Burst)
-}
-
-func perCluster(v float64, n int) float64 {
-	if n <= 0 {
-		return 0
-	}
-	return v / float64(n)
-}
-
-// renderTables renders the tables of every file.
-func renderTables(files []resultFile) string {
-	var b bytes.Buffer
-	for _, f := range files {
-		fmt.Fprintf(&b, "\n### `%s`\n", f.Name)
-		writeRunTable(&b, f)
-		if len(f.Rep.Results) > 0 {
-			writeOverheadTable(&b, f)
-			writeGrowth(&b, f)
-			writeScaleTable(&b, f)
-			writeConvergenceTable(&b, f)
-			writeRawTable(&b, f)
-			writeStagesTable(&b, f)
-			writeHeapTable(&b, f)
-			writeCPUTable(&b, f)
-			writeOperatorRequests(&b, f)
-			writeByKeyTable(&b, f, "Every client's writes per cluster while converging (kube-apiserver's `apiserver_request_total`)",
-				"results[].systemWritesByVerbResource", []string{"verb", "resource"},
-				func(r result) map[string]float64 { return r.SystemByResource }, true)
-			writeByKeyTable(&b, f, "The manager's own `rest_client_requests_total` while converging (cross-check of the counts above)",
-				"results[].managerRestClientRequestsByMethodCode", []string{"method", "code"},
-				func(r result) map[string]float64 { return r.ManagerRESTByVerb }, false)
-		}
-		if f.Rep.Leader != nil {
-			writeLeaderTables(&b, f)
-		}
-	}
-	return b.String()
-}
-
-// writeRunTable shows where and how the file's run ran.
-func writeRunTable(b *bytes.Buffer, f resultFile) {
-	caption(b, f, "Run", "started, machine, settings")
-	t := mdTable{header: []string{"key", "value"}}
-	t.add("started", f.Rep.Started.UTC().Format(time.RFC3339))
-	if !f.Rep.Finished.IsZero() {
-		t.add("finished", f.Rep.Finished.UTC().Format(time.RFC3339))
-		t.add("wall time", f.Rep.Finished.Sub(f.Rep.Started).Round(time.Second).String())
-	}
-	for _, k := range sortedKeys(f.Rep.Machine) {
-		if k == "hostname" {
-			continue
-		}
-		t.add("machine."+k, f.Rep.Machine[k])
-	}
-	for _, k := range sortedKeys(f.Rep.Settings) {
-		t.add("settings."+k, f.Rep.Settings[k])
-	}
-	t.write(b)
-}
-
-func writeScaleTable(b *bytes.Buffer, f resultFile) {
-	caption(b, f, "Scale cases", "results[]")
-	t := mdTable{
-		header: []string{"N", "nodes", "conc", "qps/burst", "Available", "all Available s", "p50 s", "p99 s",
-			"op writes/DC", "op reads/DC", "idle s", "idle writes", "idle reads", "peak RSS MiB", "RSS/1k DC MiB", "peak heap MiB", "error"},
-		right: []bool{true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false},
-	}
-	for _, r := range f.Rep.Results {
-		n := strconv.Itoa(r.Case.N)
-		if r.Case.Floor {
-			n += " floor"
-		}
-		t.add(n, strconv.Itoa(r.Case.Nodes), strconv.Itoa(r.Case.Concurrency),
-			fmt.Sprintf("%g/%d", r.Case.QPS, r.Case.Burst), strconv.Itoa(r.Available), fixed(r.ConvergenceSec, 1),
-			fixed(r.LatencyP50Sec, 1), fixed(r.LatencyP99Sec, 1), fixed(r.WritesPerCluster, 2), fixed(r.ReadsPerCluster, 2),
-			fixed(r.IdleSec, 0), strconv.FormatInt(r.IdleWrites, 10), strconv.FormatInt(r.IdleReads, 10),
-			fixed(mib(float64(r.PeakRSS)), 1), fixed(mib(r.RSSPer1000), 1), fixed(mib(r.PeakHeap), 1), r.Error)
-	}
-	t.write(b)
-}
-
-func writeConvergenceTable(b *bytes.Buffer, f resultFile) {
-	caption(b, f, "Convergence and the databasecluster controller", "results[]")
-	t := mdTable{
-		header: []string{caseHeader, "cluster start s", "manager start s", "creates s", "p90 s", "max s", "reconciles/DC",
-			"reconcile errors", "mean reconcile ms", "mean queue wait ms", "op watches", "baseline RSS MiB", "end RSS MiB", "end heap MiB",
-			"series (operator's)", "manager CPU s", "GCs"},
-		right: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true},
-	}
-	for _, r := range f.Rep.Results {
-		t.add(caseLabel(r.Case), fixed(r.ClusterStartSec, 1), fixed(r.ManagerStartSec, 1), fixed(r.CreateSpreadSec, 1),
-			fixed(r.LatencyP90Sec, 1), fixed(r.LatencyMaxSec, 1), fixed(r.ReconcilesPerDC, 2), fixed(r.ReconcileErrors, 0),
-			fixed(r.MeanReconcileSec*1000, 0), fixed(r.MeanQueueWaitSec*1000, 0), strconv.FormatInt(r.OperatorWatches, 10),
-			fixed(mib(float64(r.BaselineRSS)), 1), fixed(mib(float64(r.EndRSS)), 1), fixed(mib(r.EndHeap), 1),
-			seriesCell(r), measuredCell(r.ManagerCPUSec, 1), measuredCell(r.ManagerGCs, 0))
-	}
-	t.write(b)
-}
-
-// seriesCell is "all (operator's)" of a result, or "—" for results written before the bench
-// counted series.
-func seriesCell(r result) string {
-	if r.ManagerSeries == 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%d (%d)", r.ManagerSeries, r.OperatorSeries)
-}
+func mibCell(b float64) string { return fixed(mib(b), 1) }
 
 // measuredCell is v with the given decimals, or "—" for a figure the result does not have
 // (0: written before the bench measured it, or a floor case, which has no manager).
@@ -352,193 +206,252 @@ func measuredCell(v float64, decimals int) string {
 	return fixed(v, decimals)
 }
 
-func writeRawTable(b *bytes.Buffer, f resultFile) {
-	caption(b, f, "Raw API write rate (unthrottled ConfigMap creates) and the ratios to it", "results[]")
-	t := mdTable{
-		header: []string{caseHeader, "raw creates", "raw s", "raw creates/s", "op writes", "ideal s", "ratio",
-			"sys writes", "sys writes/DC", "sys ratio", "idle sys writes"},
-		right: []bool{false, true, true, true, true, true, true, true, true, true, true},
+func perCluster(v float64, n int) float64 {
+	if n <= 0 {
+		return 0
 	}
-	for _, r := range f.Rep.Results {
-		t.add(caseLabel(r.Case), strconv.Itoa(r.RawCreates), fixed(r.RawSeconds, 1), fixed(r.RawWritesPerSec, 0),
-			strconv.FormatInt(r.OperatorWrites, 10), fixed(r.IdealSec, 1), fixed(r.Ratio, 1), fixed(r.SystemWrites, 0),
-			fixed(perCluster(r.SystemWrites, r.Case.N), 1), fixed(r.SystemRatio, 2), fixed(r.IdleSystemWrites, 0))
-	}
-	t.write(b)
+	return v / float64(n)
 }
 
-func writeStagesTable(b *bytes.Buffer, f resultFile) {
-	keys := resultKeys(f, func(r result) map[string][2]float64 { return r.Stages })
-	if len(keys) == 0 {
-		return
+// ratePerCluster formats a per-cluster count with 2 decimals; "<0.01" tells a rare request
+// (one in 300 clusters) from none.
+func ratePerCluster(v float64, n int) string {
+	if v = perCluster(v, n); v > 0 && v < 0.005 {
+		return "<0.01"
 	}
-	caption(b, f, "Create→Available by step, p50 / p99 s (API timestamps, 1 s resolution)", "results[].stagesP50P99Seconds")
-	t := mdTable{header: []string{caseHeader}, right: []bool{false}}
-	for _, k := range keys {
-		_, name, _ := strings.Cut(k, " ") // the keys start with their order: "0 cluster created→..."
-		t.header = append(t.header, name)
+	return fixed(v, 2)
+}
+
+func configLabel(c benchCase) string {
+	return fmt.Sprintf("c=%d q=%g/%d", c.Concurrency, c.QPS, c.Burst)
+}
+
+func caseLabel(c benchCase) string {
+	if c.Floor {
+		return fmt.Sprintf("N=%d floor", c.N)
+	}
+	return fmt.Sprintf("N=%d %s", c.N, configLabel(c))
+}
+
+// runLink is the short name of a result in the tables (its UTC start), linked to it.
+func runLink(f resultFile) string {
+	stamp, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f.Name), ".json"), "-")
+	return fmt.Sprintf("[%s](%s)", stamp, f.Link)
+}
+
+// renderRun renders every table of one result file: the run, its overhead and growth tables,
+// every figure of every case, and the leader case.
+func renderRun(f resultFile) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "### `%s`\n", f.Name)
+	caption(&b, f, "Run")
+	t := runTable(f.Rep)
+	t.write(&b)
+	one := []resultFile{f}
+	for _, s := range []struct {
+		what  string
+		table mdTable
+	}{
+		{"Overhead against the floor: the operator's convergence over the floor's, means of the cases", overheadTable(one)},
+		{"Growth with N (means of the cases of each N)", growthTable(one)},
+		{"Every figure of every case", figuresTable(f.Rep.Results)},
+		{leaderCaption(f.Rep.Leader), leaderTable(one)},
+		{"Every leader run, seconds from the signal", leaderRunsTable(f.Rep.Leader)},
+	} {
+		if len(s.table.rows) > 0 {
+			caption(&b, f, s.what)
+			s.table.write(&b)
+		}
+	}
+	return b.String()
+}
+
+// runTable shows where and how a run ran.
+func runTable(rep report) mdTable {
+	t := newTable("key", "value")
+	t.right[1] = false
+	t.add("started", rep.Started.UTC().Format(time.RFC3339))
+	if !rep.Finished.IsZero() {
+		t.add("finished", rep.Finished.UTC().Format(time.RFC3339))
+		t.add("wall time", rep.Finished.Sub(rep.Started).Round(time.Second).String())
+	}
+	for _, k := range sortedKeys(rep.Machine) {
+		if k != "hostname" {
+			t.add("machine."+k, rep.Machine[k])
+		}
+	}
+	for _, k := range sortedKeys(rep.Settings) {
+		t.add("settings."+k, rep.Settings[k])
+	}
+	return t
+}
+
+// caseFigures are the rows of the figures table, one figure of every case each.
+var caseFigures = []struct {
+	name string
+	cell func(r result) string
+}{
+	{"nodes", func(r result) string { return strconv.Itoa(r.Case.Nodes) }},
+	{"cluster start s", func(r result) string { return fixed(r.ClusterStartSec, 1) }},
+	{"manager start s", func(r result) string { return fixed(r.ManagerStartSec, 1) }},
+	{"raw creates/s (unthrottled ConfigMaps)", func(r result) string { return fixed(r.RawWritesPerSec, 0) }},
+	{"creates s", func(r result) string { return fixed(r.CreateSpreadSec, 1) }},
+	{"Available", func(r result) string { return strconv.Itoa(r.Available) }},
+	{"converge s", func(r result) string { return fixed(r.ConvergenceSec, 1) }},
+	{"p50 / p90 / p99 / max s", func(r result) string {
+		return strings.Join([]string{fixed(r.LatencyP50Sec, 1), fixed(r.LatencyP90Sec, 1), fixed(r.LatencyP99Sec, 1),
+			fixed(r.LatencyMaxSec, 1)}, " / ")
+	}},
+	{"op writes/DC", func(r result) string { return fixed(r.WritesPerCluster, 2) }},
+	{"op reads/DC", func(r result) string { return fixed(r.ReadsPerCluster, 2) }},
+	{"op watches", func(r result) string { return strconv.FormatInt(r.OperatorWatches, 10) }},
+	{"ideal s (op writes at the raw rate)", func(r result) string { return fixed(r.IdealSec, 1) }},
+	{"converge ÷ ideal", func(r result) string { return fixed(r.Ratio, 1) }},
+	{"all clients' writes/DC", func(r result) string { return fixed(perCluster(r.SystemWrites, r.Case.N), 1) }},
+	{"converge ÷ all writes at the raw rate", func(r result) string { return fixed(r.SystemRatio, 2) }},
+	{"reconciles/DC", func(r result) string { return fixed(r.ReconcilesPerDC, 2) }},
+	{"reconcile errors", func(r result) string { return fixed(r.ReconcileErrors, 0) }},
+	{"mean reconcile ms", func(r result) string { return fixed(r.MeanReconcileSec*1000, 0) }},
+	{"mean queue wait ms", func(r result) string { return fixed(r.MeanQueueWaitSec*1000, 0) }},
+	{"idle s", func(r result) string { return fixed(r.IdleSec, 0) }},
+	{"idle writes / reads", func(r result) string { return fmt.Sprintf("%d / %d", r.IdleWrites, r.IdleReads) }},
+	{"idle writes, all clients", func(r result) string { return fixed(r.IdleSystemWrites, 0) }},
+	{"baseline / peak / end RSS MiB", func(r result) string {
+		return mibCell(float64(r.BaselineRSS)) + " / " + mibCell(float64(r.PeakRSS)) + " / " + mibCell(float64(r.EndRSS))
+	}},
+	{"RSS/1k DC MiB", func(r result) string { return mibCell(r.RSSPer1000) }},
+	{"peak / end heap MiB", func(r result) string { return mibCell(r.PeakHeap) + " / " + mibCell(r.EndHeap) }},
+	{"series (operator's)", func(r result) string { return fmt.Sprintf("%d (%d)", r.ManagerSeries, r.OperatorSeries) }},
+	{"manager CPU s", func(r result) string { return measuredCell(r.ManagerCPUSec, 1) }},
+	{"GCs", func(r result) string { return measuredCell(r.ManagerGCs, 0) }},
+	{"error", func(r result) string { return r.Error }},
+}
+
+// caseMaps are the groups of rows of the figures table that a map of each case gives, one
+// row per key.
+var caseMaps = []struct {
+	name  string
+	cells func(r result) map[string]string
+}{
+	{"step p50 / p99 s", func(r result) map[string]string {
+		return cells(r.Stages, func(v [2]float64) string { return fixed(v[0], 0) + " / " + fixed(v[1], 0) })
+	}},
+	{"op requests/DC", func(r result) map[string]string {
+		return cells(r.Converge.ByVerbResource, func(v int64) string { return ratePerCluster(float64(v), r.Case.N) })
+	}},
+	{"op requests idle", func(r result) map[string]string {
+		return cells(r.Idle.ByVerbResource, func(v int64) string { return strconv.FormatInt(v, 10) })
+	}},
+	{"all clients' writes/DC", func(r result) map[string]string {
+		return cells(r.SystemByResource, func(v float64) string { return fixed(perCluster(v, r.Case.N), 2) })
+	}},
+	{"manager rest_client_requests_total", func(r result) map[string]string {
+		return cells(r.ManagerRESTByVerb, func(v float64) string { return fixed(v, 0) })
+	}},
+	{"CPU s", cpuCells},
+	{"heap in use MiB", heapCells},
+}
+
+func cells[V any](m map[string]V, format func(V) string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = format(v)
+	}
+	return out
+}
+
+// cpuCells are the CPU seconds by process and the share of the machine that was busy.
+func cpuCells(r result) map[string]string {
+	out := cells(r.CPUByProcess, func(v float64) string { return fixed(v, 1) })
+	if a := r.CPUByProcess[machineAvailable]; a > 0 {
+		out["(machine busy, %)"] = fixed(100*r.CPUByProcess[machineBusy]/a, 0)
+	}
+	return out
+}
+
+// heapCells are the manager's heap top at the end of the idle window, and all in use.
+func heapCells(r result) map[string]string {
+	out := map[string]string{}
+	for _, e := range r.HeapTop {
+		out[e.Function] = mibCell(float64(e.InuseBytes))
+	}
+	if r.HeapInuse > 0 {
+		out["(all in use)"] = mibCell(float64(r.HeapInuse))
+	}
+	return out
+}
+
+// figuresTable has a column per case and a row per figure: caseFigures, then every key of the
+// caseMaps (steps keep the order their keys start with, the rest are sorted).
+func figuresTable(results []result) mdTable {
+	t := newTable("figure")
+	for _, r := range results {
+		t.header = append(t.header, caseLabel(r.Case))
 		t.right = append(t.right, true)
 	}
-	for _, r := range f.Rep.Results {
-		cells := []string{caseLabel(r.Case)}
-		for _, k := range keys {
-			if v, ok := r.Stages[k]; ok {
-				cells = append(cells, fixed(v[0], 0)+" / "+fixed(v[1], 0))
-			} else {
-				cells = append(cells, "")
+	for _, f := range caseFigures {
+		row := []string{f.name}
+		for _, r := range results {
+			row = append(row, f.cell(r))
+		}
+		t.add(row...)
+	}
+	for _, m := range caseMaps {
+		byCase := make([]map[string]string, len(results))
+		keys := map[string]bool{}
+		for i, r := range results {
+			byCase[i] = m.cells(r)
+			for k := range byCase[i] {
+				keys[k] = true
 			}
 		}
-		t.add(cells...)
-	}
-	t.write(b)
-}
-
-// countedBy says how the file's operator requests were counted (settings.count; the files
-// written before it was a setting, and those of "proxy", used a counting proxy since removed).
-func countedBy(f resultFile) string {
-	switch f.Rep.Settings["count"] {
-	case countAudit:
-		return "kube-apiserver's audit log of the manager's own user"
-	case countNone:
-		return "not counted"
-	}
-	return "counting proxy"
-}
-
-// writeOperatorRequests shows the requests the audit log (or, in old results, the proxy) counted by verb and resource: per cluster
-// while converging and in total while idle, for every case.
-func writeOperatorRequests(b *bytes.Buffer, f resultFile) {
-	keys := map[string]bool{}
-	for _, r := range f.Rep.Results {
-		for k := range r.Converge.ByVerbResource {
-			keys[k] = true
-		}
-		for k := range r.Idle.ByVerbResource {
-			keys[k] = true
-		}
-	}
-	if len(keys) == 0 {
-		return
-	}
-	caption(b, f, "Operator requests by verb and resource ("+countedBy(f)+"): per cluster while converging, total while idle",
-		"results[].convergeRequests, results[].idleRequests")
-	t := mdTable{header: []string{"verb", "resource"}, right: []bool{false, false}}
-	for _, r := range f.Rep.Results {
-		t.header = append(t.header, caseLabel(r.Case)+" /DC", caseLabel(r.Case)+" idle")
-		t.right = append(t.right, true, true)
-	}
-	for _, k := range sortedKeys(keys) {
-		verb, res, _ := strings.Cut(k, " ")
-		cells := []string{verb, res}
-		for _, r := range f.Rep.Results {
-			cells = append(cells, ratePerCluster(float64(r.Converge.ByVerbResource[k]), r.Case.N),
-				strconv.FormatInt(r.Idle.ByVerbResource[k], 10))
-		}
-		t.add(cells...)
-	}
-	t.write(b)
-}
-
-// writeByKeyTable shows a map of every case, one row per key (its space-separated parts in
-// the first columns, the rest joined with "/"), per cluster or in total.
-func writeByKeyTable(b *bytes.Buffer, f resultFile, what, field string, keyHeader []string,
-	values func(result) map[string]float64, perDC bool,
-) {
-	keys := resultKeys(f, values)
-	if len(keys) == 0 {
-		return
-	}
-	caption(b, f, what, field)
-	t := mdTable{header: append([]string(nil), keyHeader...), right: make([]bool, len(keyHeader))}
-	for _, r := range f.Rep.Results {
-		h := caseLabel(r.Case)
-		if perDC {
-			h += " /DC"
-		}
-		t.header = append(t.header, h)
-		t.right = append(t.right, true)
-	}
-	for _, k := range keys {
-		parts := strings.Fields(k)
-		cells := make([]string, len(keyHeader))
-		for i := range cells {
-			if i == len(cells)-1 && len(parts) > i {
-				cells[i] = strings.Join(parts[i:], "/")
-			} else if i < len(parts) {
-				cells[i] = parts[i]
+		for _, k := range sortedKeys(keys) {
+			_, name, numbered := strings.Cut(k, " ")
+			if m.name != "step p50 / p99 s" || !numbered {
+				name = k
 			}
-		}
-		for _, r := range f.Rep.Results {
-			if v := values(r)[k]; perDC {
-				cells = append(cells, ratePerCluster(v, r.Case.N))
-			} else {
-				cells = append(cells, fixed(v, 0))
+			row := []string{m.name + ": " + name}
+			for i := range results {
+				row = append(row, byCase[i][k])
 			}
+			t.add(row...)
 		}
-		t.add(cells...)
 	}
-	t.write(b)
+	if len(results) == 0 {
+		t.rows = nil
+	}
+	return t
 }
 
-func writeLeaderTables(b *bytes.Buffer, f resultFile) {
-	l := f.Rep.Leader
+func leaderCaption(l *leaderResult) string {
+	if l == nil {
+		return ""
+	}
 	what := fmt.Sprintf("Leader hand-off and takeover: %d managers, Lease %gs / %gs / %gs (duration / renew deadline / retry period), "+
 		"release on cancel %t; seconds from the signal", l.Managers, l.LeaseDurationSec, l.RenewDeadlineSec, l.RetryPeriodSec, l.ReleaseOnCancel)
 	if l.Error != "" {
 		what += "; error: " + l.Error
 	}
-	caption(b, f, what, "leader")
-	t := mdTable{
-		header: []string{"stop", "signal", "runs", "min s", "median s", "max s", "Lease moved s (min / median / max)",
-			"workers started s (min / median / max)"},
-		right: []bool{false, false, true, true, true, true, true, true},
-	}
-	spread := func(s leader.Summary) string {
-		return fixed(s.MinSec, 2) + " / " + fixed(s.MedianSec, 2) + " / " + fixed(s.MaxSec, 2)
-	}
-	modes := []struct {
-		name string
-		mode leaderMode
-	}{{"graceful hand-off", l.HandOff}, {"crash takeover", l.Takeover}}
-	for _, m := range modes {
-		t.add(m.name, m.mode.Signal, strconv.Itoa(m.mode.Total.Runs), fixed(m.mode.Total.MinSec, 2),
-			fixed(m.mode.Total.MedianSec, 2), fixed(m.mode.Total.MaxSec, 2), spread(m.mode.LeaseMoved), spread(m.mode.Workers))
-	}
-	t.write(b)
+	return what
+}
 
-	caption(b, f, "Every leader run, seconds from the signal", "leader.handOff.runs, leader.takeover.runs")
-	runs := mdTable{
-		header: []string{"stop", "run", "change made s", "Lease moved s", "workers started s", "change applied s", "total s", "change made while nobody led"},
-		right:  []bool{false, true, true, true, true, true, true, false},
+func leaderRunsTable(l *leaderResult) mdTable {
+	t := newTable("stop", "run", "change made s", "Lease moved s", "workers started s", "change applied s", "total s",
+		"change made while nobody led")
+	t.right[7] = false
+	if l == nil {
+		return t
 	}
-	for _, m := range modes {
-		for i, r := range m.mode.Runs {
-			runs.add(m.name, strconv.Itoa(i+1), fixed(r.ChangedSec, 2), fixed(r.LeaseMovedSec, 2), fixed(r.WorkersSec, 2),
+	for _, m := range l.modes() {
+		for i, r := range m.Runs {
+			t.add(m.name, strconv.Itoa(i+1), fixed(r.ChangedSec, 2), fixed(r.LeaseMovedSec, 2), fixed(r.WorkersSec, 2),
 				fixed(r.AppliedSec, 2), fixed(r.TotalSec, 2), strconv.FormatBool(r.ChangedInGap))
 		}
 	}
-	runs.write(b)
+	return t
 }
 
-// resultKeys are the keys of the map values gives for any result of f, sorted.
-func resultKeys[V any](f resultFile, values func(result) map[string]V) []string {
-	keys := map[string]bool{}
-	for _, r := range f.Rep.Results {
-		for k := range values(r) {
-			keys[k] = true
-		}
-	}
-	return sortedKeys(keys)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // errNoRender is returned when -results or -check is given without -render-docs.
 var errNoRender = errors.New("-results and -check go with -render-docs")

@@ -10,58 +10,57 @@ import (
 
 const fixtureName = "20260101T000000Z-fixture.json"
 
-// TestRenderTablesFixture renders testdata/ and compares the tables line by line: first the
-// lines worked out by hand from the fixture, then the whole output with the golden file.
-func TestRenderTablesFixture(t *testing.T) {
-	files, err := loadResults("testdata/benchmarks.md", "testdata")
+// TestRenderRunFixture renders the tables of testdata/'s result and compares them line by line:
+// first the lines worked out by hand from the fixture, then the whole output with the golden
+// file.
+func TestRenderRunFixture(t *testing.T) {
+	f, err := readResult("testdata/"+fixtureName, "testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 1 || files[0].Name != "testdata/"+fixtureName || files[0].Link != fixtureName {
-		t.Fatalf("files = %+v", files)
+	if f.Name != "testdata/"+fixtureName || f.Link != fixtureName {
+		t.Fatalf("file = %+v", f)
 	}
-	got := renderTables(files)
+	got := renderRun(f)
 	lines := strings.Split(got, "\n")
 	for _, want := range []string{
 		// Captions name the JSON file and link it relative to the document.
 		"### `testdata/" + fixtureName + "`",
-		"Scale cases — from [`testdata/" + fixtureName + "`](" + fixtureName + ") `results[]`:",
+		"Every figure of every case — from [`testdata/" + fixtureName + "`](" + fixtureName + "):",
 		// Run: the machine without its hostname, the settings.
 		"| wall time | 2m4s |",
 		"| machine.cpus | 2 |",
 		"| machine.loadavgAtStart | 1.00 2.00 3.00 1/100 42 |",
 		"| settings.idle | 20s |",
 		"| settings.managerArgs | – |",
-		// Scale case: 60 MiB peak RSS, (60-50) MiB × 1000 / 10 = 1000 MiB per 1,000 clusters.
-		"| N | nodes | conc | qps/burst | Available | all Available s | p50 s | p99 s | op writes/DC | op reads/DC | idle s | " +
-			"idle writes | idle reads | peak RSS MiB | RSS/1k DC MiB | peak heap MiB | error |",
-		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-		"| 10 | 3 | 16 | 50/100 | 10 | 3.0 | 2.3 | 3.0 | 9.00 | 0.00 | 20 | 0 | 0 | 60.0 | 1000.0 | 15.0 | – |",
-		"| N=10 c=16 q=50/100 | 7.2 | 0.5 | 0.4 | 2.9 | 3.0 | 4.50 | 0 | 123 | 46 | 1 | 50.0 | 58.0 | 10.0 | 812 (40) | 12.3 | 56 |",
-		// Raw write rate: 375 system writes / 10 clusters.
-		"| N=10 c=16 q=50/100 | 2000 | 4.0 | 500 | 90 | 0.2 | 16.9 | 375 | 37.5 | 4.05 | 12 |",
-		// Steps: the order prefix of the keys is dropped; missing steps are no columns.
-		"| case | cluster created→StatefulSet created | pod created→scheduled |",
-		"| N=10 c=16 q=50/100 | 0 / 1 | 1 / 2 |",
+		"| figure | N=10 c=16 q=50/100 |",
+		"|---|---:|",
+		"| converge s | 3.0 |",
+		"| p50 / p90 / p99 / max s | 2.3 / 2.9 / 3.0 / 3.0 |",
+		"| op writes/DC | 9.00 |",
+		// 60 MiB peak RSS, (60-50) MiB × 1000 / 10 = 1000 MiB per 1,000 clusters.
+		"| baseline / peak / end RSS MiB | 50.0 / 60.0 / 58.0 |",
+		"| RSS/1k DC MiB | 1000.0 |",
+		"| series (operator's) | 812 (40) |",
+		// 375 writes of every client / 10 clusters.
+		"| all clients' writes/DC | 37.5 |",
+		// Steps: the order prefix of the keys is dropped.
+		"| step p50 / p99 s: cluster created→StatefulSet created | 0 / 1 |",
 		// Operator requests: per cluster while converging, total while idle.
-		"| verb | resource | N=10 c=16 q=50/100 /DC | N=10 c=16 q=50/100 idle |",
-		"| create | services | 2.00 | 0 |",
-		"| patch | databaseclusters.database.seed1b407122.io/status | 3.00 | 0 |",
-		"| watch | pods | 0.10 | 2 |",
-		// System writes per cluster; the manager's own counters in total.
-		"| PATCH | databaseclusters/status | 3.00 |",
-		"| POST | 201 | 20 |",
+		"| op requests/DC: create services | 2.00 |",
+		"| op requests/DC: patch databaseclusters.database.seed1b407122.io/status | 3.00 |",
+		"| op requests/DC: watch pods | 0.10 |",
+		"| op requests idle: watch pods | 2 |",
+		"| all clients' writes/DC: PATCH databaseclusters status | 3.00 |",
+		"| manager rest_client_requests_total: POST 201 | 20 |",
+		// CPU by process, the machine's rows first, and the busy share 15/20.
+		"| CPU s: (machine available) | 20.0 |",
+		"| CPU s: (machine busy, %) | 75 |",
+		"| CPU s: manager | 12.3 |",
 		// Leader.
 		"Leader hand-off and takeover: 2 managers, Lease 15s / 10s / 2s (duration / renew deadline / retry period), " +
-			"release on cancel true; seconds from the signal — from [`testdata/" + fixtureName + "`](" + fixtureName + ") `leader`:",
-		// CPU by process, the machine's rows first, and the busy share 15/20.
-		"| process | N=10 c=16 q=50/100 |",
-		"| (machine available) | 20.0 |",
-		"| bench (clients, proxy, CSI) | 0.2 |",
-		"| manager | 12.3 |",
-		"| (machine busy, %) | 75 |",
-		"| graceful hand-off | SIGTERM | 1 | 2.50 | 2.50 | 2.50 | 2.25 / 2.25 / 2.25 | 2.40 / 2.40 / 2.40 |",
-		"| crash takeover | SIGKILL | 1 | 17.50 | 17.50 | 17.50 | 17.25 / 17.25 / 17.25 | 17.40 / 17.40 / 17.40 |",
+			"release on cancel true; seconds from the signal — from [`testdata/" + fixtureName + "`](" + fixtureName + "):",
+		"| [20260101T000000Z](" + fixtureName + ") | graceful hand-off (SIGTERM) | 1 | 2.50 | 2.50 | 2.50 | 2.25 | 2.40 |",
 		"| graceful hand-off | 1 | 0.05 | 2.25 | 2.40 | 2.50 | 2.50 | true |",
 		"| crash takeover | 1 | 0.02 | 17.25 | 17.40 | 17.50 | 17.50 | true |",
 	} {
@@ -72,7 +71,7 @@ func TestRenderTablesFixture(t *testing.T) {
 	if strings.Contains(got, "not-rendered") {
 		t.Error("the hostname is rendered")
 	}
-	if os.Getenv("UPDATE_GOLDEN") == "1" { // UPDATE_GOLDEN=1 go test ./hack/bench/ -run TestRenderTablesFixture
+	if os.Getenv("UPDATE_GOLDEN") == "1" { // UPDATE_GOLDEN=1 go test ./hack/bench/ -run TestRenderRunFixture
 		if err := os.WriteFile("testdata/fixture.golden.md", []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +80,7 @@ func TestRenderTablesFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(got) != strings.TrimSpace(string(golden)) {
+	if got != string(golden) {
 		t.Errorf("rendered tables differ from testdata/fixture.golden.md (%s)", firstDifference(string(golden), got))
 	}
 }
@@ -254,7 +253,7 @@ func TestSummaryKinds(t *testing.T) {
 		"growth":   "| run | N | floor converge s |",
 	} {
 		var b bytes.Buffer
-		summaryKinds[kind](&b, files)
+		summaryKinds[kind](files).write(&b)
 		got := b.String()
 		if !strings.Contains(got, want) || !strings.Contains(got, "[20260101T000000Z]("+fixtureName+")") && kind != "overhead" && kind != "growth" {
 			t.Errorf("%s:\n%s\nlacks %q", kind, got, want)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,12 +48,7 @@ type benchCase struct {
 	Burst       int     `json:"kubeAPIBurst"`
 }
 
-func (c benchCase) String() string {
-	if c.Floor {
-		return fmt.Sprintf("floor n=%d nodes=%d (no operator)", c.N, c.Nodes)
-	}
-	return fmt.Sprintf("n=%d nodes=%d concurrency=%d qps=%g burst=%d", c.N, c.Nodes, c.Concurrency, c.QPS, c.Burst)
-}
+func (c benchCase) String() string { return fmt.Sprintf("%s, %d nodes", caseLabel(c), c.Nodes) }
 
 // settings are the flags shared by every case.
 type settings struct {
@@ -67,13 +62,10 @@ type settings struct {
 	apiServerArgs []string
 	schedulerArgs []string
 	crdDir        string
-	// count is how the operator's requests are counted: countAudit or countNone.
-	count   string
-	workDir string
+	workDir       string
 	// heapDir, when set, keeps each operator case's heap profile there (heapProfileName).
 	heapDir string
-	// auditLog is kube-apiserver's audit log of the case (set by runCase when count is
-	// countAudit).
+	// auditLog is kube-apiserver's audit log of the case (set by runCase).
 	auditLog string
 	// cpuProfileDir, when set, keeps CPU profiles of kube-apiserver (every case) and of the
 	// manager (operator cases) there, taken from the first create for cpuProfileDuration
@@ -82,7 +74,7 @@ type settings struct {
 	cpuProfileDuration time.Duration
 	// scrapeInterval is how often the sampler reads the manager's /metrics while the clusters
 	// converge: as often as Prometheus scrapes it in a cluster, not more, since every scrape
-	// builds every series (at N=1,000 about 8 MB of garbage) and so changes what it measures.
+	// builds every series and so changes what it measures.
 	scrapeInterval time.Duration
 	log            io.Writer
 }
@@ -144,8 +136,7 @@ type result struct {
 	MeanQueueWaitSec float64 `json:"meanQueueWaitSeconds"`
 	// ManagerCPUSec is the CPU time the manager used while the clusters converged
 	// (process_cpu_seconds_total) and ManagerGCs how many garbage collections it ran meanwhile
-	// (go_gc_duration_seconds_count): what a lower GOGC costs. Absent from results written
-	// before 2026-11-27.
+	// (go_gc_duration_seconds_count): what a lower GOGC costs. 0 in older results.
 	ManagerCPUSec float64 `json:"managerCPUSeconds,omitempty"`
 	ManagerGCs    float64 `json:"managerGCs,omitempty"`
 	// HeapTop is the manager's heap profile at the end of the idle window (after a GC): the
@@ -154,12 +145,12 @@ type result struct {
 	HeapInuse int64       `json:"heapInuseBytes,omitempty"`
 	// CPUByProcess is the CPU time, in seconds, each process of the case used from the first
 	// create until every cluster converged, by process name, with the machine's busy and
-	// available seconds (cpu.go). Absent from results written before 2026-11-28.
+	// available seconds (cpu.go). Absent from older results.
 	CPUByProcess map[string]float64 `json:"cpuSecondsByProcess,omitempty"`
 }
 
-// meanOf returns the mean of a histogram between two scrapes.
-func meanOf(base, now []sample, name string, match map[string]string) float64 {
+// histogramMean returns the mean of a histogram between two scrapes.
+func histogramMean(base, now []sample, name string, match map[string]string) float64 {
 	count := sum(now, name+"_count", match) - sum(base, name+"_count", match)
 	if count <= 0 {
 		return 0
@@ -240,21 +231,18 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 	if s.workDir != "" {
 		workDir = filepath.Join(s.workDir, fmt.Sprintf("n%d-c%d-q%g", bc.N, bc.Concurrency, bc.QPS))
 	}
-	apiServerArgs := s.apiServerArgs
-	if s.count == countAudit {
-		// Every case gets the policy, the floor too (it logs nothing there): both pay its cost.
-		dir, err := os.MkdirTemp("", "bench-audit-")
-		if err != nil {
-			return res, err
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
-		args, log, err := auditArgs(dir)
-		if err != nil {
-			return res, err
-		}
-		apiServerArgs = append(slices.Clone(apiServerArgs), args...)
-		s.auditLog = log
+	// Every case gets the audit policy, the floor too (it logs nothing there): both pay its cost.
+	dir, err := os.MkdirTemp("", "bench-audit-")
+	if err != nil {
+		return res, err
 	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	args, log, err := auditArgs(dir)
+	if err != nil {
+		return res, err
+	}
+	apiServerArgs := append(slices.Clone(s.apiServerArgs), args...)
+	s.auditLog = log
 	began := time.Now()
 	cluster, err := controlplane.Start(ctx, controlplane.Options{
 		Nodes: bc.Nodes, CRDDirectoryPaths: []string{s.crdDir}, Log: s.log, WorkDir: workDir,
@@ -292,7 +280,7 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 	if err != nil {
 		return res, err
 	}
-	defer func() { err = errors.Join(err, m.stop()) }()
+	defer func() { err = errors.Join(err, m.Stop(30*time.Second)) }()
 	res.ManagerStartSec = m.startup.Seconds()
 	logf("manager ready in %s (pid %d, log %s)", m.startup.Round(time.Millisecond), m.Pid(), m.LogPath)
 	return res, measure(ctx, c, cluster.Config, m, bc, s, &res, logf)
@@ -304,55 +292,30 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 ) error {
 	// Let the manager's informers finish their initial lists before the baseline.
 	time.Sleep(3 * time.Second)
-	base := m.snapshot(ctx, admin)
-	if base.requestsErr != nil {
-		return fmt.Errorf("counting the operator's requests: %w", base.requestsErr)
+	base, err := m.snapshot(ctx, admin)
+	if err != nil {
+		return err
 	}
 	res.Startup = base.requests
 	res.BaselineRSS = base.rss
 	sampler := startSampler(ctx, m, s.scrapeInterval)
+	defer sampler.stop()
 
-	tr := newTracker(bc.N)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	go tr.run(watchCtx, c, logf)
-	select {
-	case <-tr.synced:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-
-	logf("creating %d DatabaseClusters", bc.N)
-	cpuBase, cpuErr := readCPU()
-	profiled := startCPUProfiles(ctx, admin, m, bc, s, logf)
-	start := time.Now()
-	if err := createClusters(ctx, c, bc.N, s.workers, tr); err != nil {
+	tr, err := startTracker(ctx, c, bc.N, &databasev1alpha1.DatabaseClusterList{}, clusterAvailable, logf)
+	if err != nil {
 		return err
 	}
-	res.CreateSpreadSec = time.Since(start).Seconds()
-	logf("created %d DatabaseClusters in %.1fs; waiting until all are Available", bc.N, res.CreateSpreadSec)
-	waitErr := tr.wait(ctx, s.timeout, m.Done(), logf)
-	res.CPUByProcess = cpuSince(cpuBase, cpuErr, logf)
-	<-profiled
-	end := tr.lastAvailable()
-	if end.IsZero() {
-		end = time.Now()
-	}
-	res.ConvergenceSec = end.Sub(start).Seconds()
-	fillLatencies(res, tr.latencies())
-	res.Stages = stageBreakdown(ctx, c, tr)
-	// A short settle so that writes caused by the last clusters (events) land in this window.
-	time.Sleep(2 * time.Second)
-	conv := m.snapshot(ctx, admin)
-	if conv.requestsErr != nil {
-		sampler.stop()
-		return fmt.Errorf("counting the operator's requests: %w", conv.requestsErr)
+	defer tr.stop()
+	logf("creating %d DatabaseClusters", bc.N)
+	waitErr := converge(ctx, c, admin, m, bc, s, res, tr, func() error { return createClusters(ctx, c, bc.N, s.workers, tr) })
+	conv, err := m.snapshot(ctx, admin)
+	if err != nil {
+		return err
 	}
 	fillConverge(res, base, conv, bc.N)
 	logf("converged in %.1fs: %d operator writes (%.2f per cluster), ratio %.2f", res.ConvergenceSec,
 		res.OperatorWrites, res.WritesPerCluster, res.Ratio)
 	if waitErr != nil {
-		sampler.stop()
 		return waitErr
 	}
 
@@ -361,20 +324,17 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	select {
 	case <-time.After(s.idle):
 	case <-ctx.Done():
-		sampler.stop()
 		return ctx.Err()
 	}
-	idle := m.snapshot(ctx, admin)
-	if idle.requestsErr != nil {
-		sampler.stop()
-		return fmt.Errorf("counting the operator's requests: %w", idle.requestsErr)
+	idle, err := m.snapshot(ctx, admin)
+	if err != nil {
+		return err
 	}
 	res.IdleSec = time.Since(idleStart).Seconds()
 	res.Idle = idle.requests.minus(conv.requests)
 	res.IdleWrites, res.IdleReads, _ = res.Idle.totals()
 	res.IdleSystemWrites = systemWrites(idle.apiserver) - systemWrites(conv.apiserver)
-	peakHeap := sampler.stop()
-	res.PeakHeap = max(peakHeap, idle.heap, conv.heap)
+	res.PeakHeap = max(sampler.stop(), idle.heap, conv.heap)
 	res.EndHeap = idle.heap
 	res.EndRSS = idle.rss
 	res.ManagerSeries, res.OperatorSeries = seriesCounts(idle.manager)
@@ -396,6 +356,39 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	logf("idle: %d operator writes, %d reads in %.0fs; peak RSS %.1f MiB", res.IdleWrites, res.IdleReads,
 		res.IdleSec, mib(float64(res.PeakRSS)))
 	return nil
+}
+
+// converge creates the clusters with create and waits until the tracker has seen every one
+// converge (the manager m exits: nil in the floor case), filling the convergence figures of res:
+// latencies, steps and the CPU by process. It returns why they did not all converge, if so.
+func converge(ctx context.Context, c client.Client, admin *rest.Config, m *benchManager, bc benchCase, s settings,
+	res *result, tr *tracker, create func() error,
+) error {
+	cpuBase, cpuErr := readCPU()
+	profiled := startCPUProfiles(ctx, admin, m, bc, s, tr.logf)
+	start := time.Now()
+	if err := create(); err != nil {
+		return err
+	}
+	res.CreateSpreadSec = time.Since(start).Seconds()
+	tr.logf("created in %.1fs; waiting until all %d converge", res.CreateSpreadSec, bc.N)
+	var exited <-chan struct{}
+	if m != nil {
+		exited = m.Done()
+	}
+	err := tr.wait(ctx, s.timeout, exited)
+	res.CPUByProcess = cpuSince(cpuBase, cpuErr, tr.logf)
+	profiled()
+	end := tr.lastAvailable()
+	if end.IsZero() {
+		end = time.Now()
+	}
+	res.ConvergenceSec = end.Sub(start).Seconds()
+	fillLatencies(res, tr.latencies())
+	res.Stages = stageBreakdown(ctx, c, tr)
+	// A short settle so that writes caused by the last clusters (events) land in this window.
+	time.Sleep(2 * time.Second)
+	return err
 }
 
 // fillLatencies sets how many clusters converged and the percentiles of their latencies.
@@ -421,57 +414,23 @@ func fillConverge(res *result, base, conv snapshot, n int) {
 	if res.SystemWrites > 0 && res.RawWritesPerSec > 0 {
 		res.SystemRatio = res.ConvergenceSec / (res.SystemWrites / res.RawWritesPerSec)
 	}
-	res.SystemByResource = diff(
-		sumBy(conv.apiserver, "apiserver_request_total", nil, "verb", "resource", "subresource"),
-		sumBy(base.apiserver, "apiserver_request_total", nil, "verb", "resource", "subresource"), true)
-	res.ManagerRESTByVerb = diff(sumBy(conv.manager, "rest_client_requests_total", nil, "method", "code"),
-		sumBy(base.manager, "rest_client_requests_total", nil, "method", "code"), false)
+	res.SystemByResource = minus(apiserverWrites(conv.apiserver), apiserverWrites(base.apiserver))
+	res.ManagerRESTByVerb = minus(sumBy(conv.manager, "rest_client_requests_total", nil, "method", "code"),
+		sumBy(base.manager, "rest_client_requests_total", nil, "method", "code"))
 	ours := map[string]string{"controller": "databasecluster"}
-	res.Reconciles = diff(sumBy(conv.manager, "controller_runtime_reconcile_total", ours, "result"),
-		sumBy(base.manager, "controller_runtime_reconcile_total", ours, "result"), false)
+	res.Reconciles = minus(sumBy(conv.manager, "controller_runtime_reconcile_total", ours, "result"),
+		sumBy(base.manager, "controller_runtime_reconcile_total", ours, "result"))
 	total := 0.0
 	for _, v := range res.Reconciles {
 		total += v
 	}
 	res.ReconcilesPerDC = total / float64(n)
 	res.ReconcileErrors = res.Reconciles["error"]
-	res.MeanReconcileSec = meanOf(base.manager, conv.manager, "controller_runtime_reconcile_time_seconds", ours)
-	res.MeanQueueWaitSec = meanOf(base.manager, conv.manager, "workqueue_queue_duration_seconds",
+	res.MeanReconcileSec = histogramMean(base.manager, conv.manager, "controller_runtime_reconcile_time_seconds", ours)
+	res.MeanQueueWaitSec = histogramMean(base.manager, conv.manager, "workqueue_queue_duration_seconds",
 		map[string]string{"name": "databasecluster"})
 	res.ManagerCPUSec = sum(conv.manager, "process_cpu_seconds_total", nil) - sum(base.manager, "process_cpu_seconds_total", nil)
 	res.ManagerGCs = sum(conv.manager, "go_gc_duration_seconds_count", nil) - sum(base.manager, "go_gc_duration_seconds_count", nil)
-}
-
-// apiserverWriteVerbs are the verbs of apiserver_request_total that change state.
-var apiserverWriteVerbs = map[string]bool{
-	"CREATE": true, "POST": true, "UPDATE": true, "PUT": true, "PATCH": true, "DELETE": true, "DELETECOLLECTION": true, "APPLY": true,
-}
-
-func systemWrites(samples []sample) float64 {
-	total := 0.0
-	for _, s := range samples {
-		if s.name == "apiserver_request_total" && apiserverWriteVerbs[s.labels["verb"]] {
-			total += s.value
-		}
-	}
-	return total
-}
-
-// diff subtracts b from a; writesOnly keeps the write verbs of apiserver_request_total.
-func diff(a, b map[string]float64, writesOnly bool) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range a {
-		if writesOnly {
-			verb, _, _ := strings.Cut(k, " ")
-			if !apiserverWriteVerbs[verb] {
-				continue
-			}
-		}
-		if d := v - b[k]; d != 0 {
-			out[strings.TrimSpace(k)] = d
-		}
-	}
-	return out
 }
 
 // unlimited returns a copy of cfg whose client never waits for a rate limiter.
@@ -542,6 +501,18 @@ func newDatabaseCluster(name string) *databasev1alpha1.DatabaseCluster {
 
 // createClusters creates n DatabaseClusters with workers goroutines, telling tr when each exists.
 func createClusters(ctx context.Context, c client.Client, n, workers int, tr *tracker) error {
+	return forEachCluster(n, workers, func(name string) error {
+		if err := c.Create(ctx, newDatabaseCluster(name)); err != nil {
+			return fmt.Errorf("creating DatabaseCluster %s: %w", name, err)
+		}
+		tr.created(name, time.Now())
+		return nil
+	})
+}
+
+// forEachCluster calls do with the names of n clusters from workers goroutines, and returns
+// the first error, after which each goroutine stops.
+func forEachCluster(n, workers int, do func(name string) error) error {
 	names := make(chan string, n)
 	for i := range n {
 		names <- fmt.Sprintf("db-%05d", i)
@@ -552,11 +523,10 @@ func createClusters(ctx context.Context, c client.Client, n, workers int, tr *tr
 	for range workers {
 		wg.Go(func() {
 			for name := range names {
-				if err := c.Create(ctx, newDatabaseCluster(name)); err != nil {
-					errs <- fmt.Errorf("creating DatabaseCluster %s: %w", name, err)
+				if err := do(name); err != nil {
+					errs <- err
 					return
 				}
-				tr.created(name, time.Now())
 			}
 		})
 	}
@@ -565,21 +535,35 @@ func createClusters(ctx context.Context, c client.Client, n, workers int, tr *tr
 	return <-errs
 }
 
-// tracker records when each DatabaseCluster was created and when it was first seen Available.
+// tracker records when each cluster was created and when it was first seen converged.
 type tracker struct {
 	n         int
+	logf      func(string, ...any)
+	stop      context.CancelFunc // ends the watch
 	mu        sync.Mutex
 	createdAt map[string]time.Time
 	availAt   map[string]time.Time
-	synced    chan struct{}
-	syncOnce  sync.Once
 	done      chan struct{}
 	doneOnce  sync.Once
 }
 
-func newTracker(n int) *tracker {
-	return &tracker{n: n, createdAt: map[string]time.Time{}, availAt: map[string]time.Time{},
-		synced: make(chan struct{}), done: make(chan struct{})}
+// startTracker lists and watches the objects of list's kind in the bench namespace, and
+// returns once the watch runs; converged names the cluster of an object that has converged
+// (a DatabaseCluster Available, or in the floor case a StatefulSet ready).
+func startTracker(ctx context.Context, c client.WithWatch, n int, list client.ObjectList,
+	converged func(runtime.Object) (string, bool), logf func(string, ...any),
+) (*tracker, error) {
+	ctx, stop := context.WithCancel(ctx)
+	t := &tracker{n: n, logf: logf, stop: stop, createdAt: map[string]time.Time{}, availAt: map[string]time.Time{},
+		done: make(chan struct{})}
+	synced := make(chan struct{})
+	go t.watch(ctx, c, list, converged, synced)
+	select {
+	case <-synced:
+		return t, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (t *tracker) created(name string, at time.Time) {
@@ -597,8 +581,7 @@ func clusterAvailable(obj runtime.Object) (string, bool) {
 	return dc.Name, true
 }
 
-// ready records that the cluster name was first seen converged (Available; in the floor case,
-// its StatefulSet ready) at at.
+// ready records that the cluster name was first seen converged at at.
 func (t *tracker) ready(name string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -611,50 +594,43 @@ func (t *tracker) ready(name string, at time.Time) {
 	}
 }
 
-// run lists and watches the DatabaseClusters until ctx ends and tells t when each is first
-// seen Available.
-func (t *tracker) run(ctx context.Context, c client.WithWatch, logf func(string, ...any)) {
-	t.watch(ctx, c, func() client.ObjectList { return &databasev1alpha1.DatabaseClusterList{} }, clusterAvailable, logf)
-}
-
-// watch lists and watches the objects of newList's kind in the bench namespace until ctx ends,
-// re-listing when a watch closes, and tells t when converged first names a cluster. It closes
-// t.synced once the first list is in and the watch runs.
-func (t *tracker) watch(ctx context.Context, c client.WithWatch, newList func() client.ObjectList,
-	converged func(runtime.Object) (string, bool), logf func(string, ...any),
+// watch lists and watches the objects of list's kind until ctx ends, re-listing when a watch
+// closes, and tells t when converged first names a cluster. It closes synced once the first
+// list is in and the watch runs.
+func (t *tracker) watch(ctx context.Context, c client.WithWatch, list client.ObjectList,
+	converged func(runtime.Object) (string, bool), synced chan struct{},
 ) {
+	var once sync.Once
 	observe := func(obj runtime.Object, at time.Time) {
 		if name, ok := converged(obj); ok {
 			t.ready(name, at)
 		}
 	}
 	for ctx.Err() == nil {
-		list := newList()
-		kind := fmt.Sprintf("%T", list) // "*v1alpha1.DatabaseClusterList" is logged as "DatabaseClusters"
-		kind = strings.TrimSuffix(kind[strings.LastIndex(kind, ".")+1:], "List") + "s"
+		list := list.DeepCopyObject().(client.ObjectList)
 		if err := c.List(ctx, list, client.InNamespace(benchNamespace)); err != nil {
-			logf("listing %s: %v", kind, err)
+			t.logf("listing %T: %v", list, err)
 			time.Sleep(time.Second)
 			continue
 		}
 		items, err := meta.ExtractList(list)
 		if err != nil {
-			logf("reading %s: %v", kind, err)
+			t.logf("reading %T: %v", list, err)
 			return
 		}
 		now := time.Now()
 		for _, obj := range items {
 			observe(obj, now)
 		}
-		w, err := c.Watch(ctx, newList(), &client.ListOptions{
+		w, err := c.Watch(ctx, list.DeepCopyObject().(client.ObjectList), &client.ListOptions{
 			Namespace: benchNamespace, Raw: &metav1.ListOptions{ResourceVersion: list.GetResourceVersion()},
 		})
 		if err != nil {
-			logf("watching %s: %v", kind, err)
+			t.logf("watching %T: %v", list, err)
 			time.Sleep(time.Second)
 			continue
 		}
-		t.syncOnce.Do(func() { close(t.synced) })
+		once.Do(func() { close(synced) })
 		for ev := range w.ResultChan() {
 			observe(ev.Object, time.Now())
 		}
@@ -662,10 +638,10 @@ func (t *tracker) watch(ctx context.Context, c client.WithWatch, newList func() 
 	}
 }
 
-// wait waits until every cluster is Available (or, in the floor case, every StatefulSet ready),
-// logging progress every 10 s, for at most timeout. exited is closed when the manager exits (nil: no manager), which ends the
-// wait at once: nothing would converge any more.
-func (t *tracker) wait(ctx context.Context, timeout time.Duration, exited <-chan struct{}, logf func(string, ...any)) error {
+// wait waits until every cluster has converged, logging progress every 10 s, for at most
+// timeout. exited is closed when the manager exits (nil: no manager), which ends the wait at
+// once: nothing would converge any more.
+func (t *tracker) wait(ctx context.Context, timeout time.Duration, exited <-chan struct{}) error {
 	deadline := time.After(timeout)
 	tick := time.NewTicker(10 * time.Second)
 	defer tick.Stop()
@@ -674,21 +650,21 @@ func (t *tracker) wait(ctx context.Context, timeout time.Duration, exited <-chan
 		case <-t.done:
 			return nil
 		case <-tick.C:
-			t.mu.Lock()
-			logf("%d/%d Available", len(t.availAt), t.n)
-			t.mu.Unlock()
+			t.logf("%d/%d converged", t.count(), t.n)
 		case <-deadline:
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			return fmt.Errorf("only %d of %d DatabaseClusters Available after %s", len(t.availAt), t.n, timeout)
+			return fmt.Errorf("only %d of %d clusters converged after %s", t.count(), t.n, timeout)
 		case <-exited:
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			return fmt.Errorf("the manager exited with %d of %d DatabaseClusters Available", len(t.availAt), t.n)
+			return fmt.Errorf("the manager exited with %d of %d DatabaseClusters Available", t.count(), t.n)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+func (t *tracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.availAt)
 }
 
 func (t *tracker) lastAvailable() time.Time {
@@ -728,7 +704,7 @@ func percentile(sorted []float64, q float64) float64 {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-// manager is the running manager binary.
+// benchManager is the running manager binary.
 type benchManager struct {
 	*manager.Process
 	metricsURL string
@@ -737,18 +713,14 @@ type benchManager struct {
 	audit      *auditCounter
 }
 
-// startManager runs the manager against the cluster (as auditUser when s.count is countAudit)
-// and waits until /readyz answers.
+// startManager runs the manager against the cluster as auditUser and waits until /readyz
+// answers.
 func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings) (*benchManager, error) {
-	m := &benchManager{}
-	kubeconfig := cluster.KubeconfigPath
-	var err error
-	if s.count == countAudit {
-		if kubeconfig, err = auditUserKubeconfig(cluster); err != nil {
-			return nil, err
-		}
-		m.audit = newAuditCounter(s.auditLog)
+	kubeconfig, err := auditUserKubeconfig(cluster)
+	if err != nil {
+		return nil, err
 	}
+	m := &benchManager{audit: newAuditCounter(s.auditLog)}
 	began := time.Now()
 	m.Process, err = manager.Start(ctx, manager.Options{
 		Binary:     s.manager,
@@ -771,31 +743,28 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 	return m, nil
 }
 
-// stop stops the manager with SIGINT (SIGKILL after 30 s).
-func (m *benchManager) stop() error {
-	return m.Stop(30 * time.Second)
-}
-
 // snapshot is the state of the counters at one moment.
 type snapshot struct {
-	requests    requestCounts
-	requestsErr error // reading the audit log failed
-	manager     []sample
-	apiserver   []sample
-	rss         int64
-	heap        float64
+	requests  requestCounts
+	manager   []sample
+	apiserver []sample
+	rss       int64
+	heap      float64
 }
 
-func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config) snapshot {
+// snapshot reads the counters; an error means a figure of the case would be wrong.
+func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config) (snapshot, error) {
 	var s snapshot
-	if m.audit != nil {
-		s.requests, s.requestsErr = m.audit.snapshot()
-	}
-	s.manager, _ = scrapeHTTP(ctx, m.metricsURL)
+	var errs [4]error
+	s.requests, errs[0] = m.audit.snapshot()
+	s.manager, errs[1] = scrapeHTTP(ctx, m.metricsURL)
 	s.heap = sum(s.manager, "go_memstats_heap_alloc_bytes", nil)
-	s.rss, _, _ = procMemory(m.Pid())
-	s.apiserver, _ = scrapeAPIServer(ctx, admin)
-	return s
+	s.rss, _, errs[2] = procMemory(m.Pid())
+	s.apiserver, errs[3] = scrapeAPIServer(ctx, admin)
+	if err := errors.Join(errs[:]...); err != nil {
+		return s, fmt.Errorf("reading the counters: %w", err)
+	}
+	return s, nil
 }
 
 // scrapeAPIServer reads kube-apiserver's /metrics with the admin client.
@@ -811,7 +780,7 @@ func scrapeAPIServer(ctx context.Context, admin *rest.Config) ([]sample, error) 
 	if err != nil {
 		return nil, err
 	}
-	return parseMetrics(strings.NewReader(string(body)))
+	return parseMetrics(bytes.NewReader(body))
 }
 
 // sampler reads the manager's heap from its /metrics at every interval (peak RSS comes from
@@ -849,5 +818,3 @@ func (s *sampler) stop() float64 {
 	<-s.done
 	return s.peak
 }
-
-func mib(b float64) float64 { return b / (1 << 20) }

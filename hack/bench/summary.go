@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -28,13 +29,13 @@ const (
 )
 
 // summaryKinds render one table each from the named files.
-var summaryKinds = map[string]func(b *bytes.Buffer, files []resultFile){
-	"overhead": writeOverheadSummary,
-	"writes":   writeWritesSummary,
-	"memory":   writeMemorySummary,
-	"growth":   writeGrowthSummary,
-	"leader":   writeLeaderSummary,
-	"runs":     writeRunsSummary,
+var summaryKinds = map[string]func(files []resultFile) mdTable{
+	"overhead": overheadTable,
+	"writes":   writesTable,
+	"memory":   memoryTable,
+	"growth":   growthTable,
+	"leader":   leaderTable,
+	"runs":     runsTable,
 }
 
 // summaryBlock is one block of the report: the line of its first marker and what it names.
@@ -86,7 +87,7 @@ func renderBlocks(doc string, files []resultFile) (string, string, map[string]bo
 			named[path.Base(f.Name)] = true
 		}
 		var b bytes.Buffer
-		summaryKinds[blk.kind](&b, sel)
+		summaryKinds[blk.kind](sel).write(&b)
 		table := strings.TrimSpace(b.String())
 		tables.WriteString(table + "\n")
 		out = append(out, "", table, "", blockEnd)
@@ -190,13 +191,6 @@ func isFigure(before, fig string) bool {
 	return !strings.HasSuffix(strings.TrimRight(before, " "), "≤")
 }
 
-// runLink is the short name of a result in the summary tables (its UTC start), linked to it.
-func runLink(f resultFile) string {
-	base := path.Base(f.Name)
-	stamp, _, _ := strings.Cut(strings.TrimSuffix(base, ".json"), "-")
-	return fmt.Sprintf("[%s](%s)", stamp, f.Link)
-}
-
 // operatorCases are the successful operator cases of f.
 func operatorCases(f resultFile) []result {
 	var out []result
@@ -208,134 +202,114 @@ func operatorCases(f resultFile) []result {
 	return out
 }
 
-// overheadOf is the convergence overhead of f's operator cases of N with r's configuration, or
+// overheadOf is the convergence overhead of f's operator cases of r's N and configuration, or
 // "—" when the file has no floor case of that N.
 func overheadOf(f resultFile, r result) string {
-	config := fmt.Sprintf("c=%d q=%g/%d", r.Case.Concurrency, r.Case.QPS, r.Case.Burst)
 	for _, o := range overheads(f.Rep.Results) {
-		if o.N == r.Case.N && o.Config == config {
-			return fixed(o.ratio()[0], 2)
+		if o.N == r.Case.N && o.Config == configLabel(r.Case) {
+			return fixed(o.ratio(convergence), 2)
 		}
 	}
 	return "—"
 }
 
-// Column headers the summary tables share.
-const (
-	hRun              = "run"
-	hRuns             = "runs"
-	hOperator         = "operator"
-	hOverhead         = "overhead"
-	hFloorConverge    = "floor converge s"
-	hRSSPer1k         = "RSS/1k DC MiB"
-	hManagerCPU       = "manager CPU s"
-	hMax              = "max s"
-	hReconcileErrors  = "reconcile errors"
-	hIdleWrites       = "idle writes"
-	hIdleReads        = "idle reads"
-	hOperatorConverge = "operator converge s"
-	hPeakHeap         = "peak heap MiB"
-	hStop             = "stop"
-	hWritesPerDC      = "writes/DC"
-	hStatusPatches    = "status patches/DC"
-	hMedian           = "median s"
-	hMin              = "min s"
-	hN                = "N"
-)
-
-// statusPatchesKey is the request that writes a DatabaseCluster's status.
-const statusPatchesKey = "patch databaseclusters.database.seed1b407122.io/status"
-
-func writeOverheadSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{hRun, hN, hOperator, hFloorConverge, hOperatorConverge, hOverhead, "overhead p50 / p99",
-		"busy CPU, operator ÷ floor"}, right: []bool{false, true, false, true, true, true, true, true}}
-	for _, f := range files {
-		for _, o := range overheads(f.Rep.Results) {
-			r := o.ratio()
-			t.add(runLink(f), strconv.Itoa(o.N), o.Config, convergences(o.Floor), convergences(o.Operator), fixed(r[0], 2),
-				fixed(r[1], 2)+" / "+fixed(r[2], 2), o.busyRatio())
-		}
-	}
-	t.write(b)
+// statusPatches is how many status patches per cluster the operator made while converging.
+func statusPatches(r result) string {
+	const key = "patch databaseclusters.database.seed1b407122.io/status"
+	return fixed(perCluster(float64(r.Converge.ByVerbResource[key]), r.Case.N), 2)
 }
 
-func writeWritesSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{hRun, caseHeader, hWritesPerDC, hStatusPatches, "reads/DC", "reconciles/DC", hReconcileErrors,
-		"idle s", hIdleWrites, hIdleReads}, right: []bool{false, false, true, true, true, true, true, true, true, true}}
+// countedBy says how a file's operator requests were counted; results written before the
+// setting existed were counted by a proxy since removed.
+func countedBy(f resultFile) string {
+	return cmp.Or(f.Rep.Settings["count"], "proxy")
+}
+
+func overheadTable(files []resultFile) mdTable {
+	t := newTable("run", "N", "operator", "floor converge s", "operator converge s", "overhead", "overhead p50 / p99",
+		"busy CPU, operator ÷ floor")
+	t.right[2] = false
+	p50 := func(r result) float64 { return r.LatencyP50Sec }
+	p99 := func(r result) float64 { return r.LatencyP99Sec }
+	for _, f := range files {
+		for _, o := range overheads(f.Rep.Results) {
+			t.add(runLink(f), strconv.Itoa(o.N), o.Config, convergences(o.Floor), convergences(o.Operator),
+				fixed(o.ratio(convergence), 2), fixed(o.ratio(p50), 2)+" / "+fixed(o.ratio(p99), 2), o.busyRatio())
+		}
+	}
+	return t
+}
+
+func writesTable(files []resultFile) mdTable {
+	t := newTable("run", "case", "writes/DC", "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
+		"idle s", "idle writes", "idle reads")
+	t.right[1] = false
 	for _, f := range files {
 		for _, r := range operatorCases(f) {
-			t.add(runLink(f), caseLabel(r.Case), fixed(r.WritesPerCluster, 2),
-				fixed(perCluster(float64(r.Converge.ByVerbResource[statusPatchesKey]), r.Case.N), 2),
-				fixed(r.ReadsPerCluster, 2), fixed(r.ReconcilesPerDC, 2), fixed(r.ReconcileErrors, 0), fixed(r.IdleSec, 0),
+			t.add(runLink(f), caseLabel(r.Case), fixed(r.WritesPerCluster, 2), statusPatches(r), fixed(r.ReadsPerCluster, 2),
+				fixed(r.ReconcilesPerDC, 2), fixed(r.ReconcileErrors, 0), fixed(r.IdleSec, 0),
 				strconv.FormatInt(r.IdleWrites, 10), strconv.FormatInt(r.IdleReads, 10))
 		}
 	}
-	t.write(b)
+	return t
 }
 
-func writeMemorySummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{hRun, caseHeader, "baseline RSS MiB", "peak RSS MiB", hRSSPer1k, hPeakHeap, "end heap MiB",
-		hManagerCPU, "GCs"}, right: []bool{false, false, true, true, true, true, true, true, true}}
+func memoryTable(files []resultFile) mdTable {
+	t := newTable("run", "case", "baseline RSS MiB", "peak RSS MiB", "RSS/1k DC MiB", "peak heap MiB", "end heap MiB",
+		"manager CPU s", "GCs")
+	t.right[1] = false
 	for _, f := range files {
 		for _, r := range operatorCases(f) {
-			t.add(runLink(f), caseLabel(r.Case), fixed(mib(float64(r.BaselineRSS)), 1), fixed(mib(float64(r.PeakRSS)), 1),
-				fixed(mib(r.RSSPer1000), 1), fixed(mib(r.PeakHeap), 1), fixed(mib(r.EndHeap), 1),
+			t.add(runLink(f), caseLabel(r.Case), mibCell(float64(r.BaselineRSS)), mibCell(float64(r.PeakRSS)),
+				mibCell(r.RSSPer1000), mibCell(r.PeakHeap), mibCell(r.EndHeap),
 				measuredCell(r.ManagerCPUSec, 1), measuredCell(r.ManagerGCs, 0))
 		}
 	}
-	t.write(b)
+	return t
 }
 
-func writeGrowthSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{hRun, hN, hFloorConverge, hOperatorConverge, hOverhead, hWritesPerDC, hRSSPer1k,
-		"manager CPU ms/DC"}, right: []bool{false, true, true, true, true, true, true, true}}
+func growthTable(files []resultFile) mdTable {
+	t := newTable("run", "N", "floor converge s", "operator converge s", "overhead", "writes/DC", "RSS/1k DC MiB",
+		"manager CPU ms/DC")
 	for _, f := range files {
-		for _, p := range growthPoints(f.Rep.Results) {
-			t.add(runLink(f), strconv.Itoa(p.N), fixed(p.Floor, 1), fixed(p.Operator, 1), fixed(p.Ratio, 2), fixed(p.Writes, 2),
-				fixed(p.RSSPer1k, 1), measuredCell(p.CPUPerCluster, 0))
+		for _, o := range growth(f.Rep.Results) {
+			t.add(runLink(f), strconv.Itoa(o.N), fixed(meanBy(o.Floor, convergence), 1), fixed(meanBy(o.Operator, convergence), 1),
+				fixed(o.ratio(convergence), 2), fixed(meanBy(o.Operator, func(r result) float64 { return r.WritesPerCluster }), 2),
+				fixed(meanBy(o.Operator, func(r result) float64 { return mib(r.RSSPer1000) }), 1),
+				measuredCell(meanBy(o.Operator, func(r result) float64 { return r.ManagerCPUSec * 1000 / float64(r.Case.N) }), 0))
 		}
 	}
-	t.write(b)
+	return t
 }
 
-func writeLeaderSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{hRun, hStop, hRuns, hMin, hMedian, hMax, "Lease moved, median s", "workers started, median s"},
-		right: []bool{false, false, true, true, true, true, true, true}}
+func leaderTable(files []resultFile) mdTable {
+	t := newTable("run", "stop", "runs", "min s", "median s", "max s", "Lease moved, median s", "workers started, median s")
+	t.right[1] = false
 	for _, f := range files {
-		l := f.Rep.Leader
-		if l == nil {
-			continue
-		}
-		for _, m := range []struct {
-			name string
-			mode leaderMode
-		}{{"graceful hand-off (" + l.HandOff.Signal + ")", l.HandOff}, {"crash takeover (" + l.Takeover.Signal + ")", l.Takeover}} {
-			t.add(runLink(f), m.name, strconv.Itoa(m.mode.Total.Runs), fixed(m.mode.Total.MinSec, 2), fixed(m.mode.Total.MedianSec, 2),
-				fixed(m.mode.Total.MaxSec, 2), fixed(m.mode.LeaseMoved.MedianSec, 2), fixed(m.mode.Workers.MedianSec, 2))
+		if l := f.Rep.Leader; l != nil {
+			for _, m := range l.modes() {
+				t.add(runLink(f), m.name+" ("+m.Signal+")", strconv.Itoa(m.Total.Runs), fixed(m.Total.MinSec, 2),
+					fixed(m.Total.MedianSec, 2), fixed(m.Total.MaxSec, 2), fixed(m.LeaseMoved.MedianSec, 2),
+					fixed(m.Workers.MedianSec, 2))
+			}
 		}
 	}
-	t.write(b)
+	return t
 }
 
-// writeRunsSummary is the index of the runs: one row per operator case, the figures the
-// experiments compare.
-func writeRunsSummary(b *bytes.Buffer, files []resultFile) {
-	t := mdTable{header: []string{hRun, caseHeader, "counted by", "converge s", hOverhead, hWritesPerDC, hStatusPatches,
-		hReconcileErrors, hRSSPer1k, hPeakHeap, hManagerCPU, hIdleWrites},
-		right: []bool{false, false, false, true, true, true, true, true, true, true, true, true}}
-	sorted := append([]resultFile(nil), files...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+// runsTable is the index of the runs: one row per operator case, the figures the experiments
+// compare, in the order of the files' names.
+func runsTable(files []resultFile) mdTable {
+	t := newTable("run", "case", "counted by", "converge s", "overhead", "writes/DC", "status patches/DC",
+		"reconcile errors", "RSS/1k DC MiB", "peak heap MiB", "manager CPU s", "idle writes")
+	t.right[1], t.right[2] = false, false
+	sorted := slices.SortedStableFunc(slices.Values(files), func(a, b resultFile) int { return cmp.Compare(a.Name, b.Name) })
 	for _, f := range sorted {
-		by := f.Rep.Settings["count"]
-		if by == "" {
-			by = "proxy" // results written before -count existed
-		}
 		for _, r := range operatorCases(f) {
-			t.add(runLink(f), caseLabel(r.Case), by, fixed(r.ConvergenceSec, 1), overheadOf(f, r), fixed(r.WritesPerCluster, 2),
-				fixed(perCluster(float64(r.Converge.ByVerbResource[statusPatchesKey]), r.Case.N), 2), fixed(r.ReconcileErrors, 0),
-				fixed(mib(r.RSSPer1000), 1), fixed(mib(r.PeakHeap), 1), measuredCell(r.ManagerCPUSec, 1),
-				strconv.FormatInt(r.IdleWrites, 10))
+			t.add(runLink(f), caseLabel(r.Case), countedBy(f), fixed(r.ConvergenceSec, 1), overheadOf(f, r),
+				fixed(r.WritesPerCluster, 2), statusPatches(r), fixed(r.ReconcileErrors, 0), mibCell(r.RSSPer1000),
+				mibCell(r.PeakHeap), measuredCell(r.ManagerCPUSec, 1), strconv.FormatInt(r.IdleWrites, 10))
 		}
 	}
-	t.write(b)
+	return t
 }

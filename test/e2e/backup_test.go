@@ -34,6 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/test/harness/csisim"
 )
@@ -130,7 +131,7 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 		GinkgoHelper()
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
-			degraded := meta.FindStatusCondition(c.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			degraded := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded)
 			g.Expect(degraded).NotTo(BeNil())
 			g.Expect(degraded.Reason).To(Equal(databasev1alpha1.ReasonRestoreRefused))
 			g.Expect(degraded.Message).To(HavePrefix(want))
@@ -443,7 +444,7 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 			refused + ": add " + refused + " to spec.restoreAllowedNamespaces of DatabaseBackup nightly in namespace " + source
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(clone), clone)).To(Succeed())
-			degraded := meta.FindStatusCondition(clone.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			degraded := meta.FindStatusCondition(clone.Status.Conditions, conditions.Degraded)
 			g.Expect(degraded).NotTo(BeNil())
 			g.Expect([]string{string(degraded.Status), degraded.Reason, degraded.Message}).To(Equal(
 				[]string{"True", databasev1alpha1.ReasonRestoreRefused, want}))

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 )
@@ -468,7 +469,7 @@ var _ = Describe("DatabaseCluster with an image that never gets Ready", func() {
 			return []string{string(c.Status), c.Reason, c.Message}
 		}
 		Eventually(func(g Gomega) {
-			degraded := conditionOf(g, databasev1alpha1.ConditionDegraded)
+			degraded := conditionOf(g, conditions.Degraded)
 			g.Expect(degraded[:2]).To(Equal([]string{"True", "PodNotReady"}))
 			g.Expect(degraded[2]).To(MatchRegexp(`^pod broken-0 has not been Ready for \d+s \(ImagePullBackOff: Back-off pulling image "localcluster.test/never-ready:v1"\)$`))
 			g.Expect(conditionOf(g, databasev1alpha1.ConditionAvailable)).
@@ -483,7 +484,7 @@ var _ = Describe("DatabaseCluster with an image that never gets Ready", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(conditionOf(g, databasev1alpha1.ConditionAvailable)).
 				To(Equal([]string{"True", "AllReplicasReady", "2/2 replicas are ready"}))
-			g.Expect(conditionOf(g, databasev1alpha1.ConditionDegraded)).
+			g.Expect(conditionOf(g, conditions.Degraded)).
 				To(Equal([]string{"False", "AsExpected", "every child is as specified"}))
 		}).Should(Succeed())
 		AddReportEntry("broken image fixed → Available", time.Since(began).Round(time.Millisecond).String())

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 )
 
@@ -57,7 +58,7 @@ var _ = Describe("DatabaseCluster next to a Service it does not own", func() {
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
 		Eventually(func(g Gomega) []string {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
-			c := meta.FindStatusCondition(dc.Status.Conditions, databasev1alpha1.ConditionDegraded)
+			c := meta.FindStatusCondition(dc.Status.Conditions, conditions.Degraded)
 			g.Expect(c).NotTo(BeNil())
 			return []string{string(c.Status), c.Reason, c.Message}
 		}).Should(Equal([]string{"True", "ChildConflict",

@@ -36,6 +36,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/test/harness/faultproxy"
 )
@@ -166,7 +167,7 @@ func (s *subject) converged(g Gomega, ctx context.Context) []string {
 	for condition, want := range map[string][]string{
 		databasev1alpha1.ConditionResizing:    {"False", databasev1alpha1.ReasonStorageAsRequested},
 		databasev1alpha1.ConditionProgressing: {"False", databasev1alpha1.ReasonRolloutComplete},
-		databasev1alpha1.ConditionDegraded:    {"False", databasev1alpha1.ReasonAsExpected},
+		conditions.Degraded:                   {"False", conditions.ReasonAsExpected},
 	} {
 		c := meta.FindStatusCondition(dc.Status.Conditions, condition)
 		g.Expect(c).NotTo(BeNil(), condition)

@@ -273,6 +273,8 @@ func etcdStory() {
 		reportCount("etcd keys read back after every change", etcdKeys)
 		reportCount("etcd keys lost", 0)
 	}, NodeTimeout(8*time.Minute))
+
+	stuckRolloutSpecs(func() (*databasev1alpha1.DatabaseCluster, *etcdClient) { return dc, db })
 }
 
 // expectQuorumBudget checks that the cluster's PodDisruptionBudget, as the disruption

@@ -20,8 +20,6 @@ const (
 	ConditionAvailable = "Available"
 	// ConditionProgressing is True while the StatefulSet rolls out a change.
 	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True when a rollout cannot finish or a child cannot be written.
-	ConditionDegraded = "Degraded"
 	// ConditionResizing is True while the claims are being expanded.
 	ConditionResizing = "Resizing"
 	// ConditionPaused is True while spec.paused is true.
@@ -47,15 +45,10 @@ const (
 	ReasonCreating = "Creating"
 	// ReasonScaling: pods are being added or removed.
 	ReasonScaling = "Scaling"
-	// ReasonAsExpected: nothing is wrong.
-	ReasonAsExpected = "AsExpected"
 	// ReasonPodNotReady: a pod has not been Ready for longer than the bound.
 	ReasonPodNotReady = "PodNotReady"
 	// ReasonReconcileFailed: a child could not be written.
 	ReasonReconcileFailed = "ReconcileFailed"
-	// ReasonChildConflict: a child's name is held by an object the cluster does not control; the
-	// object is left as it is and the child is created once the name is free.
-	ReasonChildConflict = "ChildConflict"
 	// ReasonRestoreRefused: spec.bootstrap.fromBackup cannot be restored (the backup is missing,
 	// not Completed, from a larger cluster, larger than spec.storage.size, or a member claim
 	// exists already with other data); no StatefulSet is created until it can.

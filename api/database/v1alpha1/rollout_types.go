@@ -26,7 +26,8 @@ const DefaultProgressDeadlineSeconds int32 = 600
 // Progressing False with reason RolloutStuck. Once the spec asks for another revision (the user
 // reverted or fixed it), a member still on an older revision that is stuck the same way is
 // deleted, one at a time and never a Ready one, so that the StatefulSet recreates it from the
-// current template.
+// current template; with autoRollback, the operator itself returns the template to the previous
+// revision.
 type RolloutSpec struct {
 	// ProgressDeadlineSeconds is how long a member of the update revision may stay not Ready,
 	// counted from its Ready condition's last transition (its creation if it has none), before
@@ -36,6 +37,20 @@ type RolloutSpec struct {
 	// +kubebuilder:validation:Minimum=30
 	// +kubebuilder:validation:Maximum=86400
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// AutoRollback, when true, returns the StatefulSet's pod template to its current revision
+	// (the last one every member ran Ready) once the rollout of a new template is stuck, so the
+	// members that did not move keep serving and the stuck one is replaced from the old template.
+	// It happens once per template: the StatefulSet stays at the old revision (Progressing
+	// False, reason RolledBack) until the spec asks for another template, which rolls out as
+	// usual. Off by default: the operator then only reports the stuck rollout.
+	// +optional
+	AutoRollback bool `json:"autoRollback,omitempty"`
+}
+
+// AutoRollback reports whether spec.rollout.autoRollback is set.
+func (dc *DatabaseCluster) AutoRollback() bool {
+	return dc.Spec.Rollout != nil && dc.Spec.Rollout.AutoRollback
 }
 
 // ProgressDeadline is spec.rollout.progressDeadlineSeconds as a duration, or its default.
@@ -57,4 +72,8 @@ const (
 	// longer asks for, so that the StatefulSet recreates it from the current template; the
 	// message names the pod.
 	ReasonStuckPodReplaced = "StuckPodReplaced"
+	// ReasonRolledBack: spec.rollout.autoRollback returned the StatefulSet to the revision before
+	// a stuck rollout; the spec still asks for the template that got stuck. The message names
+	// the revision.
+	ReasonRolledBack = "RolledBack"
 )

@@ -24,9 +24,6 @@ const (
 	ConditionReady = "Ready"
 	// ConditionSuspended is True while the ScheduledEcho is suspended.
 	ConditionSuspended = "Suspended"
-	// ConditionDegraded is True when the name of the Echo's Job or the ScheduledEcho's CronJob is
-	// held by an object the resource does not control; that object is left as it is.
-	ConditionDegraded = "Degraded"
 )
 
 // Condition reasons of Echo and ScheduledEcho.
@@ -46,8 +43,4 @@ const (
 	ReasonCronJobRejected = "CronJobRejected"
 	// ReasonSyncFailed: the child could not be written for a reason that may pass (retried).
 	ReasonSyncFailed = "SyncFailed"
-	// ReasonChildConflict: a child's name is held by an object the resource does not control.
-	ReasonChildConflict = "ChildConflict"
-	// ReasonAsExpected: every child is controlled by the resource.
-	ReasonAsExpected = "AsExpected"
 )

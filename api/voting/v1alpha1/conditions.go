@@ -20,9 +20,6 @@ const (
 	ConditionReady = "Ready"
 	// ConditionTargetFound is True when spec.targetDeployment names an existing Deployment.
 	ConditionTargetFound = "TargetFound"
-	// ConditionDegraded is True when the name of the ConfigMap is held by an object the
-	// VoteConfig does not control; that object is left as it is.
-	ConditionDegraded = "Degraded"
 )
 
 // Condition reasons of a VoteConfig.
@@ -33,10 +30,6 @@ const (
 	ReasonNoTarget           = "NoTargetDeployment"
 	// ReasonSyncFailed: the ConfigMap could not be written for a reason that may pass (retried).
 	ReasonSyncFailed = "SyncFailed"
-	// ReasonChildConflict: a child's name is held by an object the resource does not control.
-	ReasonChildConflict = "ChildConflict"
-	// ReasonAsExpected: every child is controlled by the resource.
-	ReasonAsExpected = "AsExpected"
 )
 
 // Finalizer guards the cleanup of a VoteConfig's ConfigMap and target annotation.

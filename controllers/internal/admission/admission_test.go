@@ -60,7 +60,7 @@ var _ = Describe("Admission", Ordered, Label("integration"), func() {
 
 	BeforeAll(func() { Expect(loadErr).NotTo(HaveOccurred()) })
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&scheduledecho.Reconciler{Deps: testenv.Deps(mgr), Image: testImage}).SetupWithManager(mgr)
+		return (&scheduledecho.Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), Image: testImage}).SetupWithManager(mgr)
 	})
 	// newNamespace creates a namespace of its own for one spec, so that names never collide.
 	newNamespace := func(ctx context.Context) string { return k8s.Namespace(ctx, "adm-") }

@@ -32,6 +32,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/api/conditions"
 )
 
 // Result says what Ensure did.
@@ -255,27 +257,19 @@ func ptrEqual(a, b *bool) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-// The Degraded condition of the ownership rule, the same in every API group (each group's
-// ConditionDegraded, ReasonChildConflict and ReasonAsExpected have these values).
-const (
-	ConditionDegraded   = "Degraded"
-	ReasonChildConflict = "ChildConflict"
-	ReasonAsExpected    = "AsExpected"
-)
-
 // DegradedCondition is the Degraded condition of a resource whose reconcile ended with err:
 // True with reason ChildConflict and the conflict's message when a child's name is held by an
 // object the resource does not control, False otherwise.
 func DegradedCondition(err error, generation int64) metav1.Condition {
 	cond := metav1.Condition{
-		Type:               ConditionDegraded,
+		Type:               conditions.Degraded,
 		Status:             metav1.ConditionFalse,
-		Reason:             ReasonAsExpected,
+		Reason:             conditions.ReasonAsExpected,
 		Message:            "every child is controlled by this resource",
 		ObservedGeneration: generation,
 	}
 	if message, ok := Conflict(err); ok {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonChildConflict, message
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, conditions.ReasonChildConflict, message
 	}
 	return cond
 }
@@ -304,8 +298,8 @@ func ReadyCondition(generation int64, err error, synced, message, failed string)
 // ConflictBegan returns the message of the Degraded condition when it turned True between
 // before and after, so that the conflict is told in one event, not in one per retry.
 func ConflictBegan(before, after []metav1.Condition) (string, bool) {
-	now := meta.FindStatusCondition(after, ConditionDegraded)
-	if now == nil || now.Status != metav1.ConditionTrue || meta.IsStatusConditionTrue(before, ConditionDegraded) {
+	now := meta.FindStatusCondition(after, conditions.Degraded)
+	if now == nil || now.Status != metav1.ConditionTrue || meta.IsStatusConditionTrue(before, conditions.Degraded) {
 		return "", false
 	}
 	return now.Message, true

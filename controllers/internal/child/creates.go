@@ -34,7 +34,7 @@ const createWindow = 5 * time.Second
 // createWindow, is read with uncached instead. The reconcile that follows a create at once
 // (triggered by another child's event) often runs before the child's own watch event; without
 // this, Ensure would create the child again and read back AlreadyExists. The manager owns one
-// (operator.DepsFrom), shared by its controllers: keys name the type and the object.
+// (operator.NewReconcilerBase), shared by its controllers: keys name the type and the object.
 func ReadsOwnCreates(cached client.Client, uncached client.Reader) client.Client {
 	return &createsReader{Client: cached, uncached: uncached}
 }

@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+
+	"github.com/seed1b407122/database-operator/api/conditions"
 )
 
 // WarnConflictBegan records one warning event ChildConflict on obj, with the condition's message,
@@ -27,7 +29,7 @@ import (
 // ConflictBegan).
 func WarnConflictBegan(rec events.EventRecorder, obj runtime.Object, before, after []metav1.Condition) {
 	if message, began := ConflictBegan(before, after); began {
-		rec.Eventf(obj, nil, corev1.EventTypeWarning, ReasonChildConflict, "Reconcile", "%s", message)
+		rec.Eventf(obj, nil, corev1.EventTypeWarning, conditions.ReasonChildConflict, "Reconcile", "%s", message)
 	}
 }
 

@@ -20,16 +20,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+
+	"github.com/seed1b407122/database-operator/api/conditions"
 )
 
 // degraded is a Degraded condition with the given status, reason and message.
 func degraded(status metav1.ConditionStatus, reason, message string) []metav1.Condition {
-	return []metav1.Condition{{Type: ConditionDegraded, Status: status, Reason: reason, Message: message}}
+	return []metav1.Condition{{Type: conditions.Degraded, Status: status, Reason: reason, Message: message}}
 }
 
 func TestWarnConflictBeganTellsOnlyTheTurnToTrue(t *testing.T) {
-	held := degraded(metav1.ConditionTrue, ReasonChildConflict, "Job ec-echo exists")
-	fine := degraded(metav1.ConditionFalse, ReasonAsExpected, "every child is controlled by this resource")
+	held := degraded(metav1.ConditionTrue, conditions.ReasonChildConflict, "Job ec-echo exists")
+	fine := degraded(metav1.ConditionFalse, conditions.ReasonAsExpected, "every child is controlled by this resource")
 	for _, tc := range []struct {
 		name          string
 		before, after []metav1.Condition

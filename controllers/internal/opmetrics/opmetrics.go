@@ -30,6 +30,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/seed1b407122/database-operator/api/conditions"
 )
 
 // Label names of the metrics.
@@ -77,19 +79,15 @@ func init() {
 		StorageRequested, StorageCapacity, ReconcileErrors, backups)
 }
 
-// reasonChildConflict is the condition reason every kind gives a child's name held by another
-// object (child.ReasonChildConflict and the API packages' constants have this value).
-const reasonChildConflict = "ChildConflict"
-
 // RecordConditions sets the condition series of one resource (one per condition, for its
 // current status: a change of status replaces the series of the old one), and its
 // child-conflict series from them: a conflict is any condition whose reason is ChildConflict
 // (Degraded True for most kinds, Ready False for a ScheduledDatabaseBackup).
-func RecordConditions(kind, namespace, name string, conditions []metav1.Condition) {
+func RecordConditions(kind, namespace, name string, list []metav1.Condition) {
 	conflict := 0.0
-	current := make([]conditionStatus, 0, len(conditions))
-	for _, c := range conditions {
-		if c.Reason == reasonChildConflict {
+	current := make([]conditionStatus, 0, len(list))
+	for _, c := range list {
+		if c.Reason == conditions.ReasonChildConflict {
 			conflict = 1
 		}
 		current = append(current, conditionStatus{conditionType: c.Type, status: statusLabel(c.Status)})

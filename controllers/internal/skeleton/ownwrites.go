@@ -40,7 +40,7 @@ const cacheCatchUp = 200 * time.Millisecond
 const ownWriteWindow = 10 * time.Second
 
 // OwnWrites remembers, per resource, the resourceVersions the operator's writes replaced. The
-// manager owns one (operator.Deps) and gives it to every reconcile of its controllers: keys name
+// manager owns one (operator.ReconcilerBase) and gives it to every reconcile of its controllers: keys name
 // the kind, so its controllers share it. The zero value is empty and ready.
 type OwnWrites struct {
 	mu sync.Mutex

@@ -57,10 +57,10 @@ func RunSuite(t *testing.T, name string) {
 	ginkgo.RunSpecs(t, name)
 }
 
-// Deps are the dependencies of the controller under test in a manager of an envtest
+// ReconcilerBase returns what the controller under test is given in a manager of an envtest
 // environment: the manager's, with two workers so that concurrent reconciles are exercised.
-func Deps(mgr ctrl.Manager) operator.Deps {
-	deps, err := operator.DepsFrom(mgr, 2)
+func ReconcilerBase(mgr ctrl.Manager) operator.ReconcilerBase {
+	deps, err := operator.NewReconcilerBase(mgr, 2)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	return deps
 }
@@ -71,10 +71,10 @@ type Controller interface {
 }
 
 // StartWith is StartInBeforeAll with the controller that newController returns, given the
-// dependencies of Deps: the common case of a suite that runs one controller.
-func StartWith[C Controller](newController func(operator.Deps) C) *Env {
+// ReconcilerBase: the common case of a suite that runs one controller.
+func StartWith[C Controller](newController func(operator.ReconcilerBase) C) *Env {
 	return StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return newController(Deps(mgr)).SetupWithManager(mgr)
+		return newController(ReconcilerBase(mgr)).SetupWithManager(mgr)
 	})
 }
 
