@@ -39,7 +39,9 @@ const testImage = "registry.example/tools/busybox:1.36"
 // envtest runs no other controller: nothing runs Jobs, and the specs play the Job controller by
 // writing the Job's status themselves.
 var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
-	k8s := testenv.StartWith(func(deps operator.ReconcilerBase) *Reconciler { return &Reconciler{ReconcilerBase: deps, Image: testImage} })
+	k8s := testenv.StartWith(func(deps operator.ReconcilerBase) *Reconciler {
+		return &Reconciler{ReconcilerBase: deps, Image: testImage}
+	})
 	echoes := testenv.Kind[*echov1alpha1.Echo, *batchv1.Job]{Env: k8s, Name: "Echo", ChildName: (*echov1alpha1.Echo).JobName}
 
 	// setJobStatus plays the Job controller: it writes the status that opts describe.

@@ -40,7 +40,9 @@ const testImage = "registry.example/tools/busybox:1.36"
 // envtest runs no other controller: no CronJob ever starts a Job, and the specs play the CronJob
 // controller by writing the CronJob's status themselves.
 var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func() {
-	k8s := testenv.StartWith(func(deps operator.ReconcilerBase) *Reconciler { return &Reconciler{ReconcilerBase: deps, Image: testImage} })
+	k8s := testenv.StartWith(func(deps operator.ReconcilerBase) *Reconciler {
+		return &Reconciler{ReconcilerBase: deps, Image: testImage}
+	})
 	scheduledEchoes := testenv.Kind[*echov1alpha1.ScheduledEcho, *batchv1.CronJob]{
 		Env: k8s, Name: "ScheduledEcho", ChildName: (*echov1alpha1.ScheduledEcho).CronJobName,
 	}
