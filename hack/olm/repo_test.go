@@ -42,6 +42,15 @@ const (
 	releasedDir = "hack/olm/released"
 )
 
+// releasedBundleImages are the bundle images of the releases as their catalogs published them
+// (the catalog/ of each release commit). The catalog must keep serving exactly these: a
+// subscriber's cluster may hold them, and a digest that changes is another bundle under the same
+// version.
+var releasedBundleImages = map[string]string{
+	pkg + ".v0.2.0": "quay.io/seed1b407122/database-operator-bundle@sha256:02408a9f5a63a99b8db8973aa4ab302453d7e46917b19acd2784cb5574407cf4",
+	pkg + ".v0.3.0": "quay.io/seed1b407122/database-operator-bundle@sha256:15e499ba2f81dcd221336fbf2fc02d3d68b527a0a6101fff973a399efaf80d87",
+}
+
 // releasedBundles returns the directories of the released bundles, oldest version first.
 func releasedBundles(t *testing.T) []string {
 	t.Helper()
@@ -276,6 +285,8 @@ func TestCatalog(t *testing.T) {
 			}
 			if b.Image == nil || !bundleImage.MatchString(*b.Image) || objects == 0 {
 				t.Errorf("bundle %s: image %v, %d olm.bundle.object properties; want its image by digest (%s) and its manifests", b.Name, b.Image, objects, bundleImage)
+			} else if want, released := releasedBundleImages[b.Name]; released && *b.Image != want {
+				t.Errorf("released bundle %s: image %s, want %s, the one its release published", b.Name, *b.Image, want)
 			}
 		}
 	}
@@ -283,6 +294,11 @@ func TestCatalog(t *testing.T) {
 	var names []string
 	for _, e := range want {
 		names = append(names, e.Name)
+	}
+	for name := range releasedBundleImages {
+		if !slices.Contains(bundles, name) {
+			t.Errorf("the released bundle %s is not in the catalog: its subscribers would have no upgrade", name)
+		}
 	}
 	if !slices.Equal(bundles, names) {
 		t.Errorf("bundles %q, want %q (every released bundle and bundle/, by version)", bundles, names)
