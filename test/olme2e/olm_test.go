@@ -80,6 +80,7 @@ var _ = Describe("OwnNamespace install of 0.3.0 and upgrade to 0.4.0", Ordered, 
 		began := time.Now()
 		dc = createReleasedSample(ctx, namespace)
 		waitAvailable(ctx, dc, mgr)
+		Expect(dc.Status.Selector).To(BeEmpty(), "0.3.0 writes no status.selector")
 		AddReportEntry("DatabaseCluster Available with the 0.3.0 RBAC", since(began))
 		Expect(*dc.Spec.Replicas).To(BeEquivalentTo(3))
 		expectNoForbidden(mgr.LogPath)
@@ -116,6 +117,12 @@ var _ = Describe("OwnNamespace install of 0.3.0 and upgrade to 0.4.0", Ordered, 
 
 		// The operator's pod of 0.4.0 starts: the manager runs again, with 0.4.0's RBAC only.
 		mgr = startManager(ctx, "manager-own-0.4.0", kubeconfig, namespace)
+		// 0.4.0 has reconciled the cluster once its status carries the scale subresource's
+		// selector, which 0.3.0 did not write: the StatefulSet phase ran before that status write.
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			g.Expect(dc.Status.Selector).NotTo(BeEmpty())
+		}).WithContext(ctx).Should(Succeed(), "0.4.0 did not reconcile the cluster created under 0.3.0")
 		waitAvailable(ctx, dc, mgr)
 		Consistently(func(g Gomega) {
 			after := &appsv1.StatefulSet{}
