@@ -2,10 +2,10 @@
 # is in "Settings" at the top, so no target depends on the order of anything below.
 # "make help" lists every target.
 
-##@ Settings (override on the command line, e.g. make bundle VERSION=0.3.0)
+##@ Settings (override on the command line, e.g. make bundle VERSION=0.4.0)
 
-# Version of the operator (bundle, image tags): the version bundle/ holds. 0.3.0 replaces 0.2.0.
-VERSION ?= 0.3.0
+# Version of the operator (bundle, image tags): the version bundle/ holds. 0.4.0 replaces 0.3.0.
+VERSION ?= 0.4.0
 # Image of the operator.
 IMG ?= database-operator:$(VERSION)
 
@@ -106,15 +106,20 @@ CHANNELS ?= candidate-v0,stable
 DEFAULT_CHANNEL ?= candidate-v0
 DEPRECATED_CHANNELS ?= stable
 # Version the bundle replaces (adds "replaces" and "olm.skipRange: <VERSION" to the CSV).
-PREVIOUS_VERSION ?= 0.2.0
-# The released previous version, as it was released: its commit (the landed state whose bundle/
-# was 0.2.0, before backups), its bundle copied from that commit into PREVIOUS_BUNDLE_DIR
-# ("make previous-bundle"), and its manager built from that commit's source ("make
-# manager-previous", once per machine). "make catalog" renders that bundle and bundle/; the OLM
-# and real-node tiers install it and upgrade to VERSION.
-PREVIOUS_COMMIT ?= baf955a99dc30af535345ac13bd07eb227fb897e
+PREVIOUS_VERSION ?= 0.3.0
+# The released previous version, as it was released: its commit (a8693b2, the last commit of the
+# 0.3 work), its bundle copied from that commit into PREVIOUS_BUNDLE_DIR ("make
+# previous-bundle"), and its manager built from that commit's source ("make manager-previous",
+# once per machine). The OLM and real-node tiers install it and upgrade to VERSION.
+PREVIOUS_COMMIT ?= a8693b268823f14aa423b7b11dd639e52b89d0fb
 PREVIOUS_BUNDLE_DIR ?= hack/olm/released/$(PREVIOUS_VERSION)
 MANAGER_PREVIOUS ?= $(CACHE_DIR)/manager-$(PREVIOUS_VERSION)-$(shell echo $(PREVIOUS_COMMIT) | cut -c1-12)-linux-$(ARCH)/manager
+# Every released version with its release commit, oldest first: their bundles, as released, stay
+# in hack/olm/released/<version> and in the catalog, so that the subscribers of each one keep an
+# upgrade path to VERSION. A release adds its pair here ("make verify" checks each directory
+# against its commit's bundle/).
+RELEASES ?= 0.2.0=baf955a99dc30af535345ac13bd07eb227fb897e $(PREVIOUS_VERSION)=$(PREVIOUS_COMMIT)
+RELEASED_BUNDLE_DIRS = $(foreach r,$(RELEASES),hack/olm/released/$(firstword $(subst =, ,$(r))))
 IMAGE_TAG_BASE ?= database-operator
 # The operator image of the bundle: IMG when given on the command line or in the environment,
 # else the operator image built from this tree, by digest (make operator-ref; shell syntax, for
@@ -281,10 +286,12 @@ verify: manifests generate echo-image-check bundle-digest-check catalog-check ##
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate' and commit:"; \
 		git status --porcelain -- api config; git --no-pager diff -- api config | head -50; exit 1; fi
-	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-		git archive $(PREVIOUS_COMMIT) bundle | tar -x --strip-components=1 -C $$tmp; \
-		diff -r $$tmp $(PREVIOUS_BUNDLE_DIR) > /dev/null || { \
-		echo "$(PREVIOUS_BUNDLE_DIR) is not the bundle/ of $(PREVIOUS_COMMIT); run 'make previous-bundle'"; exit 1; }
+	@for r in $(RELEASES); do \
+		version=$${r%%=*} commit=$${r#*=} dir=hack/olm/released/$${r%%=*}; \
+		tmp=$$(mktemp -d); git archive $$commit bundle | tar -x --strip-components=1 -C $$tmp; \
+		diff -r $$tmp $$dir > /dev/null; same=$$?; rm -rf $$tmp; \
+		test $$same = 0 || { echo "$$dir is not the bundle/ of $$commit (release $$version); run 'make previous-bundle PREVIOUS_VERSION=$$version PREVIOUS_COMMIT=$$commit'"; exit 1; }; \
+	done
 	@echo "Generated files are current."
 
 ##@ Test
@@ -634,10 +641,10 @@ $(CATALOG_SERVE): hack/olm/cmd/catalog-serve/main.go hack/olm/go.sum
 .PHONY: catalog
 # The catalog renderer's inputs (hack/olm/render-catalog.sh).
 RENDER_CATALOG = IMAGE_TOOL=$(IMAGE_TOOL) OPM=$(OPM) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) PACKAGE=$(PACKAGE_NAME) \
-	CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) \
-	PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) hack/olm/render-catalog.sh
+	CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) VERSION=$(VERSION) \
+	RELEASED_BUNDLE_DIRS="$(RELEASED_BUNDLE_DIRS)" hack/olm/render-catalog.sh
 
-catalog: $(OPM) $(IMAGE_TOOL) ## Render catalog/ from the bundle images of PREVIOUS_BUNDLE_DIR and bundle/, by digest (opm render of the pushed images).
+catalog: $(OPM) $(IMAGE_TOOL) ## Render catalog/ from the bundle images of every released bundle (RELEASES) and bundle/, by digest (opm render of the pushed images).
 	@echo "Rendering catalog/$(PACKAGE_NAME)/index.yaml from the bundle images, with $(OPM)"
 	$(RENDER_CATALOG) $(CURDIR)/catalog $(IMAGES_DIR)/catalog-bundles
 	rm -f catalog.Dockerfile
@@ -656,7 +663,7 @@ catalog-check: $(OPM) $(IMAGE_TOOL) ## Fail when catalog/ differs from a fresh r
 .PHONY: catalog-inline
 catalog-inline: $(OPM) ## Render OLM_E2E_CATALOG_DIR: the bundles of catalog/ inline (image ""), for OLM without a container runtime.
 	$(OLM_GO) run ./cmd/catalog-gen --opm $(OPM) --package $(PACKAGE_NAME) --channel $(DEFAULT_CHANNEL) \
-		--deprecated-channels "$(DEPRECATED_CHANNELS)" --output $(OLM_E2E_CATALOG_DIR)/$(PACKAGE_NAME)/index.yaml $(CURDIR)/$(PREVIOUS_BUNDLE_DIR) $(CURDIR)/bundle
+		--deprecated-channels "$(DEPRECATED_CHANNELS)" --output $(OLM_E2E_CATALOG_DIR)/$(PACKAGE_NAME)/index.yaml $(addprefix $(CURDIR)/,$(RELEASED_BUNDLE_DIRS)) $(CURDIR)/bundle
 
 catalog-validate: $(OPM) ## Validate catalog/ with opm.
 	$(OPM) validate catalog
@@ -752,7 +759,7 @@ node-images: node-env manager-static echo-ref postgres-image olm-runtime $(MANAG
 		ECHO_LAYOUT=$(ECHO_IMAGE_LAYOUT) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
 		POSTGRES_LAYOUT=$(POSTGRES_IMAGE_LAYOUT) POSTGRES_IMAGE=$(POSTGRES_IMAGE) \
 		OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
-		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) PACKAGE=$(PACKAGE_NAME) \
+		CATALOG_IMAGE=$(NODE_CATALOG_IMG) PREVIOUS_BUNDLE_DIR=$(PREVIOUS_BUNDLE_DIR) RELEASED_BUNDLE_DIRS="$(RELEASED_BUNDLE_DIRS)" CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) PACKAGE=$(PACKAGE_NAME) \
 		VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) ARCH=$(ARCH) hack/node/build-images.sh $(NODE_IMAGES_DIR)
 
 .PHONY: node-images-push

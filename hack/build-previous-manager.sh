@@ -3,6 +3,8 @@
 # today's: static (CGO_ENABLED=0), -trimpath, linux/ARCH. The source comes from this clone's
 # history (git archive COMMIT), so an upgrade test runs the old operator's own code, not today's
 # under an old tag. Built once per machine: OUT is keyed by the commit (make manager-previous).
+# The commit's Dockerfile goes next to OUT: the released operator image is that binary on that
+# Dockerfile (hack/node/build-images.sh rebuilds it and checks its digest).
 #
 # Usage: hack/build-previous-manager.sh COMMIT ARCH OUT
 set -euo pipefail
@@ -21,5 +23,6 @@ git -C "$root" archive "$commit" | tar -x -C "$src"
 mkdir -p "$(dirname "$out")"
 echo "Building the manager of $commit into $out"
 (cd "$src" && GOWORK=off CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -ldflags="-s -w" -o "$out.tmp" .)
+cp "$src/Dockerfile" "$(dirname "$out")/Dockerfile"
 mv "$out.tmp" "$out"
 echo "manager of ${commit:0:12} built in $(( $(date +%s) - start ))s"

@@ -301,8 +301,8 @@ func TestRenderDefaults(t *testing.T) {
 		t.Errorf("replicas = %d, want 2", got)
 	}
 	c := managerContainer(t, d)
-	if c.Image != "database-operator:0.3.0" {
-		t.Errorf("image = %q, want database-operator:0.3.0 (appVersion)", c.Image)
+	if c.Image != "database-operator:0.4.0" {
+		t.Errorf("image = %q, want database-operator:0.4.0 (appVersion)", c.Image)
 	}
 	assertArgs(t, c.Args,
 		"--leader-elect=true",

@@ -18,7 +18,7 @@
 #                                       port (e.g. 1053) behind a Service mapping 53 -> 1053
 #   database-operator:PREVIOUS_VERSION  the operator image (image-tool operator) of PREVIOUS_MANAGER_BIN,
 #                                       the released manager built from its own commit (make
-#                                       manager-previous): the older bundle of catalog/ names it
+#                                       manager-previous); images-test.sh runs it
 #   database-operator:VERSION           the operator image of MANAGER_BIN (today's code): bundle/
 #
 # And the images the node pulls from the test registry, by digest, as OCI layouts in
@@ -42,8 +42,11 @@
 #                                       which the unpack Job runs
 #   OPERATOR_REPO:vVERSION              the operator image of MANAGER_BIN, the one bundle/'s CSV names
 #                                       by digest (make operator-ref builds the same image)
-#   IMAGE_REPO_BASE/database-operator-bundle:vPREVIOUS_VERSION, :vVERSION
-#                                       the bundle images of PREVIOUS_BUNDLE_DIR and bundle/
+#   OPERATOR_REPO:vPREVIOUS_VERSION     the operator image of PREVIOUS_MANAGER_BIN, when the released
+#                                       CSV (PREVIOUS_BUNDLE_DIR) names its operator by digest: only
+#                                       if the rebuilt image has exactly that digest (released_operator)
+#   IMAGE_REPO_BASE/database-operator-bundle:v<version>
+#                                       the bundle images of RELEASED_BUNDLE_DIRS and bundle/
 #   CATALOG_IMAGE (IMAGE_REPO_BASE/database-operator-catalog:vVERSION)
 #                                       CATALOG_LAYOUT, "make catalog-build": catalog/ (each bundle
 #                                       by digest) under /configs, on the opm image, with its serve
@@ -51,8 +54,9 @@
 #
 # Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
 #          OPM=... CPB=... OLM_BIN_DIR=... OLM_CP=... OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... POSTGRES_LAYOUT=... POSTGRES_IMAGE=... OPM_IMAGE=... OLM_IMAGE=... CATALOG_IMAGE=... \
-#          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
-#          VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
+#          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.3.0 \
+#          RELEASED_BUNDLE_DIRS="hack/olm/released/0.2.0 hack/olm/released/0.3.0" \
+#          VERSION=0.4.0 PREVIOUS_VERSION=0.3.0 ARCH=amd64 hack/node/build-images.sh OUT_DIR
 set -euo pipefail
 out=${1:?output directory}
 : "${IMAGE_TOOL:?}" "${NODE_ENV_DIR:?}" "${MANAGER_BIN:?}" "${PREVIOUS_MANAGER_BIN:?}" "${VERSION:?}" "${PREVIOUS_VERSION:?}"
@@ -60,6 +64,15 @@ arch=${ARCH:-amd64}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
+
+# released_dockerfile: the release commit's Dockerfile, which hack/build-previous-manager.sh puts
+# next to the binary; today's for a binary built before it did.
+released_dockerfile() {
+  local f
+  f=$(dirname "$PREVIOUS_MANAGER_BIN")/Dockerfile
+  [[ -f $f ]] || f=$root/Dockerfile
+  echo "$f"
+}
 
 # The programs written for the tests, static like every binary of these images.
 (cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -ldflags="-s -w" -o "$out/bin/" \
@@ -91,7 +104,7 @@ image testdb-v1.tar database-operator.test/testdb:v1 static \
 image coredns-v1.tar database-operator.test/coredns:v1 static \
   --file "$NODE_ENV_DIR/coredns:/coredns" --user 65532:65532
 image "database-operator-$PREVIOUS_VERSION.tar" "database-operator:$PREVIOUS_VERSION" operator \
-  --binary "$PREVIOUS_MANAGER_BIN" --dockerfile "$root/Dockerfile"
+  --binary "$PREVIOUS_MANAGER_BIN" --dockerfile "$(released_dockerfile)"
 image "database-operator-$VERSION.tar" "database-operator:$VERSION" operator \
   --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
 mv "$list" "$out/images.txt"
@@ -117,12 +130,34 @@ layout() {
   "$IMAGE_TOOL" "$@" --tag "$ref" --layout "$dir" >/dev/null
   record "$dir" "$ref"
 }
+# released_operator: the released CSV (PREVIOUS_BUNDLE_DIR) names the operator image it runs. By
+# tag (0.2.0: database-operator:0.2.0), the node imports the tarball above. By digest (0.3.0 on),
+# the node pulls it from the registry, as a user's cluster pulls it from quay.io: the image of
+# PREVIOUS_MANAGER_BIN, rebuilt from the release commit, is served only if it has exactly that
+# digest, so the upgrade tests run the released image's content and nothing else.
+released_operator() {
+  local csv want dir=$out/layouts/operator-$PREVIOUS_VERSION repo=${OPERATOR_REPO:-$IMAGE_REPO_BASE/$package} got
+  csv=$(echo "$root/$PREVIOUS_BUNDLE_DIR"/manifests/*.clusterserviceversion.yaml)
+  want=$(awk '$1 == "containerImage:" {print $2; exit}' "$csv")
+  [[ $want == *@sha256:* ]] || return 0
+  [[ ${want%@*} == "$repo" ]] || { echo "released CSV $csv names $want, not an image of $repo" >&2; exit 1; }
+  "$IMAGE_TOOL" operator --arch "$arch" --binary "$PREVIOUS_MANAGER_BIN" --dockerfile "$(released_dockerfile)" \
+    --tag "$repo:v$PREVIOUS_VERSION" --layout "$dir" >/dev/null
+  got=$("$IMAGE_TOOL" digest --from "$dir")
+  if [[ $got != "${want#*@}" ]]; then
+    echo "the operator image rebuilt from the release commit of $PREVIOUS_VERSION is $repo@$got," >&2
+    echo "  not $want, the one its CSV names: the released image does not reproduce from its source" >&2
+    exit 1
+  fi
+  record "$dir" "$repo:v$PREVIOUS_VERSION"
+}
 record "$OPM_LAYOUT" "$OPM_IMAGE"
 record "$CATALOG_LAYOUT" "$CATALOG_IMAGE"
 record "$ECHO_LAYOUT" "$ECHO_IMAGE"
 record "${POSTGRES_LAYOUT:?}" "${POSTGRES_IMAGE:?}"
 layout "operator-$VERSION" "${OPERATOR_REPO:-$IMAGE_REPO_BASE/$package}:v$VERSION" operator --arch "$arch" \
   --binary "$MANAGER_BIN" --dockerfile "$root/Dockerfile"
+released_operator
 layout olm "$OLM_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb \
   --file "$OLM_BIN_DIR/olm:/bin/olm" --file "$OLM_BIN_DIR/catalog:/bin/catalog" \
   --file "$CPB:/bin/cpb" --file "$OLM_CP:/bin/cp"
@@ -130,7 +165,7 @@ layout olm "$OLM_IMAGE" static --arch "$arch" --user 1001 --entrypoint /bin/cpb 
 # image (catalog/, make catalog-build) names them by these digests ("make verify" checks that
 # catalog/ is current).
 IMAGE_TOOL=$IMAGE_TOOL OPM=$OPM IMAGE_REPO_BASE=$IMAGE_REPO_BASE PACKAGE=$package CHANNEL=${CHANNEL:?} DEPRECATED_CHANNELS=${DEPRECATED_CHANNELS:-} \
-  VERSION=$VERSION PREVIOUS_VERSION=$PREVIOUS_VERSION PREVIOUS_BUNDLE_DIR=$PREVIOUS_BUNDLE_DIR \
+  VERSION=$VERSION RELEASED_BUNDLE_DIRS="${RELEASED_BUNDLE_DIRS:?}" \
   "$root/hack/olm/render-catalog.sh" "$out/catalog" "$out/layouts" >> "$reg"
 if ! diff -r "$root/catalog" "$out/catalog" >/dev/null; then
   echo "catalog/ is not what the bundle images render to: run 'make catalog'" >&2

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders the file-based catalog of the package as OLM on a cluster uses it: each bundle named by
-# its image, by digest. It builds the bundle images of PREVIOUS_BUNDLE_DIR (the released bundle)
-# and bundle/ (image-tool bundle, reproducible) as OCI layouts in LAYOUT_DIR, pushes them to a
+# its image, by digest. It builds the bundle images of RELEASED_BUNDLE_DIRS (the released bundles,
+# hack/olm/released/<version>, each kept so that its subscribers keep an upgrade path) and bundle/
+# (image-tool bundle, reproducible) as OCI layouts in LAYOUT_DIR, pushes them to a
 # throwaway registry on 127.0.0.1 (image-tool registry) and runs catalog-gen, which renders each
 # with "opm render <image> --use-http" and names it IMAGE_REPO_BASE/PACKAGE-bundle@sha256:....
 # Writes OUT_DIR/PACKAGE/index.yaml and prints "<layout> <ref:tag> <ref@digest>" per bundle.
@@ -10,12 +11,13 @@
 # with catalog/) and hack/node/build-images.sh.
 #
 # Usage: IMAGE_TOOL=... OPM=... IMAGE_REPO_BASE=quay.io/seed1b407122 PACKAGE=database-operator \
-#          CHANNEL=candidate-v0 DEPRECATED_CHANNELS=stable VERSION=0.3.0 PREVIOUS_VERSION=0.2.0 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.2.0 \
+#          CHANNEL=candidate-v0 DEPRECATED_CHANNELS=stable VERSION=0.4.0 \
+#          RELEASED_BUNDLE_DIRS="hack/olm/released/0.2.0 hack/olm/released/0.3.0" \
 #          hack/olm/render-catalog.sh OUT_DIR LAYOUT_DIR
 set -euo pipefail
 out=${1:?output directory}
 layouts=${2:?layout directory}
-: "${IMAGE_TOOL:?}" "${OPM:?}" "${CHANNEL:?}" "${IMAGE_REPO_BASE:?}" "${VERSION:?}" "${PREVIOUS_VERSION:?}" "${PREVIOUS_BUNDLE_DIR:?}"
+: "${IMAGE_TOOL:?}" "${OPM:?}" "${CHANNEL:?}" "${IMAGE_REPO_BASE:?}" "${VERSION:?}" "${RELEASED_BUNDLE_DIRS:?}"
 package=${PACKAGE:-database-operator}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 repo=$IMAGE_REPO_BASE/$package-bundle
@@ -31,8 +33,15 @@ echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$work/.config/contai
 # Built as every hack/olm build of the Makefile (OLM_GO_ENV): static, -trimpath, sharing their cache.
 (cd "$root/hack/olm" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-trimpath go build -o "$work/catalog-gen" ./cmd/catalog-gen)
 
+# Each released bundle's version is its directory's name (hack/olm/released/<version>).
+pairs=()
+for dir in $RELEASED_BUNDLE_DIRS; do
+  version=$(basename "$dir")
+  [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "released bundle $dir: want a directory named by its version" >&2; exit 1; }
+  pairs+=("$version=$dir")
+done
 args=() pushes=() listing=()
-for pair in "$PREVIOUS_VERSION=$PREVIOUS_BUNDLE_DIR" "$VERSION=bundle"; do
+for pair in "${pairs[@]}" "$VERSION=bundle"; do
   version=${pair%%=*} dir=$root/${pair#*=}
   layout=$layouts/bundle-$version
   digest=$("$IMAGE_TOOL" bundle --dir "$dir" --tag "$repo:v$version" --layout "$layout" | awk 'NR == 1 {print $2}')

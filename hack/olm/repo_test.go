@@ -1,7 +1,8 @@
 // Tests of the repository's OLM artifacts: the bundle generator is deterministic, bundle/,
 // bundle.Dockerfile and catalog/ are what "make bundle" and "make catalog" produce from config/,
-// and the catalog is valid for opm and holds the upgrade edge from the released 0.2.0
-// (hack/olm/released/0.2.0, as released) to bundle/'s 0.3.0.
+// and the catalog is valid for opm, holds every released bundle (hack/olm/released/<version>, as
+// released) and bundle/, and offers the subscribers of each released version an upgrade path to
+// bundle/'s version.
 //
 // They need the kustomize and opm binaries in $KUSTOMIZE and $OPM; "make olm-test" provides them.
 package olm_test
@@ -18,7 +19,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/manifests"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
@@ -29,15 +32,57 @@ import (
 const (
 	repoRoot = "../.."
 	pkg      = "database-operator"
-	// channel is the default channel; deprecatedChannel holds every bundle too, for 0.2.0's
-	// subscribers (the Makefile's DEFAULT_CHANNEL and DEPRECATED_CHANNELS).
+	// channel is the default channel; deprecatedChannel holds every bundle too, for the
+	// subscribers of 0.2.0, which was released there (the Makefile's DEFAULT_CHANNEL and
+	// DEPRECATED_CHANNELS).
 	channel           = "candidate-v0"
 	deprecatedChannel = "stable"
-	// previousBundle is the released bundle "make catalog" renders before bundle/ (the
-	// Makefile's PREVIOUS_BUNDLE_DIR); it replaces a version the catalog no longer holds.
-	previousBundle   = "hack/olm/released/0.2.0"
-	previousReplaces = pkg + ".v0.1.0"
+	// releasedDir holds the released bundles, one directory per version (the Makefile's
+	// RELEASES); "make catalog" renders them all before bundle/.
+	releasedDir = "hack/olm/released"
 )
+
+// releasedBundleImages are the bundle images of the releases as their catalogs published them
+// (the catalog/ of each release commit). The catalog must keep serving exactly these: a
+// subscriber's cluster may hold them, and a digest that changes is another bundle under the same
+// version.
+var releasedBundleImages = map[string]string{
+	pkg + ".v0.2.0": "quay.io/seed1b407122/database-operator-bundle@sha256:02408a9f5a63a99b8db8973aa4ab302453d7e46917b19acd2784cb5574407cf4",
+	pkg + ".v0.3.0": "quay.io/seed1b407122/database-operator-bundle@sha256:15e499ba2f81dcd221336fbf2fc02d3d68b527a0a6101fff973a399efaf80d87",
+}
+
+// releasedBundles returns the directories of the released bundles, oldest version first.
+func releasedBundles(t *testing.T) []string {
+	t.Helper()
+	dirs, err := os.ReadDir(filepath.Join(repoRoot, releasedDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []semver.Version
+	for _, d := range dirs {
+		v, err := semver.Parse(d.Name())
+		if err != nil || !d.IsDir() {
+			t.Fatalf("%s/%s: want a directory named by the version it holds", releasedDir, d.Name())
+		}
+		versions = append(versions, v)
+	}
+	semver.Sort(versions)
+	paths := make([]string, len(versions))
+	for i, v := range versions {
+		paths[i] = filepath.Join(repoRoot, releasedDir, v.String())
+	}
+	return paths
+}
+
+// catalogSources are the bundle directories of the catalog: the released ones, then bundle/.
+func catalogSources(t *testing.T) []catalog.Source {
+	t.Helper()
+	var sources []catalog.Source
+	for _, dir := range append(releasedBundles(t), filepath.Join(repoRoot, "bundle")) {
+		sources = append(sources, catalog.Source{Dir: dir})
+	}
+	return sources
+}
 
 // tool returns the path of the binary named by env var name, or skips the test.
 func tool(t *testing.T, name string) string {
@@ -184,13 +229,9 @@ type fbcBlob struct {
 	Name           string `json:"name"`
 	Package        string `json:"package"`
 	Image          *string
-	DefaultChannel string `json:"defaultChannel"`
-	Entries        []struct {
-		Name      string `json:"name"`
-		Replaces  string `json:"replaces"`
-		SkipRange string `json:"skipRange"`
-	} `json:"entries"`
-	Properties []struct {
+	DefaultChannel string                 `json:"defaultChannel"`
+	Entries        []declcfg.ChannelEntry `json:"entries"`
+	Properties     []struct {
 		Type string `json:"type"`
 	} `json:"properties"`
 }
@@ -244,27 +285,79 @@ func TestCatalog(t *testing.T) {
 			}
 			if b.Image == nil || !bundleImage.MatchString(*b.Image) || objects == 0 {
 				t.Errorf("bundle %s: image %v, %d olm.bundle.object properties; want its image by digest (%s) and its manifests", b.Name, b.Image, objects, bundleImage)
+			} else if want, released := releasedBundleImages[b.Name]; released && *b.Image != want {
+				t.Errorf("released bundle %s: image %s, want %s, the one its release published", b.Name, *b.Image, want)
 			}
 		}
 	}
-	want := []string{pkg + ".v0.2.0", pkg + ".v0.3.0"}
-	if strings.Join(bundles, ",") != strings.Join(want, ",") {
-		t.Errorf("bundles %q, want %q", bundles, want)
+	want := wantEntries(t)
+	var names []string
+	for _, e := range want {
+		names = append(names, e.Name)
+	}
+	for name := range releasedBundleImages {
+		if !slices.Contains(bundles, name) {
+			t.Errorf("the released bundle %s is not in the catalog: its subscribers would have no upgrade", name)
+		}
+	}
+	if !slices.Equal(bundles, names) {
+		t.Errorf("bundles %q, want %q (every released bundle and bundle/, by version)", bundles, names)
 	}
 	if len(channels) != 2 || channels[0].Name != channel || channels[1].Name != deprecatedChannel {
 		t.Fatalf("want the channels %q and %q, got %+v", channel, deprecatedChannel, channels)
 	}
 	for _, c := range channels {
-		e := c.Entries
-		if len(e) != 2 || e[0].Name != want[0] || e[0].Replaces != previousReplaces || e[1].Name != want[1] || e[1].Replaces != want[0] || e[1].SkipRange != "<0.3.0" {
-			t.Errorf("channel %s: entries %+v, want %s (replacing %s) and %s replacing it with skipRange <0.3.0", c.Name, e, want[0], previousReplaces, want[1])
+		if !reflect.DeepEqual(c.Entries, want) {
+			t.Errorf("channel %s: entries %+v, want %+v (each bundle's replaces, skips and skipRange)", c.Name, c.Entries, want)
 		}
+		expectUpgradePaths(t, c.Name, c.Entries)
+	}
+	head := want[len(want)-1]
+	if previous := want[len(want)-2].Name; head.Replaces != previous {
+		t.Errorf("bundle/ (%s) replaces %q, want the last release %s", head.Name, head.Replaces, previous)
 	}
 	wantMessage := catalog.DeprecationMessage(pkg, catalog.Channels{Default: channel}, deprecatedChannel)
 	if len(deprecations) != 1 || deprecations[0].Package != pkg || len(deprecations[0].Entries) != 1 ||
 		!reflect.DeepEqual(deprecations[0].Entries[0].Reference, map[string]string{"schema": "olm.channel", "name": deprecatedChannel}) ||
 		deprecations[0].Entries[0].Message != wantMessage {
 		t.Errorf("deprecations %+v, want the one channel %s deprecated with %q", deprecations, deprecatedChannel, wantMessage)
+	}
+}
+
+// wantEntries are the channel entries of the catalog's bundles, oldest first, as their CSVs
+// declare them (the released ones as released).
+func wantEntries(t *testing.T) []declcfg.ChannelEntry {
+	t.Helper()
+	var entries []declcfg.ChannelEntry
+	for _, src := range catalogSources(t) {
+		b, err := manifests.GetBundleFromDir(src.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, declcfg.ChannelEntry{
+			Name: b.CSV.Name, Replaces: b.CSV.Spec.Replaces, Skips: b.CSV.Spec.Skips,
+			SkipRange: b.CSV.Annotations["olm.skipRange"],
+		})
+	}
+	if len(entries) < 2 {
+		t.Fatalf("the catalog holds %d bundles: want the released ones and bundle/", len(entries))
+	}
+	return entries
+}
+
+// expectUpgradePaths fails for every entry of the channel from which OLM offers no way to its
+// head (the last entry): its subscribers would stay on it.
+func expectUpgradePaths(t *testing.T, name string, entries []declcfg.ChannelEntry) {
+	t.Helper()
+	head := entries[len(entries)-1].Name
+	stranded, err := catalog.Stranded(entries, head, func(n string) (semver.Version, error) {
+		return semver.Parse(strings.TrimPrefix(n, pkg+".v"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stranded {
+		t.Errorf("channel %s: no upgrade path from %s to %s", name, s, head)
 	}
 }
 
@@ -296,7 +389,7 @@ func TestChannelsAgreeWithMaturity(t *testing.T) {
 // That the digests are the images' the tree builds is "make catalog-check" (part of make verify).
 func TestCommittedCatalogIsCurrent(t *testing.T) {
 	opm := tool(t, "OPM")
-	fbc, err := catalog.Render(opm, pkg, catalog.Channels{Default: channel, Deprecated: []string{deprecatedChannel}}, []catalog.Source{{Dir: filepath.Join(repoRoot, previousBundle)}, {Dir: filepath.Join(repoRoot, "bundle")}}, catalog.Mirror{})
+	fbc, err := catalog.Render(opm, pkg, catalog.Channels{Default: channel, Deprecated: []string{deprecatedChannel}}, catalogSources(t), catalog.Mirror{})
 	if err != nil {
 		t.Fatal(err)
 	}

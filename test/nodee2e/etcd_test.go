@@ -41,7 +41,7 @@ const (
 	etcdPrefix     = "data/"
 )
 
-// etcdStory, one ordered story: the operator (0.3.0, after the upgrade story) runs in pods on
+// etcdStory, one ordered story: the operator (0.4.0, after the upgrade story) runs in pods on
 // the node, then reconciles the etcd sample through every change, the loss of its leader included.
 func etcdStory() {
 	var (

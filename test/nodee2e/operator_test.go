@@ -27,9 +27,9 @@ import (
 )
 
 // The operator as OLM installs it from catalog/: an AllNamespaces install into a namespace
-// that enforces the restricted Pod Security profile, the released 0.2.0 first (its bundle as
-// released, its image holding the manager built from its release commit; Manual approval, so
-// that a spec decides when 0.3.0, today's code, comes).
+// that enforces the restricted Pod Security profile, the released 0.3.0 first (its bundle as
+// released, its image by the digest its CSV names, holding the manager built from its release
+// commit; Manual approval, so that a spec decides when 0.4.0, today's code, comes).
 const (
 	olmNamespace      = "olm"
 	operatorNamespace = "database-operator"
@@ -37,12 +37,15 @@ const (
 	catalogSourceName = "database-operator-catalog"
 	packageName       = "database-operator"
 	// releasedChannel is the channel 0.2.0 was released in, as its subscribers name it: deprecated
-	// in the catalog (the default is candidate-v0) and still upgraded along.
+	// in the catalog (the default is candidate-v0) and still upgraded along; 0.3.0 was released
+	// in it too, so its subscribers there upgrade to 0.4.0 along it.
 	releasedChannel   = "stable"
 	deprecationNotice = "The stable channel of database-operator is deprecated: releases are published in the candidate-v0 channel"
-	csvPrevious       = "database-operator.v0.2.0"
-	csvCurrent        = "database-operator.v0.3.0"
-	operatorImagePrev = "database-operator:0.2.0"
+	csvPrevious       = "database-operator.v0.3.0"
+	csvCurrent        = "database-operator.v0.4.0"
+	// releasedBundleDir is the released bundle of csvPrevious, as released (the Makefile's
+	// PREVIOUS_BUNDLE_DIR).
+	releasedBundleDir = "../../hack/olm/released/0.3.0"
 	operatorReplicas  = 2
 	managerContainer  = "manager"
 	leaseName         = "database-operator.seed1b407122.io"
@@ -57,10 +60,11 @@ const (
 	olmWaitTimeout         = 4 * time.Minute
 )
 
-// operatorImage is the operator image of 0.3.0 as its CSV names it, by digest
-// (OPERATOR_IMAGE's digest in the node's registry); the released 0.2.0 named its image by tag,
-// operatorImagePrev, which the node imports from a tarball.
-var operatorImage string
+// operatorImage is the operator image of 0.4.0 as its CSV names it, by digest
+// (OPERATOR_IMAGE's digest in the node's registry); operatorImagePrev is the one the released
+// 0.3.0's CSV names, by digest: the node's registry serves it only if the image rebuilt from
+// 0.3.0's release commit has exactly that digest (hack/node/build-images.sh).
+var operatorImage, operatorImagePrev string
 
 // deployOLM runs OLM as a cluster runs it: OLM's image (OLM_IMAGE, built from the module and
 // pulled from the node's registry by digest) in Deployments on the node, with in-cluster
@@ -123,7 +127,7 @@ func whileOLMRuns(ctx context.Context, deployed *olm.Deployed) (context.Context,
 	return deployed.Within(ctx, olmWaitTimeout)
 }
 
-// installOperator subscribes operatorNamespace to the released 0.2.0 of the package, approves its
+// installOperator subscribes operatorNamespace to the released 0.3.0 of the package, approves its
 // InstallPlan and waits until the CSV has Succeeded: OLM says so once the operator's
 // Deployment is available, that is, its pods passed their readiness probes on the node.
 func installOperator(ctx context.Context) {

@@ -24,7 +24,7 @@ import (
 // runBundleNamespace is where run-bundle installs the operator from its bundle image.
 const runBundleNamespace = "run-bundle"
 
-// runBundleStory: run-bundle's code (what make run-bundle BUNDLE_IMG=... runs) installs 0.3.0
+// runBundleStory: run-bundle's code (what make run-bundle BUNDLE_IMG=... runs) installs 0.4.0
 // from its bundle image, as "operator-sdk run bundle IMAGE" does: this machine unpacks and renders
 // the image (through the node's registry), the one-bundle catalog is served in the cluster (a
 // Deployment of the opm image), OLM unpacks the bundle image in a Job on the kubelet, and the
@@ -42,7 +42,7 @@ func runBundleStory() {
 		}
 	}, NodeTimeout(30*time.Second))
 
-	It("installs 0.3.0 from its bundle image, by digest: OLM unpacks it, its pods run from the CSV's digest", func(ctx SpecContext) {
+	It("installs 0.4.0 from its bundle image, by digest: OLM unpacks it, its pods run from the CSV's digest", func(ctx SpecContext) {
 		Expect(olm.Uninstall(ctx, k8s, olm.UninstallOptions{
 			Namespace: operatorNamespace, Package: packageName, OperatorGroups: []string{operatorGroupName},
 		})).To(Succeed())
@@ -56,7 +56,7 @@ func runBundleStory() {
 			OPM: requireEnv("OPM"), OPMImage: registryImage("OPM_IMAGE"), StateDir: stateDir, Log: GinkgoWriter,
 		})
 		Expect(err).NotTo(HaveOccurred())
-		report("run-bundle of the bundle image (unpack, render, catalog pod READY, unpack Job, CSV 0.3.0 Succeeded)", time.Since(began))
+		report("run-bundle of the bundle image (unpack, render, catalog pod READY, unpack Job, CSV 0.4.0 Succeeded)", time.Since(began))
 		Expect(inst.CSV.GetName()).To(Equal(csvCurrent))
 		Expect(csvImage(inst.CSV)).To(Equal(operatorImage))
 

@@ -20,7 +20,7 @@ import (
 )
 
 // smallSamplesStory: the Echo, ScheduledEcho and VoteConfig samples of config/samples, applied
-// as they are, on the node. The operator 0.3.0 that OLM installed names the Echo image by digest (the CSV's
+// as they are, on the node. The operator 0.4.0 that OLM installed names the Echo image by digest (the CSV's
 // ECHO_IMAGE, make echo-image-check); that digest is the image built from hack/echo and pushed
 // to the node's registry, and the kubelet pulls it by that digest. The ScheduledEcho's schedule
 // (every five minutes) is not waited for: a Job made from its CronJob's template, as "kubectl

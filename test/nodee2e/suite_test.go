@@ -64,13 +64,14 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	operatorImage = registryImage("OPERATOR_IMAGE")
+	operatorImagePrev = csvImage(releasedCSV())
 	operatorLM = deployOLM(ctx)
 	addCatalogSource(ctx)
 	began = time.Now()
 	installOperator(ctx)
-	report("operator 0.2.0 (released) installed by OLM (Subscription -> CSV Succeeded, its pods Ready on the node)", time.Since(began))
-	report("CatalogSource created -> CSV 0.2.0 Succeeded", time.Since(catalogCreated))
-	// Both bundles are unpacked from their images: 0.2.0's for this install, 0.3.0's for the
+	report("operator 0.3.0 (released) installed by OLM (Subscription -> CSV Succeeded, its pods Ready on the node)", time.Since(began))
+	report("CatalogSource created -> CSV 0.3.0 Succeeded", time.Since(catalogCreated))
+	// Both bundles are unpacked from their images: 0.3.0's for this install, 0.4.0's for the
 	// InstallPlan of the upgrade, which waits for its approval.
 	expectUnpacked(ctx, olmNamespace, "PREVIOUS_BUNDLE_IMAGE")
 	expectUnpacked(ctx, olmNamespace, "BUNDLE_IMAGE")
@@ -95,7 +96,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 // random order): the operator's upgrade first, since it installs the released version and
 // creates a cluster through its API, then what today's version does.
 var _ = Describe("The operator installed by OLM on a real node", Ordered, func() {
-	Describe("The operator's upgrade from the released 0.2.0, with a 3-member etcd running", upgradeStory)
+	Describe("The operator's upgrade from the released 0.3.0, with a 3-member etcd running", upgradeStory)
 	Describe("The operator with the etcd sample as its operand", etcdStory)
 	Describe("Backup and restore of the etcd sample's data", backupStory)
 	Describe("The TLS etcd sample: the operator's CA, a renewal rolled under writes", etcdTLSStory)

@@ -18,6 +18,7 @@ package olme2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,7 +66,7 @@ func createOperatorGroup(ctx context.Context, namespace, name string, targets ..
 }
 
 // createSubscription subscribes namespace to the package on releasedChannel of the suite's
-// catalog, as 0.2.0's users did.
+// catalog, as the users of 0.2.0 and 0.3.0 did.
 func createSubscription(ctx context.Context, namespace, startingCSV string, approval olm.Approval) {
 	_, err := olm.Subscribe(ctx, k8s, olm.SubscriptionOptions{
 		Namespace: namespace, Package: packageName, Channel: releasedChannel,
@@ -305,6 +307,53 @@ func newSample(namespace string) *databasev1alpha1.DatabaseCluster {
 	Expect(yaml.UnmarshalStrict(data, dc)).To(Succeed())
 	dc.Namespace = namespace
 	return dc
+}
+
+// fieldsAdded are spec fields of the DatabaseCluster that 0.4.0 added, none in 0.3.0's schema.
+var fieldsAdded = []string{"config", "credentials", "tls", "service", "sidecars", "initContainers", "volumes",
+	"topologySpreadConstraints", "startupProbe", "autoHeal", "rollout", "minReplicas"}
+
+// createReleasedSample creates the etcd example of the released bundle (releasedBundleDir, its
+// CSV's alm-examples) in namespace, as a user of that version applied it: with exactly the fields
+// its API had, not today's types' empty new fields.
+func createReleasedSample(ctx context.Context, namespace string) *databasev1alpha1.DatabaseCluster {
+	files, err := filepath.Glob(filepath.Join(releasedBundleDir, "manifests", "*.clusterserviceversion.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(files).To(HaveLen(1), "the CSV of %s", releasedBundleDir)
+	data, err := os.ReadFile(files[0])
+	Expect(err).NotTo(HaveOccurred())
+	csv := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal(data, &csv.Object)).To(Succeed())
+	var examples []map[string]any
+	Expect(json.Unmarshal([]byte(csv.GetAnnotations()["alm-examples"]), &examples)).To(Succeed())
+	for _, e := range examples {
+		u := &unstructured.Unstructured{Object: e}
+		if u.GetKind() != "DatabaseCluster" || u.GetName() != "etcd-sample" {
+			continue
+		}
+		u.SetNamespace(namespace)
+		Expect(k8s.Create(ctx, u)).To(Succeed())
+		dc := &databasev1alpha1.DatabaseCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(u), dc)).To(Succeed())
+		return dc
+	}
+	Fail("the alm-examples of " + releasedBundleDir + " hold no DatabaseCluster etcd-sample")
+	return nil
+}
+
+// specFields lists the properties of the served DatabaseCluster schema's spec.
+func specFields(ctx context.Context) []string {
+	var crd apiextensionsv1.CustomResourceDefinition
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: "databaseclusters.database.seed1b407122.io"}, &crd)).To(Succeed())
+	var fields []string
+	for _, v := range crd.Spec.Versions {
+		if v.Served && v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			for name := range v.Schema.OpenAPIV3Schema.Properties["spec"].Properties {
+				fields = append(fields, name)
+			}
+		}
+	}
+	return fields
 }
 
 // waitAvailable waits until the DatabaseCluster is Available with every replica ready. It

@@ -38,7 +38,7 @@ import (
 // cluster-scoped: two installs of the same package whose OperatorGroups overlap would fight
 // over them), so the cases run in either order.
 
-var _ = Describe("OwnNamespace install of 0.2.0 and upgrade to 0.3.0", Ordered, func() {
+var _ = Describe("OwnNamespace install of 0.3.0 and upgrade to 0.4.0", Ordered, func() {
 	const (
 		namespace     = "dbo-own"
 		operatorGroup = "dbo-own"
@@ -54,17 +54,17 @@ var _ = Describe("OwnNamespace install of 0.2.0 and upgrade to 0.3.0", Ordered, 
 	BeforeAll(NodeTimeout(time.Minute), func(ctx SpecContext) {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(namespace)})).To(Succeed())
 		createOperatorGroup(ctx, namespace, operatorGroup, namespace)
-		// Manual approval: the test decides when the upgrade to 0.3.0 happens.
+		// Manual approval: the test decides when the upgrade to 0.4.0 happens.
 		subscribed = time.Now()
 		createSubscription(ctx, namespace, csvPrevious, olm.ApprovalManual)
 	})
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
-	It("installs 0.2.0 from its deprecated channel with the Deployment, ServiceAccount and RBAC of the CSV, and OLM says where to go", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+	It("installs the released 0.3.0 from the deprecated channel with the Deployment, ServiceAccount and RBAC of the CSV, and OLM says where to go", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		approveInstallPlan(ctx, namespace, csvPrevious)
 		csv := waitCSVSucceeded(ctx, namespace, csvPrevious)
-		AddReportEntry("install 0.2.0 (Subscription -> CSV Succeeded, Manual approval)", since(subscribed))
+		AddReportEntry("install 0.3.0 (Subscription -> CSV Succeeded, Manual approval)", since(subscribed))
 		expectChannelDeprecated(ctx, namespace)
 		expectInstalledObjects(ctx, csv, namespace)
 		expectNamespacedRBAC(ctx, csv, "OwnNamespace", namespace)
@@ -74,20 +74,21 @@ var _ = Describe("OwnNamespace install of 0.2.0 and upgrade to 0.3.0", Ordered, 
 	It("runs the manager as OLM's ServiceAccount: a DatabaseCluster becomes Available", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		kubeconfig = impersonatingKubeconfig(namespace, saName)
 		expectImpersonationEnforced(ctx, kubeconfig)
-		mgr = startPreviousManager(ctx, "manager-own-0.2.0", kubeconfig, namespace)
+		mgr = startPreviousManager(ctx, "manager-own-0.3.0", kubeconfig, namespace)
 
+		Expect(specFields(ctx)).NotTo(ContainElement(BeElementOf(fieldsAdded)), "0.3.0's CRD has none of 0.4.0's fields")
 		began := time.Now()
-		dc = newSample(namespace)
-		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		dc = createReleasedSample(ctx, namespace)
 		waitAvailable(ctx, dc, mgr)
-		AddReportEntry("DatabaseCluster Available with the 0.2.0 RBAC", since(began))
+		Expect(dc.Status.Selector).To(BeEmpty(), "0.3.0 writes no status.selector")
+		AddReportEntry("DatabaseCluster Available with the 0.3.0 RBAC", since(began))
 		Expect(*dc.Spec.Replicas).To(BeEquivalentTo(3))
 		expectNoForbidden(mgr.LogPath)
 	})
 
-	It("upgrades to 0.3.0 and leaves the DatabaseCluster's StatefulSet alone", NodeTimeout(8*time.Minute), func(ctx SpecContext) {
+	It("upgrades to 0.4.0 and leaves the DatabaseCluster's StatefulSet alone", NodeTimeout(8*time.Minute), func(ctx SpecContext) {
 		before := statefulSetOf(ctx, dc)
-		// The operator's pod of 0.2.0 goes away during the upgrade: so does its manager.
+		// The operator's pod of 0.3.0 goes away during the upgrade: so does its manager.
 		stopManager(mgr)
 
 		began := time.Now()
@@ -98,23 +99,30 @@ var _ = Describe("OwnNamespace install of 0.2.0 and upgrade to 0.3.0", Ordered, 
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKeyFromObject(olm.NewCSV(namespace, csvPrevious)), olm.NewCSV(namespace, csvPrevious))
 		}).WithContext(ctx).Should(Satisfy(apierrors.IsNotFound), "the replaced CSV %s was not removed", csvPrevious)
-		AddReportEntry("upgrade 0.2.0 -> 0.3.0 (approval -> 0.3.0 Succeeded, 0.2.0 gone)", since(began))
+		AddReportEntry("upgrade 0.3.0 -> 0.4.0 (approval -> 0.4.0 Succeeded, 0.3.0 gone)", since(began))
 
 		expectInstalledCSV(ctx, olm.NewSubscription(namespace, packageName), csvCurrent)
+		Expect(specFields(ctx)).To(ContainElements(fieldsAdded), "0.4.0's CRD")
 		moveToDefaultChannel(ctx, namespace)
 		expectInstalledObjects(ctx, csv, namespace)
 		expectNamespacedRBAC(ctx, csv, "OwnNamespace", namespace)
 		newSA, _ := operatorNames(csv)
 		Expect(newSA).To(Equal(saName))
-		// The RBAC of 0.2.0 goes with its CSV: from here on only 0.3.0's grants count.
+		// The RBAC of 0.3.0 goes with its CSV: from here on only 0.4.0's grants count.
 		Eventually(func(g Gomega) {
 			roles := &rbacv1.ClusterRoleList{}
 			g.Expect(k8s.List(ctx, roles, client.MatchingLabels{"olm.owner": csvPrevious})).To(Succeed())
 			g.Expect(roles.Items).To(BeEmpty())
 		}).WithContext(ctx).Should(Succeed(), "ClusterRoles of %s left after the upgrade", csvPrevious)
 
-		// The operator's pod of 0.3.0 starts: the manager runs again, with 0.3.0's RBAC only.
-		mgr = startManager(ctx, "manager-own-0.3.0", kubeconfig, namespace)
+		// The operator's pod of 0.4.0 starts: the manager runs again, with 0.4.0's RBAC only.
+		mgr = startManager(ctx, "manager-own-0.4.0", kubeconfig, namespace)
+		// 0.4.0 has reconciled the cluster once its status carries the scale subresource's
+		// selector, which 0.3.0 did not write: the StatefulSet phase ran before that status write.
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			g.Expect(dc.Status.Selector).NotTo(BeEmpty())
+		}).WithContext(ctx).Should(Succeed(), "0.4.0 did not reconcile the cluster created under 0.3.0")
 		waitAvailable(ctx, dc, mgr)
 		Consistently(func(g Gomega) {
 			after := &appsv1.StatefulSet{}
@@ -129,7 +137,7 @@ var _ = Describe("OwnNamespace install of 0.2.0 and upgrade to 0.3.0", Ordered, 
 		expectNoForbidden(mgr.LogPath)
 	})
 
-	It("deletes the DatabaseCluster with 0.3.0's RBAC", NodeTimeout(3*time.Minute), func(_ SpecContext) {
+	It("deletes the DatabaseCluster with 0.4.0's RBAC", NodeTimeout(3*time.Minute), func(_ SpecContext) {
 		deleteAndWait(dc)
 		dc = nil
 		stopManager(mgr)
@@ -150,9 +158,9 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
-	It("installs 0.3.0 watching every namespace", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+	It("installs 0.4.0 watching every namespace", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		// olm.Install, as run-bundle uses it: an OperatorGroup without targets, a Subscription
-		// with Automatic approval and no startingCSV (the head of the channel, 0.3.0), the wait.
+		// with Automatic approval and no startingCSV (the head of the channel, 0.4.0), the wait.
 		subscribed := time.Now()
 		guarded, cancel := guard(ctx)
 		defer cancel()
@@ -162,7 +170,7 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 			InstallMode: olm.InstallMode{Type: olm.InstallModeAllNamespaces}, OperatorGroup: operatorGroup,
 		})
 		Expect(err).NotTo(HaveOccurred())
-		AddReportEntry("install 0.3.0 AllNamespaces (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
+		AddReportEntry("install 0.4.0 AllNamespaces (Subscription -> CSV Succeeded, Automatic)", since(subscribed))
 		Expect(inst.OperatorGroup).To(Equal(operatorGroup))
 		Expect(inst.CreatedOperatorGroup).To(BeTrue())
 		csv = inst.CSV
@@ -181,7 +189,7 @@ var _ = Describe("AllNamespaces install", Ordered, func() {
 		saName, _ := operatorNames(csv)
 		kubeconfig := impersonatingKubeconfig(namespace, saName)
 		expectImpersonationEnforced(ctx, kubeconfig)
-		mgr = startManager(ctx, "manager-all-0.3.0", kubeconfig, "")
+		mgr = startManager(ctx, "manager-all-0.4.0", kubeconfig, "")
 
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metaName(dbNamespace)})).To(Succeed())
 		began := time.Now()

@@ -166,7 +166,7 @@ var _ = Describe("SingleNamespace install", Ordered, func() {
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
-	It("installs 0.3.0 for one other namespace, with Roles there and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+	It("installs 0.4.0 for one other namespace, with Roles there and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		csv = installForTargets(ctx, namespace, operatorGroup,
 			olm.InstallMode{Type: olm.InstallModeSingleNamespace, TargetNamespaces: []string{target}})
 		expectInstalledObjects(ctx, csv, target)
@@ -177,7 +177,7 @@ var _ = Describe("SingleNamespace install", Ordered, func() {
 		saName, _ := operatorNames(csv)
 		kubeconfig := impersonatingKubeconfig(namespace, saName)
 		expectImpersonationEnforced(ctx, kubeconfig)
-		mgr = startManager(ctx, "manager-single-0.3.0", kubeconfig, target)
+		mgr = startManager(ctx, "manager-single-0.4.0", kubeconfig, target)
 
 		began := time.Now()
 		dc = newSample(target)
@@ -204,7 +204,7 @@ var _ = Describe("MultiNamespace install", Ordered, func() {
 
 	AfterAll(NodeTimeout(6*time.Minute), func(_ SpecContext) { cleanupInstall(mgr, dc, namespace, operatorGroup) })
 
-	It("installs 0.3.0 for two other namespaces, with Roles in each and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
+	It("installs 0.4.0 for two other namespaces, with Roles in each and no cluster-wide writes", NodeTimeout(5*time.Minute), func(ctx SpecContext) {
 		csv = installForTargets(ctx, namespace, operatorGroup,
 			olm.InstallMode{Type: olm.InstallModeMultiNamespace, TargetNamespaces: targets})
 		expectInstalledObjects(ctx, csv, strings.Join(targets, ","))
@@ -217,7 +217,7 @@ var _ = Describe("MultiNamespace install", Ordered, func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: depName}, dep)).To(Succeed())
 		kubeconfig := impersonatingKubeconfig(namespace, saName)
 		expectImpersonationEnforced(ctx, kubeconfig)
-		mgr = startManager(ctx, "manager-multi-0.3.0", kubeconfig, dep.Spec.Template.Annotations["olm.targetNamespaces"])
+		mgr = startManager(ctx, "manager-multi-0.4.0", kubeconfig, dep.Spec.Template.Annotations["olm.targetNamespaces"])
 
 		began := time.Now()
 		for _, ns := range targets {
@@ -232,7 +232,7 @@ var _ = Describe("MultiNamespace install", Ordered, func() {
 	})
 })
 
-// installForTargets creates namespace and the mode's target namespaces, installs 0.3.0 into
+// installForTargets creates namespace and the mode's target namespaces, installs 0.4.0 into
 // namespace for those targets (olm.Install: OperatorGroup, Subscription with Automatic approval,
 // the wait for the CSV) and returns the CSV.
 func installForTargets(ctx SpecContext, namespace, operatorGroup string, mode olm.InstallMode) *unstructured.Unstructured {
@@ -249,7 +249,7 @@ func installForTargets(ctx SpecContext, namespace, operatorGroup string, mode ol
 		InstallMode: mode, OperatorGroup: operatorGroup,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	AddReportEntry(fmt.Sprintf("install 0.3.0 %s (Subscription -> CSV Succeeded, Automatic)", mode.Type), since(subscribed))
+	AddReportEntry(fmt.Sprintf("install 0.4.0 %s (Subscription -> CSV Succeeded, Automatic)", mode.Type), since(subscribed))
 	Expect(inst.CSV.GetName()).To(Equal(csvCurrent))
 	return inst.CSV
 }

@@ -18,7 +18,7 @@
 // control plane (test/harness/controlplane) and checks what OLM does with the bundles of catalog/:
 // install in the OwnNamespace, SingleNamespace and AllNamespaces modes, the RBAC it wires for
 // each (no cluster-wide writes on namespaced resources for the namespaced modes), and the
-// upgrade 0.2.0 -> 0.3.0.
+// upgrade of the released 0.3.0 to 0.4.0.
 //
 // Nothing here needs a container runtime:
 //   - OLM's two controllers, cmd/olm and cmd/catalog (hack/olm/go.mod, built by
@@ -68,15 +68,18 @@ const (
 	catalogSourceName = "database-operator-catalog"
 	packageName       = "database-operator"
 	// channel is the default channel (new installs); releasedChannel is the one 0.2.0 was
-	// released in, deprecated in the catalog and still upgraded along: 0.2.0's subscribers.
+	// released in (0.3.0 too), deprecated in the catalog and still upgraded along: the
+	// subscribers of 0.2.0 and 0.3.0 there.
 	channel         = "candidate-v0"
 	releasedChannel = "stable"
 	// deprecationNotice is part of what OLM tells releasedChannel's subscribers.
 	deprecationNotice = "The stable channel of database-operator is deprecated: releases are published in the candidate-v0 channel"
 	// csvPrevious is the released bundle (hack/olm/released), run with the manager built from
 	// its release commit (PREVIOUS_MANAGER_BIN); csvCurrent is bundle/, run with MANAGER_BIN.
-	csvPrevious = "database-operator.v0.2.0"
-	csvCurrent  = "database-operator.v0.3.0"
+	csvPrevious = "database-operator.v0.3.0"
+	csvCurrent  = "database-operator.v0.4.0"
+	// releasedBundleDir is csvPrevious's bundle as released (the Makefile's PREVIOUS_BUNDLE_DIR).
+	releasedBundleDir = "../../hack/olm/released/0.3.0"
 )
 
 var (

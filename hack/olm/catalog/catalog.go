@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
@@ -183,4 +184,71 @@ func render(opm, ref string, flags ...string) ([][]byte, error) {
 		return nil, fmt.Errorf("opm render %s: no output", ref)
 	}
 	return blobs, nil
+}
+
+// Stranded returns the entries of a channel from which OLM finds no way to head, the channel
+// entry named head: an entry moves on to any entry that replaces it, skips it, or whose skipRange
+// holds its version (version parses an entry's name into its version). A subscriber on a stranded
+// entry would never be offered an upgrade.
+func Stranded(entries []declcfg.ChannelEntry, head string, version func(name string) (semver.Version, error)) ([]string, error) {
+	next := map[string][]string{}
+	for _, from := range entries {
+		v, err := version(from.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, to := range entries {
+			upgrades, err := replaces(to, from.Name, v)
+			if err != nil {
+				return nil, err
+			}
+			if upgrades {
+				next[from.Name] = append(next[from.Name], to.Name)
+			}
+		}
+	}
+	var stranded []string
+	for _, e := range entries {
+		if !reaches(next, e.Name, head) {
+			stranded = append(stranded, e.Name)
+		}
+	}
+	return stranded, nil
+}
+
+// replaces says whether OLM upgrades the bundle name (version v) to entry to.
+func replaces(to declcfg.ChannelEntry, name string, v semver.Version) (bool, error) {
+	if to.Name == name {
+		return false, nil
+	}
+	if to.Replaces == name || slices.Contains(to.Skips, name) {
+		return true, nil
+	}
+	if to.SkipRange == "" {
+		return false, nil
+	}
+	inRange, err := semver.ParseRange(to.SkipRange)
+	if err != nil {
+		return false, fmt.Errorf("entry %s: skipRange %q: %w", to.Name, to.SkipRange, err)
+	}
+	return inRange(v), nil
+}
+
+// reaches says whether a walk along next leads from name to head.
+func reaches(next map[string][]string, name, head string) bool {
+	seen := map[string]bool{}
+	todo := []string{name}
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		if n == head {
+			return true
+		}
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		todo = append(todo, next[n]...)
+	}
+	return false
 }

@@ -72,6 +72,24 @@ func remove(fields ...string) func(map[string]any) {
 	return func(obj map[string]any) { unstructured.RemoveNestedField(obj, fields...) }
 }
 
+// committedCSVName is the name of the committed bundle's CSV (database-operator.vVERSION).
+func committedCSVName(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(committedBundle, csvFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(raw, &csv); err != nil || csv.Metadata.Name == "" {
+		t.Fatalf("%s: no metadata.name (%v)", csvFile, err)
+	}
+	return csv.Metadata.Name
+}
+
 func TestCommittedBundleIsClean(t *testing.T) {
 	r, err := Bundle(committedBundle)
 	if err != nil {
@@ -128,7 +146,7 @@ func TestValidatorCatchesBrokenBundles(t *testing.T) {
 					_ = unstructured.SetNestedSlice(obj, owned[1:], "spec", "customresourcedefinitions", "owned")
 				})
 			},
-			wantErr: `CRD "database.seed1b407122.io/v1alpha1, Kind=DatabaseCluster" is present in bundle "database-operator.v0.3.0" but not defined in CSV`,
+			wantErr: `CRD "database.seed1b407122.io/v1alpha1, Kind=DatabaseCluster" is present in bundle "` + committedCSVName(t) + `" but not defined in CSV`,
 		},
 		{
 			name: "alm-examples not JSON",
