@@ -733,7 +733,8 @@ $(NODE_ENV_DIR)/.stamp: hack/node/go.mod hack/node/go.sum hack/coredns/go.mod ha
 		hack/build-node-env.sh hack/kube-ldflags.sh
 	hack/build-node-env.sh $(NODE_ENV_DIR)
 
-# The Debian packages the real node runs (containerd, runc, CNI plugins, iptables, iproute2):
+# The Debian packages the real node runs (containerd, runc, CNI plugins, iptables, iproute2,
+# xfsprogs):
 # every target that runs one of them depends on host-packages, so that a new machine has them
 # before their first use. Beyond them make test runs only Go, git and what Debian's required and
 # build-essential packages hold (docs/development.md, "Host packages").

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the host packages of the real-node tier from Debian when one is missing: containerd
 # (with ctr and its runc shim), runc, the CNI plugins (bridge, host-local, portmap, loopback in
-# /usr/lib/cni), iptables and iproute2 (ip). Beyond these, make test runs from the host only Go
+# /usr/lib/cni), iptables, iproute2 (ip) and xfsprogs (mkfs.xfs, xfs_growfs: the simulated CSI
+# driver's sized file systems). Beyond these, make test runs from the host only Go
 # and what Debian's required and build-essential packages hold (bash, coreutils, diffutils, grep,
 # sed, mawk, tar, gzip, mount, make) and git (docs/development.md, "Host packages"). Every target
 # that runs one of these packages depends on "make host-packages", which runs this script. Needs
@@ -13,7 +14,7 @@
 #                                                    (hack/fresh-machine.sh hides these)
 set -euo pipefail
 # package:what shows it is installed (a command on PATH, or an executable path)
-packages=(containerd:containerd runc:runc iptables:iptables-restore containernetworking-plugins:/usr/lib/cni/bridge iproute2:ip)
+packages=(containerd:containerd runc:runc iptables:iptables-restore containernetworking-plugins:/usr/lib/cni/bridge iproute2:ip xfsprogs:mkfs.xfs)
 if [[ ${1:-} == --list ]]; then
   printf '%s\n' "${packages[@]%%:*}"
   exit 0
@@ -25,7 +26,7 @@ for p in "${packages[@]}"; do
   missing+=("${p%%:*}")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "Host packages present: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni, iptables, iproute2"
+  echo "Host packages present: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni, iptables, iproute2, xfsprogs"
   exit 0
 fi
 if [[ $(id -u) -ne 0 ]]; then
@@ -37,4 +38,4 @@ start=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "Installed in $(( $(date +%s) - start ))s: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni, iptables, iproute2"
+echo "Installed in $(( $(date +%s) - start ))s: $(containerd --version | awk '{print $3}') containerd, $(runc --version | awk 'NR==1{print $3}') runc, CNI plugins in /usr/lib/cni, iptables, iproute2, xfsprogs"

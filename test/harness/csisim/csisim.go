@@ -5,7 +5,8 @@
 // VolumeSnapshot), claims expanded, Released volumes deleted, snapshots cut and deleted. Nothing
 // stores data, except in directory mode (Config.LocalDir, the real-node tier; dirvolumes.go): each
 // volume is then a real directory on the host, which the CSI node plugin (nodeplugin.go) mounts
-// into pods, a snapshot copies and a restore copies back.
+// into pods, a snapshot copies and a restore copies back; a class with ParamSizedFilesystem makes
+// that directory a file system of the claim's size, grown on expansion (sizedvolumes.go).
 package csisim
 
 import (
@@ -59,6 +60,8 @@ const (
 	annBeingDeleted         = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted"
 
 	eventProvisioningFailed = "ProvisioningFailed"
+	// eventResizeFailed is the external-resizer's warning on a claim it could not expand.
+	eventResizeFailed = "VolumeResizeFailed"
 )
 
 // BuildStorageClass returns the default class: provisioned on first use by a pod, expandable.
@@ -307,7 +310,7 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 	}
 	pv := buildVolume(claim, class, node, from)
 	if p.localDir != "" {
-		if err := p.makeVolumeDirectory(pv.Name, from); err != nil {
+		if err := p.makeVolumeData(pv, from); err != nil {
 			return err
 		}
 	}
@@ -335,6 +338,9 @@ func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageCl
 	source := corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 		Driver: ProvisionerName, VolumeHandle: name, FSType: simulatedFSType,
 	}}
+	if classSizesVolumes(class) {
+		source.CSI.VolumeAttributes = map[string]string{ParamSizedFilesystem: "true"}
+	}
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: ProvisionerName}},
 		Spec: corev1.PersistentVolumeSpec{
@@ -378,6 +384,12 @@ func (p *provisioner) expand(ctx context.Context, claim *corev1.PersistentVolume
 	}
 	if err != nil {
 		return fmt.Errorf("reading volume %s: %w", claim.Spec.VolumeName, err)
+	}
+	if p.localDir != "" && isSizedVolume(pv) {
+		if err := growSizedVolume(p.localDir, pv.Spec.CSI.VolumeHandle, want.Value()); err != nil {
+			p.events.Event(claim, corev1.EventTypeWarning, eventResizeFailed, err.Error())
+			return fmt.Errorf("growing the file system of volume %s: %w", pv.Name, err)
+		}
 	}
 	if size := pv.Spec.Capacity[corev1.ResourceStorage]; size.Cmp(want) < 0 {
 		pv = pv.DeepCopy()
@@ -432,7 +444,7 @@ func (p *provisioner) syncVolume(ctx context.Context, name string) error {
 		return nil
 	}
 	if p.localDir != "" && pv.Spec.CSI != nil {
-		if err := removeTree(volumeDirectory(p.localDir, pv.Spec.CSI.VolumeHandle)); err != nil {
+		if err := removeVolumeData(p.localDir, pv); err != nil {
 			return fmt.Errorf("deleting released volume %s: %w", name, err)
 		}
 	}
@@ -441,6 +453,32 @@ func (p *provisioner) syncVolume(ctx context.Context, name string) error {
 		return fmt.Errorf("deleting released volume: %w", err)
 	}
 	return nil
+}
+
+// makeVolumeData creates the data of a new volume: a sized file system (sizedvolumes.go), or a
+// directory (makeVolumeDirectory); for a restore, with the snapshot's content.
+func (p *provisioner) makeVolumeData(pv *corev1.PersistentVolume, from *restoreSource) error {
+	handle := pv.Spec.CSI.VolumeHandle
+	if !isSizedVolume(pv) {
+		return p.makeVolumeDirectory(handle, from)
+	}
+	var snapshot string
+	if from != nil {
+		snapshot = snapshotDirectory(p.localDir, from.handle)
+	}
+	size := pv.Spec.Capacity[corev1.ResourceStorage]
+	if err := makeSizedVolume(p.localDir, handle, size.Value(), snapshot); err != nil {
+		return fmt.Errorf("making the file system of volume %s: %w", handle, err)
+	}
+	return nil
+}
+
+// removeVolumeData removes a deleted volume's data: its file system, or its directory.
+func removeVolumeData(localDir string, pv *corev1.PersistentVolume) error {
+	if isSizedVolume(pv) {
+		return removeSizedVolume(localDir, pv.Spec.CSI.VolumeHandle)
+	}
+	return removeTree(volumeDirectory(localDir, pv.Spec.CSI.VolumeHandle))
 }
 
 // makeVolumeDirectory creates the directory of a new volume: a copy of the snapshot's

@@ -86,3 +86,19 @@ func (p *provisioner) removeSnapshotCopy(handle string) error {
 	}
 	return removeTree(snapshotDirectory(p.localDir, handle))
 }
+
+// isMountPoint reports whether path is a mount point, from /proc/self/mountinfo (field 5;
+// the kernel escapes blanks there, which our paths do not have).
+func isMountPoint(path string) (bool, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false, fmt.Errorf("reading mountinfo: %w", err)
+	}
+	path = filepath.Clean(path)
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if fields := strings.Fields(line); len(fields) > 4 && fields[4] == path {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -284,8 +284,8 @@ func (n *nodeServer) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpubli
 }
 
 // NodeGetVolumeStats reports the bytes and inodes of the filesystem holding the volume (the
-// host's: a directory has no size of its own), which the kubelet exports as
-// kubelet_volume_stats_*.
+// host's for a directory, which has no size of its own; the volume's own for a sized file
+// system), which the kubelet exports as kubelet_volume_stats_*.
 func (n *nodeServer) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
 	if _, err := n.volumePath(req.GetVolumeId()); err != nil {
 		return nil, err
@@ -318,7 +318,8 @@ func (n *nodeServer) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolum
 	}}, nil
 }
 
-// NodeExpandVolume has nothing to grow: the directory takes what its filesystem has.
+// NodeExpandVolume has nothing to grow: a directory takes what its filesystem has, and the
+// provisioner has grown a sized file system before it reported the claim's new size.
 func (n *nodeServer) NodeExpandVolume(_ context.Context, req *csi.NodeExpandVolumeRequest) (*csi.NodeExpandVolumeResponse, error) {
 	if _, err := n.volumePath(req.GetVolumeId()); err != nil {
 		return nil, err
@@ -344,20 +345,4 @@ func targetMounted(target string) (bool, error) {
 		return false, status.Error(codes.Internal, err.Error())
 	}
 	return mounted, nil
-}
-
-// isMountPoint reports whether path is a mount point, from /proc/self/mountinfo (field 5;
-// the kernel escapes blanks there, which our paths do not have).
-func isMountPoint(path string) (bool, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false, fmt.Errorf("reading mountinfo: %w", err)
-	}
-	path = filepath.Clean(path)
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if fields := strings.Fields(line); len(fields) > 4 && fields[4] == path {
-			return true, nil
-		}
-	}
-	return false, nil
 }

@@ -97,7 +97,7 @@ func prepareHost() (*hostState, error) {
 // returns every error.
 func (st *hostState) restore(workDir string) error {
 	var errs []error
-	errs = append(errs, unmountUnder(workDir))
+	errs = append(errs, unmountUnder(workDir), detachLoopsUnder(workDir))
 	for _, ns := range listNetns() {
 		if !slices.Contains(st.netnsBefore, ns) && strings.HasPrefix(ns, "cni-") {
 			errs = append(errs, ip("netns", "delete", ns))
@@ -221,6 +221,35 @@ func unmountUnder(dir string) error {
 	for _, p := range points {
 		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 			errs = append(errs, fmt.Errorf("unmounting %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// loopDevices lists the loop devices whose backing file's path starts with prefix, as
+// "<device> <backing file>" (losetup --list).
+func loopDevices(prefix string) []string {
+	out, err := exec.Command("losetup", "--noheadings", "--output", "NAME,BACK-FILE", "--list").Output()
+	if err != nil {
+		return nil
+	}
+	var found []string
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if fields := strings.Fields(line); len(fields) > 1 && strings.HasPrefix(fields[1], prefix) {
+			found = append(found, fields[0]+" "+fields[1])
+		}
+	}
+	return found
+}
+
+// detachLoopsUnder detaches the loop devices of the sized volumes' images below dir (the
+// simulated CSI driver's; after unmountUnder): those whose volumes were not deleted before Stop.
+func detachLoopsUnder(dir string) error {
+	var errs []error
+	for _, loop := range loopDevices(dir + "/") {
+		device, _, _ := strings.Cut(loop, " ")
+		if out, err := exec.Command("losetup", "--detach", device).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("detaching %s: %w: %s", loop, err, bytes.TrimSpace(out)))
 		}
 	}
 	return errors.Join(errs...)

@@ -20,6 +20,7 @@ type HostSnapshot struct {
 	Netns     []string // named network namespaces
 	Cgroups   []string // kubepods cgroups
 	Mounts    []string // mount points of a node's work directory or of containerd
+	Loops     []string // loop devices backed by a file of a node's work directory
 	Processes []string // containerd, shims, kubelet, kube-proxy, coredns, etcd, testdb, manager
 }
 
@@ -35,6 +36,7 @@ func Snapshot() HostSnapshot {
 		Chains:    ourChains(),
 		Netns:     listNetns(),
 		Mounts:    nodeMounts(),
+		Loops:     loopDevices(filepath.Join(os.TempDir(), "realnode-")),
 		Processes: nodeProcessList(),
 	}
 	for dir := range kubepodsCgroups() {
@@ -105,6 +107,6 @@ func nodeProcessList() []string {
 
 // String summarises a snapshot.
 func (s HostSnapshot) String() string {
-	return fmt.Sprintf("ip_forward=%s, %d links, %d KUBE-/CNI- chains, %d netns, %d kubepods cgroups, %d node mounts, %d node processes",
-		s.IPForward, len(s.Links), len(s.Chains), len(s.Netns), len(s.Cgroups), len(s.Mounts), len(s.Processes))
+	return fmt.Sprintf("ip_forward=%s, %d links, %d KUBE-/CNI- chains, %d netns, %d kubepods cgroups, %d node mounts, %d node loop devices, %d node processes",
+		s.IPForward, len(s.Links), len(s.Chains), len(s.Netns), len(s.Cgroups), len(s.Mounts), len(s.Loops), len(s.Processes))
 }

@@ -16,6 +16,25 @@ package opmetrics
 
 import "testing"
 
+const rolloutStuckHelp = `
+# HELP database_operator_databasecluster_rollout_stuck 1 while a member of a DatabaseCluster's update revision is stuck (Progressing False, reason RolloutStuck), 0 otherwise.
+# TYPE database_operator_databasecluster_rollout_stuck gauge
+`
+
+// TestRecordRolloutStuckAndForgetCluster: 1 while stuck, 0 once not, gone with the cluster.
+func TestRecordRolloutStuckAndForgetCluster(t *testing.T) {
+	RolloutStuck.Reset()
+	RecordRolloutStuck("ns", "db", true)
+	RecordRolloutStuck("ns", "other", true)
+	RecordRolloutStuck("ns", "other", false)
+	compare(t, RolloutStuck, rolloutStuckHelp+`database_operator_databasecluster_rollout_stuck{name="db",namespace="ns"} 1
+database_operator_databasecluster_rollout_stuck{name="other",namespace="ns"} 0
+`)
+	ForgetCluster("ns", "db")
+	compare(t, RolloutStuck, rolloutStuckHelp+`database_operator_databasecluster_rollout_stuck{name="other",namespace="ns"} 0
+`)
+}
+
 const membersLostHelp = `
 # HELP database_operator_databasecluster_members_lost The members of a DatabaseCluster lost with their nodes: their pod cannot be scheduled on a node their volume is pinned to, or is stuck terminating, and that node is gone, unreachable or NotReady past spec.autoHeal.lostMemberAfterSeconds.
 # TYPE database_operator_databasecluster_members_lost gauge
