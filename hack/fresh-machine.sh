@@ -8,7 +8,7 @@
 # temporary directory (FRESH_MACHINE_KEEP=1 keeps it and prints where it is).
 #
 # The host packages the project installs with apt-get (hack/node/install-host-packages.sh
-# --list: containerd, runc, CNI plugins, iptables, iproute2) are hidden too, the only way that
+# --list: containerd, runc, CNI plugins, iptables, iproute2, xfsprogs) are hidden too, the only way that
 # leaves a new machine's state for real: as root, each one installed is purged with apt-get before
 # the run (so its files are gone and dpkg says it is not installed) and installed again at exit
 # if the run did not. A private mount namespace could hide the files but not dpkg's state, and
