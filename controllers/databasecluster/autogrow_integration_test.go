@@ -261,7 +261,13 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		grownAt2 := clock.Now().UTC().Format(time.RFC3339)
 		Eventually(requests(ctx, ns)).Should(Equal(map[string]string{
 			"data-db-0": "1400Mi grown-at=" + grownAt2, "data-db-1": "1Gi grown-at="}))
+		By("expanded, with no time passed: db-0 is measured again (its file system grew), not judged on the measurement before")
+		disks.set("db-0", 900, 1400)
 		expanded(ctx, ns, "data-db-0", "1400Mi")
+		Eventually(k8s.Condition(ctx, dc, "StorageAutoGrow")).Should(Equal([]string{"True", "BelowThreshold", "2 measured members are below 80% full"}))
+		Expect(growEvents(ctx, dc)(Default)).To(Equal([]string{grew,
+			"Normal StorageGrown: Grew claim data-db-0 from 1229Mi to 1400Mi: used 90% >= threshold 80%"}), "no AtMaxSize from the old measurement")
+		disks.set("db-0", 1260, 1400)
 		tick(time.Second)
 		atMax := "claim data-db-0 is at maxSize 1400Mi and 90% full"
 		Eventually(k8s.Condition(ctx, dc, "StorageAutoGrow")).Should(Equal([]string{"False", "AtMaxSize", atMax}))

@@ -84,12 +84,15 @@ type usageMemo struct {
 	of map[types.NamespacedName]map[string]memoEntry
 }
 
-// memoEntry is one member's last measurement: its usage, or why its agent could not be read.
+// memoEntry is one member's last measurement: its usage, or why its agent could not be read,
+// and the capacity its claim reported then (claimCapacity): once an expansion changes that, the
+// measurement tells of the file system before it and is not used again.
 type memoEntry struct {
-	uid   types.UID
-	usage memberUsage
-	err   string
-	at    time.Time
+	uid           types.UID
+	usage         memberUsage
+	err           string
+	at            time.Time
+	claimCapacity string
 }
 
 // get returns the memo of cluster.
@@ -146,7 +149,7 @@ func (r *Reconciler) reconcileAutoGrow(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return obs, err
 	}
-	usage := r.measureMembers(ctx, dc, pods, &obs)
+	usage := r.measureMembers(ctx, dc, pods, claimCapacities(claims), &obs)
 	spec := dc.Spec.Storage.AutoGrow
 	// The StorageClass is read only when a claim would grow if it allowed expansion; if it
 	// does not, the decision is taken again knowing it.
@@ -216,12 +219,23 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
+// claimCapacities is the capacity each member's claim reports, by member name.
+func claimCapacities(claims []corev1.PersistentVolumeClaim) map[string]string {
+	capacities := make(map[string]string, len(claims))
+	for i := range claims {
+		capacities[memberOfClaim(claims[i].Name)] = claims[i].Status.Capacity.Storage().String()
+	}
+	return capacities
+}
+
 // measureMembers returns the usage of every member that runs the storage agent, by pod name,
 // and adds to obs the members measured (for the status) and those whose agent could not be
-// read. A member is read again only when its last measurement is measureInterval old; the
-// agents are read at once, each within agentTimeout.
+// read. A member is read again when its last measurement is measureInterval old, or when its
+// claim's capacity (capacities) changed since: a measurement of the file system before an
+// expansion would make a claim just grown to maxSize look full at maxSize. The agents are read
+// at once, each within agentTimeout.
 func (r *Reconciler) measureMembers(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod,
-	obs *autoGrowObservation,
+	capacities map[string]string, obs *autoGrowObservation,
 ) map[string]memberUsage {
 	key := client.ObjectKeyFromObject(dc)
 	memo, now := r.usage.get(key), r.clock().Now()
@@ -235,13 +249,14 @@ func (r *Reconciler) measureMembers(ctx context.Context, dc *databasev1alpha1.Da
 			!hasStorageAgent(pod) || addr == "" {
 			continue
 		}
-		if e, ok := memo[pod.Name]; ok && e.uid == pod.UID && now.Sub(e.at) < r.measureInterval() {
+		if e, ok := memo[pod.Name]; ok && e.uid == pod.UID && e.claimCapacity == capacities[pod.Name] && now.Sub(e.at) < r.measureInterval() {
 			kept[pod.Name] = e
 			continue
 		}
 		wg.Go(func() {
 			u, err := storageagent.Read(ctx, agentClient, addr)
-			e := memoEntry{uid: pod.UID, at: now, usage: memberUsage{used: u.UsedBytes, capacity: u.CapacityBytes, at: now}}
+			e := memoEntry{uid: pod.UID, at: now, claimCapacity: capacities[pod.Name],
+				usage: memberUsage{used: u.UsedBytes, capacity: u.CapacityBytes, at: now}}
 			if err != nil {
 				e.err = err.Error()
 			}

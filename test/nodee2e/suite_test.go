@@ -98,6 +98,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 var _ = Describe("The operator installed by OLM on a real node", Ordered, func() {
 	Describe("The operator's upgrade from the released 0.3.0, with a 3-member etcd running", upgradeStory)
 	Describe("The operator with the etcd sample as its operand", etcdStory)
+	Describe("Storage auto-grow of an etcd on a volume of its own size", autoGrowStory)
 	Describe("Backup and restore of the etcd sample's data", backupStory)
 	Describe("The TLS etcd sample: the operator's CA, a renewal rolled under writes", etcdTLSStory)
 	Describe("The PostgreSQL sample: Debian's PostgreSQL 15 over TLS, a configuration roll, backup and restore", postgresStory)

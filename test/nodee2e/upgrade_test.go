@@ -93,10 +93,12 @@ func upgradeStory() {
 			csv := approveAndWait(ctx, csvCurrent)
 			// What this suite proves is what the CSV claims: level II (this upgrade), level III,
 			// Full Lifecycle (backupStory: backup and restore of real data; etcdStory: a lost
-			// member and a killed leader recovered, storage grown, hibernation) and level IV, Deep
+			// member and a killed leader recovered, storage grown, hibernation), level IV, Deep
 			// Insights (monitoringStory: this install's own ServiceMonitor and PrometheusRule,
-			// a real Prometheus scraping the operator and the members, an alert fired and resolved).
-			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Deep Insights"))
+			// a real Prometheus scraping the operator and the members, an alert fired and resolved)
+			// and level V, Auto Pilot (etcdStory's stuck rollouts healed, autoGrowStory's volume
+			// grown before it fills; test/e2e: autoscaling and lost members).
+			Expect(csv.GetAnnotations()).To(HaveKeyWithValue("capabilities", "Auto Pilot"))
 			replaces, _, _ := unstructured.NestedString(csv.Object, "spec", "replaces")
 			Expect(replaces).To(Equal(csvPrevious))
 			expectCSVGone(ctx, csvPrevious)
