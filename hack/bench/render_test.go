@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,9 +251,7 @@ func TestSummaryKinds(t *testing.T) {
 		"overhead": "| run | N | operator |",
 		"growth":   "| run | N | floor converge s |",
 	} {
-		var b bytes.Buffer
-		summaryKinds[kind](files).write(&b)
-		got := b.String()
+		got := summaryKinds[kind](files).String()
 		if !strings.Contains(got, want) || !strings.Contains(got, "[20260101T000000Z]("+fixtureName+")") && kind != "overhead" && kind != "growth" {
 			t.Errorf("%s:\n%s\nlacks %q", kind, got, want)
 		}
