@@ -275,42 +275,20 @@ func TestReadAudit(t *testing.T) {
 	if got, err := readAudit(path); err != nil || len(got.ByVerbResource) != 0 {
 		t.Fatalf("before the log exists: %v, %v; want nothing counted and no error", got, err)
 	}
-	appendTo(t, path, auditCreateService+"\n"+auditPatchStatus[:40])
-	got, err := readAudit(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := requestCounts{ByVerbResource: map[string]int64{"create services": 1}, ByCode: map[string]int64{"201": 1}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("first snapshot = %v, want %v", got, want)
-	}
-	appendTo(t, path, auditPatchStatus[40:]+"\n"+auditWatchStarted+"\n"+auditWatchEnded+"\n"+auditCreateService+"\n")
-	got, err = readAudit(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = requestCounts{
-		ByVerbResource: map[string]int64{
-			"create services": 2, "patch databaseclusters.database.seed1b407122.io/status": 1, "watch pods": 1,
-		},
-		ByCode: map[string]int64{"201": 2, "200": 2},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("second snapshot = %v, want %v", got, want)
-	}
-}
-
-func appendTo(t *testing.T, path, data string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		log  string
+		want requestCounts
+	}{
+		{auditCreateService + "\n" + auditPatchStatus[:40],
+			requestCounts{ByVerbResource: map[string]int64{"create services": 1}, ByCode: map[string]int64{"201": 1}}},
+		{auditCreateService + "\n" + auditPatchStatus + "\n" + auditWatchStarted + "\n" + auditWatchEnded + "\n" + auditCreateService + "\n",
+			requestCounts{ByVerbResource: map[string]int64{"create services": 2, "patch databaseclusters.database.seed1b407122.io/status": 1,
+				"watch pods": 1}, ByCode: map[string]int64{"201": 2, "200": 2}}},
+	} {
+		writeFile(t, path, tc.log)
+		if got, err := readAudit(path); err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Fatalf("readAudit = %v, %v; want %v", got, err, tc.want)
+		}
 	}
 }
 

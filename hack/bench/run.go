@@ -76,8 +76,6 @@ type result struct {
 	Case  benchCase `json:"case"`
 	Error string    `json:"error,omitempty"`
 
-	RawCreates       int     `json:"rawCreates"`
-	RawSeconds       float64 `json:"rawSeconds"`
 	RawWritesPerSec  float64 `json:"rawWritesPerSec"`
 	ClusterStartSec  float64 `json:"clusterStartSeconds"`
 	ManagerStartSec  float64 `json:"managerStartSeconds"`
@@ -93,10 +91,7 @@ type result struct {
 	OperatorWatches  int64   `json:"operatorWatches"`
 	WritesPerCluster float64 `json:"writesPerCluster"`
 	ReadsPerCluster  float64 `json:"readsPerCluster"`
-	IdealSec         float64 `json:"idealSeconds"`
-	Ratio            float64 `json:"ratio"`
 	SystemWrites     float64 `json:"systemWrites"`
-	SystemRatio      float64 `json:"systemRatio"`
 	IdleSec          float64 `json:"idleSeconds"`
 	IdleWrites       int64   `json:"idleWrites"`
 	IdleReads        int64   `json:"idleReads"`
@@ -113,7 +108,6 @@ type result struct {
 	OperatorSeries  int           `json:"operatorSeries"`
 	ReconcilesPerDC float64       `json:"reconcilesPerCluster"`
 	ReconcileErrors float64       `json:"reconcileErrors"`
-	Startup         requestCounts `json:"startupRequests"`
 	Converge        requestCounts `json:"convergeRequests"`
 	Idle            requestCounts `json:"idleRequests"`
 	// ManagerRESTByVerb is the manager's own rest_client_requests_total: a cross-check of the
@@ -174,12 +168,10 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 	}
 
 	logf("measuring the raw write rate: %d workers creating ConfigMaps for %s", workers, s.rawDuration)
-	res.RawCreates, res.RawSeconds, err = measureRawWrites(ctx, c, s.rawDuration)
-	if err != nil {
+	if res.RawWritesPerSec, err = measureRawWrites(ctx, c, s.rawDuration); err != nil {
 		return res, err
 	}
-	res.RawWritesPerSec = float64(res.RawCreates) / res.RawSeconds
-	logf("raw write rate: %.0f creates/s (%d in %.1fs)", res.RawWritesPerSec, res.RawCreates, res.RawSeconds)
+	logf("raw write rate: %.0f creates/s", res.RawWritesPerSec)
 
 	if bc.Floor {
 		return res, measureFloor(ctx, c, cluster.Config, bc, s, &res, logf)
@@ -205,7 +197,7 @@ func measure(ctx context.Context, c client.Client, admin *rest.Config, m *benchM
 	if err != nil {
 		return err
 	}
-	res.Startup, res.BaselineRSS = base.requests, base.rss
+	res.BaselineRSS = base.rss
 	peakHeap := sampleHeap(ctx, m.metricsURL)
 	defer peakHeap()
 
@@ -301,11 +293,6 @@ func fillConverge(res *result, base, conv snapshot, n int) {
 	// Every writer of the system (operator, controller-manager, scheduler, kwok, CSI, and the
 	// benchmark's own N creates), from kube-apiserver's metric.
 	res.SystemWrites = systemWrites(conv.apiserver) - systemWrites(base.apiserver)
-	if res.RawWritesPerSec > 0 && res.OperatorWrites > 0 {
-		res.IdealSec = float64(res.OperatorWrites) / res.RawWritesPerSec
-		res.Ratio = res.ConvergenceSec / res.IdealSec
-		res.SystemRatio = res.ConvergenceSec / (res.SystemWrites / res.RawWritesPerSec)
-	}
 	res.SystemByResource = minus(apiserverWrites(conv.apiserver), apiserverWrites(base.apiserver))
 	b, c := base.manager, conv.manager
 	res.ManagerRESTByVerb = deltaBy(b, c, "rest_client_requests_total", nil, "method", "code")
@@ -343,8 +330,8 @@ func newClient(ctx context.Context, cfg *rest.Config, namespaces ...string) (cli
 }
 
 // measureRawWrites creates small ConfigMaps with workers goroutines for d and returns how many
-// were created and in how long.
-func measureRawWrites(ctx context.Context, c client.Client, d time.Duration) (int, float64, error) {
+// were created per second.
+func measureRawWrites(ctx context.Context, c client.Client, d time.Duration) (float64, error) {
 	var created atomic.Int64
 	start := time.Now()
 	err := forEach(workers, workers, func(w string) error {
@@ -360,7 +347,7 @@ func measureRawWrites(ctx context.Context, c client.Client, d time.Duration) (in
 		}
 		return nil
 	})
-	return int(created.Load()), time.Since(start).Seconds(), err
+	return float64(created.Load()) / time.Since(start).Seconds(), err
 }
 
 // newDatabaseCluster is the smallest valid cluster: one replica on StorageClass standard.
