@@ -69,12 +69,10 @@ type report struct {
 }
 
 func run() error {
-	var (
-		ns, concs, qpss, bursts, out, managerArgs, apiServerArgs, schedulerArgs, renderDoc, resultsDir, tablesOf string
-		verbose, failOnIdleWrites, leaderCase, leaderOnly, floor, check                                          bool
-		leaderRepeat, repeat                                                                                     int
-		s                                                                                                        settings
-	)
+	var ns, concs, qpss, bursts, out, managerArgs, apiServerArgs, schedulerArgs, renderDoc, resultsDir, tablesOf string
+	var verbose, failOnIdleWrites, leaderCase, leaderOnly, floor, check bool
+	var leaderRepeat, repeat int
+	var s settings
 	flag.StringVar(&ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
 	flag.StringVar(&concs, "concurrency", "16", "--max-concurrent-reconciles values of the manager, comma separated (16 is the manager's own default).")
 	flag.StringVar(&qpss, "qps", "50", "--kube-api-qps values of the manager, comma separated, paired with -burst.")

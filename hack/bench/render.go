@@ -504,11 +504,11 @@ func overheads(results []result) []overhead {
 // growth is the overheads of a run of one operator configuration at two or more N, or nil:
 // a growth curve compares one configuration.
 func growth(results []result) []overhead {
-	os := overheads(results)
-	if len(os) < 2 || slices.ContainsFunc(os, func(o overhead) bool { return o.Config != os[0].Config }) {
+	all := overheads(results)
+	if len(all) < 2 || slices.ContainsFunc(all, func(o overhead) bool { return o.Config != all[0].Config }) {
 		return nil
 	}
-	return os
+	return all
 }
 
 // ratio is the operator cases' mean of figure over the floor cases': the overhead of having
