@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,17 +63,14 @@ func (c requestCounts) minus(earlier requestCounts) requestCounts {
 // verbWatch is the verb of a watch request.
 const verbWatch = "watch"
 
-// writeVerbs are the verbs that change state.
-var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true}
-
 // totals sums writes, one-shot reads (get, list) and watches.
 func (c requestCounts) totals() (writes, reads, watches int64) {
 	for k, v := range c.ByVerbResource {
 		verb, _, _ := strings.Cut(k, " ")
-		switch {
-		case writeVerbs[verb]:
+		switch verb {
+		case "create", "update", "patch", "delete", "deletecollection":
 			writes += v
-		case verb == verbWatch:
+		case verbWatch:
 			watches += v
 		default:
 			reads += v
@@ -84,59 +79,32 @@ func (c requestCounts) totals() (writes, reads, watches int64) {
 	return writes, reads, watches
 }
 
-// auditCounter reads an audit log from where it stopped and counts the requests in it. Only
-// the goroutine that measures a case uses it.
-type auditCounter struct {
-	path    string
-	offset  int64
-	partial []byte // an incomplete last line, read again with the rest of it
-	counts  requestCounts
-}
-
-func newAuditCounter(path string) *auditCounter {
-	return &auditCounter{path: path, counts: requestCounts{ByVerbResource: map[string]int64{}, ByCode: map[string]int64{}}}
-}
-
-// snapshot reads the lines written since the last call and returns a copy of the counts.
-func (a *auditCounter) snapshot() (requestCounts, error) {
-	err := a.readNew()
-	return requestCounts{maps.Clone(a.counts.ByVerbResource), maps.Clone(a.counts.ByCode)}, err
-}
-
-func (a *auditCounter) readNew() error {
-	f, err := os.Open(a.path)
+// readAudit counts the requests of every complete line of the audit log at path. Each snapshot
+// reads the whole log again (a case takes three): a line still being written is counted by the
+// next one.
+func readAudit(path string) (requestCounts, error) {
+	c := requestCounts{ByVerbResource: map[string]int64{}, ByCode: map[string]int64{}}
+	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
-		return nil // nothing logged yet
+		return c, nil // nothing logged yet
 	}
 	if err != nil {
-		return err
+		return c, err
 	}
-	defer func() { _ = f.Close() }()
-	if _, err := f.Seek(a.offset, io.SeekStart); err != nil {
-		return err
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return err
-	}
-	a.offset += int64(len(data))
-	data = append(a.partial, data...)
-	end := bytes.LastIndexByte(data, '\n') + 1
-	a.partial = bytes.Clone(data[end:])
-	for line := range bytes.Lines(data[:end]) {
+	for line := range bytes.Lines(data[:bytes.LastIndexByte(data, '\n')+1]) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		key, code, counted, err := parseAuditEvent(line)
 		if err != nil {
-			return err
+			return c, err
 		}
 		if counted {
-			a.counts.ByVerbResource[key]++
-			a.counts.ByCode[code]++
+			c.ByVerbResource[key]++
+			c.ByCode[code]++
 		}
 	}
-	return nil
+	return c, nil
 }
 
 // auditEvent holds the fields of an audit.k8s.io/v1 Event the counter reads.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/seed1b407122/database-operator/test/harness/leader"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
 )
 
 func TestParseMetrics(t *testing.T) {
@@ -51,8 +54,12 @@ database_operator_resource_condition{kind="DatabaseCluster"} 1
 	if got := sum(samples, "go_gc_duration_seconds_count", nil); got != 260 {
 		t.Errorf("GCs = %v, want 260 (a summary's _count)", got)
 	}
-	base := []sample{{"workqueue_queue_duration_seconds_sum", map[string]string{"name": "databasecluster"}, 0.5},
-		{"workqueue_queue_duration_seconds_count", map[string]string{"name": "databasecluster"}, 2}}
+	base, err := parseMetrics(strings.NewReader(`workqueue_queue_duration_seconds_sum{name="databasecluster"} 0.5
+workqueue_queue_duration_seconds_count{name="databasecluster"} 2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := histogramMean(base, samples, "workqueue_queue_duration_seconds", map[string]string{"name": "databasecluster"}); got != 0.5 {
 		t.Errorf("mean queue wait = %v, want 0.5 ((1.5-0.5)/(4-2))", got)
 	}
@@ -95,16 +102,25 @@ func TestLeaderModeAdd(t *testing.T) {
 	}
 }
 
-func TestWithFloor(t *testing.T) {
-	a, b := benchCase{N: 100, Nodes: 3, Concurrency: 16}, benchCase{N: 300, Nodes: 4, Concurrency: 16}
-	got := withFloor([]benchCase{a, b}, true, 2)
-	fa, fb := benchCase{Floor: true, N: 100, Nodes: 3, Concurrency: 16}, benchCase{Floor: true, N: 300, Nodes: 4, Concurrency: 16}
-	want := []benchCase{fa, a, fb, b, fa, a, fb, b}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("withFloor = %v, want %v", got, want)
+func TestBuildCases(t *testing.T) {
+	got, err := buildCases("100,300", "16", "50,-1", "100", true, 2)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := withFloor([]benchCase{a}, false, 1); !reflect.DeepEqual(got, []benchCase{a}) {
-		t.Fatalf("withFloor without floor = %v, want the cases as they are", got)
+	a, b := benchCase{N: 100, Nodes: 3, Concurrency: 16, QPS: 50, Burst: 100}, benchCase{N: 100, Nodes: 3, Concurrency: 16, QPS: -1, Burst: 100}
+	c, d := benchCase{N: 300, Nodes: 3, Concurrency: 16, QPS: 50, Burst: 100}, benchCase{N: 300, Nodes: 3, Concurrency: 16, QPS: -1, Burst: 100}
+	f1, f3 := benchCase{Floor: true, N: 100, Nodes: 3, Concurrency: 16}, benchCase{Floor: true, N: 300, Nodes: 3, Concurrency: 16}
+	want := []benchCase{f1, a, f1, b, f3, c, f3, d, f1, a, f1, b, f3, c, f3, d}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("buildCases = %v, want %v", got, want)
+	}
+	if got, _ := buildCases("1000", "4", "50", "100", false, 1); len(got) != 1 || got[0].Nodes != 10 {
+		t.Fatalf("buildCases without floor = %v, want one case on 10 nodes (1,100 pods at 110 per node)", got)
+	}
+	for _, bad := range [][4]string{{"0", "16", "50", "100"}, {"100", "x", "50", "100"}, {"100", "16", "50,500", "1,2,3"}} {
+		if _, err := buildCases(bad[0], bad[1], bad[2], bad[3], false, 1); err == nil {
+			t.Errorf("buildCases(%q) did not fail", bad)
+		}
 	}
 }
 
@@ -208,5 +224,116 @@ func TestGrowthTable(t *testing.T) {
 	f.Rep.Results = results[:2]
 	if rows := growthTable([]resultFile{f}).rows; rows != nil {
 		t.Fatalf("growth of one N = %q, want no rows", rows)
+	}
+}
+
+// Lines as kube-apiserver 1.37 writes them at the Metadata level (fields the counter does not
+// read left out).
+const (
+	auditPatchStatus = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":"ResponseComplete",` +
+		`"requestURI":"/apis/database.seed1b407122.io/v1alpha1/namespaces/bench/databaseclusters/db-1/status","verb":"patch",` +
+		`"user":{"username":"bench-manager"},"objectRef":{"resource":"databaseclusters","namespace":"bench","name":"db-1",` +
+		`"apiGroup":"database.seed1b407122.io","apiVersion":"v1alpha1","subresource":"status"},"responseStatus":{"metadata":{},"code":200}}`
+	auditCreateService = `{"stage":"ResponseComplete","requestURI":"/api/v1/namespaces/bench/services","verb":"create",` +
+		`"objectRef":{"resource":"services","namespace":"bench","apiVersion":"v1"},"responseStatus":{"code":201}}`
+	auditWatchStarted = `{"stage":"ResponseStarted","requestURI":"/api/v1/pods?watch=true","verb":"watch",` +
+		`"objectRef":{"resource":"pods","apiVersion":"v1"},"responseStatus":{"code":200}}`
+	auditWatchEnded = `{"stage":"ResponseComplete","requestURI":"/api/v1/pods?watch=true","verb":"watch",` +
+		`"objectRef":{"resource":"pods","apiVersion":"v1"},"responseStatus":{"code":200}}`
+	auditDiscovery = `{"stage":"ResponseComplete","requestURI":"/apis/apps/v1","verb":"get","responseStatus":{"code":200}}`
+	auditConflict  = `{"stage":"ResponseComplete","requestURI":"/apis/apps/v1/namespaces/bench/statefulsets","verb":"create",` +
+		`"objectRef":{"resource":"statefulsets","namespace":"bench","apiGroup":"apps","apiVersion":"v1"},"responseStatus":{"code":409}}`
+)
+
+func TestParseAuditEvent(t *testing.T) {
+	for _, tc := range []struct {
+		line, key, code string
+		counted         bool
+	}{
+		{auditPatchStatus, "patch databaseclusters.database.seed1b407122.io/status", "200", true},
+		{auditCreateService, "create services", "201", true},
+		{auditWatchStarted, "watch pods", "200", true},
+		{auditWatchEnded, "", "", false}, // counted when it started
+		{auditDiscovery, "get nonresource/apis/apps/v1", "200", true},
+		{auditConflict, "create statefulsets.apps", "409", true},
+	} {
+		key, code, counted, err := parseAuditEvent([]byte(tc.line))
+		if err != nil || key != tc.key || code != tc.code || counted != tc.counted {
+			t.Errorf("parseAuditEvent(%.60s...) = %q, %q, %v, %v; want %q, %q, %v", tc.line, key, code, counted, err,
+				tc.key, tc.code, tc.counted)
+		}
+	}
+	if _, _, _, err := parseAuditEvent([]byte("{not json")); err == nil {
+		t.Error("a line that is not JSON did not fail")
+	}
+}
+
+// TestReadAudit: a snapshot counts every complete line, and a line cut in the middle once it is
+// complete.
+func TestReadAudit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if got, err := readAudit(path); err != nil || len(got.ByVerbResource) != 0 {
+		t.Fatalf("before the log exists: %v, %v; want nothing counted and no error", got, err)
+	}
+	for _, tc := range []struct {
+		log  string
+		want requestCounts
+	}{
+		{auditCreateService + "\n" + auditPatchStatus[:40],
+			requestCounts{ByVerbResource: map[string]int64{"create services": 1}, ByCode: map[string]int64{"201": 1}}},
+		{auditCreateService + "\n" + auditPatchStatus + "\n" + auditWatchStarted + "\n" + auditWatchEnded + "\n" + auditCreateService + "\n",
+			requestCounts{ByVerbResource: map[string]int64{"create services": 2, "patch databaseclusters.database.seed1b407122.io/status": 1,
+				"watch pods": 1}, ByCode: map[string]int64{"201": 2, "200": 2}}},
+	} {
+		writeFile(t, path, tc.log)
+		if got, err := readAudit(path); err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Fatalf("readAudit = %v, %v; want %v", got, err, tc.want)
+		}
+	}
+}
+
+func TestParseMachineCPU(t *testing.T) {
+	stat := "cpu  100 20 30 400 50 6 7 8 9 10\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
+	busy, available, err := parseMachineCPU(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// busy: user nice system irq softirq steal = 100+20+30+6+7+8; available adds idle 400, iowait 50.
+	if busy != 1.71 || available != 6.21 {
+		t.Fatalf("busy, available = %v, %v; want 1.71, 6.21", busy, available)
+	}
+	if _, _, err := parseMachineCPU("intr 1 2 3\n"); err == nil {
+		t.Error("a file without the cpu line did not fail")
+	}
+}
+
+func TestDescends(t *testing.T) {
+	procs := map[int]proc.Stat{
+		1: {PPID: 0}, 10: {PPID: 1}, 20: {PPID: 10}, 30: {PPID: 20}, 40: {PPID: 1}, 50: {PPID: 99},
+	}
+	for pid, want := range map[int]bool{20: true, 30: true, 10: false, 40: false, 50: false, 77: false} {
+		if got := descends(procs, pid, 10); got != want {
+			t.Errorf("descends(%d, 10) = %v, want %v", pid, got, want)
+		}
+	}
+}
+
+// TestReadCPUSeesItself: this process has its row and the machine its totals.
+func TestReadCPUSeesItself(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	r, err := readCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r[selfName]; !ok || r[machineAvailable] <= 0 || r[machineBusy] <= 0 {
+		t.Fatalf("readCPU = %+v: no row of this process or no machine totals", r)
+	}
+	if got := processName(os.Getpid(), "cut"); got != filepath.Base(os.Args[0]) {
+		t.Errorf("processName(self) = %q, want the executable's name %q", got, filepath.Base(os.Args[0]))
+	}
+	if got := processName(-1, "cut"); got != "cut" {
+		t.Errorf("processName of no process = %q, want the comm it was given", got)
 	}
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
@@ -49,12 +48,12 @@ func floorChildren(name string) ([]client.Object, error) {
 // its DatabaseCluster would have been created). It returns how many it created.
 func createFloor(ctx context.Context, c client.Client, n, workers int, tr *tracker) (int64, error) {
 	var created atomic.Int64
-	err := forEachCluster(n, workers, func(name string) error {
+	err := forEach(n, workers, func(name string) error {
 		children, err := floorChildren(name)
 		if err != nil {
 			return err
 		}
-		tr.created(name, time.Now())
+		tr.created(name)
 		for _, child := range children {
 			if err := c.Create(ctx, child); err != nil {
 				return fmt.Errorf("creating %T %s: %w", child, child.GetName(), err)
@@ -66,20 +65,12 @@ func createFloor(ctx context.Context, c client.Client, n, workers int, tr *track
 	return created.Load(), err
 }
 
-// statefulSetReady: the StatefulSet controller has seen the current spec and every replica is
-// Ready, which is what the operator's Available condition waits for.
-func statefulSetReady(sts *appsv1.StatefulSet) bool {
-	want := int32(1)
-	if sts.Spec.Replicas != nil {
-		want = *sts.Spec.Replicas
-	}
-	return sts.Status.ObservedGeneration >= sts.Generation && sts.Status.ReadyReplicas >= want
-}
-
-// statefulSetConverged names the cluster of a StatefulSet (named like it) that is ready.
-func statefulSetConverged(obj runtime.Object) (string, bool) {
+// statefulSetConverged names the cluster of a StatefulSet (named like it) that the StatefulSet
+// controller has seen at its current spec with every replica Ready, which is what the
+// operator's Available condition waits for.
+func statefulSetConverged(obj any) (string, bool) {
 	sts, ok := obj.(*appsv1.StatefulSet)
-	if !ok || !statefulSetReady(sts) {
+	if !ok || sts.Status.ObservedGeneration < sts.Generation || sts.Status.ReadyReplicas < ptr.Deref(sts.Spec.Replicas, 1) {
 		return "", false
 	}
 	return sts.Name, true
@@ -88,28 +79,22 @@ func statefulSetConverged(obj runtime.Object) (string, bool) {
 // measureFloor runs the floor case's convergence on a running cluster without a manager:
 // convergence, latencies and stages as the operator case measures them ("Available" read as
 // "StatefulSet ready"), the client's writes per cluster, and every client's writes.
-func measureFloor(ctx context.Context, c client.WithWatch, admin *rest.Config, bc benchCase, s settings,
+func measureFloor(ctx context.Context, c client.Client, admin *rest.Config, bc benchCase, s settings,
 	res *result, logf func(string, ...any),
 ) error {
 	baseAPI, _ := scrapeAPIServer(ctx, admin)
-	tr, err := startTracker(ctx, c, bc.N, &appsv1.StatefulSetList{}, statefulSetConverged, logf)
+	tr, err := startTracker(ctx, admin, bc.N, &appsv1.StatefulSet{}, statefulSetConverged, logf)
 	if err != nil {
 		return err
 	}
 	defer tr.stop()
-	workers := bc.Concurrency
-	if workers <= 0 {
-		workers = s.workers
-	}
-	logf("floor: creating the children of %d DatabaseClusters with %d goroutines, no operator", bc.N, workers)
-	var writes int64
+	logf("floor: creating the children of %d DatabaseClusters with %d goroutines, no operator", bc.N, bc.Concurrency)
 	waitErr := converge(ctx, c, admin, nil, bc, s, res, tr, func() (err error) {
-		writes, err = createFloor(ctx, c, bc.N, workers, tr)
+		res.OperatorWrites, err = createFloor(ctx, c, bc.N, bc.Concurrency, tr)
 		return err
 	})
 	convAPI, _ := scrapeAPIServer(ctx, admin)
-	res.OperatorWrites = writes
-	res.WritesPerCluster = float64(writes) / float64(bc.N)
+	res.WritesPerCluster = float64(res.OperatorWrites) / float64(bc.N)
 	res.SystemWrites = systemWrites(convAPI) - systemWrites(baseAPI)
 	logf("floor: converged in %.1fs (p50 %.1fs, p99 %.1fs)", res.ConvergenceSec, res.LatencyP50Sec, res.LatencyP99Sec)
 	return waitErr

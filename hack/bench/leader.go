@@ -8,8 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -114,7 +113,7 @@ func runLeaderCase(ctx context.Context, s settings, repeat int) (res leaderResul
 	}
 	began := time.Now()
 	r.cluster, err = controlplane.Start(ctx, controlplane.Options{
-		Nodes: 3, CRDDirectoryPaths: []string{s.crdDir}, Log: s.log, WorkDir: workDir,
+		Nodes: 3, CRDDirectoryPaths: []string{crdDir}, Log: s.log, WorkDir: workDir,
 	})
 	if err != nil {
 		return res, fmt.Errorf("starting the local cluster: %w", err)
@@ -122,10 +121,10 @@ func runLeaderCase(ctx context.Context, s settings, repeat int) (res leaderResul
 	defer func() { err = errors.Join(err, r.cluster.Stop()) }()
 	res.ClusterStartSec = time.Since(began).Seconds()
 	defer func() {
-		if err != nil {
-			r.printLogs()
-		}
 		for _, m := range r.managers {
+			if err != nil { // the cluster's directory is removed unless -workdir is given
+				r.logf("manager %s (%s), last 3 KiB:\n%s", m.Name, m.LogPath, m.LogTail(3072))
+			}
 			m.Kill()
 		}
 	}()
@@ -152,16 +151,11 @@ func runLeaderCase(ctx context.Context, s settings, repeat int) (res leaderResul
 // setUp creates the namespaces and one DatabaseCluster, starts the managers and waits until one
 // leads and has created the cluster's StatefulSet.
 func (r *leaderRun) setUp(ctx context.Context, res *leaderResult) error {
-	c, err := newClient(r.cluster.Config)
+	c, err := newClient(ctx, r.cluster.Config, leader.LeaseNamespace, benchNamespace)
 	if err != nil {
 		return err
 	}
 	r.c = c
-	for _, ns := range []string{leader.LeaseNamespace, benchNamespace} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
-	}
 	dc := newDatabaseCluster("leader")
 	r.key, r.replicas = client.ObjectKeyFromObject(dc), ptr.Deref(dc.Spec.Replicas, 1)
 	if err := c.Create(ctx, dc); err != nil {
@@ -183,7 +177,11 @@ func (r *leaderRun) setUp(ctx context.Context, res *leaderResult) error {
 	if err := r.follower.WaitLogged(ctx, time.Minute, leader.MsgAttemptingLease); err != nil {
 		return err
 	}
-	if err := waitApplied(ctx, leader.ScaleChange(c, r.key, r.replicas), time.Minute); err != nil {
+	applied := func(ctx context.Context) (bool, error) {
+		done, _ := leader.ScaleChange(c, r.key, r.replicas).Applied(ctx)
+		return done, nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, applied); err != nil {
 		return fmt.Errorf("the first leader did not create the StatefulSet: %w", err)
 	}
 	lease, err := leader.GetLease(ctx, c)
@@ -237,34 +235,4 @@ func (r *leaderRun) startManager(ctx context.Context) (*leader.Manager, error) {
 	}
 	r.managers = append(r.managers, m)
 	return m, nil
-}
-
-// printLogs writes the end of every manager's log, for a failed case (the cluster's directory
-// is removed unless -workdir is given).
-func (r *leaderRun) printLogs() {
-	for _, m := range r.managers {
-		r.logf("manager %s (%s), last 3 KiB:\n%s", m.Name, m.LogPath, m.LogTail(3072))
-	}
-}
-
-// waitApplied waits until change is applied.
-func waitApplied(ctx context.Context, change leader.Change, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		applied, err := change.Applied(ctx)
-		if applied {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			if err != nil {
-				return fmt.Errorf("not applied within %s: %w", timeout, err)
-			}
-			return fmt.Errorf("not applied within %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -47,6 +47,9 @@ const podsPerNode = 110
 // stampLayout names results and profiles by their UTC start.
 const stampLayout = "20060102T150405Z"
 
+// crdDir holds the operator's CRDs; the benchmark runs from the repository's root.
+const crdDir = "config/crd/bases"
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -66,36 +69,20 @@ type report struct {
 }
 
 func run() error {
-	var (
-		ns, concs, qpss, bursts string
-		nodes                   int
-		out                     string
-		managerArgs             string
-		apiServerArgs           string
-		schedulerArgs           string
-		verbose                 bool
-		failOnIdleWrites        bool
-		leaderCase, leaderOnly  bool
-		leaderRepeat            int
-		floor                   bool
-		repeat                  int
-		renderDoc, resultsDir   string
-		tablesOf                string
-		check                   bool
-		s                       settings
-	)
+	var ns, concs, qpss, bursts, out, managerArgs, apiServerArgs, schedulerArgs, renderDoc, resultsDir, tablesOf string
+	var verbose, failOnIdleWrites, leaderCase, leaderOnly, floor, check bool
+	var leaderRepeat, repeat int
+	var s settings
 	flag.StringVar(&ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
 	flag.StringVar(&concs, "concurrency", "16", "--max-concurrent-reconciles values of the manager, comma separated (16 is the manager's own default).")
 	flag.StringVar(&qpss, "qps", "50", "--kube-api-qps values of the manager, comma separated, paired with -burst.")
 	flag.StringVar(&bursts, "burst", "100", "--kube-api-burst values, comma separated, one per -qps value (or one for all).")
 	flag.BoolVar(&floor, "floor", false, "Before each case, a floor case of the same N and nodes: no operator, a plain client creates "+
-		"the children the operator would (its own builders) with -workers goroutines and waits until every StatefulSet is ready. "+
+		"the children the operator would (its own builders) with -concurrency goroutines and waits until every StatefulSet is ready. "+
 		"The overhead ratio is the operator's convergence divided by the floor's.")
 	flag.IntVar(&repeat, "repeat", 1, "Run the list of cases this many times (with -floor: floor, operator, floor, operator, ...).")
-	flag.IntVar(&nodes, "nodes", 0, fmt.Sprintf("Simulated nodes (default: enough for N pods at %d per node +10%%, at least 3).", podsPerNode))
 	flag.DurationVar(&s.idle, "idle", 5*time.Minute, "Idle window after convergence, in which the operator should not write.")
 	flag.DurationVar(&s.rawDuration, "raw-duration", 5*time.Second, "How long the raw write rate is measured.")
-	flag.IntVar(&s.workers, "workers", 8, "Parallel workers of the raw write measurement and of the DatabaseCluster creates.")
 	flag.DurationVar(&s.timeout, "timeout", 30*time.Minute, "Bound on the convergence of one case.")
 	flag.StringVar(&s.manager, "manager", "bin/manager", "Manager binary.")
 	flag.StringVar(&managerArgs, "manager-args", "", "Extra manager flags, space separated.")
@@ -103,10 +90,7 @@ func run() error {
 		"Extra kube-apiserver flags, space separated (the default makes room for the ClusterIPs of more than ~250 clusters).")
 	flag.StringVar(&schedulerArgs, "scheduler-args", "--kube-api-qps=1000 --kube-api-burst=2000",
 		"Extra kube-scheduler flags, space separated (the default lifts its 50 QPS client limit, as kube-controller-manager's is).")
-	flag.StringVar(&s.crdDir, "crd-dir", "config/crd/bases", "CRD directory.")
 	flag.StringVar(&s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
-	flag.DurationVar(&s.scrapeInterval, "scrape-interval", 30*time.Second, "How often the manager's /metrics is read for its heap while the clusters converge "+
-		"(Prometheus's default scrape interval, which the operator's ServiceMonitor keeps: every scrape builds every series, so more often adds load).")
 	flag.StringVar(&s.heapDir, "heap-profile-dir", "", "Keep each operator case's heap profile (end of the idle window, after a GC) in this directory, for go tool pprof.")
 	flag.StringVar(&s.cpuProfileDir, "cpu-profile-dir", "", "Keep CPU profiles of kube-apiserver (every case) and of the manager (operator cases), taken from the first create for -cpu-profile-duration, in this directory, for go tool pprof.")
 	flag.DurationVar(&s.cpuProfileDuration, "cpu-profile-duration", 30*time.Second, "Length of the CPU profile of -cpu-profile-dir (whole seconds).")
@@ -123,37 +107,39 @@ func run() error {
 	flag.StringVar(&resultsDir, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
 	flag.BoolVar(&check, "check", false, "With -render-docs: write nothing; exit 1 when the file differs from what would be rendered.")
 	flag.Parse()
-	if tablesOf != "" {
-		return printRunTables(os.Stdout, tablesOf)
-	}
-	if renderDoc != "" {
-		if resultsDir == "" {
-			return errors.New("-render-docs needs -results DIR")
+	switch {
+	case tablesOf != "":
+		f, err := readResult(tablesOf, filepath.Dir(tablesOf))
+		if err == nil {
+			_, err = io.WriteString(os.Stdout, renderRun(f))
 		}
+		return err
+	case renderDoc != "" && resultsDir != "":
 		return renderDocs(os.Stdout, renderDoc, resultsDir, check)
+	case renderDoc != "" || resultsDir != "" || check:
+		return errors.New("-render-docs, -results and -check go together (-check optional)")
+	case leaderRepeat < 1 || repeat < 1:
+		return errors.New("-leader-repeat and -repeat must be at least 1")
+	case s.cpuProfileDir != "" && s.cpuProfileDuration < time.Second:
+		return errors.New("-cpu-profile-duration must be at least 1s")
 	}
-	if resultsDir != "" || check {
-		return errNoRender
-	}
-	s.managerArgs = strings.Fields(managerArgs)
-	s.apiServerArgs = strings.Fields(apiServerArgs)
-	s.schedulerArgs = strings.Fields(schedulerArgs)
+	s.managerArgs, s.apiServerArgs, s.schedulerArgs = strings.Fields(managerArgs), strings.Fields(apiServerArgs), strings.Fields(schedulerArgs)
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard))) // envtest logs through controller-runtime; its lines add nothing here.
 	s.log = os.Stderr
 	if !verbose {
 		s.log = filteredLog{os.Stderr}
 	}
-	cases, err := buildCases(ns, concs, qpss, bursts, nodes)
+	cases, err := buildCases(ns, concs, qpss, bursts, floor, repeat)
 	if err != nil {
 		return err
 	}
-	if leaderRepeat < 1 || repeat < 1 {
-		return errors.New("-leader-repeat and -repeat must be at least 1")
+	for _, dir := range []string{s.heapDir, s.cpuProfileDir} {
+		if dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
 	}
-	if err := s.prepare(); err != nil {
-		return err
-	}
-	cases = withFloor(cases, floor, repeat)
 	if leaderOnly {
 		cases, leaderCase = nil, true
 	}
@@ -161,25 +147,29 @@ func run() error {
 	defer stop()
 
 	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
-		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(s.workers),
-		"count": countAudit, "managerArgs": managerArgs, "scrapeInterval": s.scrapeInterval.String(),
+		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(workers),
+		"count": countAudit, "managerArgs": managerArgs, "scrapeInterval": scrapeInterval.String(),
 		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
 		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
 		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
 	}}
 	errs := runCases(ctx, cases, s, failOnIdleWrites, &rep)
 	if leaderCase && ctx.Err() == nil {
-		errs = append(errs, runLeader(ctx, s, leaderRepeat, &rep))
+		fmt.Fprintf(os.Stderr, "bench: leader case: %d managers, %d runs per signal\n", leaderManagers, leaderRepeat)
+		res, err := runLeaderCase(ctx, s, leaderRepeat)
+		if err != nil {
+			res.Error = err.Error()
+			errs = append(errs, fmt.Errorf("leader case: %w", err))
+		}
+		rep.Leader = &res
 	}
 	rep.Finished = time.Now().UTC()
 	path, err := writeReport(out, rep)
 	fmt.Print(renderRun(resultFile{Name: path, Link: filepath.Base(path), Rep: rep}))
-	if err != nil {
-		errs = append(errs, err)
-	} else {
+	if err == nil {
 		fmt.Printf("\nResults written to %s\n", path)
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, err)...)
 }
 
 // runCases runs the scale cases one after the other into rep, until ctx ends.
@@ -203,18 +193,6 @@ func runCases(ctx context.Context, cases []benchCase, s settings, failOnIdleWrit
 	return errs
 }
 
-// runLeader runs the leader case into rep.
-func runLeader(ctx context.Context, s settings, repeat int, rep *report) error {
-	fmt.Fprintf(os.Stderr, "bench: leader case: %d managers, %d runs per signal\n", leaderManagers, repeat)
-	res, err := runLeaderCase(ctx, s, repeat)
-	if err != nil {
-		res.Error = err.Error()
-		err = fmt.Errorf("leader case: %w", err)
-	}
-	rep.Leader = &res
-	return err
-}
-
 // filteredLog drops the local cluster's progress lines, keeping the benchmark's.
 type filteredLog struct{ w io.Writer }
 
@@ -225,52 +203,29 @@ func (f filteredLog) Write(p []byte) (int, error) {
 	return f.w.Write(p)
 }
 
-func buildCases(ns, concs, qpss, bursts string, nodes int) ([]benchCase, error) {
-	nList, err := ints(ns)
-	if err != nil {
-		return nil, fmt.Errorf("-n: %w", err)
-	}
-	cList, err := ints(concs)
-	if err != nil {
-		return nil, fmt.Errorf("-concurrency: %w", err)
-	}
-	bList, err := ints(bursts)
-	if err != nil {
-		return nil, fmt.Errorf("-burst: %w", err)
-	}
-	var qList []float64
-	for f := range strings.SplitSeq(qpss, ",") {
-		q, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil {
-			return nil, fmt.Errorf("-qps: %w", err)
-		}
-		qList = append(qList, q)
+// buildCases lists the cases of every combination of the lists, repeat times, each preceded by
+// its floor case when floor is set: the cases alternate, so that a noisy machine treats both
+// alike. Nodes are enough for N pods at podsPerNode per node +10%, at least 3.
+func buildCases(ns, concs, qpss, bursts string, floor bool, repeat int) ([]benchCase, error) {
+	nList, err1 := parseList(ns, positive)
+	cList, err2 := parseList(concs, positive)
+	bList, err3 := parseList(bursts, positive)
+	qList, err4 := parseList(qpss, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil, fmt.Errorf("-n, -concurrency, -qps, -burst: %w", err)
 	}
 	if len(bList) != 1 && len(bList) != len(qList) {
 		return nil, errors.New("-burst needs one value, or one per -qps value")
 	}
 	var cases []benchCase
 	for _, n := range nList {
-		nn := nodes
-		if nn <= 0 {
-			nn = max(3, (n*11/10+podsPerNode-1)/podsPerNode)
-		}
+		nodes := max(3, (n*11/10+podsPerNode-1)/podsPerNode)
 		for _, c := range cList {
 			for i, q := range qList {
-				b := bList[0]
-				if len(bList) > 1 {
-					b = bList[i]
-				}
-				cases = append(cases, benchCase{N: n, Nodes: nn, Concurrency: c, QPS: q, Burst: b})
+				cases = append(cases, benchCase{N: n, Nodes: nodes, Concurrency: c, QPS: q, Burst: bList[min(i, len(bList)-1)]})
 			}
 		}
 	}
-	return cases, nil
-}
-
-// withFloor repeats cases repeat times, each preceded by its floor case when floor is set: the
-// cases alternate, so that a noisy machine treats both alike.
-func withFloor(cases []benchCase, floor bool, repeat int) []benchCase {
 	var out []benchCase
 	for range repeat {
 		for _, c := range cases {
@@ -280,19 +235,28 @@ func withFloor(cases []benchCase, floor bool, repeat int) []benchCase {
 			out = append(out, c)
 		}
 	}
-	return out
+	return out, nil
 }
 
-func ints(list string) ([]int, error) {
-	var out []int
+// parseList parses a comma-separated list.
+func parseList[T any](list string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
 	for f := range strings.SplitSeq(list, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
+		v, err := parse(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+func positive(s string) (int, error) {
+	v, err := strconv.Atoi(s)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a positive integer", s)
+	}
+	return v, nil
 }
 
 // machine describes where the benchmark ran: absolute figures only compare on one machine.
@@ -332,23 +296,4 @@ func writeReport(dir string, rep report) (string, error) {
 	}
 	path := filepath.Join(dir, rep.Started.Format(stampLayout)+".json")
 	return path, os.WriteFile(path, data, 0o644)
-}
-
-// prepare refuses settings a case cannot run with and creates the profile directories.
-func (s settings) prepare() error {
-	if s.scrapeInterval <= 0 {
-		return errors.New("-scrape-interval must be positive")
-	}
-	if s.cpuProfileDir != "" && s.cpuProfileDuration < time.Second {
-		return errors.New("-cpu-profile-duration must be at least 1s")
-	}
-	for _, dir := range []string{s.heapDir, s.cpuProfileDir} {
-		if dir == "" {
-			continue
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	return nil
 }

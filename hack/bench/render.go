@@ -1,19 +1,51 @@
 package main
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
+
+// The report (docs/benchmarks.md) holds summary tables, each rendered from the JSON results it
+// names, between two lines:
+//
+//	<!-- bench:table KIND FILE... -->
+//	<!-- bench:end -->
+//
+// KIND is one of the summaryKinds; FILE is a file of -results (its base name), or "all" for
+// every result that has scale cases. The text outside these blocks may quote only figures that
+// a rendered table holds (checkFigures), so every number of the report comes from a JSON file.
+const (
+	blockPrefix = "<!-- bench:table "
+	blockSuffix = " -->"
+	blockEnd    = "<!-- bench:end -->"
+)
+
+// summaryKinds render one table each from the named files.
+var summaryKinds = map[string]func(files []resultFile) mdTable{
+	"overhead": overheadTable,
+	"writes": caseTable("run", "case", "writes/DC", "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
+		"idle s", "idle writes", "idle reads"),
+	"memory": caseTable("run", "case", "baseline RSS MiB", "peak RSS MiB", "RSS/1k DC MiB", "peak heap MiB", "end heap MiB",
+		"manager CPU s", "GCs"),
+	"growth": growthTable,
+	"leader": leaderTable,
+	// runs is the index of the runs: the figures the experiments compare.
+	"runs": caseTable("run", "case", "counted by", "converge s", "overhead", "writes/DC", "status patches/DC",
+		"reconcile errors", "RSS/1k DC MiB", "peak heap MiB", "manager CPU s", "idle writes"),
+}
 
 // resultFile is one JSON result as the documents show it.
 type resultFile struct {
@@ -24,10 +56,10 @@ type resultFile struct {
 	Rep  report
 }
 
-// renderDocs renders the summary tables of the report doc (summary.go) from the JSON results in
-// dir and checks that the report's text quotes only figures those tables hold and that every
-// result is named by a table. With check it writes nothing and fails when doc differs from what
-// it would write.
+// renderDocs renders the summary tables of the report doc from the JSON results in dir and
+// checks that the report's text quotes only figures those tables hold and that every result is
+// named by a table. With check it writes nothing and fails when doc differs from what it would
+// write.
 func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	files, err := loadResults(doc, dir)
 	if err != nil {
@@ -46,7 +78,7 @@ func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	}
 	var unnamed []string
 	for _, f := range files {
-		if !named[filepath.Base(f.Name)] {
+		if !named[path.Base(f.Name)] {
 			unnamed = append(unnamed, f.Name)
 		}
 	}
@@ -67,29 +99,16 @@ func renderDocs(w io.Writer, doc, dir string, check bool) error {
 	return err
 }
 
-// printRunTables writes every table of one result file as markdown to w.
-func printRunTables(w io.Writer, file string) error {
-	f, err := readResult(file, filepath.Dir(file))
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(w, renderRun(f))
-	return err
-}
-
 // loadResults reads every *.json of dir, sorted by name, linked from the directory of doc.
 func loadResults(doc, dir string) ([]resultFile, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("no JSON results in %s", dir)
+	if err != nil || len(paths) == 0 {
+		return nil, cmp.Or(err, fmt.Errorf("no JSON results in %s", dir))
 	}
 	slices.Sort(paths)
 	var files []resultFile
-	for _, path := range paths {
-		f, err := readResult(path, filepath.Dir(doc))
+	for _, p := range paths {
+		f, err := readResult(p, filepath.Dir(doc))
 		if err != nil {
 			return nil, err
 		}
@@ -99,96 +118,199 @@ func loadResults(doc, dir string) ([]resultFile, error) {
 }
 
 // readResult reads one JSON result, linked from docDir.
-func readResult(path, docDir string) (resultFile, error) {
-	f := resultFile{Name: filepath.ToSlash(path)}
-	data, err := os.ReadFile(path)
+func readResult(file, docDir string) (resultFile, error) {
+	f := resultFile{Name: filepath.ToSlash(file)}
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return f, err
 	}
 	if err := json.Unmarshal(data, &f.Rep); err != nil {
-		return f, fmt.Errorf("%s: %w", path, err)
+		return f, fmt.Errorf("%s: %w", file, err)
 	}
 	if f.Rep.Started.IsZero() || (len(f.Rep.Results) == 0 && f.Rep.Leader == nil) {
-		return f, fmt.Errorf("%s: not a result of hack/bench (no started, results or leader)", path)
+		return f, fmt.Errorf("%s: not a result of hack/bench (no started, results or leader)", file)
 	}
-	from, err := filepath.Abs(docDir)
-	if err != nil {
-		return f, err
-	}
-	to, err := filepath.Abs(path)
-	if err != nil {
-		return f, err
-	}
-	link, err := filepath.Rel(from, to)
+	from, err1 := filepath.Abs(docDir)
+	to, err2 := filepath.Abs(file)
+	link, err3 := filepath.Rel(from, to)
 	f.Link = filepath.ToSlash(link)
-	return f, err
+	return f, cmp.Or(err1, err2, err3)
 }
 
 // firstDifference names the first line where have and want differ.
 func firstDifference(have, want string) string {
-	h, w := strings.Split(have, "\n"), strings.Split(want, "\n")
-	for i := range max(len(h), len(w)) {
-		if i >= len(h) || i >= len(w) || h[i] != w[i] {
-			return fmt.Sprintf("line %d is %.120q, rendered %.120q", i+1, line(h, i), line(w, i))
+	h, w := strings.Split(have+"\n", "\n"), strings.Split(want+"\n", "\n")
+	i := 0
+	for i < min(len(h), len(w))-1 && h[i] == w[i] {
+		i++
+	}
+	return fmt.Sprintf("line %d is %.120q, rendered %.120q", i+1, h[i], w[i])
+}
+
+// renderBlocks replaces the content of every block of doc with its rendered table. It returns
+// the new document, the text of all rendered tables and the JSON files the blocks named.
+func renderBlocks(doc string, files []resultFile) (string, string, map[string]bool, error) {
+	lines := strings.Split(doc, "\n")
+	var out []string
+	var tables strings.Builder
+	named := map[string]bool{}
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		out = append(out, l)
+		if strings.TrimSpace(l) == blockEnd {
+			return "", "", nil, fmt.Errorf("line %d: %s without %s", i+1, blockEnd, blockPrefix)
+		}
+		if !strings.HasPrefix(l, blockPrefix) {
+			continue
+		}
+		end := i + 1
+		for end < len(lines) && strings.TrimSpace(lines[end]) != blockEnd {
+			if strings.HasPrefix(lines[end], blockPrefix) {
+				return "", "", nil, fmt.Errorf("line %d: a block opened on line %d is not closed by %s", end+1, i+1, blockEnd)
+			}
+			end++
+		}
+		if end == len(lines) {
+			return "", "", nil, fmt.Errorf("line %d: no %s after the block", i+1, blockEnd)
+		}
+		kind, sel, err := parseBlock(i+1, l, files)
+		if err != nil {
+			return "", "", nil, err
+		}
+		for _, f := range sel {
+			named[path.Base(f.Name)] = true
+		}
+		table := strings.TrimSpace(kind(sel).String())
+		tables.WriteString(table + "\n")
+		out = append(out, "", table, "", blockEnd)
+		i = end
+	}
+	return strings.Join(out, "\n"), tables.String(), named, nil
+}
+
+// parseBlock reads the block marker l on line n: its kind, and the results it names in its
+// order ("all": every result with scale cases, in name order).
+func parseBlock(n int, l string, files []resultFile) (func([]resultFile) mdTable, []resultFile, error) {
+	if !strings.HasSuffix(l, blockSuffix) {
+		return nil, nil, fmt.Errorf("line %d: a block marker ends with %q", n, blockSuffix)
+	}
+	fields := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(l, blockPrefix), blockSuffix))
+	if len(fields) < 2 {
+		return nil, nil, fmt.Errorf("line %d: a block names a kind and at least one file", n)
+	}
+	kind := summaryKinds[fields[0]]
+	if kind == nil {
+		return nil, nil, fmt.Errorf("line %d: unknown kind %q (kinds: %s)", n, fields[0], strings.Join(sortedKeys(summaryKinds), ", "))
+	}
+	var sel []resultFile
+	for _, name := range fields[1:] {
+		i := slices.IndexFunc(files, func(f resultFile) bool { return path.Base(f.Name) == name })
+		switch {
+		case name == "all":
+			for _, f := range files {
+				if len(f.Rep.Results) > 0 {
+					sel = append(sel, f)
+				}
+			}
+		case i < 0:
+			return nil, nil, fmt.Errorf("line %d: no result %s in the results directory", n, name)
+		default:
+			sel = append(sel, files[i])
 		}
 	}
-	return "no difference"
+	return kind, sel, nil
 }
 
-func line(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
+var (
+	// figureRE is a number with a decimal point; isFigure tells a figure from a version or a goal.
+	figureRE = regexp.MustCompile(`\d+(\.\d+)+`)
+	// quotedRE is what the figure check skips: code spans, link targets and HTML comments.
+	quotedRE = regexp.MustCompile("`[^`]*`|\\]\\([^)]*\\)|<!--.*?-->")
+	// cellSplitRE splits a rendered table into the figures it holds.
+	cellSplitRE = regexp.MustCompile(`[^0-9.]+`)
+)
+
+// checkFigures fails when the text of doc outside the blocks quotes a figure (a number with a
+// decimal point) that no rendered table of the document holds.
+func checkFigures(doc, tables string) error {
+	held := map[string]bool{}
+	for _, f := range cellSplitRE.Split(tables, -1) {
+		held[strings.Trim(f, ".")] = true
 	}
-	return ""
+	var missing []string
+	inBlock, inFence := false, false
+	for i, l := range strings.Split(doc, "\n") {
+		switch {
+		case strings.HasPrefix(l, blockPrefix):
+			inBlock = true
+		case strings.TrimSpace(l) == blockEnd:
+			inBlock = false
+			continue
+		case strings.HasPrefix(strings.TrimSpace(l), "```"):
+			inFence = !inFence
+			continue
+		}
+		if inBlock || inFence {
+			continue
+		}
+		text := quotedRE.ReplaceAllString(l, " ")
+		for _, m := range figureRE.FindAllStringIndex(text, -1) {
+			if fig := text[m[0]:m[1]]; isFigure(text[:m[0]], fig) && !held[fig] {
+				missing = append(missing, fmt.Sprintf("line %d: %s", i+1, fig))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("figures in the text that no rendered table holds (quote them from a table, or add the run's table): %s",
+			strings.Join(missing, "; "))
+	}
+	return nil
 }
 
-// mdTable is a markdown table; right marks the columns aligned right (numbers).
+// isFigure tells whether the number fig, which follows before in a line of text, is a measured
+// figure: not part of a version (HTTP/1.1, v1.37.1: a letter, "/" or "." before it, or a second
+// point in it) and not a goal ("≤ 1.15").
+func isFigure(before, fig string) bool {
+	if strings.Count(fig, ".") > 1 {
+		return false
+	}
+	if r, _ := utf8.DecodeLastRuneInString(before); r == '/' || r == '.' || r == '-' || unicode.IsLetter(r) {
+		return false
+	}
+	return !strings.HasSuffix(strings.TrimRight(before, " "), "≤")
+}
+
+// mdTable is a markdown table. Its first column, and those whose header leftColumns holds, are
+// aligned left; the others, numbers, right.
 type mdTable struct {
 	header []string
-	right  []bool
 	rows   [][]string
 }
 
-// newTable is a table whose first column is aligned left and the others right.
-func newTable(header ...string) mdTable {
-	t := mdTable{header: header, right: make([]bool, len(header))}
-	for i := 1; i < len(header); i++ {
-		t.right[i] = true
-	}
-	return t
-}
+var leftColumns = map[string]bool{"case": true, "counted by": true, "operator": true, "stop": true, "value": true,
+	"change made while nobody led": true}
 
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-func (t mdTable) write(b *bytes.Buffer) {
+func (t mdTable) String() string {
+	var b strings.Builder
 	row := func(cells []string) {
 		b.WriteString("|")
 		for _, c := range cells {
-			b.WriteString(" " + escapeCell(c) + " |")
+			b.WriteString(" " + cmp.Or(strings.ReplaceAll(c, "|", `\|`), "–") + " |")
 		}
 		b.WriteString("\n")
 	}
 	row(t.header)
 	b.WriteString("|")
-	for _, right := range t.right {
-		b.WriteString(map[bool]string{false: "---|", true: "---:|"}[right])
+	for i, h := range t.header {
+		b.WriteString(map[bool]string{false: "---:|", true: "---|"}[i == 0 || leftColumns[h]])
 	}
 	b.WriteString("\n")
 	for _, r := range t.rows {
 		row(r)
 	}
-}
-
-func escapeCell(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return strings.ReplaceAll(s, "|", `\|`)
-}
-
-// caption writes the line above a table: what it shows and the JSON file it came from.
-func caption(b *bytes.Buffer, f resultFile, what string) {
-	fmt.Fprintf(b, "\n%s — from [`%s`](%s):\n\n", what, f.Name, f.Link)
+	return b.String()
 }
 
 func fixed(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
@@ -235,23 +357,211 @@ func caseLabel(c benchCase) string {
 
 // runLink is the short name of a result in the tables (its UTC start), linked to it.
 func runLink(f resultFile) string {
-	stamp, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f.Name), ".json"), "-")
+	stamp, _, _ := strings.Cut(strings.TrimSuffix(path.Base(f.Name), ".json"), "-")
 	return fmt.Sprintf("[%s](%s)", stamp, f.Link)
 }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// caseColumns are the cells, by header, of the summary tables with a row per successful
+// operator case.
+var caseColumns = map[string]func(f resultFile, r result) string{
+	"run":  func(f resultFile, _ result) string { return runLink(f) },
+	"case": func(_ resultFile, r result) string { return caseLabel(r.Case) },
+	// Results written before the setting existed were counted by a proxy since removed.
+	"counted by": func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
+	"converge s": func(_ resultFile, r result) string { return fixed(r.ConvergenceSec, 1) },
+	"overhead":   overheadOf,
+	"writes/DC":  func(_ resultFile, r result) string { return fixed(r.WritesPerCluster, 2) },
+	"status patches/DC": func(_ resultFile, r result) string {
+		const key = "patch databaseclusters.database.seed1b407122.io/status"
+		return fixed(perCluster(float64(r.Converge.ByVerbResource[key]), r.Case.N), 2)
+	},
+	"reads/DC":         func(_ resultFile, r result) string { return fixed(r.ReadsPerCluster, 2) },
+	"reconciles/DC":    func(_ resultFile, r result) string { return fixed(r.ReconcilesPerDC, 2) },
+	"reconcile errors": func(_ resultFile, r result) string { return fixed(r.ReconcileErrors, 0) },
+	"idle s":           func(_ resultFile, r result) string { return fixed(r.IdleSec, 0) },
+	"idle writes":      func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleWrites, 10) },
+	"idle reads":       func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleReads, 10) },
+	"baseline RSS MiB": func(_ resultFile, r result) string { return mibCell(float64(r.BaselineRSS)) },
+	"peak RSS MiB":     func(_ resultFile, r result) string { return mibCell(float64(r.PeakRSS)) },
+	"RSS/1k DC MiB":    func(_ resultFile, r result) string { return mibCell(r.RSSPer1000) },
+	"peak heap MiB":    func(_ resultFile, r result) string { return mibCell(r.PeakHeap) },
+	"end heap MiB":     func(_ resultFile, r result) string { return mibCell(r.EndHeap) },
+	"manager CPU s":    func(_ resultFile, r result) string { return measuredCell(r.ManagerCPUSec, 1) },
+	"GCs":              func(_ resultFile, r result) string { return measuredCell(r.ManagerGCs, 0) },
+}
+
+// caseTable is a summary kind with a row per successful operator case of the files, in their
+// order, and the caseColumns of headers.
+func caseTable(headers ...string) func([]resultFile) mdTable {
+	return func(files []resultFile) mdTable {
+		t := mdTable{header: headers}
+		for _, f := range files {
+			for _, r := range f.Rep.Results {
+				if r.Case.Floor || r.Error != "" {
+					continue
+				}
+				var row []string
+				for _, h := range headers {
+					row = append(row, caseColumns[h](f, r))
+				}
+				t.add(row...)
+			}
+		}
+		return t
+	}
+}
+
+// overheadOf is the convergence overhead of f's operator cases of r's N and configuration, or
+// "—" when the file has no floor case of that N.
+func overheadOf(f resultFile, r result) string {
+	for _, o := range overheads(f.Rep.Results) {
+		if o.N == r.Case.N && o.Config == configLabel(r.Case) {
+			return fixed(o.ratio(convergence), 2)
+		}
+	}
+	return "—"
+}
+
+func overheadTable(files []resultFile) mdTable {
+	t := mdTable{header: []string{"run", "N", "operator", "floor converge s", "operator converge s", "overhead",
+		"overhead p50 / p99", "busy CPU, operator ÷ floor"}}
+	p50 := func(r result) float64 { return r.LatencyP50Sec }
+	p99 := func(r result) float64 { return r.LatencyP99Sec }
+	for _, f := range files {
+		for _, o := range overheads(f.Rep.Results) {
+			t.add(runLink(f), strconv.Itoa(o.N), o.Config, convergences(o.Floor), convergences(o.Operator),
+				fixed(o.ratio(convergence), 2), fixed(o.ratio(p50), 2)+" / "+fixed(o.ratio(p99), 2), o.busyRatio())
+		}
+	}
+	return t
+}
+
+func growthTable(files []resultFile) mdTable {
+	t := mdTable{header: []string{"run", "N", "floor converge s", "operator converge s", "overhead", "writes/DC",
+		"RSS/1k DC MiB", "manager CPU ms/DC"}}
+	for _, f := range files {
+		for _, o := range growth(f.Rep.Results) {
+			t.add(runLink(f), strconv.Itoa(o.N), fixed(meanBy(o.Floor, convergence), 1), fixed(meanBy(o.Operator, convergence), 1),
+				fixed(o.ratio(convergence), 2), fixed(meanBy(o.Operator, func(r result) float64 { return r.WritesPerCluster }), 2),
+				fixed(meanBy(o.Operator, func(r result) float64 { return mib(r.RSSPer1000) }), 1),
+				measuredCell(meanBy(o.Operator, func(r result) float64 { return r.ManagerCPUSec * 1000 / float64(r.Case.N) }), 0))
+		}
+	}
+	return t
+}
+
+func leaderTable(files []resultFile) mdTable {
+	t := mdTable{header: []string{"run", "stop", "runs", "min s", "median s", "max s", "Lease moved, median s",
+		"workers started, median s"}}
+	for _, f := range files {
+		if l := f.Rep.Leader; l != nil {
+			for _, m := range l.modes() {
+				t.add(runLink(f), m.name+" ("+m.Signal+")", strconv.Itoa(m.Total.Runs), fixed(m.Total.MinSec, 2),
+					fixed(m.Total.MedianSec, 2), fixed(m.Total.MaxSec, 2), fixed(m.LeaseMoved.MedianSec, 2),
+					fixed(m.Workers.MedianSec, 2))
+			}
+		}
+	}
+	return t
+}
+
+// overhead compares, for one N and one operator configuration, the operator cases of a run
+// with its floor cases of that N (the successful ones, in the order they ran).
+type overhead struct {
+	N               int
+	Config          string
+	Floor, Operator []result
+}
+
+// overheads pairs, for each N, every operator configuration's cases with the floor cases of
+// that N, ordered by N and configuration; an N without both is left out.
+func overheads(results []result) []overhead {
+	floors := map[int][]result{}
+	byKey := map[string]*overhead{}
+	for _, r := range results {
+		switch key := caseLabel(r.Case); {
+		case r.Error != "":
+		case r.Case.Floor:
+			floors[r.Case.N] = append(floors[r.Case.N], r)
+		case byKey[key] == nil:
+			byKey[key] = &overhead{N: r.Case.N, Config: configLabel(r.Case), Operator: []result{r}}
+		default:
+			byKey[key].Operator = append(byKey[key].Operator, r)
+		}
+	}
+	var out []overhead
+	for _, o := range byKey {
+		if o.Floor = floors[o.N]; len(o.Floor) > 0 {
+			out = append(out, *o)
+		}
+	}
+	slices.SortFunc(out, func(a, b overhead) int { return cmp.Or(cmp.Compare(a.N, b.N), cmp.Compare(a.Config, b.Config)) })
+	return out
+}
+
+// growth is the overheads of a run of one operator configuration at two or more N, or nil:
+// a growth curve compares one configuration.
+func growth(results []result) []overhead {
+	all := overheads(results)
+	if len(all) < 2 || slices.ContainsFunc(all, func(o overhead) bool { return o.Config != all[0].Config }) {
+		return nil
+	}
+	return all
+}
+
+// ratio is the operator cases' mean of figure over the floor cases': the overhead of having
+// the operator in the loop.
+func (o overhead) ratio(figure func(result) float64) float64 {
+	if f := meanBy(o.Floor, figure); f > 0 {
+		return meanBy(o.Operator, figure) / f
+	}
+	return 0
+}
+
+// busyRatio is the ratio of the machine's busy CPU, or "—" when a case has no CPU figure. On a
+// machine whose cores are all busy in both, it is what the overhead should be if the
+// operator's cost were only the CPU it (and the work it asks of the others) takes.
+func (o overhead) busyRatio() string {
+	noCPU := func(r result) bool { return r.CPUByProcess[machineBusy] == 0 }
+	if slices.ContainsFunc(o.Floor, noCPU) || slices.ContainsFunc(o.Operator, noCPU) {
+		return "—"
+	}
+	return fixed(o.ratio(func(r result) float64 { return r.CPUByProcess[machineBusy] }), 2)
+}
+
+// meanBy is the mean of figure over rs.
+func meanBy(rs []result, figure func(result) float64) float64 {
+	total := 0.0
+	for _, r := range rs {
+		total += figure(r)
+	}
+	return total / float64(max(len(rs), 1))
+}
+
+// convergences lists the convergence seconds of rs, comma separated.
+func convergences(rs []result) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, fixed(r.ConvergenceSec, 1))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func convergence(r result) float64 { return r.ConvergenceSec }
 
 // renderRun renders every table of one result file: the run, its overhead and growth tables,
 // every figure of every case, and the leader case.
 func renderRun(f resultFile) string {
-	var b bytes.Buffer
+	var b strings.Builder
 	fmt.Fprintf(&b, "### `%s`\n", f.Name)
-	caption(&b, f, "Run")
-	t := runTable(f.Rep)
-	t.write(&b)
 	one := []resultFile{f}
 	for _, s := range []struct {
 		what  string
 		table mdTable
 	}{
+		{"Run", runTable(f.Rep)},
 		{"Overhead against the floor: the operator's convergence over the floor's, means of the cases", overheadTable(one)},
 		{"Growth with N (means of the cases of each N)", growthTable(one)},
 		{"Every figure of every case", figuresTable(f.Rep.Results)},
@@ -259,8 +569,7 @@ func renderRun(f resultFile) string {
 		{"Every leader run, seconds from the signal", leaderRunsTable(f.Rep.Leader)},
 	} {
 		if len(s.table.rows) > 0 {
-			caption(&b, f, s.what)
-			s.table.write(&b)
+			fmt.Fprintf(&b, "\n%s — from [`%s`](%s):\n\n%s", s.what, f.Name, f.Link, s.table)
 		}
 	}
 	return b.String()
@@ -268,8 +577,7 @@ func renderRun(f resultFile) string {
 
 // runTable shows where and how a run ran.
 func runTable(rep report) mdTable {
-	t := newTable("key", "value")
-	t.right[1] = false
+	t := mdTable{header: []string{"key", "value"}}
 	t.add("started", rep.Started.UTC().Format(time.RFC3339))
 	if !rep.Finished.IsZero() {
 		t.add("finished", rep.Finished.UTC().Format(time.RFC3339))
@@ -305,10 +613,7 @@ var caseFigures = []struct {
 	{"op writes/DC", func(r result) string { return fixed(r.WritesPerCluster, 2) }},
 	{"op reads/DC", func(r result) string { return fixed(r.ReadsPerCluster, 2) }},
 	{"op watches", func(r result) string { return strconv.FormatInt(r.OperatorWatches, 10) }},
-	{"ideal s (op writes at the raw rate)", func(r result) string { return fixed(r.IdealSec, 1) }},
-	{"converge ÷ ideal", func(r result) string { return fixed(r.Ratio, 1) }},
 	{"all clients' writes/DC", func(r result) string { return fixed(perCluster(r.SystemWrites, r.Case.N), 1) }},
-	{"converge ÷ all writes at the raw rate", func(r result) string { return fixed(r.SystemRatio, 2) }},
 	{"reconciles/DC", func(r result) string { return fixed(r.ReconcilesPerDC, 2) }},
 	{"reconcile errors", func(r result) string { return fixed(r.ReconcileErrors, 0) }},
 	{"mean reconcile ms", func(r result) string { return fixed(r.MeanReconcileSec*1000, 0) }},
@@ -348,8 +653,23 @@ var caseMaps = []struct {
 	{"manager rest_client_requests_total", func(r result) map[string]string {
 		return cells(r.ManagerRESTByVerb, func(v float64) string { return fixed(v, 0) })
 	}},
-	{"CPU s", cpuCells},
-	{"heap in use MiB", heapCells},
+	{"CPU s", func(r result) map[string]string { // by process, and the share of the machine that was busy
+		out := cells(r.CPUByProcess, func(v float64) string { return fixed(v, 1) })
+		if a := r.CPUByProcess[machineAvailable]; a > 0 {
+			out["(machine busy, %)"] = fixed(100*r.CPUByProcess[machineBusy]/a, 0)
+		}
+		return out
+	}},
+	{"heap in use MiB", func(r result) map[string]string { // the heap top at the end of the idle window
+		out := map[string]string{}
+		for _, e := range r.HeapTop {
+			out[e.Function] = mibCell(float64(e.InuseBytes))
+		}
+		if r.HeapInuse > 0 {
+			out["(all in use)"] = mibCell(float64(r.HeapInuse))
+		}
+		return out
+	}},
 }
 
 func cells[V any](m map[string]V, format func(V) string) map[string]string {
@@ -360,34 +680,15 @@ func cells[V any](m map[string]V, format func(V) string) map[string]string {
 	return out
 }
 
-// cpuCells are the CPU seconds by process and the share of the machine that was busy.
-func cpuCells(r result) map[string]string {
-	out := cells(r.CPUByProcess, func(v float64) string { return fixed(v, 1) })
-	if a := r.CPUByProcess[machineAvailable]; a > 0 {
-		out["(machine busy, %)"] = fixed(100*r.CPUByProcess[machineBusy]/a, 0)
-	}
-	return out
-}
-
-// heapCells are the manager's heap top at the end of the idle window, and all in use.
-func heapCells(r result) map[string]string {
-	out := map[string]string{}
-	for _, e := range r.HeapTop {
-		out[e.Function] = mibCell(float64(e.InuseBytes))
-	}
-	if r.HeapInuse > 0 {
-		out["(all in use)"] = mibCell(float64(r.HeapInuse))
-	}
-	return out
-}
-
 // figuresTable has a column per case and a row per figure: caseFigures, then every key of the
 // caseMaps (steps keep the order their keys start with, the rest are sorted).
 func figuresTable(results []result) mdTable {
-	t := newTable("figure")
+	t := mdTable{header: []string{"figure"}}
+	if len(results) == 0 {
+		return t
+	}
 	for _, r := range results {
 		t.header = append(t.header, caseLabel(r.Case))
-		t.right = append(t.right, true)
 	}
 	for _, f := range caseFigures {
 		row := []string{f.name}
@@ -417,9 +718,6 @@ func figuresTable(results []result) mdTable {
 			t.add(row...)
 		}
 	}
-	if len(results) == 0 {
-		t.rows = nil
-	}
 	return t
 }
 
@@ -436,9 +734,8 @@ func leaderCaption(l *leaderResult) string {
 }
 
 func leaderRunsTable(l *leaderResult) mdTable {
-	t := newTable("stop", "run", "change made s", "Lease moved s", "workers started s", "change applied s", "total s",
-		"change made while nobody led")
-	t.right[7] = false
+	t := mdTable{header: []string{"stop", "run", "change made s", "Lease moved s", "workers started s", "change applied s",
+		"total s", "change made while nobody led"}}
 	if l == nil {
 		return t
 	}
@@ -450,8 +747,3 @@ func leaderRunsTable(l *leaderResult) mdTable {
 	}
 	return t
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-// errNoRender is returned when -results or -check is given without -render-docs.
-var errNoRender = errors.New("-results and -check go with -render-docs")

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const fixtureName = "20260101T000000Z-fixture.json"
 
-// TestRenderRunFixture renders the tables of testdata/'s result and compares them line by line:
-// first the lines worked out by hand from the fixture, then the whole output with the golden
-// file.
+// TestRenderRunFixture renders the tables of testdata/'s result and compares them with lines
+// worked out by hand, then with the golden file.
 func TestRenderRunFixture(t *testing.T) {
 	f, err := readResult("testdata/"+fixtureName, "testdata")
 	if err != nil {
@@ -23,46 +22,19 @@ func TestRenderRunFixture(t *testing.T) {
 	}
 	got := renderRun(f)
 	lines := strings.Split(got, "\n")
-	for _, want := range []string{
-		// Captions name the JSON file and link it relative to the document.
-		"### `testdata/" + fixtureName + "`",
+	for _, want := range []string{ // lines worked out by hand from the fixture
 		"Every figure of every case — from [`testdata/" + fixtureName + "`](" + fixtureName + "):",
-		// Run: the machine without its hostname, the settings.
-		"| wall time | 2m4s |",
-		"| machine.cpus | 2 |",
-		"| machine.loadavgAtStart | 1.00 2.00 3.00 1/100 42 |",
-		"| settings.idle | 20s |",
 		"| settings.managerArgs | – |",
-		"| figure | N=10 c=16 q=50/100 |",
-		"|---|---:|",
-		"| converge s | 3.0 |",
-		"| p50 / p90 / p99 / max s | 2.3 / 2.9 / 3.0 / 3.0 |",
-		"| op writes/DC | 9.00 |",
-		// 60 MiB peak RSS, (60-50) MiB × 1000 / 10 = 1000 MiB per 1,000 clusters.
-		"| baseline / peak / end RSS MiB | 50.0 / 60.0 / 58.0 |",
+		// (60-50) MiB peak over baseline RSS × 1000 / 10 clusters.
 		"| RSS/1k DC MiB | 1000.0 |",
-		"| series (operator's) | 812 (40) |",
 		// 375 writes of every client / 10 clusters.
 		"| all clients' writes/DC | 37.5 |",
 		// Steps: the order prefix of the keys is dropped.
 		"| step p50 / p99 s: cluster created→StatefulSet created | 0 / 1 |",
-		// Operator requests: per cluster while converging, total while idle.
-		"| op requests/DC: create services | 2.00 |",
-		"| op requests/DC: patch databaseclusters.database.seed1b407122.io/status | 3.00 |",
 		"| op requests/DC: watch pods | 0.10 |",
-		"| op requests idle: watch pods | 2 |",
-		"| all clients' writes/DC: PATCH databaseclusters status | 3.00 |",
-		"| manager rest_client_requests_total: POST 201 | 20 |",
-		// CPU by process, the machine's rows first, and the busy share 15/20.
-		"| CPU s: (machine available) | 20.0 |",
+		// The busy share 15/20.
 		"| CPU s: (machine busy, %) | 75 |",
-		"| CPU s: manager | 12.3 |",
-		// Leader.
-		"Leader hand-off and takeover: 2 managers, Lease 15s / 10s / 2s (duration / renew deadline / retry period), " +
-			"release on cancel true; seconds from the signal — from [`testdata/" + fixtureName + "`](" + fixtureName + "):",
-		"| [20260101T000000Z](" + fixtureName + ") | graceful hand-off (SIGTERM) | 1 | 2.50 | 2.50 | 2.50 | 2.25 | 2.40 |",
 		"| graceful hand-off | 1 | 0.05 | 2.25 | 2.40 | 2.50 | 2.50 | true |",
-		"| crash takeover | 1 | 0.02 | 17.25 | 17.40 | 17.50 | 17.50 | true |",
 	} {
 		if !contains(lines, want) {
 			t.Errorf("no line\n%s\nin\n%s", want, got)
@@ -85,14 +57,7 @@ func TestRenderRunFixture(t *testing.T) {
 	}
 }
 
-func contains(lines []string, want string) bool {
-	for _, l := range lines {
-		if l == want {
-			return true
-		}
-	}
-	return false
-}
+func contains(lines []string, want string) bool { return slices.Contains(lines, want) }
 
 // TestRenderDocsCheck renders a report's summary tables, then checks it: current after
 // rendering, drift after a result or a table changes, and -check never writes.
@@ -252,9 +217,7 @@ func TestSummaryKinds(t *testing.T) {
 		"overhead": "| run | N | operator |",
 		"growth":   "| run | N | floor converge s |",
 	} {
-		var b bytes.Buffer
-		summaryKinds[kind](files).write(&b)
-		got := b.String()
+		got := summaryKinds[kind](files).String()
 		if !strings.Contains(got, want) || !strings.Contains(got, "[20260101T000000Z]("+fixtureName+")") && kind != "overhead" && kind != "growth" {
 			t.Errorf("%s:\n%s\nlacks %q", kind, got, want)
 		}

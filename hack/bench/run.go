@@ -19,11 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -35,6 +36,13 @@ import (
 const (
 	benchNamespace = "bench"
 	rawNamespace   = "bench-raw"
+	// workers create the raw ConfigMaps and the DatabaseClusters.
+	workers = 8
+	// scrapeInterval is how often the manager's /metrics is read for its heap while the clusters
+	// converge: as often as Prometheus scrapes it (the ServiceMonitor's interval), not more, since
+	// every scrape builds every series and so changes what it measures.
+	scrapeInterval = 30 * time.Second
+	heapAlloc      = "go_memstats_heap_alloc_bytes"
 )
 
 // benchCase is one configuration: a fresh local cluster, one manager, N DatabaseClusters.
@@ -52,40 +60,22 @@ func (c benchCase) String() string { return fmt.Sprintf("%s, %d nodes", caseLabe
 
 // settings are the flags shared by every case.
 type settings struct {
-	idle        time.Duration
-	rawDuration time.Duration
-	workers     int
-	timeout     time.Duration
-	manager     string
-	managerArgs []string
-	// apiServerArgs and schedulerArgs go to the components' flags (controlplane.Options).
-	apiServerArgs []string
-	schedulerArgs []string
-	crdDir        string
-	workDir       string
-	// heapDir, when set, keeps each operator case's heap profile there (heapProfileName).
-	heapDir string
-	// auditLog is kube-apiserver's audit log of the case (set by runCase).
-	auditLog string
-	// cpuProfileDir, when set, keeps CPU profiles of kube-apiserver (every case) and of the
-	// manager (operator cases) there, taken from the first create for cpuProfileDuration
-	// (cpuProfileName).
-	cpuProfileDir      string
-	cpuProfileDuration time.Duration
-	// scrapeInterval is how often the sampler reads the manager's /metrics while the clusters
-	// converge: as often as Prometheus scrapes it in a cluster, not more, since every scrape
-	// builds every series and so changes what it measures.
-	scrapeInterval time.Duration
-	log            io.Writer
+	idle, rawDuration, timeout   time.Duration
+	manager, workDir             string
+	managerArgs                  []string
+	apiServerArgs, schedulerArgs []string // controlplane.Options
+	heapDir                      string   // keeps each operator case's heap profile
+	cpuProfileDir                string   // keeps CPU profiles from the first create (startCPUProfiles)
+	cpuProfileDuration           time.Duration
+	auditLog                     string // kube-apiserver's audit log of the case (set by runCase)
+	log                          io.Writer
 }
 
-// result is what one case measured.
+// result is what one case measured. Older results lack the fields added since (0 or absent).
 type result struct {
 	Case  benchCase `json:"case"`
 	Error string    `json:"error,omitempty"`
 
-	RawCreates       int     `json:"rawCreates"`
-	RawSeconds       float64 `json:"rawSeconds"`
 	RawWritesPerSec  float64 `json:"rawWritesPerSec"`
 	ClusterStartSec  float64 `json:"clusterStartSeconds"`
 	ManagerStartSec  float64 `json:"managerStartSeconds"`
@@ -101,10 +91,7 @@ type result struct {
 	OperatorWatches  int64   `json:"operatorWatches"`
 	WritesPerCluster float64 `json:"writesPerCluster"`
 	ReadsPerCluster  float64 `json:"readsPerCluster"`
-	IdealSec         float64 `json:"idealSeconds"`
-	Ratio            float64 `json:"ratio"`
 	SystemWrites     float64 `json:"systemWrites"`
-	SystemRatio      float64 `json:"systemRatio"`
 	IdleSec          float64 `json:"idleSeconds"`
 	IdleWrites       int64   `json:"idleWrites"`
 	IdleReads        int64   `json:"idleReads"`
@@ -116,15 +103,15 @@ type result struct {
 	PeakHeap         float64 `json:"peakHeapAllocBytes"`
 	EndHeap          float64 `json:"endHeapAllocBytes"`
 	// ManagerSeries is how many series the manager's /metrics serves at the end of the idle
-	// window, OperatorSeries how many of them are the operator's own (database_operator_*):
-	// the cost of its labels at N clusters.
-	ManagerSeries     int                `json:"managerSeries"`
-	OperatorSeries    int                `json:"operatorSeries"`
-	ReconcilesPerDC   float64            `json:"reconcilesPerCluster"`
-	ReconcileErrors   float64            `json:"reconcileErrors"`
-	Startup           requestCounts      `json:"startupRequests"`
-	Converge          requestCounts      `json:"convergeRequests"`
-	Idle              requestCounts      `json:"idleRequests"`
+	// window, OperatorSeries how many of them are the operator's own (database_operator_*).
+	ManagerSeries   int           `json:"managerSeries"`
+	OperatorSeries  int           `json:"operatorSeries"`
+	ReconcilesPerDC float64       `json:"reconcilesPerCluster"`
+	ReconcileErrors float64       `json:"reconcileErrors"`
+	Converge        requestCounts `json:"convergeRequests"`
+	Idle            requestCounts `json:"idleRequests"`
+	// ManagerRESTByVerb is the manager's own rest_client_requests_total: a cross-check of the
+	// audit log's counts, not a count of its own.
 	ManagerRESTByVerb map[string]float64 `json:"managerRestClientRequestsByMethodCode"`
 	SystemByResource  map[string]float64 `json:"systemWritesByVerbResource"`
 	Reconciles        map[string]float64 `json:"reconcilesByResult"`
@@ -134,93 +121,17 @@ type result struct {
 	// Mean reconcile duration and mean wait in the work queue of the databasecluster controller.
 	MeanReconcileSec float64 `json:"meanReconcileSeconds"`
 	MeanQueueWaitSec float64 `json:"meanQueueWaitSeconds"`
-	// ManagerCPUSec is the CPU time the manager used while the clusters converged
-	// (process_cpu_seconds_total) and ManagerGCs how many garbage collections it ran meanwhile
-	// (go_gc_duration_seconds_count): what a lower GOGC costs. 0 in older results.
+	// The manager's CPU time (process_cpu_seconds_total) and garbage collections
+	// (go_gc_duration_seconds_count) while the clusters converged: what a lower GOGC costs.
 	ManagerCPUSec float64 `json:"managerCPUSeconds,omitempty"`
 	ManagerGCs    float64 `json:"managerGCs,omitempty"`
 	// HeapTop is the manager's heap profile at the end of the idle window (after a GC): the
 	// functions that allocated most of what is in use, HeapInuse all that is in use.
 	HeapTop   []heapEntry `json:"heapTopInuse,omitempty"`
 	HeapInuse int64       `json:"heapInuseBytes,omitempty"`
-	// CPUByProcess is the CPU time, in seconds, each process of the case used from the first
-	// create until every cluster converged, by process name, with the machine's busy and
-	// available seconds (cpu.go). Absent from older results.
+	// CPUByProcess is the CPU seconds each process of the case used from the first create until
+	// every cluster converged, by process name, with the machine's busy and available seconds.
 	CPUByProcess map[string]float64 `json:"cpuSecondsByProcess,omitempty"`
-}
-
-// histogramMean returns the mean of a histogram between two scrapes.
-func histogramMean(base, now []sample, name string, match map[string]string) float64 {
-	count := sum(now, name+"_count", match) - sum(base, name+"_count", match)
-	if count <= 0 {
-		return 0
-	}
-	return (sum(now, name+"_sum", match) - sum(base, name+"_sum", match)) / count
-}
-
-// stageBreakdown tells where the time of create→Available goes, from the timestamps of each
-// cluster's pod (named <cluster>-0): cluster created → pod created → pod scheduled → pod Ready →
-// cluster seen Available. API timestamps have a resolution of one second.
-func stageBreakdown(ctx context.Context, c client.Client, tr *tracker) map[string][2]float64 {
-	var dcs databasev1alpha1.DatabaseClusterList
-	var pods corev1.PodList
-	var sets appsv1.StatefulSetList
-	if c.List(ctx, &dcs, client.InNamespace(benchNamespace)) != nil ||
-		c.List(ctx, &pods, client.InNamespace(benchNamespace)) != nil ||
-		c.List(ctx, &sets, client.InNamespace(benchNamespace)) != nil {
-		return nil
-	}
-	setByName := map[string]*appsv1.StatefulSet{}
-	for i := range sets.Items {
-		setByName[sets.Items[i].Name] = &sets.Items[i]
-	}
-	podByName := map[string]*corev1.Pod{}
-	for i := range pods.Items {
-		podByName[pods.Items[i].Name] = &pods.Items[i]
-	}
-	steps := map[string][]float64{}
-	add := func(step string, from, to time.Time) {
-		if !from.IsZero() && !to.IsZero() {
-			steps[step] = append(steps[step], max(0, to.Sub(from).Seconds()))
-		}
-	}
-	dcCreated := map[string]time.Time{}
-	for _, dc := range dcs.Items {
-		dcCreated[dc.Name] = dc.CreationTimestamp.Time
-	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	for name := range tr.createdAt {
-		pod := podByName[name+"-0"]
-		if pod == nil {
-			continue
-		}
-		scheduled := conditionTime(pod, corev1.PodScheduled)
-		ready := conditionTime(pod, corev1.PodReady)
-		if sts := setByName[name]; sts != nil {
-			// The floor case has no DatabaseCluster: its StatefulSet is created at once.
-			add("0 cluster created→StatefulSet created", dcCreated[name], sts.CreationTimestamp.Time)
-			add("1 StatefulSet created→pod created", sts.CreationTimestamp.Time, pod.CreationTimestamp.Time)
-		}
-		add("2 pod created→scheduled", pod.CreationTimestamp.Time, scheduled)
-		add("3 pod scheduled→Ready", scheduled, ready)
-		add("4 pod Ready→cluster Available", ready, tr.availAt[name].Truncate(time.Second))
-	}
-	out := map[string][2]float64{}
-	for step, v := range steps {
-		sort.Float64s(v)
-		out[step] = [2]float64{percentile(v, 0.5), percentile(v, 0.99)}
-	}
-	return out
-}
-
-func conditionTime(pod *corev1.Pod, t corev1.PodConditionType) time.Time {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
 }
 
 // runCase runs one case from cluster start to cluster stop.
@@ -237,84 +148,72 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 		return res, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	args, log, err := auditArgs(dir)
-	if err != nil {
+	var args []string
+	if args, s.auditLog, err = auditArgs(dir); err != nil {
 		return res, err
 	}
-	apiServerArgs := append(slices.Clone(s.apiServerArgs), args...)
-	s.auditLog = log
 	began := time.Now()
 	cluster, err := controlplane.Start(ctx, controlplane.Options{
-		Nodes: bc.Nodes, CRDDirectoryPaths: []string{s.crdDir}, Log: s.log, WorkDir: workDir,
-		APIServerArgs: apiServerArgs, SchedulerArgs: s.schedulerArgs,
+		Nodes: bc.Nodes, CRDDirectoryPaths: []string{crdDir}, Log: s.log, WorkDir: workDir,
+		APIServerArgs: append(slices.Clone(s.apiServerArgs), args...), SchedulerArgs: s.schedulerArgs,
 	})
 	if err != nil {
 		return res, fmt.Errorf("starting the local cluster: %w", err)
 	}
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 	res.ClusterStartSec = time.Since(began).Seconds()
-
-	cfg := unlimited(cluster.Config)
-	c, err := newClient(cfg)
+	c, err := newClient(ctx, unlimited(cluster.Config), rawNamespace, benchNamespace)
 	if err != nil {
 		return res, err
 	}
-	for _, ns := range []string{rawNamespace, benchNamespace} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			return res, fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
-	}
 
-	logf("measuring the raw write rate: %d workers creating ConfigMaps for %s", s.workers, s.rawDuration)
-	res.RawCreates, res.RawSeconds, err = measureRawWrites(ctx, c, s.workers, s.rawDuration)
-	if err != nil {
+	logf("measuring the raw write rate: %d workers creating ConfigMaps for %s", workers, s.rawDuration)
+	if res.RawWritesPerSec, err = measureRawWrites(ctx, c, s.rawDuration); err != nil {
 		return res, err
 	}
-	res.RawWritesPerSec = float64(res.RawCreates) / res.RawSeconds
-	logf("raw write rate: %.0f creates/s (%d in %.1fs)", res.RawWritesPerSec, res.RawCreates, res.RawSeconds)
+	logf("raw write rate: %.0f creates/s", res.RawWritesPerSec)
 
 	if bc.Floor {
 		return res, measureFloor(ctx, c, cluster.Config, bc, s, &res, logf)
 	}
+	began = time.Now()
 	m, err := startManager(ctx, cluster, bc, s)
 	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, m.Stop(30*time.Second)) }()
-	res.ManagerStartSec = m.startup.Seconds()
-	logf("manager ready in %s (pid %d, log %s)", m.startup.Round(time.Millisecond), m.Pid(), m.LogPath)
+	res.ManagerStartSec = time.Since(began).Seconds()
+	logf("manager ready in %.1fs (pid %d, log %s)", res.ManagerStartSec, m.Pid(), m.LogPath)
 	return res, measure(ctx, c, cluster.Config, m, bc, s, &res, logf)
 }
 
 // measure runs the convergence and idle phases against a running manager.
-func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *benchManager, bc benchCase, s settings,
+func measure(ctx context.Context, c client.Client, admin *rest.Config, m *benchManager, bc benchCase, s settings,
 	res *result, logf func(string, ...any),
 ) error {
 	// Let the manager's informers finish their initial lists before the baseline.
 	time.Sleep(3 * time.Second)
-	base, err := m.snapshot(ctx, admin)
+	base, err := m.snapshot(ctx, admin, s.auditLog)
 	if err != nil {
 		return err
 	}
-	res.Startup = base.requests
 	res.BaselineRSS = base.rss
-	sampler := startSampler(ctx, m, s.scrapeInterval)
-	defer sampler.stop()
+	peakHeap := sampleHeap(ctx, m.metricsURL)
+	defer peakHeap()
 
-	tr, err := startTracker(ctx, c, bc.N, &databasev1alpha1.DatabaseClusterList{}, clusterAvailable, logf)
+	tr, err := startTracker(ctx, admin, bc.N, &databasev1alpha1.DatabaseCluster{}, clusterAvailable, logf)
 	if err != nil {
 		return err
 	}
 	defer tr.stop()
 	logf("creating %d DatabaseClusters", bc.N)
-	waitErr := converge(ctx, c, admin, m, bc, s, res, tr, func() error { return createClusters(ctx, c, bc.N, s.workers, tr) })
-	conv, err := m.snapshot(ctx, admin)
+	waitErr := converge(ctx, c, admin, m, bc, s, res, tr, func() error { return createClusters(ctx, c, bc.N, tr) })
+	conv, err := m.snapshot(ctx, admin, s.auditLog)
 	if err != nil {
 		return err
 	}
 	fillConverge(res, base, conv, bc.N)
-	logf("converged in %.1fs: %d operator writes (%.2f per cluster), ratio %.2f", res.ConvergenceSec,
-		res.OperatorWrites, res.WritesPerCluster, res.Ratio)
+	logf("converged in %.1fs: %d operator writes (%.2f per cluster)", res.ConvergenceSec, res.OperatorWrites, res.WritesPerCluster)
 	if waitErr != nil {
 		return waitErr
 	}
@@ -326,7 +225,7 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	idle, err := m.snapshot(ctx, admin)
+	idle, err := m.snapshot(ctx, admin, s.auditLog)
 	if err != nil {
 		return err
 	}
@@ -334,33 +233,25 @@ func measure(ctx context.Context, c client.WithWatch, admin *rest.Config, m *ben
 	res.Idle = idle.requests.minus(conv.requests)
 	res.IdleWrites, res.IdleReads, _ = res.Idle.totals()
 	res.IdleSystemWrites = systemWrites(idle.apiserver) - systemWrites(conv.apiserver)
-	res.PeakHeap = max(sampler.stop(), idle.heap, conv.heap)
-	res.EndHeap = idle.heap
-	res.EndRSS = idle.rss
+	res.PeakHeap, res.EndHeap, res.EndRSS = max(peakHeap(), idle.heap, conv.heap), idle.heap, idle.rss
 	res.ManagerSeries, res.OperatorSeries = seriesCounts(idle.manager)
 	keep := ""
 	if s.heapDir != "" {
-		keep = filepath.Join(s.heapDir, heapProfileName(bc, idleStart))
+		keep = filepath.Join(s.heapDir, fmt.Sprintf("heap-%s-n%d-c%d-q%g.pb.gz", idleStart.UTC().Format(stampLayout), bc.N, bc.Concurrency, bc.QPS))
 	}
-	if top, total, err := heapTop(ctx, m.pprofURL, heapTopN, keep); err != nil {
+	if res.HeapTop, res.HeapInuse, err = heapTop(ctx, m.pprofURL, keep); err != nil {
 		logf("no heap profile: %v", err)
-	} else {
-		res.HeapTop, res.HeapInuse = top, total
 	}
-	if _, hwm, err := procMemory(m.Pid()); err == nil {
-		res.PeakRSS = hwm
-	}
-	if bc.N > 0 {
-		res.RSSPer1000 = float64(res.PeakRSS-res.BaselineRSS) * 1000 / float64(bc.N)
-	}
+	_, res.PeakRSS, _ = procMemory(m.Pid())
+	res.RSSPer1000 = float64(res.PeakRSS-res.BaselineRSS) * 1000 / float64(bc.N)
 	logf("idle: %d operator writes, %d reads in %.0fs; peak RSS %.1f MiB", res.IdleWrites, res.IdleReads,
 		res.IdleSec, mib(float64(res.PeakRSS)))
 	return nil
 }
 
 // converge creates the clusters with create and waits until the tracker has seen every one
-// converge (the manager m exits: nil in the floor case), filling the convergence figures of res:
-// latencies, steps and the CPU by process. It returns why they did not all converge, if so.
+// converge (or the manager m exits: nil in the floor case), filling the convergence figures of
+// res: latencies, steps and the CPU by process. It returns why they did not all converge, if so.
 func converge(ctx context.Context, c client.Client, admin *rest.Config, m *benchManager, bc benchCase, s settings,
 	res *result, tr *tracker, create func() error,
 ) error {
@@ -379,23 +270,18 @@ func converge(ctx context.Context, c client.Client, admin *rest.Config, m *bench
 	err := tr.wait(ctx, s.timeout, exited)
 	res.CPUByProcess = cpuSince(cpuBase, cpuErr, tr.logf)
 	profiled()
-	end := tr.lastAvailable()
+	lat, end := tr.latencies()
 	if end.IsZero() {
 		end = time.Now()
 	}
 	res.ConvergenceSec = end.Sub(start).Seconds()
-	fillLatencies(res, tr.latencies())
+	res.Available = len(lat)
+	res.LatencyP50Sec, res.LatencyP90Sec = percentile(lat, 0.50), percentile(lat, 0.90)
+	res.LatencyP99Sec, res.LatencyMaxSec = percentile(lat, 0.99), percentile(lat, 1)
 	res.Stages = stageBreakdown(ctx, c, tr)
 	// A short settle so that writes caused by the last clusters (events) land in this window.
 	time.Sleep(2 * time.Second)
 	return err
-}
-
-// fillLatencies sets how many clusters converged and the percentiles of their latencies.
-func fillLatencies(res *result, lat []float64) {
-	res.Available = len(lat)
-	res.LatencyP50Sec, res.LatencyP90Sec = percentile(lat, 0.50), percentile(lat, 0.90)
-	res.LatencyP99Sec, res.LatencyMaxSec = percentile(lat, 0.99), percentile(lat, 1)
 }
 
 // fillConverge computes the request figures of the convergence window.
@@ -404,33 +290,20 @@ func fillConverge(res *result, base, conv snapshot, n int) {
 	res.OperatorWrites, res.OperatorReads, res.OperatorWatches = res.Converge.totals()
 	res.WritesPerCluster = float64(res.OperatorWrites) / float64(n)
 	res.ReadsPerCluster = float64(res.OperatorReads) / float64(n)
-	if res.RawWritesPerSec > 0 && res.OperatorWrites > 0 {
-		res.IdealSec = float64(res.OperatorWrites) / res.RawWritesPerSec
-		res.Ratio = res.ConvergenceSec / res.IdealSec
-	}
 	// Every writer of the system (operator, controller-manager, scheduler, kwok, CSI, and the
 	// benchmark's own N creates), from kube-apiserver's metric.
 	res.SystemWrites = systemWrites(conv.apiserver) - systemWrites(base.apiserver)
-	if res.SystemWrites > 0 && res.RawWritesPerSec > 0 {
-		res.SystemRatio = res.ConvergenceSec / (res.SystemWrites / res.RawWritesPerSec)
-	}
 	res.SystemByResource = minus(apiserverWrites(conv.apiserver), apiserverWrites(base.apiserver))
-	res.ManagerRESTByVerb = minus(sumBy(conv.manager, "rest_client_requests_total", nil, "method", "code"),
-		sumBy(base.manager, "rest_client_requests_total", nil, "method", "code"))
+	b, c := base.manager, conv.manager
+	res.ManagerRESTByVerb = deltaBy(b, c, "rest_client_requests_total", nil, "method", "code")
 	ours := map[string]string{"controller": "databasecluster"}
-	res.Reconciles = minus(sumBy(conv.manager, "controller_runtime_reconcile_total", ours, "result"),
-		sumBy(base.manager, "controller_runtime_reconcile_total", ours, "result"))
-	total := 0.0
-	for _, v := range res.Reconciles {
-		total += v
-	}
-	res.ReconcilesPerDC = total / float64(n)
+	res.Reconciles = deltaBy(b, c, "controller_runtime_reconcile_total", ours, "result")
+	res.ReconcilesPerDC = delta(b, c, "controller_runtime_reconcile_total", ours) / float64(n)
 	res.ReconcileErrors = res.Reconciles["error"]
-	res.MeanReconcileSec = histogramMean(base.manager, conv.manager, "controller_runtime_reconcile_time_seconds", ours)
-	res.MeanQueueWaitSec = histogramMean(base.manager, conv.manager, "workqueue_queue_duration_seconds",
-		map[string]string{"name": "databasecluster"})
-	res.ManagerCPUSec = sum(conv.manager, "process_cpu_seconds_total", nil) - sum(base.manager, "process_cpu_seconds_total", nil)
-	res.ManagerGCs = sum(conv.manager, "go_gc_duration_seconds_count", nil) - sum(base.manager, "go_gc_duration_seconds_count", nil)
+	res.MeanReconcileSec = histogramMean(b, c, "controller_runtime_reconcile_time_seconds", ours)
+	res.MeanQueueWaitSec = histogramMean(b, c, "workqueue_queue_duration_seconds", map[string]string{"name": "databasecluster"})
+	res.ManagerCPUSec = delta(b, c, "process_cpu_seconds_total", nil)
+	res.ManagerGCs = delta(b, c, "go_gc_duration_seconds_count", nil)
 }
 
 // unlimited returns a copy of cfg whose client never waits for a rate limiter.
@@ -442,45 +315,39 @@ func unlimited(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
-func newClient(cfg *rest.Config) (client.WithWatch, error) {
-	scheme := apischeme.Must()
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+// newClient returns a client of cfg, having created the namespaces.
+func newClient(ctx context.Context, cfg *rest.Config, namespaces ...string) (client.Client, error) {
+	c, err := client.New(cfg, client.Options{Scheme: apischeme.Must()})
 	if err != nil {
 		return nil, fmt.Errorf("creating the client: %w", err)
+	}
+	for _, ns := range namespaces {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
 	}
 	return c, nil
 }
 
 // measureRawWrites creates small ConfigMaps with workers goroutines for d and returns how many
-// were created and in how long.
-func measureRawWrites(ctx context.Context, c client.Client, workers int, d time.Duration) (int, float64, error) {
+// were created per second.
+func measureRawWrites(ctx context.Context, c client.Client, d time.Duration) (float64, error) {
 	var created atomic.Int64
-	var firstErr error
-	var once sync.Once
-	var wg sync.WaitGroup
 	start := time.Now()
-	deadline := start.Add(d)
-	for w := range workers {
-		wg.Go(func() {
-			for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
-				cm := &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Namespace: rawNamespace, Name: fmt.Sprintf("raw-%d-%d", w, i)},
-					Data:       map[string]string{"key": "value"},
-				}
-				if err := c.Create(ctx, cm); err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-				created.Add(1)
+	err := forEach(workers, workers, func(w string) error {
+		for i := 0; time.Since(start) < d && ctx.Err() == nil; i++ {
+			cm := &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Namespace: rawNamespace, Name: fmt.Sprintf("raw-%s-%d", w, i)},
+				Data:       map[string]string{"key": "value"},
 			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start).Seconds()
-	if firstErr != nil {
-		return 0, 0, fmt.Errorf("creating ConfigMaps: %w", firstErr)
-	}
-	return int(created.Load()), elapsed, nil
+			if err := c.Create(ctx, cm); err != nil {
+				return fmt.Errorf("creating ConfigMaps: %w", err)
+			}
+			created.Add(1)
+		}
+		return nil
+	})
+	return float64(created.Load()) / time.Since(start).Seconds(), err
 }
 
 // newDatabaseCluster is the smallest valid cluster: one replica on StorageClass standard.
@@ -499,20 +366,20 @@ func newDatabaseCluster(name string) *databasev1alpha1.DatabaseCluster {
 	}
 }
 
-// createClusters creates n DatabaseClusters with workers goroutines, telling tr when each exists.
-func createClusters(ctx context.Context, c client.Client, n, workers int, tr *tracker) error {
-	return forEachCluster(n, workers, func(name string) error {
+// createClusters creates n DatabaseClusters, telling tr when each exists.
+func createClusters(ctx context.Context, c client.Client, n int, tr *tracker) error {
+	return forEach(n, workers, func(name string) error {
 		if err := c.Create(ctx, newDatabaseCluster(name)); err != nil {
 			return fmt.Errorf("creating DatabaseCluster %s: %w", name, err)
 		}
-		tr.created(name, time.Now())
+		tr.created(name)
 		return nil
 	})
 }
 
-// forEachCluster calls do with the names of n clusters from workers goroutines, and returns
-// the first error, after which each goroutine stops.
-func forEachCluster(n, workers int, do func(name string) error) error {
+// forEach calls do with the names of n clusters (db-00000...) from workers goroutines, and
+// returns the first error, after which each goroutine stops.
+func forEach(n, workers int, do func(name string) error) error {
 	names := make(chan string, n)
 	for i := range n {
 		names <- fmt.Sprintf("db-%05d", i)
@@ -537,43 +404,57 @@ func forEachCluster(n, workers int, do func(name string) error) error {
 
 // tracker records when each cluster was created and when it was first seen converged.
 type tracker struct {
-	n         int
-	logf      func(string, ...any)
-	stop      context.CancelFunc // ends the watch
-	mu        sync.Mutex
-	createdAt map[string]time.Time
-	availAt   map[string]time.Time
-	done      chan struct{}
-	doneOnce  sync.Once
+	n                  int
+	logf               func(string, ...any)
+	stop               context.CancelFunc // ends the informer
+	mu                 sync.Mutex
+	createdAt, availAt map[string]time.Time
+	done               chan struct{}
 }
 
-// startTracker lists and watches the objects of list's kind in the bench namespace, and
-// returns once the watch runs; converged names the cluster of an object that has converged
-// (a DatabaseCluster Available, or in the floor case a StatefulSet ready).
-func startTracker(ctx context.Context, c client.WithWatch, n int, list client.ObjectList,
-	converged func(runtime.Object) (string, bool), logf func(string, ...any),
+// startTracker runs an informer of obj's kind in the bench namespace and returns once it has
+// synced; converged names the cluster of an object that has converged (a DatabaseCluster
+// Available, or in the floor case a StatefulSet ready).
+func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Object,
+	converged func(any) (string, bool), logf func(string, ...any),
 ) (*tracker, error) {
-	ctx, stop := context.WithCancel(ctx)
-	t := &tracker{n: n, logf: logf, stop: stop, createdAt: map[string]time.Time{}, availAt: map[string]time.Time{},
-		done: make(chan struct{})}
-	synced := make(chan struct{})
-	go t.watch(ctx, c, list, converged, synced)
-	select {
-	case <-synced:
-		return t, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	t := &tracker{n: n, logf: logf, createdAt: map[string]time.Time{}, availAt: map[string]time.Time{}, done: make(chan struct{})}
+	informers, err := crcache.New(unlimited(admin), crcache.Options{Scheme: apischeme.Must(),
+		DefaultNamespaces: map[string]crcache.Config{benchNamespace: {}}})
+	if err != nil {
+		return nil, err
 	}
+	inf, err := informers.GetInformer(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	observe := func(o any) {
+		if name, ok := converged(o); ok {
+			t.ready(name)
+		}
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) },
+	}); err != nil {
+		return nil, err
+	}
+	ctx, t.stop = context.WithCancel(ctx)
+	go func() { _ = informers.Start(ctx) }()
+	if !informers.WaitForCacheSync(ctx) {
+		t.stop()
+		return nil, fmt.Errorf("watching %T: not synced", obj)
+	}
+	return t, nil
 }
 
-func (t *tracker) created(name string, at time.Time) {
+func (t *tracker) created(name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.createdAt[name] = at
+	t.createdAt[name] = time.Now()
 }
 
 // clusterAvailable names a DatabaseCluster whose Available condition is True.
-func clusterAvailable(obj runtime.Object) (string, bool) {
+func clusterAvailable(obj any) (string, bool) {
 	dc, ok := obj.(*databasev1alpha1.DatabaseCluster)
 	if !ok || !meta.IsStatusConditionTrue(dc.Status.Conditions, databasev1alpha1.ConditionAvailable) {
 		return "", false
@@ -581,60 +462,16 @@ func clusterAvailable(obj runtime.Object) (string, bool) {
 	return dc.Name, true
 }
 
-// ready records that the cluster name was first seen converged at at.
-func (t *tracker) ready(name string, at time.Time) {
+// ready records that the cluster name was first seen converged now.
+func (t *tracker) ready(name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, seen := t.availAt[name]; seen {
 		return
 	}
-	t.availAt[name] = at
-	if len(t.availAt) >= t.n {
-		t.doneOnce.Do(func() { close(t.done) })
-	}
-}
-
-// watch lists and watches the objects of list's kind until ctx ends, re-listing when a watch
-// closes, and tells t when converged first names a cluster. It closes synced once the first
-// list is in and the watch runs.
-func (t *tracker) watch(ctx context.Context, c client.WithWatch, list client.ObjectList,
-	converged func(runtime.Object) (string, bool), synced chan struct{},
-) {
-	var once sync.Once
-	observe := func(obj runtime.Object, at time.Time) {
-		if name, ok := converged(obj); ok {
-			t.ready(name, at)
-		}
-	}
-	for ctx.Err() == nil {
-		list := list.DeepCopyObject().(client.ObjectList)
-		if err := c.List(ctx, list, client.InNamespace(benchNamespace)); err != nil {
-			t.logf("listing %T: %v", list, err)
-			time.Sleep(time.Second)
-			continue
-		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			t.logf("reading %T: %v", list, err)
-			return
-		}
-		now := time.Now()
-		for _, obj := range items {
-			observe(obj, now)
-		}
-		w, err := c.Watch(ctx, list.DeepCopyObject().(client.ObjectList), &client.ListOptions{
-			Namespace: benchNamespace, Raw: &metav1.ListOptions{ResourceVersion: list.GetResourceVersion()},
-		})
-		if err != nil {
-			t.logf("watching %T: %v", list, err)
-			time.Sleep(time.Second)
-			continue
-		}
-		once.Do(func() { close(synced) })
-		for ev := range w.ResultChan() {
-			observe(ev.Object, time.Now())
-		}
-		w.Stop()
+	t.availAt[name] = time.Now()
+	if len(t.availAt) == t.n {
+		close(t.done)
 	}
 }
 
@@ -667,32 +504,21 @@ func (t *tracker) count() int {
 	return len(t.availAt)
 }
 
-func (t *tracker) lastAvailable() time.Time {
+// latencies returns create→converged of every converged cluster, sorted, in seconds, and when
+// the last one converged.
+func (t *tracker) latencies() (out []float64, last time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var last time.Time
-	for _, at := range t.availAt {
+	for name, at := range t.availAt {
 		if at.After(last) {
 			last = at
 		}
-	}
-	return last
-}
-
-// latencies returns create→Available of every Available cluster, sorted, in seconds.
-func (t *tracker) latencies() []float64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []float64
-	for name, at := range t.availAt {
-		created, ok := t.createdAt[name]
-		if !ok {
-			continue
+		if created, ok := t.createdAt[name]; ok {
+			out = append(out, max(0, at.Sub(created).Seconds()))
 		}
-		out = append(out, max(0, at.Sub(created).Seconds()))
 	}
 	sort.Float64s(out)
-	return out
+	return out, last
 }
 
 // percentile returns the q-quantile (nearest rank) of sorted values.
@@ -704,13 +530,73 @@ func percentile(sorted []float64, q float64) float64 {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
+// stageBreakdown tells where the time of create→Available goes, from the timestamps of each
+// cluster's pod (named <cluster>-0): cluster created → pod created → pod scheduled → pod Ready →
+// cluster seen Available. API timestamps have a resolution of one second.
+func stageBreakdown(ctx context.Context, c client.Client, tr *tracker) map[string][2]float64 {
+	var dcs databasev1alpha1.DatabaseClusterList
+	var pods corev1.PodList
+	var sets appsv1.StatefulSetList
+	for _, l := range []client.ObjectList{&dcs, &pods, &sets} {
+		if c.List(ctx, l, client.InNamespace(benchNamespace)) != nil {
+			return nil
+		}
+	}
+	created := map[string]time.Time{}
+	for _, dc := range dcs.Items {
+		created["dc "+dc.Name] = dc.CreationTimestamp.Time
+	}
+	for _, sts := range sets.Items {
+		created["sts "+sts.Name] = sts.CreationTimestamp.Time
+	}
+	podByName := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		podByName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	steps := map[string][]float64{}
+	add := func(step string, from, to time.Time) {
+		if !from.IsZero() && !to.IsZero() {
+			steps[step] = append(steps[step], max(0, to.Sub(from).Seconds()))
+		}
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for name := range tr.createdAt {
+		pod := podByName[name+"-0"]
+		if pod == nil {
+			continue
+		}
+		scheduled, ready := conditionTime(pod, corev1.PodScheduled), conditionTime(pod, corev1.PodReady)
+		if sts := created["sts "+name]; !sts.IsZero() {
+			// The floor case has no DatabaseCluster: its StatefulSet is created at once.
+			add("0 cluster created→StatefulSet created", created["dc "+name], sts)
+			add("1 StatefulSet created→pod created", sts, pod.CreationTimestamp.Time)
+		}
+		add("2 pod created→scheduled", pod.CreationTimestamp.Time, scheduled)
+		add("3 pod scheduled→Ready", scheduled, ready)
+		add("4 pod Ready→cluster Available", ready, tr.availAt[name].Truncate(time.Second))
+	}
+	out := map[string][2]float64{}
+	for step, v := range steps {
+		sort.Float64s(v)
+		out[step] = [2]float64{percentile(v, 0.5), percentile(v, 0.99)}
+	}
+	return out
+}
+
+func conditionTime(pod *corev1.Pod, t corev1.PodConditionType) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
 // benchManager is the running manager binary.
 type benchManager struct {
 	*manager.Process
-	metricsURL string
-	pprofURL   string
-	startup    time.Duration
-	audit      *auditCounter
+	metricsURL, pprofURL string
 }
 
 // startManager runs the manager against the cluster as auditUser and waits until /readyz
@@ -720,9 +606,7 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 	if err != nil {
 		return nil, err
 	}
-	m := &benchManager{audit: newAuditCounter(s.auditLog)}
-	began := time.Now()
-	m.Process, err = manager.Start(ctx, manager.Options{
+	p, err := manager.Start(ctx, manager.Options{
 		Binary:     s.manager,
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
@@ -737,28 +621,27 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 	if err != nil {
 		return nil, err
 	}
-	m.startup = time.Since(began)
-	m.metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", m.Ports[manager.MetricsFlag])
-	m.pprofURL = fmt.Sprintf("http://127.0.0.1:%d", m.Ports[manager.PprofFlag])
-	return m, nil
+	return &benchManager{Process: p,
+		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", p.Ports[manager.MetricsFlag]),
+		pprofURL:   fmt.Sprintf("http://127.0.0.1:%d", p.Ports[manager.PprofFlag]),
+	}, nil
 }
 
 // snapshot is the state of the counters at one moment.
 type snapshot struct {
-	requests  requestCounts
-	manager   []sample
-	apiserver []sample
-	rss       int64
-	heap      float64
+	requests           requestCounts
+	manager, apiserver []sample
+	rss                int64
+	heap               float64
 }
 
 // snapshot reads the counters; an error means a figure of the case would be wrong.
-func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config) (snapshot, error) {
+func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config, auditLog string) (snapshot, error) {
 	var s snapshot
 	var errs [4]error
-	s.requests, errs[0] = m.audit.snapshot()
+	s.requests, errs[0] = readAudit(auditLog)
 	s.manager, errs[1] = scrapeHTTP(ctx, m.metricsURL)
-	s.heap = sum(s.manager, "go_memstats_heap_alloc_bytes", nil)
+	s.heap = sum(s.manager, heapAlloc, nil)
 	s.rss, _, errs[2] = procMemory(m.Pid())
 	s.apiserver, errs[3] = scrapeAPIServer(ctx, admin)
 	if err := errors.Join(errs[:]...); err != nil {
@@ -783,38 +666,31 @@ func scrapeAPIServer(ctx context.Context, admin *rest.Config) ([]sample, error) 
 	return parseMetrics(bytes.NewReader(body))
 }
 
-// sampler reads the manager's heap from its /metrics at every interval (peak RSS comes from
-// VmHWM, which needs no sampling).
-type sampler struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	peak   float64
-}
-
-func startSampler(ctx context.Context, m *benchManager, interval time.Duration) *sampler {
+// sampleHeap reads the manager's heap from its /metrics every scrapeInterval until the
+// returned func is called, which returns the peak (peak RSS comes from VmHWM, which needs no
+// sampling).
+func sampleHeap(ctx context.Context, url string) (stop func() float64) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &sampler{cancel: cancel, done: make(chan struct{})}
+	done := make(chan struct{})
+	peak := 0.0
 	go func() {
-		defer close(s.done)
-		t := time.NewTicker(interval)
+		defer close(done)
+		t := time.NewTicker(scrapeInterval)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				samples, err := scrapeHTTP(ctx, m.metricsURL)
-				if err == nil {
-					s.peak = max(s.peak, sum(samples, "go_memstats_heap_alloc_bytes", nil))
+				if samples, err := scrapeHTTP(ctx, url); err == nil {
+					peak = max(peak, sum(samples, heapAlloc, nil))
 				}
 			}
 		}
 	}()
-	return s
-}
-
-func (s *sampler) stop() float64 {
-	s.cancel()
-	<-s.done
-	return s.peak
+	return func() float64 {
+		cancel()
+		<-done
+		return peak
+	}
 }
