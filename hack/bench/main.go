@@ -68,95 +68,120 @@ type report struct {
 	Leader   *leaderResult     `json:"leader,omitempty"`
 }
 
+// options are the command's flags.
+type options struct {
+	ns, concs, qpss, bursts, out, managerArgs, apiServerArgs, schedulerArgs, renderDoc, resultsDir, tablesOf string
+	verbose, failOnIdleWrites, leaderCase, leaderOnly, floor, check                                          bool
+	leaderRepeat, repeat                                                                                     int
+	s                                                                                                        settings
+}
+
 func run() error {
-	var ns, concs, qpss, bursts, out, managerArgs, apiServerArgs, schedulerArgs, renderDoc, resultsDir, tablesOf string
-	var verbose, failOnIdleWrites, leaderCase, leaderOnly, floor, check bool
-	var leaderRepeat, repeat int
-	var s settings
-	flag.StringVar(&ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
-	flag.StringVar(&concs, "concurrency", "16", "--max-concurrent-reconciles values of the manager, comma separated (16 is the manager's own default).")
-	flag.StringVar(&qpss, "qps", "50", "--kube-api-qps values of the manager, comma separated, paired with -burst.")
-	flag.StringVar(&bursts, "burst", "100", "--kube-api-burst values, comma separated, one per -qps value (or one for all).")
-	flag.BoolVar(&floor, "floor", false, "Before each case, a floor case of the same N and nodes: no operator, a plain client creates "+
+	o := parseFlags()
+	if done, err := renderOnly(o); done || err != nil {
+		return err
+	}
+	return runBench(o)
+}
+
+// parseFlags reads the command line.
+func parseFlags() *options {
+	o := &options{}
+	flag.StringVar(&o.ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
+	flag.StringVar(&o.concs, "concurrency", "16", "--max-concurrent-reconciles values of the manager, comma separated (16 is the manager's own default).")
+	flag.StringVar(&o.qpss, "qps", "50", "--kube-api-qps values of the manager, comma separated, paired with -burst.")
+	flag.StringVar(&o.bursts, "burst", "100", "--kube-api-burst values, comma separated, one per -qps value (or one for all).")
+	flag.BoolVar(&o.floor, "floor", false, "Before each case, a floor case of the same N and nodes: no operator, a plain client creates "+
 		"the children the operator would (its own builders) with -concurrency goroutines and waits until every StatefulSet is ready. "+
 		"The overhead ratio is the operator's convergence divided by the floor's.")
-	flag.IntVar(&repeat, "repeat", 1, "Run the list of cases this many times (with -floor: floor, operator, floor, operator, ...).")
-	flag.DurationVar(&s.idle, "idle", 5*time.Minute, "Idle window after convergence, in which the operator should not write.")
-	flag.DurationVar(&s.rawDuration, "raw-duration", 5*time.Second, "How long the raw write rate is measured.")
-	flag.DurationVar(&s.timeout, "timeout", 30*time.Minute, "Bound on the convergence of one case.")
-	flag.StringVar(&s.manager, "manager", "bin/manager", "Manager binary.")
-	flag.StringVar(&managerArgs, "manager-args", "", "Extra manager flags, space separated.")
-	flag.StringVar(&apiServerArgs, "apiserver-args", "--service-cluster-ip-range=10.96.0.0/16",
+	flag.IntVar(&o.repeat, "repeat", 1, "Run the list of cases this many times (with -floor: floor, operator, floor, operator, ...).")
+	flag.DurationVar(&o.s.idle, "idle", 5*time.Minute, "Idle window after convergence, in which the operator should not write.")
+	flag.DurationVar(&o.s.rawDuration, "raw-duration", 5*time.Second, "How long the raw write rate is measured.")
+	flag.DurationVar(&o.s.timeout, "timeout", 30*time.Minute, "Bound on the convergence of one case.")
+	flag.StringVar(&o.s.manager, "manager", "bin/manager", "Manager binary.")
+	flag.StringVar(&o.managerArgs, "manager-args", "", "Extra manager flags, space separated.")
+	flag.StringVar(&o.apiServerArgs, "apiserver-args", "--service-cluster-ip-range=10.96.0.0/16",
 		"Extra kube-apiserver flags, space separated (the default makes room for the ClusterIPs of more than ~250 clusters).")
-	flag.StringVar(&schedulerArgs, "scheduler-args", "--kube-api-qps=1000 --kube-api-burst=2000",
+	flag.StringVar(&o.schedulerArgs, "scheduler-args", "--kube-api-qps=1000 --kube-api-burst=2000",
 		"Extra kube-scheduler flags, space separated (the default lifts its 50 QPS client limit, as kube-controller-manager's is).")
-	flag.StringVar(&s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
-	flag.StringVar(&s.heapDir, "heap-profile-dir", "", "Keep each operator case's heap profile (end of the idle window, after a GC) in this directory, for go tool pprof.")
-	flag.StringVar(&s.cpuProfileDir, "cpu-profile-dir", "", "Keep CPU profiles of kube-apiserver (every case) and of the manager (operator cases), taken from the first create for -cpu-profile-duration, in this directory, for go tool pprof.")
-	flag.DurationVar(&s.cpuProfileDuration, "cpu-profile-duration", 30*time.Second, "Length of the CPU profile of -cpu-profile-dir (whole seconds).")
-	flag.StringVar(&out, "out", "bench-results", "Directory of the JSON results.")
-	flag.BoolVar(&failOnIdleWrites, "fail-on-idle-writes", false, "Exit 1 when the operator writes in the idle window (make bench-smoke sets it).")
-	flag.BoolVar(&verbose, "v", false, "Print the local cluster's progress lines.")
-	flag.BoolVar(&leaderCase, "leader", false, "Also run the leader case: 2 managers with leader election (default lease timings, "+
+	flag.StringVar(&o.s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
+	flag.StringVar(&o.s.heapDir, "heap-profile-dir", "", "Keep each operator case's heap profile (end of the idle window, after a GC) in this directory, for go tool pprof.")
+	flag.StringVar(&o.s.cpuProfileDir, "cpu-profile-dir", "", "Keep CPU profiles of kube-apiserver (every case) and of the manager (operator cases), taken from the first create for -cpu-profile-duration, in this directory, for go tool pprof.")
+	flag.DurationVar(&o.s.cpuProfileDuration, "cpu-profile-duration", 30*time.Second, "Length of the CPU profile of -cpu-profile-dir (whole seconds).")
+	flag.StringVar(&o.out, "out", "bench-results", "Directory of the JSON results.")
+	flag.BoolVar(&o.failOnIdleWrites, "fail-on-idle-writes", false, "Exit 1 when the operator writes in the idle window (make bench-smoke sets it).")
+	flag.BoolVar(&o.verbose, "v", false, "Print the local cluster's progress lines.")
+	flag.BoolVar(&o.leaderCase, "leader", false, "Also run the leader case: 2 managers with leader election (default lease timings, "+
 		"release on cancel); time the hand-off after SIGTERM and the takeover after SIGKILL of the leader.")
-	flag.IntVar(&leaderRepeat, "leader-repeat", 3, "How many times the leader case stops the leader with each signal.")
-	flag.BoolVar(&leaderOnly, "leader-only", false, "Run only the leader case (no scale case; -n and the like are ignored).")
-	flag.StringVar(&renderDoc, "render-docs", "", "Run nothing; render the summary tables of this report (its "+blockPrefix+"KIND FILE..."+blockSuffix+
+	flag.IntVar(&o.leaderRepeat, "leader-repeat", 3, "How many times the leader case stops the leader with each signal.")
+	flag.BoolVar(&o.leaderOnly, "leader-only", false, "Run only the leader case (no scale case; -n and the like are ignored).")
+	flag.StringVar(&o.renderDoc, "render-docs", "", "Run nothing; render the summary tables of this report (its "+blockPrefix+"KIND FILE..."+blockSuffix+
 		" blocks) from the JSON results in -results, and check that its text quotes only figures they hold.")
-	flag.StringVar(&tablesOf, "tables", "", "Run nothing; print every table of this JSON result as markdown.")
-	flag.StringVar(&resultsDir, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
-	flag.BoolVar(&check, "check", false, "With -render-docs: write nothing; exit 1 when the file differs from what would be rendered.")
+	flag.StringVar(&o.tablesOf, "tables", "", "Run nothing; print every table of this JSON result as markdown.")
+	flag.StringVar(&o.resultsDir, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
+	flag.BoolVar(&o.check, "check", false, "With -render-docs: write nothing; exit 1 when the file differs from what would be rendered.")
 	flag.Parse()
+	return o
+}
+
+// renderOnly runs what runs no case (-tables, -render-docs) and refuses flags that do not go
+// together; done says that nothing else runs.
+func renderOnly(o *options) (done bool, err error) {
 	switch {
-	case tablesOf != "":
-		f, err := readResult(tablesOf, filepath.Dir(tablesOf))
+	case o.tablesOf != "":
+		f, err := readResult(o.tablesOf, filepath.Dir(o.tablesOf))
 		if err == nil {
 			_, err = io.WriteString(os.Stdout, renderRun(f))
 		}
-		return err
-	case renderDoc != "" && resultsDir != "":
-		return renderDocs(os.Stdout, renderDoc, resultsDir, check)
-	case renderDoc != "" || resultsDir != "" || check:
-		return errors.New("-render-docs, -results and -check go together (-check optional)")
-	case leaderRepeat < 1 || repeat < 1:
-		return errors.New("-leader-repeat and -repeat must be at least 1")
-	case s.cpuProfileDir != "" && s.cpuProfileDuration < time.Second:
-		return errors.New("-cpu-profile-duration must be at least 1s")
+		return true, err
+	case o.renderDoc != "" && o.resultsDir != "":
+		return true, renderDocs(os.Stdout, o.renderDoc, o.resultsDir, o.check)
+	case o.renderDoc != "" || o.resultsDir != "" || o.check:
+		return true, errors.New("-render-docs, -results and -check go together (-check optional)")
+	case o.leaderRepeat < 1 || o.repeat < 1:
+		return true, errors.New("-leader-repeat and -repeat must be at least 1")
+	case o.s.cpuProfileDir != "" && o.s.cpuProfileDuration < time.Second:
+		return true, errors.New("-cpu-profile-duration must be at least 1s")
 	}
-	s.managerArgs, s.apiServerArgs, s.schedulerArgs = strings.Fields(managerArgs), strings.Fields(apiServerArgs), strings.Fields(schedulerArgs)
+	return false, nil
+}
+
+// runBench runs the scale cases and the leader case, and writes the report.
+func runBench(o *options) error {
+	o.s.managerArgs, o.s.apiServerArgs, o.s.schedulerArgs = strings.Fields(o.managerArgs), strings.Fields(o.apiServerArgs), strings.Fields(o.schedulerArgs)
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard))) // envtest logs through controller-runtime; its lines add nothing here.
-	s.log = os.Stderr
-	if !verbose {
-		s.log = filteredLog{os.Stderr}
+	o.s.log = os.Stderr
+	if !o.verbose {
+		o.s.log = filteredLog{os.Stderr}
 	}
-	cases, err := buildCases(ns, concs, qpss, bursts, floor, repeat)
+	cases, err := buildCases(o.ns, o.concs, o.qpss, o.bursts, o.floor, o.repeat)
 	if err != nil {
 		return err
 	}
-	for _, dir := range []string{s.heapDir, s.cpuProfileDir} {
+	for _, dir := range []string{o.s.heapDir, o.s.cpuProfileDir} {
 		if dir != "" {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
 		}
 	}
-	if leaderOnly {
-		cases, leaderCase = nil, true
+	if o.leaderOnly {
+		cases, o.leaderCase = nil, true
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
-		"idle": s.idle.String(), "rawDuration": s.rawDuration.String(), "workers": strconv.Itoa(workers),
-		"count": countAudit, "managerArgs": managerArgs, "scrapeInterval": scrapeInterval.String(),
-		"apiserverArgs": apiServerArgs, "schedulerArgs": schedulerArgs,
-		"floor": strconv.FormatBool(floor), "repeat": strconv.Itoa(repeat),
-		"leader": strconv.FormatBool(leaderCase), "leaderRepeat": strconv.Itoa(leaderRepeat), "leaderOnly": strconv.FormatBool(leaderOnly),
+		"idle": o.s.idle.String(), "rawDuration": o.s.rawDuration.String(), "workers": strconv.Itoa(workers),
+		"count": countAudit, "managerArgs": o.managerArgs, "scrapeInterval": scrapeInterval.String(),
+		"apiserverArgs": o.apiServerArgs, "schedulerArgs": o.schedulerArgs,
+		"floor": strconv.FormatBool(o.floor), "repeat": strconv.Itoa(o.repeat),
+		"leader": strconv.FormatBool(o.leaderCase), "leaderRepeat": strconv.Itoa(o.leaderRepeat), "leaderOnly": strconv.FormatBool(o.leaderOnly),
 	}}
-	errs := runCases(ctx, cases, s, failOnIdleWrites, &rep)
-	if leaderCase && ctx.Err() == nil {
-		fmt.Fprintf(os.Stderr, "bench: leader case: %d managers, %d runs per signal\n", leaderManagers, leaderRepeat)
-		res, err := runLeaderCase(ctx, s, leaderRepeat)
+	errs := runCases(ctx, cases, o.s, o.failOnIdleWrites, &rep)
+	if o.leaderCase && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "bench: leader case: %d managers, %d runs per signal\n", leaderManagers, o.leaderRepeat)
+		res, err := runLeaderCase(ctx, o.s, o.leaderRepeat)
 		if err != nil {
 			res.Error = err.Error()
 			errs = append(errs, fmt.Errorf("leader case: %w", err))
@@ -164,7 +189,7 @@ func run() error {
 		rep.Leader = &res
 	}
 	rep.Finished = time.Now().UTC()
-	path, err := writeReport(out, rep)
+	path, err := writeReport(o.out, rep)
 	fmt.Print(renderRun(resultFile{Name: path, Link: filepath.Base(path), Rep: rep}))
 	if err == nil {
 		fmt.Printf("\nResults written to %s\n", path)

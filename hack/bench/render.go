@@ -18,6 +18,15 @@ import (
 	"unicode/utf8"
 )
 
+// Column and table names used in several tables.
+const (
+	colRun      = "run"
+	colStop     = "stop"
+	colValue    = "value"
+	colOverhead = "overhead"
+	colRSS1k    = "RSS/1k DC MiB"
+)
+
 // The report (docs/benchmarks.md) holds summary tables, each rendered from the JSON results it
 // names, between two lines:
 //
@@ -35,16 +44,16 @@ const (
 
 // summaryKinds render one table each from the named files.
 var summaryKinds = map[string]func(files []resultFile) mdTable{
-	"overhead": overheadTable,
-	"writes": caseTable("run", "case", "writes/DC", "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
+	colOverhead: overheadTable,
+	"writes": caseTable(colRun, "case", "writes/DC", "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
 		"idle s", "idle writes", "idle reads"),
-	"memory": caseTable("run", "case", "baseline RSS MiB", "peak RSS MiB", "RSS/1k DC MiB", "peak heap MiB", "end heap MiB",
+	"memory": caseTable(colRun, "case", "baseline RSS MiB", "peak RSS MiB", colRSS1k, "peak heap MiB", "end heap MiB",
 		"manager CPU s", "GCs"),
 	"growth": growthTable,
 	"leader": leaderTable,
 	// runs is the index of the runs: the figures the experiments compare.
-	"runs": caseTable("run", "case", "counted by", "converge s", "overhead", "writes/DC", "status patches/DC",
-		"reconcile errors", "RSS/1k DC MiB", "peak heap MiB", "manager CPU s", "idle writes"),
+	"runs": caseTable(colRun, "case", "counted by", "converge s", colOverhead, "writes/DC", "status patches/DC",
+		"reconcile errors", colRSS1k, "peak heap MiB", "manager CPU s", "idle writes"),
 }
 
 // resultFile is one JSON result as the documents show it.
@@ -287,7 +296,7 @@ type mdTable struct {
 	rows   [][]string
 }
 
-var leftColumns = map[string]bool{"case": true, "counted by": true, "operator": true, "stop": true, "value": true,
+var leftColumns = map[string]bool{"case": true, "counted by": true, "operator": true, colStop: true, colValue: true,
 	"change made while nobody led": true}
 
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -366,12 +375,12 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 // caseColumns are the cells, by header, of the summary tables with a row per successful
 // operator case.
 var caseColumns = map[string]func(f resultFile, r result) string{
-	"run":  func(f resultFile, _ result) string { return runLink(f) },
+	colRun: func(f resultFile, _ result) string { return runLink(f) },
 	"case": func(_ resultFile, r result) string { return caseLabel(r.Case) },
 	// Results written before the setting existed were counted by a proxy since removed.
 	"counted by": func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
 	"converge s": func(_ resultFile, r result) string { return fixed(r.ConvergenceSec, 1) },
-	"overhead":   overheadOf,
+	colOverhead:  overheadOf,
 	"writes/DC":  func(_ resultFile, r result) string { return fixed(r.WritesPerCluster, 2) },
 	"status patches/DC": func(_ resultFile, r result) string {
 		const key = "patch databaseclusters.database.seed1b407122.io/status"
@@ -385,7 +394,7 @@ var caseColumns = map[string]func(f resultFile, r result) string{
 	"idle reads":       func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleReads, 10) },
 	"baseline RSS MiB": func(_ resultFile, r result) string { return mibCell(float64(r.BaselineRSS)) },
 	"peak RSS MiB":     func(_ resultFile, r result) string { return mibCell(float64(r.PeakRSS)) },
-	"RSS/1k DC MiB":    func(_ resultFile, r result) string { return mibCell(r.RSSPer1000) },
+	colRSS1k:           func(_ resultFile, r result) string { return mibCell(r.RSSPer1000) },
 	"peak heap MiB":    func(_ resultFile, r result) string { return mibCell(r.PeakHeap) },
 	"end heap MiB":     func(_ resultFile, r result) string { return mibCell(r.EndHeap) },
 	"manager CPU s":    func(_ resultFile, r result) string { return measuredCell(r.ManagerCPUSec, 1) },
@@ -425,7 +434,7 @@ func overheadOf(f resultFile, r result) string {
 }
 
 func overheadTable(files []resultFile) mdTable {
-	t := mdTable{header: []string{"run", "N", "operator", "floor converge s", "operator converge s", "overhead",
+	t := mdTable{header: []string{colRun, "N", "operator", "floor converge s", "operator converge s", colOverhead,
 		"overhead p50 / p99", "busy CPU, operator ÷ floor"}}
 	p50 := func(r result) float64 { return r.LatencyP50Sec }
 	p99 := func(r result) float64 { return r.LatencyP99Sec }
@@ -439,8 +448,8 @@ func overheadTable(files []resultFile) mdTable {
 }
 
 func growthTable(files []resultFile) mdTable {
-	t := mdTable{header: []string{"run", "N", "floor converge s", "operator converge s", "overhead", "writes/DC",
-		"RSS/1k DC MiB", "manager CPU ms/DC"}}
+	t := mdTable{header: []string{colRun, "N", "floor converge s", "operator converge s", colOverhead, "writes/DC",
+		colRSS1k, "manager CPU ms/DC"}}
 	for _, f := range files {
 		for _, o := range growth(f.Rep.Results) {
 			t.add(runLink(f), strconv.Itoa(o.N), fixed(meanBy(o.Floor, convergence), 1), fixed(meanBy(o.Operator, convergence), 1),
@@ -453,7 +462,7 @@ func growthTable(files []resultFile) mdTable {
 }
 
 func leaderTable(files []resultFile) mdTable {
-	t := mdTable{header: []string{"run", "stop", "runs", "min s", "median s", "max s", "Lease moved, median s",
+	t := mdTable{header: []string{colRun, colStop, "runs", "min s", "median s", "max s", "Lease moved, median s",
 		"workers started, median s"}}
 	for _, f := range files {
 		if l := f.Rep.Leader; l != nil {
@@ -577,7 +586,7 @@ func renderRun(f resultFile) string {
 
 // runTable shows where and how a run ran.
 func runTable(rep report) mdTable {
-	t := mdTable{header: []string{"key", "value"}}
+	t := mdTable{header: []string{"key", colValue}}
 	t.add("started", rep.Started.UTC().Format(time.RFC3339))
 	if !rep.Finished.IsZero() {
 		t.add("finished", rep.Finished.UTC().Format(time.RFC3339))
@@ -624,7 +633,7 @@ var caseFigures = []struct {
 	{"baseline / peak / end RSS MiB", func(r result) string {
 		return mibCell(float64(r.BaselineRSS)) + " / " + mibCell(float64(r.PeakRSS)) + " / " + mibCell(float64(r.EndRSS))
 	}},
-	{"RSS/1k DC MiB", func(r result) string { return mibCell(r.RSSPer1000) }},
+	{colRSS1k, func(r result) string { return mibCell(r.RSSPer1000) }},
 	{"peak / end heap MiB", func(r result) string { return mibCell(r.PeakHeap) + " / " + mibCell(r.EndHeap) }},
 	{"series (operator's)", func(r result) string { return fmt.Sprintf("%d (%d)", r.ManagerSeries, r.OperatorSeries) }},
 	{"manager CPU s", func(r result) string { return measuredCell(r.ManagerCPUSec, 1) }},
@@ -734,7 +743,7 @@ func leaderCaption(l *leaderResult) string {
 }
 
 func leaderRunsTable(l *leaderResult) mdTable {
-	t := mdTable{header: []string{"stop", "run", "change made s", "Lease moved s", "workers started s", "change applied s",
+	t := mdTable{header: []string{colStop, colRun, "change made s", "Lease moved s", "workers started s", "change applied s",
 		"total s", "change made while nobody led"}}
 	if l == nil {
 		return t

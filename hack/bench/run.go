@@ -338,7 +338,7 @@ func measureRawWrites(ctx context.Context, c client.Client, d time.Duration) (fl
 		for i := 0; time.Since(start) < d && ctx.Err() == nil; i++ {
 			cm := &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Namespace: rawNamespace, Name: fmt.Sprintf("raw-%s-%d", w, i)},
-				Data:       map[string]string{"key": "value"},
+				Data:       map[string]string{"key": "raw write"},
 			}
 			if err := c.Create(ctx, cm); err != nil {
 				return fmt.Errorf("creating ConfigMaps: %w", err)

@@ -339,7 +339,7 @@ func buildVolume(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageCl
 		Driver: ProvisionerName, VolumeHandle: name, FSType: simulatedFSType,
 	}}
 	if classSizesVolumes(class) {
-		source.CSI.VolumeAttributes = map[string]string{ParamSizedFilesystem: "true"}
+		source.CSI.VolumeAttributes = map[string]string{ParamSizedFilesystem: sizedOn}
 	}
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: ProvisionerName}},

@@ -34,17 +34,20 @@ import (
 // that makes each volume of the class a file system of the claim's size.
 const ParamSizedFilesystem = "sizedFilesystem"
 
+// sizedOn is ParamSizedFilesystem's value that turns it on.
+const sizedOn = "true"
+
 // imageSuffix ends the name of a sized volume's image, next to the volume's directory.
 const imageSuffix = ".img"
 
 // classSizesVolumes reports whether class asks for sized file systems.
 func classSizesVolumes(class *storagev1.StorageClass) bool {
-	return class.Parameters[ParamSizedFilesystem] == "true"
+	return class.Parameters[ParamSizedFilesystem] == sizedOn
 }
 
 // isSizedVolume reports whether pv is a sized file system (its CSI volume attribute).
 func isSizedVolume(pv *corev1.PersistentVolume) bool {
-	return pv.Spec.CSI != nil && pv.Spec.CSI.VolumeAttributes[ParamSizedFilesystem] == "true"
+	return pv.Spec.CSI != nil && pv.Spec.CSI.VolumeAttributes[ParamSizedFilesystem] == sizedOn
 }
 
 // imagePath is the image of a sized volume.
