@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +29,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/storageagent"
 	"github.com/seed1b407122/database-operator/test/harness/csisim"
+	"github.com/seed1b407122/database-operator/test/harness/realnode"
 )
 
 // The storage auto-grow story: a one-member etcd on a volume that is a file system of the
@@ -249,13 +248,12 @@ func expectFilled(ctx context.Context, db *etcdClient, n int) {
 // keysOf lists the keys under prefix (a linearizable read of the keys only).
 func keysOf(ctx context.Context, db *etcdClient, prefix string) []string {
 	GinkgoHelper()
-	end := prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1)
 	var out struct {
 		Kvs []struct {
 			Key string `json:"key"`
 		} `json:"kvs"`
 	}
-	Expect(db.call(ctx, "/v3/kv/range", map[string]any{"key": b64(prefix), "range_end": b64(end), "keys_only": true}, &out)).To(Succeed())
+	Expect(db.call(ctx, "/v3/kv/range", map[string]any{"key": b64(prefix), "range_end": b64(prefixEnd(prefix)), "keys_only": true}, &out)).To(Succeed())
 	keys := make([]string, 0, len(out.Kvs))
 	for _, kv := range out.Kvs {
 		keys = append(keys, string(decodeB64(kv.Key)))
@@ -268,20 +266,6 @@ func decodeB64(s string) []byte {
 	data, err := base64.StdEncoding.DecodeString(s)
 	Expect(err).NotTo(HaveOccurred())
 	return data
-}
-
-// rootMountPoints lists the mount points of the host's mount namespace.
-func rootMountPoints() []string {
-	GinkgoHelper()
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	Expect(err).NotTo(HaveOccurred())
-	var points []string
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if fields := strings.Fields(line); len(fields) > 4 {
-			points = append(points, fields[4])
-		}
-	}
-	return points
 }
 
 // growthEvents lists the cluster's StorageGrown and AtMaxSize events as "Type Reason: Note".
@@ -305,6 +289,9 @@ func expectVolumeRemoved(ctx context.Context, namespace, claim string) {
 	c := &corev1.PersistentVolumeClaim{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: claim}, c)).To(Succeed())
 	volume := c.Spec.VolumeName
+	host := realnode.Snapshot()
+	Expect(host.Mounts).To(ContainElement(ContainSubstring(volume)), "the volume's file system is mounted")
+	Expect(host.Loops).To(ContainElement(ContainSubstring(volume)), "a loop device backs the volume's image")
 	Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
 	began := time.Now()
 	Eventually(func(g Gomega) {
@@ -313,8 +300,7 @@ func expectVolumeRemoved(ctx context.Context, namespace, claim string) {
 		g.Expect(err).To(HaveOccurred(), "volume %s still there", volume)
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 	report("auto-grow: namespace deleted -> volume deleted, file system unmounted", time.Since(began))
-	out, err := exec.CommandContext(ctx, "losetup", "--noheadings", "--list", "--output", "BACK-FILE").Output()
-	Expect(err).NotTo(HaveOccurred())
-	Expect(string(out)).NotTo(ContainSubstring(volume), "a loop device still backs the volume's image")
-	Expect(rootMountPoints()).NotTo(ContainElement(ContainSubstring(volume)), "the volume is still mounted")
+	host = realnode.Snapshot()
+	Expect(host.Mounts).NotTo(ContainElement(ContainSubstring(volume)), "the volume is still mounted")
+	Expect(host.Loops).NotTo(ContainElement(ContainSubstring(volume)), "a loop device still backs the volume's image")
 }

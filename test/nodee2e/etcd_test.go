@@ -452,7 +452,7 @@ func (e *etcdClient) expectAll(ctx context.Context) {
 		} `json:"kvs"`
 	}
 	Eventually(func(g Gomega) {
-		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(etcdPrefixEnd())}, &out)).To(Succeed())
+		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(prefixEnd(etcdPrefix))}, &out)).To(Succeed())
 	}).WithContext(ctx).Should(Succeed())
 	Expect(out.Count).To(Equal(strconv.Itoa(etcdKeys)))
 	got := map[string]string{}
@@ -478,7 +478,7 @@ func (e *etcdClient) count(ctx context.Context) int {
 		Count string `json:"count"` // int64 as a string, left out when 0
 	}
 	Eventually(func(g Gomega) {
-		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(etcdPrefixEnd()), "count_only": true}, &out)).To(Succeed())
+		g.Expect(e.call(ctx, "/v3/kv/range", map[string]any{"key": b64(etcdPrefix), "range_end": b64(prefixEnd(etcdPrefix)), "count_only": true}, &out)).To(Succeed())
 	}).WithContext(ctx).Should(Succeed())
 	if out.Count == "" {
 		return 0
@@ -488,9 +488,9 @@ func (e *etcdClient) count(ctx context.Context) int {
 	return n
 }
 
-// etcdPrefixEnd is the end of the range of etcdPrefix: the prefix with its last byte plus one.
-func etcdPrefixEnd() string {
-	return etcdPrefix[:len(etcdPrefix)-1] + string(etcdPrefix[len(etcdPrefix)-1]+1)
+// prefixEnd is the end of the range of keys under prefix: the prefix with its last byte plus one.
+func prefixEnd(prefix string) string {
+	return prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1)
 }
 
 // duringChange runs change while writing a key every 200 ms and checking, on every
