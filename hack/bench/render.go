@@ -50,7 +50,10 @@ var summaryKinds = map[string]func(files []resultFile) mdTable{
 	"memory": caseTable(colRun, "case", "baseline RSS MiB", "peak RSS MiB", colRSS1k, "peak heap MiB", "end heap MiB",
 		"manager CPU s", "GCs"),
 	"growth": growthTable,
-	"leader": leaderTable,
+	"cost":   costTable,
+	// costByProcess says where the added CPU of the cost table goes.
+	"costByProcess": costByProcessTable,
+	"leader":        leaderTable,
 	// runs is the index of the runs: the figures the experiments compare.
 	"runs": caseTable(colRun, "case", "counted by", "converge s", colOverhead, "writes/DC", "status patches/DC",
 		"reconcile errors", colRSS1k, "peak heap MiB", "manager CPU s", "idle writes"),
