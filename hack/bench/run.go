@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,8 @@ type benchCase struct {
 	Concurrency int     `json:"maxConcurrentReconciles"`
 	QPS         float64 `json:"kubeAPIQPS"`
 	Burst       int     `json:"kubeAPIBurst"`
+	// Manager is the binary of the case when -manager named several (cmp.Or(Manager, settings')).
+	Manager string `json:"manager,omitempty"`
 }
 
 func (c benchCase) String() string { return fmt.Sprintf("%s, %d nodes", caseLabel(c), c.Nodes) }
@@ -656,7 +659,7 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		return nil, err
 	}
 	p, err := manager.Start(ctx, manager.Options{
-		Binary:     s.manager,
+		Binary:     cmp.Or(bc.Manager, s.manager),
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
 		PortFlags:  []string{manager.MetricsFlag, manager.PprofFlag},
