@@ -158,7 +158,7 @@ var transitions = []struct {
 
 // warnings are the condition reasons told as a warning, with the reason as the event's, when a
 // condition turns to one of them (reasonBegan): once per stuck rollout, size limit or lost member,
-// not with each change of the message. The Auto Pilot gauges say the same continuously.
+// not with each change of the message.
 var warnings = []struct {
 	condition string
 	reasons   []string
