@@ -615,6 +615,26 @@ sbom-attach: $(SBOM_TOOL) ## Attach SBOM_DIR's image SBOMs (make sbom) to the im
 	$(SBOM_TOOL) attach --from $(IMAGES_DIR)/catalog --repo $(SBOM_ATTACH_CATALOG_REPO) --sbom $(SBOM_DIR)/catalog.cdx.json $(SBOM_ATTACH_FLAGS)
 	$(SBOM_TOOL) attach --from $(ECHO_IMAGE_LAYOUT) --repo $(SBOM_ATTACH_ECHO_REPO) --sbom $(SBOM_DIR)/echo.cdx.json $(SBOM_ATTACH_FLAGS)
 
+# The OperatorHub submission (docs/release.md): bundle/ (as VERSION) and the released bundles in
+# the layout of the community operator repositories, operators/PACKAGE_NAME/<version>/
+# {manifests,metadata}, with ci.yaml (the FBC workflow), catalog-templates/basic.yaml and
+# catalogs/<catalog>/PACKAGE_NAME/catalog.yaml. OPERATORHUB_CATALOGS: the catalogs of ci.yaml's
+# fbc.catalog_mapping (OpenShift versions; the CSV's minKubeVersion 1.31 is OpenShift 4.18);
+# OPERATORHUB_REVIEWERS: ci.yaml's reviewers (GitHub users, comma separated).
+OPERATORHUB_DIR ?= $(LOCALBIN)/release/operatorhub
+OPERATORHUB_CATALOGS ?= v4.18,v4.19,v4.20,v4.21
+OPERATORHUB_REVIEWERS ?= seed1b407122
+comma := ,
+
+.PHONY: operatorhub
+operatorhub: $(OPM) ## Export bundle/ and the released bundles in the community operators' layout into OPERATORHUB_DIR (ci.yaml, FBC template, catalogs), validated like bundle-validate and with opm.
+	$(OLM_GO) run ./cmd/operatorhub --package $(PACKAGE_NAME) --bundle $(VERSION)=$(CURDIR)/bundle \
+		$(foreach d,$(RELEASED_BUNDLE_DIRS),--released $(notdir $(d))=$(CURDIR)/$(d)) \
+		--catalog $(CURDIR)/catalog/$(PACKAGE_NAME)/index.yaml --catalog-names $(OPERATORHUB_CATALOGS) \
+		--reviewers "$(OPERATORHUB_REVIEWERS)" --output $(OPERATORHUB_DIR)
+	@set -e; for c in $(subst $(comma), ,$(OPERATORHUB_CATALOGS)); do \
+		$(OPM) validate $(OPERATORHUB_DIR)/catalogs/$$c; echo "opm validate catalogs/$$c: valid"; done
+
 ##@ Helm
 
 .PHONY: helm-crds
