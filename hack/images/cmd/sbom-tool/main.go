@@ -8,6 +8,7 @@
 //	sbom-tool attach --from bin/images/operator-release --repo 127.0.0.1:5000/seed1b407122/database-operator \
 //	    --sbom bin/release/sbom/operator.cdx.json
 //	sbom-tool attach --subject REPO@sha256:... --sbom FILE
+//	sbom-tool attach-release --registry 127.0.0.1:5000 --list bin/release/0.4.0/images.txt --dir bin/release/0.4.0/sbom
 //	sbom-tool discover --subject REPO[:TAG|@sha256:...] [--out FILE]
 package main
 
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
@@ -37,6 +39,8 @@ func main() {
 		err = image(os.Args[2:])
 	case "attach":
 		err = attach(os.Args[2:])
+	case "attach-release":
+		err = attachRelease(os.Args[2:])
 	case "discover":
 		err = discover(os.Args[2:])
 	default:
@@ -49,7 +53,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: sbom-tool binary|image|attach|discover [flags] (-h for the flags)")
+	fmt.Fprintln(os.Stderr, "usage: sbom-tool binary|image|attach|attach-release|discover [flags] (-h for the flags)")
 	os.Exit(2)
 }
 
@@ -185,4 +189,83 @@ func discover(args []string) error {
 		return err
 	}
 	return os.WriteFile(*out, data, 0o644)
+}
+
+// attachRelease is "sbom-tool attach-release", make release's SBOM hook (RELEASE_SBOM_ATTACH):
+// every image of the release's list (lines "<layout> <repo:tag> <repo@sha256:...>"; other lines
+// are ignored) that an SBOM of --dir describes (its metadata.component.version is the image's
+// digest) gets that SBOM attached in --registry, where make release pushed it (the list's
+// repository without its host). An image without an SBOM (a released bundle) is listed as such.
+func attachRelease(args []string) error {
+	fs := flag.NewFlagSet("attach-release", flag.ExitOnError)
+	registry := fs.String("registry", "", "registry host:port the release pushed to")
+	list := fs.String("list", "", "the release's image list (images.txt)")
+	dir := fs.String("dir", "", "directory of the SBOMs (*.cdx.json)")
+	insecure := fs.Bool("insecure", false, "plain HTTP for a non-loopback registry")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *registry == "" || *list == "" || *dir == "" {
+		return fmt.Errorf("--registry, --list and --dir are required")
+	}
+	byDigest, err := sbomsByDigest(*dir)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(*list)
+	if err != nil {
+		return err
+	}
+	attached := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || !strings.Contains(f[2], "@sha256:") {
+			continue
+		}
+		repo, digest, _ := strings.Cut(f[2], "@")
+		file, ok := byDigest[digest]
+		if !ok {
+			fmt.Printf("no SBOM describes %s\n", f[2])
+			continue
+		}
+		_, path, _ := strings.Cut(repo, "/")
+		subject := *registry + "/" + path + "@" + digest
+		sbomData, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		ref, err := images.Attach(context.Background(), subject, sbom.MediaType, filepath.Base(file), sbomData, *insecure)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("attached %s to %s as %s\n", file, subject, ref)
+		attached++
+	}
+	if attached == 0 {
+		return fmt.Errorf("no image of %s has an SBOM in %s", *list, *dir)
+	}
+	return nil
+}
+
+// sbomsByDigest maps the image digest each image SBOM of dir describes to its file.
+func sbomsByDigest(dir string) (map[string]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.cdx.json"))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		bom, err := sbom.Decode(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if c := bom.Metadata; c != nil && c.Component != nil && strings.HasPrefix(c.Component.Version, "sha256:") {
+			m[c.Component.Version] = f
+		}
+	}
+	return m, nil
 }
