@@ -92,12 +92,8 @@ func Export(out string, o Options) error {
 		return err
 	}
 	op := OperatorDir(out, o.Package)
-	for v, dir := range o.Bundles {
-		for _, sub := range BundleDirs {
-			if err := copyTree(filepath.Join(dir, sub), filepath.Join(op, v, sub)); err != nil {
-				return err
-			}
-		}
+	if err := copyBundles(op, o.Bundles); err != nil {
+		return err
 	}
 	catalog, err := os.ReadFile(o.Catalog)
 	if err != nil {
@@ -120,6 +116,18 @@ func Export(out string, o Options) error {
 	for _, c := range o.CatalogNames {
 		if err := writeFile(filepath.Join(out, "catalogs", c, o.Package, "catalog.yaml"), catalog); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// copyBundles copies the BundleDirs of each bundle (by version) to op/<version>.
+func copyBundles(op string, bundles map[string]string) error {
+	for v, dir := range bundles {
+		for _, sub := range BundleDirs {
+			if err := copyTree(filepath.Join(dir, sub), filepath.Join(op, v, sub)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -159,11 +167,32 @@ func quoted(list []string) string {
 // the problems found, one a line; the error is for an export that cannot be read.
 func Validate(out, pkg string, vals map[string]bool) ([]string, error) {
 	op := OperatorDir(out, pkg)
-	var problems []string
+	problems, err := validateBundles(op, pkg, vals)
+	if err != nil {
+		return nil, err
+	}
+	ci, err := ReadCIConfig(filepath.Join(op, "ci.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, checkCIConfig(ci, op)...)
+	for _, m := range ci.FBC.CatalogMapping {
+		for _, c := range m.CatalogNames {
+			if err := validateCatalog(filepath.Join(out, "catalogs", c)); err != nil {
+				problems = append(problems, fmt.Sprintf("catalog %s: %v", c, err))
+			}
+		}
+	}
+	return problems, nil
+}
+
+// validateBundles validates every version directory of op (see Validate).
+func validateBundles(op, pkg string, vals map[string]bool) ([]string, error) {
 	entries, err := os.ReadDir(op)
 	if err != nil {
 		return nil, err
 	}
+	var problems []string
 	versions := 0
 	for _, e := range entries {
 		if !e.IsDir() || e.Name() == "catalog-templates" {
@@ -171,7 +200,7 @@ func Validate(out, pkg string, vals map[string]bool) ([]string, error) {
 		}
 		versions++
 		v := validate.Validators
-		if released, ok := vals[e.Name()]; ok && released {
+		if vals[e.Name()] {
 			v = validate.Suite
 		}
 		problems = append(problems, checkAnnotations(filepath.Join(op, e.Name()), pkg)...)
@@ -186,27 +215,21 @@ func Validate(out, pkg string, vals map[string]bool) ([]string, error) {
 	if versions == 0 {
 		problems = append(problems, op+": no bundle version directory")
 	}
-	ci, err := ReadCIConfig(filepath.Join(op, "ci.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	problems = append(problems, checkCIConfig(ci, op)...)
-	for _, m := range ci.FBC.CatalogMapping {
-		for _, c := range m.CatalogNames {
-			dir := filepath.Join(out, "catalogs", c)
-			cfg, err := declcfg.LoadFS(context.Background(), os.DirFS(dir))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("catalog %s: %v", c, err))
-				continue
-			}
-			if m, err := declcfg.ConvertToModel(*cfg); err != nil {
-				problems = append(problems, fmt.Sprintf("catalog %s: %v", c, err))
-			} else if err := m.Validate(); err != nil {
-				problems = append(problems, fmt.Sprintf("catalog %s: %v", c, err))
-			}
-		}
-	}
 	return problems, nil
+}
+
+// validateCatalog loads the file-based catalog in dir and validates its model, as "opm
+// validate" does.
+func validateCatalog(dir string) error {
+	cfg, err := declcfg.LoadFS(context.Background(), os.DirFS(dir))
+	if err != nil {
+		return err
+	}
+	m, err := declcfg.ConvertToModel(*cfg)
+	if err != nil {
+		return err
+	}
+	return m.Validate()
 }
 
 // PackageAnnotation names a bundle's package in metadata/annotations.yaml.
