@@ -24,6 +24,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -67,13 +68,24 @@ func Binary(file, version string) (*cdx.BOM, error) {
 	return bom, nil
 }
 
-// tools names the generator in metadata.tools.
+// generatorModule is the module of the SBOM generator.
+const generatorModule = "github.com/CycloneDX/cyclonedx-gomod"
+
+// tools names the generator in metadata.tools: cyclonedx-gomod at the version linked in.
 func tools() *cdx.ToolsChoice {
+	version := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == generatorModule {
+				version = d.Version
+			}
+		}
+	}
 	return &cdx.ToolsChoice{Components: &[]cdx.Component{{
-		Type:    cdx.ComponentTypeApplication,
-		Group:   "github.com/seed1b407122/database-operator",
-		Name:    "hack/images/sbom (cyclonedx-gomod bin generator)",
-		Version: "cyclonedx-gomod v1.10.0",
+		Type:        cdx.ComponentTypeLibrary,
+		Name:        generatorModule,
+		Version:     version,
+		Description: "its bin generator, driven by hack/images/sbom of github.com/seed1b407122/database-operator",
 	}}}
 }
 
