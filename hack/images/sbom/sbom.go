@@ -33,6 +33,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/rs/zerolog"
+	"go.yaml.in/yaml/v3"
 )
 
 // MediaType is the media type of a CycloneDX JSON document: the artifactType of an SBOM
@@ -93,7 +94,9 @@ func tools() *cdx.ToolsChoice {
 // metadata.component is the image (a container, version its digest); components are, in path
 // order, every Go binary of its flattened filesystem (an application component named by its
 // path, with its SHA-256, its modules as nested components and its main module's purl) and
-// every other regular file (a file component with its SHA-256). version is passed to Binary.
+// every other regular file (a file component with its SHA-256); then, with scope "excluded"
+// (named, not contained), the images that its OLM manifests name by digest: a bundle CSV's
+// relatedImages, a file-based catalog's bundle images. version is passed to Binary.
 func Image(img v1.Image, repo, version string) (*cdx.BOM, error) {
 	digest, err := img.Digest()
 	if err != nil {
@@ -131,6 +134,7 @@ func Image(img v1.Image, repo, version string) (*cdx.BOM, error) {
 		deps = append(deps, d...)
 		refs = append(refs, c.BOMRef)
 	}
+	components = append(components, referencedImages(files)...)
 	imageRef := "image:" + repo + "@" + digest.String()
 	deps = append([]cdx.Dependency{{Ref: imageRef, Dependencies: &refs}}, deps...)
 	bom := cdx.NewBOM()
@@ -282,4 +286,69 @@ func Modules(bom *cdx.BOM) map[string]string {
 		walk(*bom.Components)
 	}
 	return mods
+}
+
+// ReferencedByProperty is the property of a referenced image's component that names the file
+// of the image that refers to it.
+const ReferencedByProperty = "database-operator:referenced-by"
+
+// referencedImages returns, as container components of scope "excluded", the images named by
+// digest in the image's OLM manifests: spec.relatedImages of a ClusterServiceVersion (a bundle),
+// and the image of each olm.bundle of a file-based catalog's YAML or JSON files, in file order.
+func referencedImages(files map[string][]byte) []cdx.Component {
+	var out []cdx.Component
+	seen := map[string]bool{}
+	for _, name := range sortedNames(files) {
+		ext := path.Ext(name)
+		if ext != ".yaml" && ext != ".yml" && ext != ".json" {
+			continue
+		}
+		for _, img := range imagesOf(files[name]) {
+			repo, digest, ok := strings.Cut(img, "@")
+			if !ok || !strings.HasPrefix(digest, "sha256:") || seen[img+name] {
+				continue
+			}
+			seen[img+name] = true
+			out = append(out, cdx.Component{
+				BOMRef:     "ref:" + name + "#" + img,
+				Type:       cdx.ComponentTypeContainer,
+				Name:       repo,
+				Version:    digest,
+				Scope:      cdx.ScopeExcluded,
+				PackageURL: ociPURL(repo, digest),
+				Properties: &[]cdx.Property{{Name: ReferencedByProperty, Value: name}},
+			})
+		}
+	}
+	return out
+}
+
+// imagesOf returns the images a YAML or JSON stream names as a ClusterServiceVersion's
+// relatedImages or an olm.bundle's image; documents that do not parse are passed over.
+func imagesOf(data []byte) []string {
+	var imgs []string
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc struct {
+			Kind   string `yaml:"kind"`
+			Schema string `yaml:"schema"`
+			Image  string `yaml:"image"`
+			Spec   struct {
+				RelatedImages []struct {
+					Image string `yaml:"image"`
+				} `yaml:"relatedImages"`
+			} `yaml:"spec"`
+		}
+		if err := dec.Decode(&doc); err != nil {
+			return imgs
+		}
+		switch {
+		case doc.Kind == "ClusterServiceVersion":
+			for _, r := range doc.Spec.RelatedImages {
+				imgs = append(imgs, r.Image)
+			}
+		case doc.Schema == "olm.bundle" && doc.Image != "":
+			imgs = append(imgs, doc.Image)
+		}
+	}
 }

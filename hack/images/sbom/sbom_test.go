@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/mod/modfile"
 
 	"github.com/seed1b407122/database-operator/hack/images"
@@ -211,8 +213,35 @@ func TestImageSBOM(t *testing.T) {
 			t.Errorf("bundle SBOM: %s missing or with another SHA-256 than %s", name, sum)
 		}
 	}
-	if len(comps) != len(want) {
-		t.Errorf("bundle SBOM lists %d files, bundle/ has %d", len(comps), len(want))
+	// Besides the files: the images the CSV deploys (relatedImages), named, not contained.
+	var csv struct {
+		Spec struct {
+			RelatedImages []struct{ Image string } `yaml:"relatedImages"`
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(bundleDir, "manifests", "database-operator.clusterserviceversion.yaml"))
+	must(t, err)
+	must(t, yaml.Unmarshal(data, &csv))
+	var wantImages, gotImages []string
+	for _, r := range csv.Spec.RelatedImages {
+		wantImages = append(wantImages, r.Image)
+	}
+	files := 0
+	for _, c := range *bom.Components {
+		switch {
+		case c.Type == cdx.ComponentTypeFile:
+			files++
+		case c.Type == cdx.ComponentTypeContainer && c.Scope == cdx.ScopeExcluded:
+			gotImages = append(gotImages, c.Name+"@"+c.Version)
+		default:
+			t.Errorf("bundle SBOM: unexpected component %s (%s)", c.Name, c.Type)
+		}
+	}
+	if files != len(want) {
+		t.Errorf("bundle SBOM lists %d files, bundle/ has %d", files, len(want))
+	}
+	if len(wantImages) == 0 || !reflect.DeepEqual(gotImages, wantImages) {
+		t.Errorf("bundle SBOM names the images %v, the CSV's relatedImages are %v", gotImages, wantImages)
 	}
 	if n := len(sbom.Modules(bom)); n != 0 {
 		t.Errorf("bundle SBOM lists %d Go modules, want none", n)
