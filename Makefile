@@ -594,8 +594,10 @@ SBOM_ATTACH_ECHO_REPO ?= $(call push-ref,$(call untagged,$(ECHO_IMG)))
 SBOM_ATTACH_FLAGS ?=
 # make release's SBOM hook (release-sbom runs it as "$(RELEASE_SBOM_ATTACH) --registry REGISTRY
 # --list <the release's image list> --dir <its sbom/>"): each listed image gets the SBOM that
-# describes its digest. REGISTRY_INSECURE: plain HTTP for a registry not on loopback.
-RELEASE_SBOM_ATTACH ?= $(SBOM_TOOL) attach-release$(if $(REGISTRY_INSECURE), --insecure)
+# describes its digest, or one made from its layout when none does (the released bundles; the
+# catalog image, whose serve cache differs at each build, when make sbom built it again).
+# REGISTRY_INSECURE: plain HTTP for a registry not on loopback.
+RELEASE_SBOM_ATTACH ?= $(SBOM_TOOL) attach-release --version $(VERSION)$(if $(REGISTRY_INSECURE), --insecure)
 
 $(SBOM_TOOL): $(SBOM_TOOL_SRCS) | $(LOCALBIN)
 	$(IMAGES_GO) build -o $(SBOM_TOOL) ./cmd/sbom-tool

@@ -8,7 +8,7 @@
 //	sbom-tool attach --from bin/images/operator-release --repo 127.0.0.1:5000/seed1b407122/database-operator \
 //	    --sbom bin/release/sbom/operator.cdx.json
 //	sbom-tool attach --subject REPO@sha256:... --sbom FILE
-//	sbom-tool attach-release --registry 127.0.0.1:5000 --list bin/release/0.4.0/images.txt --dir bin/release/0.4.0/sbom
+//	sbom-tool attach-release --registry 127.0.0.1:5000 --list bin/release/0.4.0/images.txt --dir bin/release/0.4.0/sbom [--version 0.4.0]
 //	sbom-tool discover --subject REPO[:TAG|@sha256:...] [--out FILE]
 package main
 
@@ -192,15 +192,18 @@ func discover(args []string) error {
 }
 
 // attachRelease is "sbom-tool attach-release", make release's SBOM hook (RELEASE_SBOM_ATTACH):
-// every image of the release's list (lines "<layout> <repo:tag> <repo@sha256:...>"; other lines
-// are ignored) that an SBOM of --dir describes (its metadata.component.version is the image's
-// digest) gets that SBOM attached in --registry, where make release pushed it (the list's
-// repository without its host). An image without an SBOM (a released bundle) is listed as such.
+// every image of the release's list (lines "<layout> <repo:tag> <repo@sha256:...>", the layout
+// relative to the list's directory; other lines are ignored) gets the SBOM of --dir that
+// describes its digest (metadata.component.version) attached in --registry, where make release
+// pushed it (the list's repository without its host). An image that no SBOM of --dir describes
+// (a released bundle, or an image built again since: the catalog image's serve cache is not
+// reproducible) gets one made from its layout, written to --dir as <layout name>.cdx.json.
 func attachRelease(args []string) error {
 	fs := flag.NewFlagSet("attach-release", flag.ExitOnError)
 	registry := fs.String("registry", "", "registry host:port the release pushed to")
 	list := fs.String("list", "", "the release's image list (images.txt)")
 	dir := fs.String("dir", "", "directory of the SBOMs (*.cdx.json)")
+	version := fs.String("version", "", "version of the project's Go binaries, for the SBOMs made here")
 	insecure := fs.Bool("insecure", false, "plain HTTP for a non-loopback registry")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -225,8 +228,9 @@ func attachRelease(args []string) error {
 		repo, digest, _ := strings.Cut(f[2], "@")
 		file, ok := byDigest[digest]
 		if !ok {
-			fmt.Printf("no SBOM describes %s\n", f[2])
-			continue
+			if file, err = sbomOfLayout(filepath.Join(filepath.Dir(*list), f[0]), repo, digest, *version, *dir); err != nil {
+				return fmt.Errorf("%s: %w", f[2], err)
+			}
 		}
 		_, path, _ := strings.Cut(repo, "/")
 		subject := *registry + "/" + path + "@" + digest
@@ -242,9 +246,31 @@ func attachRelease(args []string) error {
 		attached++
 	}
 	if attached == 0 {
-		return fmt.Errorf("no image of %s has an SBOM in %s", *list, *dir)
+		return fmt.Errorf("%s lists no image", *list)
 	}
 	return nil
+}
+
+// sbomOfLayout writes the SBOM of the image of layout, which must have digest, to
+// dir/<layout name>.cdx.json, and returns the file.
+func sbomOfLayout(layout, repo, digest, version, dir string) (string, error) {
+	img, err := images.ReadLayout(layout)
+	if err != nil {
+		return "", fmt.Errorf("no SBOM describes it, and its layout: %w", err)
+	}
+	if d, err := img.Digest(); err != nil || d.String() != digest {
+		return "", fmt.Errorf("no SBOM describes it, and its layout %s holds another image (%s)", layout, d)
+	}
+	bom, err := sbom.Image(img, repo, version)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, filepath.Base(layout)+".cdx.json")
+	if err := sbom.WriteFile(file, bom); err != nil {
+		return "", err
+	}
+	fmt.Printf("made %s from %s (no SBOM of %s described %s)\n", file, layout, dir, digest)
+	return file, nil
 }
 
 // sbomsByDigest maps the image digest each image SBOM of dir describes to its file.

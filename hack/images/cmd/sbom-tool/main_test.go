@@ -11,10 +11,11 @@ import (
 	"github.com/seed1b407122/database-operator/hack/images/sbom"
 )
 
-// TestAttachRelease runs "attach-release" on a release's image list as make release writes it:
-// the image an SBOM of --dir describes (by digest) gets it attached where the release pushed it
-// (the registry, the repository without its host); an image without an SBOM and the other lines
-// are passed over; a list with no image to attach to is an error.
+// TestAttachRelease runs "attach-release" on a release's image list as make release writes it
+// (layouts relative to the list): the image an SBOM of --dir describes (by digest) gets it
+// attached where the release pushed it (the registry, the repository without its host); the
+// image no SBOM describes gets one made from its layout; other lines are passed over; a listed
+// image whose layout holds another image is an error.
 func TestAttachRelease(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "program")
@@ -26,7 +27,7 @@ func TestAttachRelease(t *testing.T) {
 	for i, user := range []string{"65532:65532", "1001"} {
 		img, err := images.StaticImage([]images.File{{Source: bin, Path: "/bin/program"}}, images.Config{User: user}, time.Unix(0, 0))
 		must(t, err)
-		layout := filepath.Join(dir, "layout", string(rune('a'+i)))
+		layout := filepath.Join(dir, "images", string(rune('a'+i)))
 		must(t, images.WriteLayout(layout, img, "quay.io/org/program:v1"))
 		ref, err := reg.PushLayout(t.Context(), layout, "org/program:v"+string(rune('1'+i)))
 		must(t, err)
@@ -46,16 +47,26 @@ func TestAttachRelease(t *testing.T) {
 	must(t, os.WriteFile(list, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	must(t, attachRelease([]string{"--registry", reg.Addr, "--list", list, "--dir", filepath.Join(dir, "sbom")}))
 
-	for i, want := range []int{1, 0} {
+	for i, file := range []string{"program.cdx.json", "b.cdx.json"} {
 		got, err := images.Referrers(t.Context(), reg.Addr+"/"+refs[i], sbom.MediaType, false)
 		must(t, err)
-		if len(got) != want {
-			t.Errorf("%s: %d SBOMs attached, want %d", refs[i], len(got), want)
+		if len(got) != 1 || got[0].Layers[0].Annotations[images.TitleAnnotation] != file {
+			t.Errorf("%s: %d SBOMs attached (%+v), want %s", refs[i], len(got), got, file)
 		}
 	}
-	must(t, os.WriteFile(list, []byte(lines[1]+"\n"), 0o644))
+	data, err := os.ReadFile(filepath.Join(dir, "sbom", "b.cdx.json"))
+	must(t, err)
+	bom, err := sbom.Decode(strings.NewReader(string(data)))
+	must(t, err)
+	if _, digest, _ := strings.Cut(refs[1], "@"); bom.Metadata.Component.Version != digest {
+		t.Errorf("the SBOM made from images/b describes %s, want %s", bom.Metadata.Component.Version, digest)
+	}
+	// images/a listed with b's digest: its layout holds another image.
+	_, digestB, _ := strings.Cut(refs[1], "@")
+	must(t, os.RemoveAll(filepath.Join(dir, "sbom", "b.cdx.json")))
+	must(t, os.WriteFile(list, []byte("images/a quay.io/org/program:v2 quay.io/org/program@"+digestB+"\n"), 0o644))
 	if err := attachRelease([]string{"--registry", reg.Addr, "--list", list, "--dir", filepath.Join(dir, "sbom")}); err == nil {
-		t.Error("attach-release with no image to attach to succeeded")
+		t.Error("attach-release of an image whose layout holds another image succeeded")
 	}
 }
 
