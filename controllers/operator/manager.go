@@ -120,7 +120,8 @@ func managerOptions(s Settings) ctrl.Options {
 		// A replica that does not lead still starts its controllers' watches, so that its cache
 		// is full when it takes over: the new leader reconciles at once instead of listing
 		// everything first. It reconciles nothing until it leads.
-		Controller: config.Controller{EnableWarmup: ptr.To(true)},
+		Controller:     config.Controller{EnableWarmup: ptr.To(true)},
+		MapperProvider: newRESTMapper,
 	}
 }
 
