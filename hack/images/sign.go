@@ -42,10 +42,10 @@ import (
 // verify-attestation --key cosign.pub --insecure-ignore-tlog --type slsaprovenance1
 // IMAGE@DIGEST" verify what Sign pushes, and Verify verifies what cosign signs with a key.
 const (
-	SimpleSigningMediaType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
-	DSSEMediaType          types.MediaType = "application/vnd.dsse.envelope.v1+json"
-	SignatureAnnotation                    = "dev.cosignproject.cosign/signature"
-	PredicateTypeAnnotation                = "predicateType"
+	SimpleSigningMediaType  types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+	DSSEMediaType           types.MediaType = "application/vnd.dsse.envelope.v1+json"
+	SignatureAnnotation                     = "dev.cosignproject.cosign/signature"
+	PredicateTypeAnnotation                 = "predicateType"
 	// InTotoPayloadType is the DSSE payload type of an in-toto Statement.
 	InTotoPayloadType = "application/vnd.in-toto+json"
 	// KeyFile and PublicKeyFile are the names "cosign generate-key-pair" gives the key pair.
