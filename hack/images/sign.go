@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -180,7 +181,7 @@ func PushSigned(ctx context.Context, ref string, sg Signed, insecure bool) error
 		return err
 	}
 	for suffix, img := range map[string]v1.Image{"sig": sg.Signature, "att": sg.Attestation} {
-		if err := remote.Write(d.Repository.Tag(SignatureTag(h, suffix)), img, remote.WithContext(ctx)); err != nil {
+		if err := remote.Write(d.Repository.Tag(SignatureTag(h, suffix)), img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 			return fmt.Errorf("pushing the %s of %s: %w", suffix, ref, err)
 		}
 	}
@@ -255,7 +256,7 @@ func Verify(ctx context.Context, ref string, v signature.Verifier, opts VerifyOp
 // config and layers, and returns the number of layers. A blob whose content does not have its
 // digest fails the read.
 func verifyContent(ctx context.Context, d name.Digest) (int, error) {
-	img, err := remote.Image(d, remote.WithContext(ctx))
+	img, err := remote.Image(d, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
 		return 0, err
 	}
@@ -298,7 +299,7 @@ func layerBytes(l v1.Layer) ([]byte, error) {
 // annotations.
 func signatureLayers(ctx context.Context, d name.Digest, h v1.Hash, suffix string, mediaType types.MediaType) ([][]byte, []map[string]string, error) {
 	tag := d.Repository.Tag(SignatureTag(h, suffix))
-	img, err := remote.Image(tag, remote.WithContext(ctx))
+	img, err := remote.Image(tag, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
 		return nil, nil, fmt.Errorf("no %s image (%s): %w", suffix, tag, err)
 	}
