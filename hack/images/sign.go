@@ -226,7 +226,8 @@ type VerifyOptions struct {
 //   - the manifest, the config and every layer read from the registry have the digests that
 //     name them (a tampered layer is refused);
 //   - a signature in repo:sha256-HEX.sig verifies with v and names this digest, and its
-//     identity has the repository path of ref (the registry host may differ: a mirror);
+//     identity has the repository path of ref, or ends it (the registry host and a path prefix
+//     may differ: a mirror, REGISTRY=host/prefix);
 //   - an attestation in repo:sha256-HEX.att verifies with v, is an in-toto Statement whose
 //     subject has this digest, with an SLSA provenance v1 predicate naming a source commit
 //     (opts.Commit, when set) and the build command.
@@ -357,7 +358,7 @@ func verifySignatures(ctx context.Context, d name.Digest, h v1.Hash, v signature
 			errs = append(errs, fmt.Errorf("signature %d is of %q (%s), not of %s", i, sc.Critical.Image.DockerManifestDigest, sc.Critical.Type, h))
 			continue
 		}
-		if got := repositoryPath(sc.Critical.Identity.DockerReference); got != d.RepositoryStr() {
+		if got, want := repositoryPath(sc.Critical.Identity.DockerReference), d.RepositoryStr(); got == "" || (got != want && !strings.HasSuffix(want, "/"+got)) {
 			errs = append(errs, fmt.Errorf("signature %d names the repository %s, not %s", i, sc.Critical.Identity.DockerReference, d.RepositoryStr()))
 			continue
 		}

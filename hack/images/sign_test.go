@@ -166,6 +166,28 @@ func TestSignVerify(t *testing.T) {
 		_, err := images.Verify(t.Context(), changed, v, images.VerifyOptions{})
 		expectRefused(t, err, "no valid signature", "not of sha256:")
 	})
+	t.Run("another repository", func(t *testing.T) {
+		// A signature of this digest made for another repository does not vouch for this one.
+		sv, err := images.LoadSigner(key, []byte("test-password"))
+		must(t, err)
+		h, err := v1.NewHash(ref[strings.LastIndex(ref, "@")+1:])
+		must(t, err)
+		sg, err := images.SignImage("quay.io/other/program", h, testProvenance(), sv)
+		must(t, err)
+		other := reg.addr() + "/mirror/org/program@" + h.String()
+		_, err = images.Push(t.Context(), img, reg.addr()+"/mirror/org/program:v1", false)
+		must(t, err)
+		must(t, images.PushSigned(t.Context(), other, sg, false))
+		_, err = images.Verify(t.Context(), other, v, images.VerifyOptions{})
+		expectRefused(t, err, "names the repository quay.io/other/program, not mirror/org/program")
+		// Signed as quay.io/org/program, it verifies under a path prefix (a mirror).
+		sg, err = images.SignImage("quay.io/org/program", h, testProvenance(), sv)
+		must(t, err)
+		must(t, images.PushSigned(t.Context(), other, sg, false))
+		if _, err := images.Verify(t.Context(), other, v, images.VerifyOptions{}); err != nil {
+			t.Errorf("Verify under a mirror's prefix: %v", err)
+		}
+	})
 	t.Run("layer tampered", func(t *testing.T) {
 		layers, err := img.Layers()
 		must(t, err)

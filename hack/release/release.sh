@@ -66,6 +66,8 @@ add() {
 }
 add "$IMAGES_DIR/operator-release" operator "$OPERATOR_REPO:v$VERSION"
 add "$IMAGES_DIR/echo" echo "$ECHO_REPO:v$VERSION"
+operator=$(awk 'NR == 1 {print $3}' "$list")
+grep -qF "$operator" "$csv" || refuse "bundle/'s CSV does not name the operator image this tree builds, $operator"
 # The bundle images of the catalog, rendered as make catalog-check renders them (so their
 # digests are the ones catalog/ names; make verify checked that). The Makefile exports
 # render-catalog.sh's inputs (OPM, CHANNEL, RELEASED_BUNDLE_DIRS, ...).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/seed1b407122/database-operator/hack/images"
 )
@@ -140,27 +141,32 @@ func runSign(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	for _, t := range targets {
-		h, err := t.digest()
-		if err != nil {
+		if err := signOne(t, prov, sv, *reg, *insecure, *outDir); err != nil {
 			return err
 		}
-		sg, err := images.SignImage(t.repo(), h, prov, sv)
-		if err != nil {
+	}
+	return nil
+}
+
+// signOne signs t and pushes the signatures to reg, writes them into outDir, or both.
+func signOne(t listImage, prov images.Provenance, sv signature.SignerVerifier, reg string, insecure bool, outDir string) error {
+	h, err := t.digest()
+	if err != nil {
+		return err
+	}
+	sg, err := images.SignImage(t.repo(), h, prov, sv)
+	if err != nil {
+		return err
+	}
+	if reg != "" {
+		if err := images.PushSigned(context.Background(), t.at(reg), sg, insecure); err != nil {
 			return err
 		}
-		if *reg != "" {
-			if err := images.PushSigned(ctx, t.at(*reg), sg, *insecure); err != nil {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "signed %s (pushed to %s)\n", t.digestRef, *reg)
-		}
-		if *outDir != "" {
-			if err := writeSigned(*outDir, t, h, sg); err != nil {
-				return err
-			}
-		}
+		fmt.Fprintf(os.Stderr, "signed %s (pushed to %s)\n", t.digestRef, reg)
+	}
+	if outDir != "" {
+		return writeSigned(outDir, t, h, sg)
 	}
 	return nil
 }
@@ -242,35 +248,16 @@ func runVerify(args []string) error {
 	}
 	addr := *reg
 	if *serve {
-		if *list == "" {
-			return errors.New("--serve needs --list")
-		}
-		r, err := images.ServeRegistry("127.0.0.1:0", nil)
+		r, err := serveLayouts(all)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = r.Close() }()
-		for _, l := range all {
-			_, path, _ := strings.Cut(l.tag, "/")
-			if _, err := r.PushLayout(context.Background(), l.layout, path); err != nil {
-				return err
-			}
-		}
 		addr = r.Addr
 	}
-	var refs []string
-	for _, l := range all {
-		if l.isSignature() {
-			continue
-		}
-		if addr == "" {
-			return errors.New("--list needs --registry or --serve")
-		}
-		refs = append(refs, l.at(addr))
-	}
-	refs = append(refs, fs.Args()...)
-	if len(refs) == 0 {
-		return errors.New("nothing to verify: give --list or REF@DIGEST arguments")
+	refs, err := verifyTargets(all, addr, fs.Args())
+	if err != nil {
+		return err
 	}
 	for _, ref := range refs {
 		got, err := images.Verify(context.Background(), ref, v, images.VerifyOptions{Insecure: *insecure, Commit: *commit})
@@ -282,4 +269,43 @@ func runVerify(args []string) error {
 	}
 	fmt.Printf("%d images verified with %s\n", len(refs), *key)
 	return nil
+}
+
+// serveLayouts serves every layout of list (images and signatures) from an in-process registry
+// on 127.0.0.1, under its repository path.
+func serveLayouts(list []listImage) (*images.Registry, error) {
+	if len(list) == 0 {
+		return nil, errors.New("--serve needs a --list with images")
+	}
+	r, err := images.ServeRegistry("127.0.0.1:0", nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range list {
+		_, path, _ := strings.Cut(l.tag, "/")
+		if _, err := r.PushLayout(context.Background(), l.layout, path); err != nil {
+			return nil, errors.Join(err, r.Close())
+		}
+	}
+	return r, nil
+}
+
+// verifyTargets are the references to verify: the images of list (not its signatures) in the
+// registry addr, then refs.
+func verifyTargets(list []listImage, addr string, refs []string) ([]string, error) {
+	var out []string
+	for _, l := range list {
+		if l.isSignature() {
+			continue
+		}
+		if addr == "" {
+			return nil, errors.New("--list needs --registry or --serve")
+		}
+		out = append(out, l.at(addr))
+	}
+	out = append(out, refs...)
+	if len(out) == 0 {
+		return nil, errors.New("nothing to verify: give --list or REF@DIGEST arguments")
+	}
+	return out, nil
 }
