@@ -155,6 +155,12 @@ func ParseStatement(data []byte, d v1.Hash) (Provenance, error) {
 	if err := json.Unmarshal(st.Predicate, &pred); err != nil {
 		return Provenance{}, fmt.Errorf("SLSA provenance: %w", err)
 	}
+	return pred.provenance()
+}
+
+// provenance reads the Provenance of an SLSA predicate, and refuses one without a source commit,
+// a command, a build type or a builder.
+func (pred SLSAProvenance) provenance() (Provenance, error) {
 	ext := pred.BuildDefinition.ExternalParameters
 	p := Provenance{
 		SourceURI:  ext.Source.URI,

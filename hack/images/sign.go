@@ -181,7 +181,7 @@ func PushSigned(ctx context.Context, ref string, sg Signed, insecure bool) error
 		return err
 	}
 	for suffix, img := range map[string]v1.Image{"sig": sg.Signature, "att": sg.Attestation} {
-		if err := remote.Write(d.Repository.Tag(SignatureTag(h, suffix)), img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		if err := remote.Write(d.Tag(SignatureTag(h, suffix)), img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 			return fmt.Errorf("pushing the %s of %s: %w", suffix, ref, err)
 		}
 	}
@@ -299,7 +299,7 @@ func layerBytes(l v1.Layer) ([]byte, error) {
 // signatureLayers returns the layers of repo:sha256-HEX.SUFFIX of mediaType with their
 // annotations.
 func signatureLayers(ctx context.Context, d name.Digest, h v1.Hash, suffix string, mediaType types.MediaType) ([][]byte, []map[string]string, error) {
-	tag := d.Repository.Tag(SignatureTag(h, suffix))
+	tag := d.Tag(SignatureTag(h, suffix))
 	img, err := remote.Image(tag, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
 		return nil, nil, fmt.Errorf("no %s image (%s): %w", suffix, tag, err)

@@ -187,7 +187,7 @@ func signTargets(list string, refs []string) ([]listImage, error) {
 	}
 	for _, r := range refs {
 		if !strings.Contains(r, "@sha256:") {
-			return nil, fmt.Errorf("%q: want a reference by digest, repo@sha256:...", r)
+			return nil, fmt.Errorf("%q: want a reference by digest (repo@sha256:HEX)", r)
 		}
 		targets = append(targets, listImage{tag: r, digestRef: r})
 	}
