@@ -14,6 +14,9 @@ import (
 const (
 	InTotoStatementV1 = "https://in-toto.io/Statement/v1"
 	SLSAProvenanceV1  = "https://slsa.dev/provenance/v1"
+	// InTotoStatementV01 is the statement type "cosign attest" writes (its fields are v1's);
+	// ParseStatement accepts it too.
+	InTotoStatementV01 = "https://in-toto.io/Statement/v0.1"
 	// BuildType names how this project builds: a make target of a clean checkout, run by
 	// image-tool (hack/images) and the Makefile; docs/release.md describes it.
 	BuildType = "https://github.com/seed1b407122/database-operator/blob/main/docs/release.md#signatures-and-provenance"
@@ -128,7 +131,7 @@ func (p Provenance) Statement(identity string, d v1.Hash) Statement {
 	}
 }
 
-// ParseStatement reads an in-toto Statement v1 with an SLSA provenance v1 predicate about the
+// ParseStatement reads an in-toto Statement v1 (or v0.1, as cosign attest writes it) with an SLSA provenance v1 predicate about the
 // image digest d, and returns its provenance. It refuses another statement or predicate type,
 // a subject without d, and a provenance without a source commit or a command.
 func ParseStatement(data []byte, d v1.Hash) (Provenance, error) {
@@ -136,7 +139,7 @@ func ParseStatement(data []byte, d v1.Hash) (Provenance, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return Provenance{}, fmt.Errorf("not an in-toto statement: %w", err)
 	}
-	if st.Type != InTotoStatementV1 {
+	if st.Type != InTotoStatementV1 && st.Type != InTotoStatementV01 {
 		return Provenance{}, fmt.Errorf("statement type %q, want %s", st.Type, InTotoStatementV1)
 	}
 	if st.PredicateType != SLSAProvenanceV1 {

@@ -297,6 +297,17 @@ func TestSignatureFormat(t *testing.T) {
 	if _, err := images.ParseStatement(env.Payload, other); err == nil || !strings.Contains(err.Error(), "do not include") {
 		t.Errorf("ParseStatement of another digest: %v", err)
 	}
+	// cosign attest writes the statement type v0.1 (with v1's fields): accepted; another is not.
+	var raw map[string]any
+	must(t, json.Unmarshal(env.Payload, &raw))
+	for typ, ok := range map[string]bool{"https://in-toto.io/Statement/v0.1": true, "https://example.invalid/Statement": false} {
+		raw["_type"] = typ
+		data, err := json.Marshal(raw)
+		must(t, err)
+		if _, err := images.ParseStatement(data, h); (err == nil) != ok {
+			t.Errorf("ParseStatement of a statement of type %s: %v", typ, err)
+		}
+	}
 	noCommit := testProvenance()
 	noCommit.Commit = ""
 	noCommit.Command = ""
