@@ -201,6 +201,7 @@ func Notes(in NotesInput) (string, error) {
 	fmt.Fprintf(&b, "# database-operator %s\n\nReleased from commit %s.\n\n", in.Version, head)
 	writeEdge(&b, in.Edge)
 	writeImages(&b, in.Images)
+	writeArtifacts(&b, in.Version, in.Images)
 	fmt.Fprintf(&b, "## Changes since %s\n\n", what)
 	if log == "" {
 		b.WriteString("No commits.\n")
@@ -251,4 +252,23 @@ func writeImages(b *strings.Builder, images []Image) {
 	}
 	b.WriteString("```\n\nor offline, from the release directory: " +
 		"`image-tool verify --key cosign.pub --list images.txt --serve` (docs/release.md).\n\n")
+}
+
+// writeArtifacts lists the release directory's other files and how to install the chart with the
+// released operator image (tagged <repo>/database-operator:v<version>).
+func writeArtifacts(b *strings.Builder, version string, images []Image) {
+	b.WriteString("## Artifacts\n\n")
+	fmt.Fprintf(b, "- `chart/database-operator-%s.tgz`: the Helm chart", version)
+	for _, img := range images {
+		repo, tag, _ := strings.Cut(img.Tag, ":")
+		if strings.HasSuffix(repo, "/database-operator") && tag == "v"+version {
+			fmt.Fprintf(b, " (`helm install database-operator database-operator-%s.tgz --namespace database-operator-system "+
+				"--create-namespace --set image.repository=%s --set image.tag=v%s`; the chart names the image by tag, "+
+				"which this release pushed as %s)", version, repo, version, img.Digest)
+		}
+	}
+	b.WriteString(".\n- `kubectl-dbc/`: the kubectl plugin's archives and `kubectl-dbc_SHA256SUMS`.\n" +
+		"- `sbom/`: the SBOMs, when the release made them.\n" +
+		"- `images/`, `signatures/`, `images.txt`: every image, signature and attestation as OCI layouts (offline verification).\n" +
+		"- `cosign.pub`: the key the images are signed with; `SHA256SUMS`: the checksums of the files above.\n\n")
 }

@@ -78,6 +78,7 @@ func TestNotes(t *testing.T) {
 	r.commit("bundle: 0.4.0")
 	images := filepath.Join(r.dir, "images.txt")
 	list := "images/operator quay.io/org/op:v0.4.0 quay.io/org/op@sha256:aa\n" +
+		"images/database-operator quay.io/org/database-operator:v0.4.0 quay.io/org/database-operator@sha256:dd\n" +
 		"signatures/x quay.io/org/op:sha256-aa.sig quay.io/org/op@sha256:bb\n" +
 		"signatures/y quay.io/org/op:sha256-aa.att quay.io/org/op@sha256:cc\n"
 	if err := os.WriteFile(images, []byte(list), 0o644); err != nil {
@@ -105,6 +106,8 @@ func TestNotes(t *testing.T) {
 		"`olm.skipRange: <0.4.0`",
 		"| `quay.io/org/op:v0.4.0` | `quay.io/org/op@sha256:aa` |",
 		"cosign verify --key cosign.pub --insecure-ignore-tlog quay.io/org/op@sha256:aa",
+		"--set image.repository=quay.io/org/database-operator --set image.tag=v0.4.0`; the chart names the image by tag, " +
+			"which this release pushed as quay.io/org/database-operator@sha256:dd)",
 		"## Changes since commit " + previous[:12] + " (the previous release; the repository has no tag)",
 		"- " + r.git("rev-parse", "--short", "HEAD~1") + " controllers: a fix\n",
 		"- " + r.git("rev-parse", "--short", "HEAD") + " bundle: 0.4.0\n",
