@@ -566,10 +566,83 @@ $(if $(CONTAINER_TOOL),$(if $(REGISTRY),$(CONTAINER_TOOL) tag $(2) $(REGISTRY)/$
 endef
 
 .PHONY: images-test
-images-test: manager-static $(OPM) ## Go tests of hack/images (build, push to an in-process registry, read back, opm render) and of hack/echo (the Echo image's shell).
+images-test: manager-static $(OPM) ## Go tests of hack/images (build, push to an in-process registry, read back, opm render; SBOMs and referrers) and of hack/echo (the Echo image's shell).
 	cd $(CURDIR)/hack/images && OPM=$(OPM) MANAGER_BIN=$(MANAGER_STATIC) VERSION=$(VERSION) ARCH=$(ARCH) \
 		GOWORK=off go test -count=1 -v -timeout 10m ./... $(IMAGES_TEST_FLAGS)
 	cd $(CURDIR)/hack/echo && GOWORK=off go test -count=1 ./...
+
+##@ Release: SBOMs and OperatorHub (docs/release.md)
+
+# The CycloneDX SBOMs of the four images and of the manager binary (hack/images/sbom, with
+# cyclonedx-gomod's generator over each Go binary's build information): SBOM_DIR/<name>.cdx.json.
+# They are made from image-tool's OCI layouts (CONTAINER_TOOL empty), so each names the digest
+# the layout's image has, the one images-push pushes.
+SBOM_DIR ?= $(LOCALBIN)/release/sbom
+SBOM_TOOL ?= $(LOCALBIN)/sbom-tool
+SBOM_TOOL_SRCS := hack/images/go.mod hack/images/go.sum \
+	$(filter-out %_test.go,$(wildcard hack/images/*.go hack/images/sbom/*.go hack/images/cmd/sbom-tool/*.go))
+# <name>=<OCI layout>=<repository the image is published as>, one per image SBOM.
+SBOM_IMAGES = operator=$(IMAGES_DIR)/operator-release=$(OPERATOR_REPO) \
+	bundle=$(IMAGES_DIR)/bundle=$(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-bundle \
+	catalog=$(IMAGES_DIR)/catalog=$(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog \
+	echo=$(ECHO_IMAGE_LAYOUT)=$(ECHO_REPO)
+# sbom-attach: the repositories of the pushed images (REGISTRY + IMG, BUNDLE_IMG, CATALOG_IMG,
+# ECHO_IMG without their tags, as images-push pushes them; override each to attach elsewhere),
+# and more flags of "sbom-tool attach" (e.g. --insecure for a non-loopback plain-HTTP registry).
+untagged = $(firstword $(subst :, ,$(1)))
+SBOM_ATTACH_OPERATOR_REPO ?= $(call push-ref,$(call untagged,$(IMG)))
+SBOM_ATTACH_BUNDLE_REPO ?= $(call push-ref,$(call untagged,$(BUNDLE_IMG)))
+SBOM_ATTACH_CATALOG_REPO ?= $(call push-ref,$(call untagged,$(CATALOG_IMG)))
+SBOM_ATTACH_ECHO_REPO ?= $(call push-ref,$(call untagged,$(ECHO_IMG)))
+SBOM_ATTACH_FLAGS ?=
+# make release's SBOM hook (release-sbom runs it as "$(RELEASE_SBOM_ATTACH) --registry REGISTRY
+# --list <the release's image list> --dir <its sbom/>"): each listed image gets the SBOM that
+# describes its digest, or one made from its layout when none does (the released bundles; the
+# catalog image, whose serve cache differs at each build, when make sbom built it again).
+# REGISTRY_INSECURE: plain HTTP for a registry not on loopback.
+RELEASE_SBOM_ATTACH ?= $(SBOM_TOOL) attach-release --version $(VERSION)$(if $(REGISTRY_INSECURE), --insecure)
+
+$(SBOM_TOOL): $(SBOM_TOOL_SRCS) | $(LOCALBIN)
+	$(IMAGES_GO) build -o $(SBOM_TOOL) ./cmd/sbom-tool
+
+.PHONY: sbom-tool
+sbom-tool: $(SBOM_TOOL) ## Build sbom-tool (hack/images/cmd/sbom-tool: SBOMs, attach/discover as OCI referrers) into bin/.
+
+.PHONY: sbom
+sbom: operator-ref echo-ref bundle-build catalog-build $(SBOM_TOOL) ## CycloneDX SBOMs of the operator, bundle, catalog and Echo images and of the manager binary: SBOM_DIR/<name>.cdx.json.
+	@test -z "$(CONTAINER_TOOL)" || { echo "make sbom reads image-tool's layouts: run it with CONTAINER_TOOL empty"; exit 2; }
+	$(SBOM_TOOL) binary --file $(MANAGER_STATIC) --version $(VERSION) --out $(SBOM_DIR)/manager.cdx.json
+	@set -e; for i in $(SBOM_IMAGES); do n=$${i%%=*}; r=$${i#*=}; \
+		echo "$(SBOM_TOOL) image --from $${r%%=*} --name $${r#*=} --version $(VERSION) --out $(SBOM_DIR)/$$n.cdx.json"; \
+		$(SBOM_TOOL) image --from $${r%%=*} --name $${r#*=} --version $(VERSION) --out $(SBOM_DIR)/$$n.cdx.json; \
+	done
+
+.PHONY: sbom-attach
+sbom-attach: $(SBOM_TOOL) ## Attach SBOM_DIR's image SBOMs (make sbom) to the images pushed to REGISTRY (make images-push) as OCI 1.1 referrers.
+	$(SBOM_TOOL) attach --from $(IMAGES_DIR)/operator-release --repo $(SBOM_ATTACH_OPERATOR_REPO) --sbom $(SBOM_DIR)/operator.cdx.json $(SBOM_ATTACH_FLAGS)
+	$(SBOM_TOOL) attach --from $(IMAGES_DIR)/bundle --repo $(SBOM_ATTACH_BUNDLE_REPO) --sbom $(SBOM_DIR)/bundle.cdx.json $(SBOM_ATTACH_FLAGS)
+	$(SBOM_TOOL) attach --from $(IMAGES_DIR)/catalog --repo $(SBOM_ATTACH_CATALOG_REPO) --sbom $(SBOM_DIR)/catalog.cdx.json $(SBOM_ATTACH_FLAGS)
+	$(SBOM_TOOL) attach --from $(ECHO_IMAGE_LAYOUT) --repo $(SBOM_ATTACH_ECHO_REPO) --sbom $(SBOM_DIR)/echo.cdx.json $(SBOM_ATTACH_FLAGS)
+
+# The OperatorHub submission (docs/release.md): bundle/ (as VERSION) and the released bundles in
+# the layout of the community operator repositories, operators/PACKAGE_NAME/<version>/
+# {manifests,metadata}, with ci.yaml (the FBC workflow), catalog-templates/basic.yaml and
+# catalogs/<catalog>/PACKAGE_NAME/catalog.yaml. OPERATORHUB_CATALOGS: the catalogs of ci.yaml's
+# fbc.catalog_mapping (OpenShift versions; the CSV's minKubeVersion 1.31 is OpenShift 4.18);
+# OPERATORHUB_REVIEWERS: ci.yaml's reviewers (GitHub users, comma separated).
+OPERATORHUB_DIR ?= $(LOCALBIN)/release/operatorhub
+OPERATORHUB_CATALOGS ?= v4.18,v4.19,v4.20,v4.21
+OPERATORHUB_REVIEWERS ?= seed1b407122
+comma := ,
+
+.PHONY: operatorhub
+operatorhub: $(OPM) ## Export bundle/ and the released bundles in the community operators' layout into OPERATORHUB_DIR (ci.yaml, FBC template, catalogs), validated like bundle-validate and with opm.
+	$(OLM_GO) run ./cmd/operatorhub --package $(PACKAGE_NAME) --bundle $(VERSION)=$(CURDIR)/bundle \
+		$(foreach d,$(RELEASED_BUNDLE_DIRS),--released $(notdir $(d))=$(CURDIR)/$(d)) \
+		--catalog $(CURDIR)/catalog/$(PACKAGE_NAME)/index.yaml --catalog-names $(OPERATORHUB_CATALOGS) \
+		--reviewers "$(OPERATORHUB_REVIEWERS)" --output $(OPERATORHUB_DIR)
+	@set -e; for c in $(subst $(comma), ,$(OPERATORHUB_CATALOGS)); do \
+		$(OPM) validate $(OPERATORHUB_DIR)/catalogs/$$c; echo "opm validate catalogs/$$c: valid"; done
 
 ##@ Helm
 
@@ -797,16 +870,15 @@ test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINK
 # RELEASE_VERIFY is the check a release must pass first.
 RELEASE_DIR ?= $(LOCALBIN)/release/$(VERSION)
 RELEASE_VERIFY ?= $(MAKE) --no-print-directory verify
-# The SBOM hook: "make sbom" (bin/release/sbom/*.cdx.json) and the command that attaches SBOMs to
-# the images as OCI referrers come with the SBOM work (issue 37, item 1). When a tree has "make
-# sbom", release-sbom runs it and copies the SBOMs into RELEASE_DIR/sbom; RELEASE_SBOM_ATTACH,
-# when set, is then run as "$(RELEASE_SBOM_ATTACH) --registry REGISTRY --list RELEASE_IMAGES
-# --dir RELEASE_DIR/sbom" (the release's image list: <layout> <ref:tag> <ref@digest>).
-RELEASE_SBOM_ATTACH ?=
+# The SBOM step of make release (release-sbom): "make sbom" into SBOM_DIR, copied into
+# RELEASE_DIR/sbom, and attached to every image of the release's list (RELEASE_IMAGES) as an OCI
+# referrer by RELEASE_SBOM_ATTACH (sbom-tool attach-release, set with the SBOM targets above;
+# empty: not attached). make release runs it after the push and before the signatures, so the
+# list holds the images only.
 RELEASE_IMAGES ?= $(RELEASE_DIR)/images.txt
 
 .PHONY: release
-release: ## Cut release VERSION into RELEASE_DIR: refuses a dirty tree or a failing make verify; images pushed by digest to REGISTRY (default: a local registry), bundle, catalog, Helm chart, kubectl-dbc archives + checksums, SBOMs (hook), cosign signatures + SLSA provenance, release notes.
+release: ## Cut release VERSION into RELEASE_DIR: refuses a dirty tree or a failing make verify; images pushed by digest to REGISTRY (default: a local registry), bundle, catalog, Helm chart, kubectl-dbc archives + checksums, SBOMs attached as referrers, cosign signatures + SLSA provenance, release notes.
 	VERSION=$(VERSION) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) REGISTRY=$(REGISTRY) REGISTRY_INSECURE=$(REGISTRY_INSECURE) \
 	RELEASE_DIR=$(RELEASE_DIR) RELEASE_VERIFY="$(RELEASE_VERIFY)" MAKE="$(MAKE)" \
 	IMAGE_TOOL=$(IMAGE_TOOL) IMAGES_DIR=$(IMAGES_DIR) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
@@ -815,12 +887,11 @@ release: ## Cut release VERSION into RELEASE_DIR: refuses a dirty tree or a fail
 		hack/release/release.sh
 
 .PHONY: release-sbom
-release-sbom: ## Hook of make release: SBOMs into RELEASE_DIR/sbom (make sbom) attached to the images (RELEASE_SBOM_ATTACH), when this tree has them.
-	@if ! $(MAKE) -n sbom >/dev/null 2>&1; then \
-		echo "release-sbom: this tree has no 'make sbom': the release has no SBOMs (the hook is release-sbom in the Makefile)"; exit 0; fi; \
-	set -e; $(MAKE) --no-print-directory sbom VERSION=$(VERSION); \
-	mkdir -p $(RELEASE_DIR)/sbom; cp $(LOCALBIN)/release/sbom/*.cdx.json $(RELEASE_DIR)/sbom/; \
-	$(if $(RELEASE_SBOM_ATTACH),$(RELEASE_SBOM_ATTACH) --registry $(REGISTRY) --list $(RELEASE_IMAGES) --dir $(RELEASE_DIR)/sbom,echo "release-sbom: RELEASE_SBOM_ATTACH is not set: the SBOMs are not attached to the images")
+release-sbom: ## make release's SBOM step: make sbom, the SBOMs copied into RELEASE_DIR/sbom and attached to the pushed images of RELEASE_IMAGES (RELEASE_SBOM_ATTACH).
+	$(MAKE) --no-print-directory sbom VERSION=$(VERSION)
+	mkdir -p $(RELEASE_DIR)/sbom
+	cp $(SBOM_DIR)/*.cdx.json $(RELEASE_DIR)/sbom/
+	$(if $(RELEASE_SBOM_ATTACH),$(RELEASE_SBOM_ATTACH) --registry $(REGISTRY) --list $(RELEASE_IMAGES) --dir $(RELEASE_DIR)/sbom,@echo "release-sbom: RELEASE_SBOM_ATTACH is empty: the SBOMs are not attached to the images")
 
 .PHONY: release-test
 release-test: ## Go tests of the release tooling: release notes, and make release refusing a dirty tree or a failing verify.

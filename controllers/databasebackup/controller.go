@@ -125,11 +125,6 @@ func (r *Reconciler) Finalize(ctx context.Context, b *databasev1alpha1.DatabaseB
 	return ctrl.Result{}, patch.RemoveFinalizer(ctx, r.Client, b, databasev1alpha1.BackupFinalizer)
 }
 
-// Conditions are the conditions of b's status.
-func (r *Reconciler) Conditions(b *databasev1alpha1.DatabaseBackup) []metav1.Condition {
-	return b.Status.Conditions
-}
-
 // SetupWithManager registers the controller and its watches: the backups (their spec is
 // immutable, so creation and deletion), their VolumeSnapshots when the snapshot API is served,
 // the claims of the clusters (a backup waits for them to be Bound) and their StatefulSets,

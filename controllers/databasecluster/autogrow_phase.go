@@ -361,16 +361,3 @@ func setStorageAutoGrowCondition(conditions *[]metav1.Condition, dc *databasev1a
 	}
 	meta.SetStatusCondition(conditions, cond)
 }
-
-// autoGrowWarning returns the StorageAutoGrow condition of after when its reason turned to
-// AtMaxSize or ExpansionNotAllowed since before: told once per occurrence.
-func autoGrowWarning(before, after []metav1.Condition) *metav1.Condition {
-	now := meta.FindStatusCondition(after, databasev1alpha1.ConditionStorageAutoGrow)
-	if now == nil || (now.Reason != databasev1alpha1.ReasonAtMaxSize && now.Reason != databasev1alpha1.ReasonExpansionNotAllowed) {
-		return nil
-	}
-	if was := meta.FindStatusCondition(before, databasev1alpha1.ConditionStorageAutoGrow); was != nil && was.Reason == now.Reason {
-		return nil
-	}
-	return now
-}

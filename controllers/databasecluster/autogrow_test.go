@@ -311,11 +311,11 @@ var _ = Describe("the StorageAutoGrow condition", func() {
 	It("warns once when it turns to AtMaxSize, not at each message change", func() {
 		atMax := metav1.Condition{Type: "StorageAutoGrow", Status: metav1.ConditionFalse, Reason: "AtMaxSize", Message: "claim data-db-0 is at maxSize 2Gi and 92% full"}
 		growing := metav1.Condition{Type: "StorageAutoGrow", Status: metav1.ConditionTrue, Reason: "Growing"}
-		Expect(autoGrowWarning([]metav1.Condition{growing}, []metav1.Condition{atMax})).To(Equal(&atMax))
+		Expect(reasonBegan([]metav1.Condition{growing}, []metav1.Condition{atMax}, "StorageAutoGrow", "AtMaxSize", "ExpansionNotAllowed")).To(Equal(&atMax))
 		later := atMax
 		later.Message = "claim data-db-0 is at maxSize 2Gi and 93% full"
-		Expect(autoGrowWarning([]metav1.Condition{atMax}, []metav1.Condition{later})).To(BeNil())
-		Expect(autoGrowWarning([]metav1.Condition{atMax}, []metav1.Condition{growing})).To(BeNil())
+		Expect(reasonBegan([]metav1.Condition{atMax}, []metav1.Condition{later}, "StorageAutoGrow", "AtMaxSize", "ExpansionNotAllowed")).To(BeNil())
+		Expect(reasonBegan([]metav1.Condition{atMax}, []metav1.Condition{growing}, "StorageAutoGrow", "AtMaxSize", "ExpansionNotAllowed")).To(BeNil())
 	})
 })
 

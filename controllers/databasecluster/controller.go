@@ -167,11 +167,6 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 // (see Finalize).
 func (r *Reconciler) Finalizer() string { return databasev1alpha1.Finalizer }
 
-// Conditions are the conditions of dc's status.
-func (r *Reconciler) Conditions(dc *databasev1alpha1.DatabaseCluster) []metav1.Condition {
-	return dc.Status.Conditions
-}
-
 // ForgetMetrics removes the per-cluster series (replicas, storage, last backup) of a cluster
 // that is gone or being deleted; the skeleton forgets its conditions.
 func (r *Reconciler) ForgetMetrics(namespace, name string) {

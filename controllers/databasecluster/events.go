@@ -17,6 +17,7 @@ package databasecluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -155,6 +156,34 @@ var transitions = []struct {
 	{databasev1alpha1.ConditionResizing, metav1.ConditionFalse, EventResized, corev1.EventTypeNormal},
 }
 
+// warnings are the condition reasons told as a warning, with the reason as the event's, when a
+// condition turns to one of them (reasonBegan): once per stuck rollout, size limit or lost member,
+// not with each change of the message.
+var warnings = []struct {
+	condition string
+	reasons   []string
+	// capitalize: the note is the message with a capital first letter (the auto-grow warnings'
+	// have always been told so); the others are told as the condition says them.
+	capitalize bool
+}{
+	{databasev1alpha1.ConditionProgressing, []string{databasev1alpha1.ReasonRolloutStuck}, false},
+	{databasev1alpha1.ConditionStorageAutoGrow, []string{databasev1alpha1.ReasonAtMaxSize, databasev1alpha1.ReasonExpansionNotAllowed}, true},
+	{databasev1alpha1.ConditionMemberLost, []string{databasev1alpha1.ReasonMemberLost}, false},
+}
+
+// reasonBegan returns the condition conditionType of after when its reason is one of reasons
+// and differs from that of before (or before had none); nil otherwise.
+func reasonBegan(before, after []metav1.Condition, conditionType string, reasons ...string) *metav1.Condition {
+	now := meta.FindStatusCondition(after, conditionType)
+	if now == nil || !slices.Contains(reasons, now.Reason) {
+		return nil
+	}
+	if was := meta.FindStatusCondition(before, conditionType); was != nil && was.Reason == now.Reason {
+		return nil
+	}
+	return now
+}
+
 // StatusWritten tells what a status write changed: a log line, and one event per condition that
 // changed status between before and after. A condition seen for the first time is only told when
 // it is True: a new cluster is not "Unavailable", it is being created.
@@ -175,14 +204,14 @@ func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev
 		}
 		r.Recorder.Eventf(after, nil, t.eventType, reason, "Reconcile", "%s", now.Message)
 	}
-	if now := rolloutStuckBegan(before.Status.Conditions, after.Status.Conditions); now != nil {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventRolloutStuck, "Reconcile", "%s", now.Message)
-	}
-	if now := autoGrowWarning(before.Status.Conditions, after.Status.Conditions); now != nil {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", capitalize(now.Message))
-	}
-	if now := memberLostBegan(before.Status.Conditions, after.Status.Conditions); now != nil {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventMemberLost, "Reconcile", "%s", now.Message)
+	for _, w := range warnings {
+		if now := reasonBegan(before.Status.Conditions, after.Status.Conditions, w.condition, w.reasons...); now != nil {
+			message := now.Message
+			if w.capitalize {
+				message = capitalize(message)
+			}
+			r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", message)
+		}
 	}
 	// Told even for a new cluster: it asked for monitoring it cannot have yet.
 	if now := child.Changed(before.Status.Conditions, after.Status.Conditions, databasev1alpha1.ConditionMonitoringReady); now != nil &&

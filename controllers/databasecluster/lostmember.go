@@ -615,16 +615,3 @@ func setMemberLostCondition(conditions *[]metav1.Condition, dc *databasev1alpha1
 	}
 	meta.SetStatusCondition(conditions, cond)
 }
-
-// memberLostBegan returns the MemberLost condition of after when its reason turned to MemberLost
-// since before: the warning is told once per loss, not with each change of its message.
-func memberLostBegan(before, after []metav1.Condition) *metav1.Condition {
-	now := meta.FindStatusCondition(after, databasev1alpha1.ConditionMemberLost)
-	if now == nil || now.Reason != databasev1alpha1.ReasonMemberLost {
-		return nil
-	}
-	if was := meta.FindStatusCondition(before, databasev1alpha1.ConditionMemberLost); was != nil && was.Reason == now.Reason {
-		return nil
-	}
-	return now
-}

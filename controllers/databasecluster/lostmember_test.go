@@ -338,12 +338,12 @@ var _ = Describe("lost members", func() {
 		Expect(conds[0]).To(conditionIs("True", "MemberLost",
 			"member db-1: its claim data-db-1 is bound to volume pv-1, pinned to node n1, which is gone; the pod cannot be scheduled "+
 				"(for longer than spec.autoHeal.lostMemberAfterSeconds, 300s); not replaced: spec.autoHeal.replaceLostMembers is false"))
-		Expect(memberLostBegan(nil, conds)).NotTo(BeNil(), "the warning is told when the member is found lost")
+		Expect(reasonBegan(nil, conds, "MemberLost", "MemberLost")).NotTo(BeNil(), "the warning is told when the member is found lost")
 		before := append([]metav1.Condition(nil), conds...)
 
 		setMemberLostCondition(&conds, dc, lostObservation{threshold: lostThreshold, members: []lostMember{m},
 			held: "member db-2 is not Ready"})
-		Expect(memberLostBegan(before, conds)).To(BeNil(), "a new reason not to replace is no new loss")
+		Expect(reasonBegan(before, conds, "MemberLost", "MemberLost")).To(BeNil(), "a new reason not to replace is no new loss")
 
 		setMemberLostCondition(&conds, dc, lostObservation{threshold: lostThreshold, members: []lostMember{m}, statefulSet: "db",
 			replaced: &lostReplacement{member: m, claimUID: "claim-uid-1", deleteClaim: true}})

@@ -24,7 +24,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -311,18 +310,4 @@ func progressingOfRollout(cond *metav1.Condition, rollout rolloutObservation) bo
 		return false
 	}
 	return true
-}
-
-// rolloutStuckBegan returns the Progressing condition of after when its reason turned to
-// RolloutStuck since before: the warning is told once per stuck rollout, not with each change
-// of its message.
-func rolloutStuckBegan(before, after []metav1.Condition) *metav1.Condition {
-	now := meta.FindStatusCondition(after, databasev1alpha1.ConditionProgressing)
-	if now == nil || now.Reason != databasev1alpha1.ReasonRolloutStuck {
-		return nil
-	}
-	if was := meta.FindStatusCondition(before, databasev1alpha1.ConditionProgressing); was != nil && was.Reason == now.Reason {
-		return nil
-	}
-	return now
 }

@@ -246,7 +246,7 @@ var _ = Describe("Stuck rollout", Label("unit"), func() {
 			[]string{"Progressing", "True", "RollingUpdate", "1/3 pods run the current revision"}),
 	)
 
-	DescribeTable("the warning is told once per stuck rollout (rolloutStuckBegan)",
+	DescribeTable("the warning is told once per stuck rollout (reasonBegan)",
 		func(before, after string, told bool) {
 			conditions := func(reason, message string) []metav1.Condition {
 				if reason == "" {
@@ -254,7 +254,7 @@ var _ = Describe("Stuck rollout", Label("unit"), func() {
 				}
 				return []metav1.Condition{{Type: "Progressing", Status: metav1.ConditionFalse, Reason: reason, Message: message}}
 			}
-			got := rolloutStuckBegan(conditions(before, "pod db-2: a"), conditions(after, "pod db-2: b"))
+			got := reasonBegan(conditions(before, "pod db-2: a"), conditions(after, "pod db-2: b"), "Progressing", "RolloutStuck")
 			Expect(got != nil).To(Equal(told))
 		},
 		Entry("rolling → stuck", "RollingUpdate", "RolloutStuck", true),

@@ -21,7 +21,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -66,9 +65,6 @@ func (r *Reconciler) Phases(ctx context.Context, e *echov1alpha1.Echo) (ctrl.Res
 	e.Status = computeStatus(e, obs)
 	return ctrl.Result{}, skeleton.TerminalIf(obs.err, apierrors.IsInvalid)
 }
-
-// Conditions are the conditions of e's status.
-func (r *Reconciler) Conditions(e *echov1alpha1.Echo) []metav1.Condition { return e.Status.Conditions }
 
 // SetupWithManager registers the controller and its watches. The spec of an Echo is immutable,
 // so only its creation (and a generation change, should one happen) triggers a reconcile, plus

@@ -83,11 +83,6 @@ func (r *Reconciler) Phases(ctx context.Context, s *databasev1alpha1.ScheduledDa
 	return result, obs.err
 }
 
-// Conditions are the conditions of s's status.
-func (r *Reconciler) Conditions(s *databasev1alpha1.ScheduledDatabaseBackup) []metav1.Condition {
-	return s.Status.Conditions
-}
-
 // now reads the Reconciler's clock.
 func (r *Reconciler) now() time.Time {
 	if r.Now == nil {

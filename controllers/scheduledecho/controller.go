@@ -20,7 +20,6 @@ import (
 	"context"
 
 	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -65,11 +64,6 @@ func (r *Reconciler) Phases(ctx context.Context, s *echov1alpha1.ScheduledEcho) 
 	obs := r.reconcileCronJob(ctx, s)
 	s.Status = computeStatus(s, obs)
 	return ctrl.Result{}, skeleton.TerminalIf(obs.err, isTerminal)
-}
-
-// Conditions are the conditions of s's status.
-func (r *Reconciler) Conditions(s *echov1alpha1.ScheduledEcho) []metav1.Condition {
-	return s.Status.Conditions
 }
 
 // SetupWithManager registers the controller and its watches: spec changes of ScheduledEchos,

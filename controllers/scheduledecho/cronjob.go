@@ -56,25 +56,30 @@ func BuildCronJob(s *echov1alpha1.ScheduledEcho, image string) *batchv1.CronJob 
 }
 
 // cronJobSpec keeps every field of the CronJob the operator sets. Unlike a Job's, the Job
-// template of a CronJob may change: it applies to the next run.
+// template of a CronJob may change: it applies to the next run. The other fields are listed once,
+// in copySchedule: InSync merges them into a copy of observed and compares, so that what is
+// compared is what Merge copies.
 var cronJobSpec = child.Spec[*batchv1.CronJob]{
 	InSync: func(desired, observed *batchv1.CronJob) bool {
-		d, o := desired.Spec, observed.Spec
-		return d.Schedule == o.Schedule &&
-			ptr.Equal(d.Suspend, o.Suspend) &&
-			d.ConcurrencyPolicy == o.ConcurrencyPolicy &&
-			ptr.Equal(d.SuccessfulJobsHistoryLimit, o.SuccessfulJobsHistoryLimit) &&
-			ptr.Equal(d.FailedJobsHistoryLimit, o.FailedJobsHistoryLimit) &&
-			jobTemplateInSync(d.JobTemplate, o.JobTemplate)
+		merged := observed.Spec
+		copySchedule(&merged, &desired.Spec)
+		return equality.Semantic.DeepEqual(merged, observed.Spec) &&
+			jobTemplateInSync(desired.Spec.JobTemplate, observed.Spec.JobTemplate)
 	},
 	Merge: func(desired, observed *batchv1.CronJob) {
-		observed.Spec.Schedule = desired.Spec.Schedule
-		observed.Spec.Suspend = desired.Spec.Suspend
-		observed.Spec.ConcurrencyPolicy = desired.Spec.ConcurrencyPolicy
-		observed.Spec.SuccessfulJobsHistoryLimit = desired.Spec.SuccessfulJobsHistoryLimit
-		observed.Spec.FailedJobsHistoryLimit = desired.Spec.FailedJobsHistoryLimit
+		copySchedule(&observed.Spec, &desired.Spec)
 		observed.Spec.JobTemplate = desired.Spec.JobTemplate
 	},
+}
+
+// copySchedule copies from src into dst the fields of a CronJob's spec the operator owns, the Job
+// template aside: when the Jobs run, whether they may overlap, and how many finished ones are kept.
+func copySchedule(dst, src *batchv1.CronJobSpec) {
+	dst.Schedule = src.Schedule
+	dst.Suspend = src.Suspend
+	dst.ConcurrencyPolicy = src.ConcurrencyPolicy
+	dst.SuccessfulJobsHistoryLimit = src.SuccessfulJobsHistoryLimit
+	dst.FailedJobsHistoryLimit = src.FailedJobsHistoryLimit
 }
 
 // jobTemplateInSync compares the Job template the operator wants with the one the API server

@@ -101,11 +101,6 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, vc *votingv1alpha1.V
 	return obs
 }
 
-// Conditions are the conditions of vc's status.
-func (r *Reconciler) Conditions(vc *votingv1alpha1.VoteConfig) []metav1.Condition {
-	return vc.Status.Conditions
-}
-
 // SetupWithManager registers the controller, its watches and the index of VoteConfigs by target.
 //
 // Target Deployments belong to the user and carry none of the operator's labels, so the

@@ -103,7 +103,7 @@ func TestLeaderModeAdd(t *testing.T) {
 }
 
 func TestBuildCases(t *testing.T) {
-	got, err := buildCases("100,300", "16", "50,-1", "100", true, 2)
+	got, err := buildCases("100,300", "16", "50,-1", "100", []string{""}, true, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +114,24 @@ func TestBuildCases(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("buildCases = %v, want %v", got, want)
 	}
-	if got, _ := buildCases("1000", "4", "50", "100", false, 1); len(got) != 1 || got[0].Nodes != 10 {
+	if got, _ := buildCases("1000", "4", "50", "100", []string{""}, false, 1); len(got) != 1 || got[0].Nodes != 10 {
 		t.Fatalf("buildCases without floor = %v, want one case on 10 nodes (1,100 pods at 110 per node)", got)
 	}
 	for _, bad := range [][4]string{{"0", "16", "50", "100"}, {"100", "x", "50", "100"}, {"100", "16", "50,500", "1,2,3"}} {
-		if _, err := buildCases(bad[0], bad[1], bad[2], bad[3], false, 1); err == nil {
+		if _, err := buildCases(bad[0], bad[1], bad[2], bad[3], []string{""}, false, 1); err == nil {
 			t.Errorf("buildCases(%q) did not fail", bad)
 		}
+	}
+	// Two binaries: each case once per binary, each after a floor case of its own.
+	two, err := buildCases("1000", "16", "50", "100", []string{"/tmp/a", "/tmp/b"}, true, 1)
+	if err != nil || len(two) != 4 || !two[0].Floor || two[1].Manager != "/tmp/a" || !two[2].Floor || two[3].Manager != "/tmp/b" {
+		t.Errorf("two managers: %+v, %v", two, err)
+	}
+	if configLabel(two[3]) != "c=16 q=50/100 b" {
+		t.Errorf("label = %q", configLabel(two[3]))
+	}
+	if got := managerList("bin/manager"); len(got) != 1 || got[0] != "" {
+		t.Errorf("one manager: %q", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -14,11 +15,12 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 )
 
-// The floor case: the same local cluster and the same N, but no operator. A plain client creates
-// exactly the children the operator would create for each DatabaseCluster — built by the
-// operator's own builders from the same spec — with as many goroutines as the operator has
-// workers (--max-concurrent-reconciles of the case it precedes), and the case ends when
-// every StatefulSet is ready. What the StatefulSet controller, the scheduler, the volume binding
+// The floor case: the same local cluster and the same N, the same DatabaseClusters created the
+// same way, but no operator. An ideal controller in the benchmark creates exactly the children
+// the operator would create for each DatabaseCluster — built by the operator's own builders from
+// the same spec — with as many goroutines as the operator has workers
+// (--max-concurrent-reconciles of the case it pairs with), and the case ends when every
+// StatefulSet is ready. What the StatefulSet controller, the scheduler, the volume binding
 // and the simulated kubelets cost is in both cases; the operator case's convergence divided by
 // the floor's is what the operator adds.
 
@@ -43,26 +45,54 @@ func floorChildren(name string) ([]client.Object, error) {
 	return children, nil
 }
 
-// createFloor creates the children of n clusters with workers goroutines, each cluster's in the
-// operator's order, telling tr when a cluster's first child is about to be created (the moment
-// its DatabaseCluster would have been created). It returns how many it created.
-func createFloor(ctx context.Context, c client.Client, n, workers int, tr *tracker) (int64, error) {
+// createFloor is the floor's ideal controller. The user's side is the operator case's:
+// createClusters creates the n DatabaseClusters (no operator runs, so they stay as created). Each
+// name goes, the moment its create returns, to workers goroutines that create its children in
+// the operator's order: no watch, no queue, no rate limit, no finalizer, status or event. A
+// cluster's "created → StatefulSet created" is then only what the API server makes it wait. It
+// returns how many children it created.
+func createFloor(ctx context.Context, c client.Client, n, controllers int, tr *tracker) (int64, error) {
 	var created atomic.Int64
-	err := forEach(n, workers, func(name string) error {
-		children, err := floorChildren(name)
-		if err != nil {
-			return err
-		}
-		tr.created(name)
-		for _, child := range children {
-			if err := c.Create(ctx, child); err != nil {
-				return fmt.Errorf("creating %T %s: %w", child, child.GetName(), err)
+	names := make(chan string, n)
+	children := make(chan error, controllers)
+	for range controllers {
+		go func() {
+			var err error
+			for name := range names {
+				if err == nil {
+					err = createChildren(ctx, c, name, &created)
+				}
 			}
-			created.Add(1)
+			children <- err
+		}()
+	}
+	err := forEach(n, workers, func(name string) error {
+		err := createCluster(ctx, c, name, tr)
+		if err == nil {
+			names <- name
 		}
-		return nil
+		return err
 	})
+	close(names)
+	for range controllers {
+		err = errors.Join(err, <-children)
+	}
 	return created.Load(), err
+}
+
+// createChildren creates the children of the cluster name, counting each in created.
+func createChildren(ctx context.Context, c client.Client, name string, created *atomic.Int64) error {
+	children, err := floorChildren(name)
+	if err != nil {
+		return err
+	}
+	for _, child := range children {
+		if err := c.Create(ctx, child); err != nil {
+			return fmt.Errorf("creating %T %s: %w", child, child.GetName(), err)
+		}
+		created.Add(1)
+	}
+	return nil
 }
 
 // statefulSetConverged names the cluster of a StatefulSet (named like it) that the StatefulSet
@@ -88,7 +118,7 @@ func measureFloor(ctx context.Context, c client.Client, admin *rest.Config, bc b
 		return err
 	}
 	defer tr.stop()
-	logf("floor: creating the children of %d DatabaseClusters with %d goroutines, no operator", bc.N, bc.Concurrency)
+	logf("floor: creating %d DatabaseClusters and, with %d goroutines, their children; no operator", bc.N, bc.Concurrency)
 	waitErr := converge(ctx, c, admin, nil, bc, s, res, tr, func() (err error) {
 		res.OperatorWrites, err = createFloor(ctx, c, bc.N, bc.Concurrency, tr)
 		return err

@@ -98,7 +98,7 @@ func parseFlags() *options {
 	flag.DurationVar(&o.s.idle, "idle", 5*time.Minute, "Idle window after convergence, in which the operator should not write.")
 	flag.DurationVar(&o.s.rawDuration, "raw-duration", 5*time.Second, "How long the raw write rate is measured.")
 	flag.DurationVar(&o.s.timeout, "timeout", 30*time.Minute, "Bound on the convergence of one case.")
-	flag.StringVar(&o.s.manager, "manager", "bin/manager", "Manager binary.")
+	flag.StringVar(&o.s.manager, "manager", "bin/manager", "Manager binary; several, comma separated, run each case once per binary, in turn (with -floor each after a floor case of its own): a before/after pair in one invocation.")
 	flag.StringVar(&o.managerArgs, "manager-args", "", "Extra manager flags, space separated.")
 	flag.StringVar(&o.apiServerArgs, "apiserver-args", "--service-cluster-ip-range=10.96.0.0/16",
 		"Extra kube-apiserver flags, space separated (the default makes room for the ClusterIPs of more than ~250 clusters).")
@@ -154,7 +154,7 @@ func runBench(o *options) error {
 	if !o.verbose {
 		o.s.log = filteredLog{os.Stderr}
 	}
-	cases, err := buildCases(o.ns, o.concs, o.qpss, o.bursts, o.floor, o.repeat)
+	cases, err := buildCases(o.ns, o.concs, o.qpss, o.bursts, managerList(o.s.manager), o.floor, o.repeat)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (f filteredLog) Write(p []byte) (int, error) {
 // buildCases lists the cases of every combination of the lists, repeat times, each preceded by
 // its floor case when floor is set: the cases alternate, so that a noisy machine treats both
 // alike. Nodes are enough for N pods at podsPerNode per node +10%, at least 3.
-func buildCases(ns, concs, qpss, bursts string, floor bool, repeat int) ([]benchCase, error) {
+func buildCases(ns, concs, qpss, bursts string, managers []string, floor bool, repeat int) ([]benchCase, error) {
 	nList, err1 := parseList(ns, positive)
 	cList, err2 := parseList(concs, positive)
 	bList, err3 := parseList(bursts, positive)
@@ -247,7 +247,9 @@ func buildCases(ns, concs, qpss, bursts string, floor bool, repeat int) ([]bench
 		nodes := max(3, (n*11/10+podsPerNode-1)/podsPerNode)
 		for _, c := range cList {
 			for i, q := range qList {
-				cases = append(cases, benchCase{N: n, Nodes: nodes, Concurrency: c, QPS: q, Burst: bList[min(i, len(bList)-1)]})
+				for _, m := range managers {
+					cases = append(cases, benchCase{N: n, Nodes: nodes, Concurrency: c, QPS: q, Burst: bList[min(i, len(bList)-1)], Manager: m})
+				}
 			}
 		}
 	}
@@ -261,6 +263,15 @@ func buildCases(ns, concs, qpss, bursts string, floor bool, repeat int) ([]bench
 		}
 	}
 	return out, nil
+}
+
+// managerList is the -manager binaries of the cases: one binary is the settings' own (cases
+// carry none, and their labels stay as they were), several are named by each case.
+func managerList(flagValue string) []string {
+	if list := strings.Split(flagValue, ","); len(list) > 1 {
+		return list
+	}
+	return []string{""}
 }
 
 // parseList parses a comma-separated list.

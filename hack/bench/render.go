@@ -25,6 +25,8 @@ const (
 	colValue    = "value"
 	colOverhead = "overhead"
 	colRSS1k    = "RSS/1k DC MiB"
+	// colFloorCreates says what the floor cases of a run created (floorCreates).
+	colFloorCreates = "floor creates"
 )
 
 // The report (docs/benchmarks.md) holds summary tables, each rendered from the JSON results it
@@ -50,9 +52,12 @@ var summaryKinds = map[string]func(files []resultFile) mdTable{
 	"memory": caseTable(colRun, "case", "baseline RSS MiB", "peak RSS MiB", colRSS1k, "peak heap MiB", "end heap MiB",
 		"manager CPU s", "GCs"),
 	"growth": growthTable,
-	"leader": leaderTable,
+	"cost":   costTable,
+	// costByProcess says where the added CPU of the cost table goes.
+	"costByProcess": costByProcessTable,
+	"leader":        leaderTable,
 	// runs is the index of the runs: the figures the experiments compare.
-	"runs": caseTable(colRun, "case", "counted by", "converge s", colOverhead, "writes/DC", "status patches/DC",
+	"runs": caseTable(colRun, "case", "counted by", colFloorCreates, "converge s", colOverhead, "writes/DC", "status patches/DC",
 		"reconcile errors", colRSS1k, "peak heap MiB", "manager CPU s", "idle writes"),
 }
 
@@ -296,7 +301,7 @@ type mdTable struct {
 	rows   [][]string
 }
 
-var leftColumns = map[string]bool{"case": true, "counted by": true, "operator": true, colStop: true, colValue: true,
+var leftColumns = map[string]bool{"case": true, "counted by": true, colFloorCreates: true, "operator": true, colStop: true, colValue: true,
 	"change made while nobody led": true}
 
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -354,7 +359,11 @@ func ratePerCluster(v float64, n int) string {
 }
 
 func configLabel(c benchCase) string {
-	return fmt.Sprintf("c=%d q=%g/%d", c.Concurrency, c.QPS, c.Burst)
+	label := fmt.Sprintf("c=%d q=%g/%d", c.Concurrency, c.QPS, c.Burst)
+	if c.Manager != "" {
+		label += " " + path.Base(c.Manager)
+	}
+	return label
 }
 
 func caseLabel(c benchCase) string {
@@ -378,10 +387,11 @@ var caseColumns = map[string]func(f resultFile, r result) string{
 	colRun: func(f resultFile, _ result) string { return runLink(f) },
 	"case": func(_ resultFile, r result) string { return caseLabel(r.Case) },
 	// Results written before the setting existed were counted by a proxy since removed.
-	"counted by": func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
-	"converge s": func(_ resultFile, r result) string { return fixed(r.ConvergenceSec, 1) },
-	colOverhead:  overheadOf,
-	"writes/DC":  func(_ resultFile, r result) string { return fixed(r.WritesPerCluster, 2) },
+	"counted by":    func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
+	colFloorCreates: floorCreates,
+	"converge s":    func(_ resultFile, r result) string { return fixed(r.ConvergenceSec, 1) },
+	colOverhead:     overheadOf,
+	"writes/DC":     func(_ resultFile, r result) string { return fixed(r.WritesPerCluster, 2) },
 	"status patches/DC": func(_ resultFile, r result) string {
 		const key = "patch databaseclusters.database.seed1b407122.io/status"
 		return fixed(perCluster(float64(r.Converge.ByVerbResource[key]), r.Case.N), 2)
@@ -755,4 +765,23 @@ func leaderRunsTable(l *leaderResult) mdTable {
 		}
 	}
 	return t
+}
+
+// floorCreates is what the floor cases of f created: the DatabaseClusters and their children
+// since the floor measures the first pass (2026-11-29), only the children before; "—" without a
+// floor case.
+func floorCreates(f resultFile, _ result) string {
+	floor := false
+	for _, r := range f.Rep.Results {
+		if r.Case.Floor && r.Error == "" {
+			if r.FirstPassP50Sec > 0 {
+				return "clusters, children"
+			}
+			floor = true
+		}
+	}
+	if floor {
+		return "children"
+	}
+	return "—"
 }

@@ -213,7 +213,7 @@ func TestSummaryKinds(t *testing.T) {
 		"writes":   "| N=10 c=16 q=50/100 | 9.00 | 3.00 | 0.00 | 4.50 | 0 | 20 | 0 | 0 |",
 		"memory":   "| N=10 c=16 q=50/100 | 50.0 | 60.0 | 1000.0 | 15.0 | 10.0 | 12.3 | 56 |",
 		"leader":   "| graceful hand-off (SIGTERM) | 1 | 2.50 | 2.50 | 2.50 | 2.25 | 2.40 |",
-		"runs":     "| N=10 c=16 q=50/100 | proxy | 3.0 | — | 9.00 | 3.00 | 0 | 1000.0 | 15.0 | 12.3 | 0 |",
+		"runs":     "| N=10 c=16 q=50/100 | proxy | — | 3.0 | — | 9.00 | 3.00 | 0 | 1000.0 | 15.0 | 12.3 | 0 |",
 		"overhead": "| run | N | operator |",
 		"growth":   "| run | N | floor converge s |",
 	} {

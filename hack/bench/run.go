@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,8 @@ type benchCase struct {
 	Concurrency int     `json:"maxConcurrentReconciles"`
 	QPS         float64 `json:"kubeAPIQPS"`
 	Burst       int     `json:"kubeAPIBurst"`
+	// Manager is the binary of the case when -manager named several (cmp.Or(Manager, settings')).
+	Manager string `json:"manager,omitempty"`
 }
 
 func (c benchCase) String() string { return fmt.Sprintf("%s, %d nodes", caseLabel(c), c.Nodes) }
@@ -76,15 +79,19 @@ type result struct {
 	Case  benchCase `json:"case"`
 	Error string    `json:"error,omitempty"`
 
-	RawWritesPerSec  float64 `json:"rawWritesPerSec"`
-	ClusterStartSec  float64 `json:"clusterStartSeconds"`
-	ManagerStartSec  float64 `json:"managerStartSeconds"`
-	ConvergenceSec   float64 `json:"convergenceSeconds"`
-	Available        int     `json:"available"`
-	LatencyP50Sec    float64 `json:"latencyP50Seconds"`
-	LatencyP90Sec    float64 `json:"latencyP90Seconds"`
-	LatencyP99Sec    float64 `json:"latencyP99Seconds"`
-	LatencyMaxSec    float64 `json:"latencyMaxSeconds"`
+	RawWritesPerSec float64 `json:"rawWritesPerSec"`
+	ClusterStartSec float64 `json:"clusterStartSeconds"`
+	ManagerStartSec float64 `json:"managerStartSeconds"`
+	ConvergenceSec  float64 `json:"convergenceSeconds"`
+	Available       int     `json:"available"`
+	LatencyP50Sec   float64 `json:"latencyP50Seconds"`
+	LatencyP90Sec   float64 `json:"latencyP90Seconds"`
+	LatencyP99Sec   float64 `json:"latencyP99Seconds"`
+	LatencyMaxSec   float64 `json:"latencyMaxSeconds"`
+	// FirstPass is a cluster's create returned → its StatefulSet seen by the benchmark's watch
+	// (the same watch in both cases): the operator's first pass, or the floor's ideal one.
+	FirstPassP50Sec  float64 `json:"firstPassP50Seconds,omitempty"`
+	FirstPassP99Sec  float64 `json:"firstPassP99Seconds,omitempty"`
 	CreateSpreadSec  float64 `json:"createSpreadSeconds"`
 	OperatorWrites   int64   `json:"operatorWrites"`
 	OperatorReads    int64   `json:"operatorReads"`
@@ -278,6 +285,8 @@ func converge(ctx context.Context, c client.Client, admin *rest.Config, m *bench
 	res.Available = len(lat)
 	res.LatencyP50Sec, res.LatencyP90Sec = percentile(lat, 0.50), percentile(lat, 0.90)
 	res.LatencyP99Sec, res.LatencyMaxSec = percentile(lat, 0.99), percentile(lat, 1)
+	first := tr.firstPasses()
+	res.FirstPassP50Sec, res.FirstPassP99Sec = percentile(first, 0.50), percentile(first, 0.99)
 	res.Stages = stageBreakdown(ctx, c, tr)
 	// A short settle so that writes caused by the last clusters (events) land in this window.
 	time.Sleep(2 * time.Second)
@@ -368,13 +377,16 @@ func newDatabaseCluster(name string) *databasev1alpha1.DatabaseCluster {
 
 // createClusters creates n DatabaseClusters, telling tr when each exists.
 func createClusters(ctx context.Context, c client.Client, n int, tr *tracker) error {
-	return forEach(n, workers, func(name string) error {
-		if err := c.Create(ctx, newDatabaseCluster(name)); err != nil {
-			return fmt.Errorf("creating DatabaseCluster %s: %w", name, err)
-		}
-		tr.created(name)
-		return nil
-	})
+	return forEach(n, workers, func(name string) error { return createCluster(ctx, c, name, tr) })
+}
+
+// createCluster creates the DatabaseCluster name and tells tr when its create returned.
+func createCluster(ctx context.Context, c client.Client, name string, tr *tracker) error {
+	if err := c.Create(ctx, newDatabaseCluster(name)); err != nil {
+		return fmt.Errorf("creating DatabaseCluster %s: %w", name, err)
+	}
+	tr.created(name)
+	return nil
 }
 
 // forEach calls do with the names of n clusters (db-00000...) from workers goroutines, and
@@ -404,27 +416,27 @@ func forEach(n, workers int, do func(name string) error) error {
 
 // tracker records when each cluster was created and when it was first seen converged.
 type tracker struct {
-	n                  int
-	logf               func(string, ...any)
-	stop               context.CancelFunc // ends the informer
-	mu                 sync.Mutex
-	createdAt, availAt map[string]time.Time
-	done               chan struct{}
+	n    int
+	logf func(string, ...any)
+	stop context.CancelFunc // ends the informers
+	mu   sync.Mutex
+	// createdAt is when each cluster's create returned, setAt when the tracker's watch first saw
+	// its StatefulSet (the first pass), availAt when it saw the cluster converged.
+	createdAt, setAt, availAt map[string]time.Time
+	done                      chan struct{}
 }
 
-// startTracker runs an informer of obj's kind in the bench namespace and returns once it has
-// synced; converged names the cluster of an object that has converged (a DatabaseCluster
-// Available, or in the floor case a StatefulSet ready).
+// startTracker runs informers of obj's kind and of StatefulSets in the bench namespace and
+// returns once they have synced; converged names the cluster of an object that has converged (a
+// DatabaseCluster Available, or in the floor case a StatefulSet ready). Both cases watch the
+// same kinds' events, so the tracker costs them alike.
 func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Object,
 	converged func(any) (string, bool), logf func(string, ...any),
 ) (*tracker, error) {
-	t := &tracker{n: n, logf: logf, createdAt: map[string]time.Time{}, availAt: map[string]time.Time{}, done: make(chan struct{})}
+	t := &tracker{n: n, logf: logf, createdAt: map[string]time.Time{}, setAt: map[string]time.Time{},
+		availAt: map[string]time.Time{}, done: make(chan struct{})}
 	informers, err := crcache.New(unlimited(admin), crcache.Options{Scheme: apischeme.Must(),
 		DefaultNamespaces: map[string]crcache.Config{benchNamespace: {}}})
-	if err != nil {
-		return nil, err
-	}
-	inf, err := informers.GetInformer(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -433,9 +445,10 @@ func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Obj
 			t.ready(name)
 		}
 	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) },
-	}); err != nil {
+	if err := handle(ctx, informers, obj, observe); err != nil {
+		return nil, err
+	}
+	if err := handle(ctx, informers, &appsv1.StatefulSet{}, t.statefulSetSeen); err != nil {
 		return nil, err
 	}
 	ctx, t.stop = context.WithCancel(ctx)
@@ -445,6 +458,46 @@ func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Obj
 		return nil, fmt.Errorf("watching %T: not synced", obj)
 	}
 	return t, nil
+}
+
+// handle calls observe with every object of obj's kind that informers add or update.
+func handle(ctx context.Context, informers crcache.Cache, obj client.Object, observe func(any)) error {
+	inf, err := informers.GetInformer(ctx, obj)
+	if err != nil {
+		return err
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) },
+	})
+	return err
+}
+
+// statefulSetSeen records when the StatefulSet of a cluster (named like it) was first seen.
+func (t *tracker) statefulSetSeen(obj any) {
+	sts, ok := obj.(*appsv1.StatefulSet)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, seen := t.setAt[sts.Name]; !seen {
+		t.setAt[sts.Name] = time.Now()
+	}
+}
+
+// firstPasses returns created → StatefulSet seen of every cluster that has both, sorted, in
+// seconds.
+func (t *tracker) firstPasses() []float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []float64
+	for name, at := range t.setAt {
+		if created, ok := t.createdAt[name]; ok {
+			out = append(out, max(0, at.Sub(created).Seconds()))
+		}
+	}
+	sort.Float64s(out)
+	return out
 }
 
 func (t *tracker) created(name string) {
@@ -568,7 +621,6 @@ func stageBreakdown(ctx context.Context, c client.Client, tr *tracker) map[strin
 		}
 		scheduled, ready := conditionTime(pod, corev1.PodScheduled), conditionTime(pod, corev1.PodReady)
 		if sts := created["sts "+name]; !sts.IsZero() {
-			// The floor case has no DatabaseCluster: its StatefulSet is created at once.
 			add("0 cluster created→StatefulSet created", created["dc "+name], sts)
 			add("1 StatefulSet created→pod created", sts, pod.CreationTimestamp.Time)
 		}
@@ -607,7 +659,7 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		return nil, err
 	}
 	p, err := manager.Start(ctx, manager.Options{
-		Binary:     s.manager,
+		Binary:     cmp.Or(bc.Manager, s.manager),
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
 		PortFlags:  []string{manager.MetricsFlag, manager.PprofFlag},

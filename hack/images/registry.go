@@ -15,7 +15,10 @@ import (
 )
 
 // Registry is an OCI registry (go-containerregistry's pkg/registry, blobs in memory) served
-// over plain HTTP on one address until Close.
+// over plain HTTP on one address until Close. It answers the OCI 1.1 referrers API
+// (GET /v2/<repo>/referrers/<digest>: the SBOMs Attach pushes), with one gap: the index it
+// returns gives each artifact its config's media type as artifactType, not the manifest's
+// artifactType (Referrers reads the manifests instead).
 type Registry struct {
 	// Addr is host:port, e.g. 10.89.0.1:41234.
 	Addr   string
@@ -36,7 +39,7 @@ func ServeRegistry(addr string, logs io.Writer) (*Registry, error) {
 	r := &Registry{
 		Addr: ln.Addr().String(),
 		server: &http.Server{
-			Handler:           registry.New(registry.Logger(log.New(logs, "registry: ", log.LstdFlags))),
+			Handler:           registry.New(registry.Logger(log.New(logs, "registry: ", log.LstdFlags)), registry.WithReferrersSupport(true)),
 			ReadHeaderTimeout: 30 * time.Second,
 		},
 		done: make(chan error, 1),

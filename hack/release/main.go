@@ -268,7 +268,7 @@ func writeArtifacts(b *strings.Builder, version string, images []Image) {
 		}
 	}
 	b.WriteString(".\n- `kubectl-dbc/`: the kubectl plugin's archives and `kubectl-dbc_SHA256SUMS`.\n" +
-		"- `sbom/`: the SBOMs, when the release made them.\n" +
+		"- `sbom/`: the CycloneDX SBOMs of the images and of the manager, attached to the images as OCI referrers.\n" +
 		"- `images/`, `signatures/`, `images.txt`: every image, signature and attestation as OCI layouts (offline verification).\n" +
 		"- `cosign.pub`: the key the images are signed with; `SHA256SUMS`: the checksums of the files above.\n\n")
 }

@@ -10,12 +10,14 @@
 #     this one, hack/olm/render-catalog.sh) and the catalog image (make catalog-build).
 #  3. Pushes them to REGISTRY (default: image-tool's registry on 127.0.0.1, started here and
 #     stopped at the end), each under its repository path with tag v<version>.
-#  4. Generates the release's key pair (RELEASE_DIR/cosign.key, encrypted with $COSIGN_PASSWORD,
-#     and cosign.pub), unless COSIGN_KEY names an existing key; signs every image and attests its
-#     provenance (commit, command), pushed next to each image and kept as OCI layouts.
-#  5. Packages the Helm chart, the kubectl-dbc archives with their checksums, the SBOMs (the
-#     release-sbom hook), writes the release notes and SHA256SUMS, and verifies every image
-#     from the registry and, offline, from RELEASE_DIR.
+#  4. Makes the SBOMs (make release-sbom: make sbom) and attaches them to the pushed images as
+#     OCI referrers; generates the release's key pair (RELEASE_DIR/cosign.key, encrypted with
+#     $COSIGN_PASSWORD, and cosign.pub), unless COSIGN_KEY names an existing key; signs every
+#     image and attests its provenance (commit, command), pushed next to each image and kept as
+#     OCI layouts.
+#  5. Packages the Helm chart, the kubectl-dbc archives with their checksums, writes the release
+#     notes and SHA256SUMS, and verifies every image from the registry and, offline, from
+#     RELEASE_DIR.
 #
 # Inputs (environment, set by the Makefile): VERSION PREVIOUS_COMMIT REGISTRY RELEASE_DIR MAKE
 # IMAGE_TOOL IMAGES_DIR IMAGE_REPO_BASE OPERATOR_REPO ECHO_REPO PACKAGE_NAME HELM_CHART
@@ -101,7 +103,10 @@ while read -r layout tag _; do
   "$IMAGE_TOOL" push --from "$dir/$layout" --push "$REGISTRY/${tag#*/}" "${insecure[@]}"
 done < "$list"
 
-# 4. Key pair, signatures and provenance.
+# 4. SBOMs (make sbom), attached to the pushed images as OCI referrers while the list holds the
+# images only; then the key pair, signatures and provenance.
+echo "== SBOMs"
+$MAKE --no-print-directory release-sbom VERSION="$VERSION" RELEASE_DIR="$dir" REGISTRY="$REGISTRY" RELEASE_IMAGES="$list"
 echo "== sign"
 key=${COSIGN_KEY:-}
 if [[ -z $key ]]; then
@@ -122,8 +127,6 @@ echo "== Helm chart"
 (cd hack/helm && GOWORK=off go run ./cmd/helm-package --version "$VERSION" -d "$dir/chart" "$root/${HELM_CHART:-charts/database-operator}")
 echo "== kubectl-dbc"
 $MAKE --no-print-directory kubectl-dbc-release VERSION="$VERSION" KUBECTL_DBC_RELEASE_DIR="$dir/kubectl-dbc"
-echo "== SBOMs"
-$MAKE --no-print-directory release-sbom VERSION="$VERSION" RELEASE_DIR="$dir" REGISTRY="$REGISTRY" RELEASE_IMAGES="$list"
 echo "== release notes"
 go run ./hack/release notes --version "$VERSION" --since "$PREVIOUS_COMMIT" --csv "$csv" \
   --annotations bundle/metadata/annotations.yaml --images "$list" --out "$dir/RELEASE_NOTES.md"

@@ -4,10 +4,6 @@ package nodee2e
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -18,9 +14,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/test/harness/olm"
 )
 
 // databaseClustersCRD is the CRD of DatabaseClusters, whichever version of the bundle installed it.
@@ -166,13 +162,8 @@ func expectUpgradeRolledNothing(ctx context.Context, dc *databasev1alpha1.Databa
 // releasedCSV reads the ClusterServiceVersion of the released bundle (releasedBundleDir).
 func releasedCSV() *unstructured.Unstructured {
 	GinkgoHelper()
-	files, err := filepath.Glob(filepath.Join(releasedBundleDir, "manifests", "*.clusterserviceversion.yaml"))
+	csv, err := olm.ReadCSV(releasedBundleDir)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(files).To(HaveLen(1), "the CSV of %s", releasedBundleDir)
-	data, err := os.ReadFile(files[0])
-	Expect(err).NotTo(HaveOccurred())
-	csv := &unstructured.Unstructured{}
-	Expect(yaml.Unmarshal(data, &csv.Object)).To(Succeed())
 	Expect(csv.GetName()).To(Equal(csvPrevious))
 	return csv
 }
@@ -181,17 +172,10 @@ func releasedCSV() *unstructured.Unstructured {
 // what a user of the released version applied, with exactly the fields its API had.
 func releasedExample(kind, name, namespace string) *unstructured.Unstructured {
 	GinkgoHelper()
-	var examples []map[string]any
-	Expect(json.Unmarshal([]byte(releasedCSV().GetAnnotations()["alm-examples"]), &examples)).To(Succeed())
-	for _, e := range examples {
-		u := &unstructured.Unstructured{Object: e}
-		if u.GetKind() == kind && u.GetName() == name {
-			u.SetNamespace(namespace)
-			return u
-		}
-	}
-	Fail(fmt.Sprintf("the alm-examples of %s hold no %s %s", csvPrevious, kind, name))
-	return nil
+	example, err := olm.Example(releasedCSV(), kind, name)
+	Expect(err).NotTo(HaveOccurred())
+	example.SetNamespace(namespace)
+	return example
 }
 
 // specFields lists the properties of the served DatabaseCluster schema's spec.

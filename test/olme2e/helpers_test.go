@@ -18,7 +18,6 @@ package olme2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -317,28 +316,15 @@ var fieldsAdded = []string{"config", "credentials", "tls", "service", "sidecars"
 // CSV's alm-examples) in namespace, as a user of that version applied it: with exactly the fields
 // its API had, not today's types' empty new fields.
 func createReleasedSample(ctx context.Context, namespace string) *databasev1alpha1.DatabaseCluster {
-	files, err := filepath.Glob(filepath.Join(releasedBundleDir, "manifests", "*.clusterserviceversion.yaml"))
+	csv, err := olm.ReadCSV(releasedBundleDir)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(files).To(HaveLen(1), "the CSV of %s", releasedBundleDir)
-	data, err := os.ReadFile(files[0])
+	example, err := olm.Example(csv, "DatabaseCluster", "etcd-sample")
 	Expect(err).NotTo(HaveOccurred())
-	csv := &unstructured.Unstructured{}
-	Expect(yaml.Unmarshal(data, &csv.Object)).To(Succeed())
-	var examples []map[string]any
-	Expect(json.Unmarshal([]byte(csv.GetAnnotations()["alm-examples"]), &examples)).To(Succeed())
-	for _, e := range examples {
-		u := &unstructured.Unstructured{Object: e}
-		if u.GetKind() != "DatabaseCluster" || u.GetName() != "etcd-sample" {
-			continue
-		}
-		u.SetNamespace(namespace)
-		Expect(k8s.Create(ctx, u)).To(Succeed())
-		dc := &databasev1alpha1.DatabaseCluster{}
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(u), dc)).To(Succeed())
-		return dc
-	}
-	Fail("the alm-examples of " + releasedBundleDir + " hold no DatabaseCluster etcd-sample")
-	return nil
+	example.SetNamespace(namespace)
+	Expect(k8s.Create(ctx, example)).To(Succeed())
+	dc := &databasev1alpha1.DatabaseCluster{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(example), dc)).To(Succeed())
+	return dc
 }
 
 // specFields lists the properties of the served DatabaseCluster schema's spec.

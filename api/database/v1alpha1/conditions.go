@@ -14,6 +14,8 @@
 
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Condition types of a DatabaseCluster.
 const (
 	// ConditionAvailable is True when every replica is Ready.
@@ -136,3 +138,12 @@ const BackupFinalizer = "database.seed1b407122.io/backup"
 // OfflineBackupAnnotation on a DatabaseCluster names the Offline DatabaseBackup that holds it
 // stopped: the cluster runs no pod (its claims kept) while it is set.
 const OfflineBackupAnnotation = "database.seed1b407122.io/offline-backup"
+
+// GetConditions returns the conditions of the DatabaseCluster's status.
+func (dc *DatabaseCluster) GetConditions() []metav1.Condition { return dc.Status.Conditions }
+
+// GetConditions returns the conditions of the DatabaseBackup's status.
+func (b *DatabaseBackup) GetConditions() []metav1.Condition { return b.Status.Conditions }
+
+// GetConditions returns the conditions of the ScheduledDatabaseBackup's status.
+func (s *ScheduledDatabaseBackup) GetConditions() []metav1.Condition { return s.Status.Conditions }

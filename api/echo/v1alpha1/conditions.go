@@ -14,6 +14,8 @@
 
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Condition types of Echo and ScheduledEcho.
 const (
 	// ConditionComplete is True when the Echo's Job succeeded.
@@ -44,3 +46,9 @@ const (
 	// ReasonSyncFailed: the child could not be written for a reason that may pass (retried).
 	ReasonSyncFailed = "SyncFailed"
 )
+
+// GetConditions returns the conditions of the Echo's status.
+func (e *Echo) GetConditions() []metav1.Condition { return e.Status.Conditions }
+
+// GetConditions returns the conditions of the ScheduledEcho's status.
+func (s *ScheduledEcho) GetConditions() []metav1.Condition { return s.Status.Conditions }

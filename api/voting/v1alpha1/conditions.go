@@ -14,6 +14,8 @@
 
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Condition types of a VoteConfig.
 const (
 	// ConditionReady is True when the ConfigMap holds the current options.
@@ -37,3 +39,6 @@ const Finalizer = "voting.seed1b407122.io/finalizer"
 
 // ConfigHashAnnotation is set on the target Deployment's pod template so the app rolls on change.
 const ConfigHashAnnotation = "voting.seed1b407122.io/config-hash"
+
+// GetConditions returns the conditions of the VoteConfig's status.
+func (v *VoteConfig) GetConditions() []metav1.Condition { return v.Status.Conditions }

@@ -45,12 +45,12 @@ var (
 	// StorageFullAtMaxSize is, per cluster, the highest used ratio of the members whose claim
 	// has reached spec.storage.autoGrow.maxSize while over the threshold: auto-grow will not
 	// help them any more. No series while no member is in that state.
-	StorageFullAtMaxSize = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_full_at_max_size_ratio",
-		Help: "Highest used ratio (0-1) of the DatabaseCluster members whose claim is at spec.storage.autoGrow.maxSize and over its threshold; absent when none is."})
+	StorageFullAtMaxSize = newClusterGauge("database_operator_databasecluster_storage_full_at_max_size_ratio",
+		"Highest used ratio (0-1) of the DatabaseCluster members whose claim is at spec.storage.autoGrow.maxSize and over its threshold; absent when none is.")
 )
 
 func init() {
-	metrics.Registry.MustRegister(MemberStorageUsed, MemberStorageCapacity, StorageFullAtMaxSize)
+	metrics.Registry.MustRegister(MemberStorageUsed, MemberStorageCapacity)
 }
 
 // MemberUsage is one member's measured usage, for RecordAutoGrow.

@@ -14,26 +14,17 @@
 
 package opmetrics
 
-import (
-	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-)
-
 // The Auto Pilot gauges: what the condition series cannot say, since they carry no reason.
 var (
 	// RolloutStuck is 1 while a DatabaseCluster's rollout is stuck (Progressing False with reason
 	// RolloutStuck), 0 otherwise.
-	RolloutStuck = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_rollout_stuck",
-		Help: "1 while a member of a DatabaseCluster's update revision is stuck (Progressing False, reason RolloutStuck), 0 otherwise."})
+	RolloutStuck = newClusterGauge("database_operator_databasecluster_rollout_stuck",
+		"1 while a member of a DatabaseCluster's update revision is stuck (Progressing False, reason RolloutStuck), 0 otherwise.")
 	// MembersLost is the number of a DatabaseCluster's members lost with their nodes (MemberLost
 	// True with reason MemberLost).
-	MembersLost = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_members_lost",
-		Help: "The members of a DatabaseCluster lost with their nodes: their pod cannot be scheduled on a node their volume is pinned to, or is stuck terminating, and that node is gone, unreachable or NotReady past spec.autoHeal.lostMemberAfterSeconds."})
+	MembersLost = newClusterGauge("database_operator_databasecluster_members_lost",
+		"The members of a DatabaseCluster lost with their nodes: their pod cannot be scheduled on a node their volume is pinned to, or is stuck terminating, and that node is gone, unreachable or NotReady past spec.autoHeal.lostMemberAfterSeconds.")
 )
-
-func init() {
-	metrics.Registry.MustRegister(RolloutStuck, MembersLost)
-}
 
 // RecordRolloutStuck sets the rollout series of one DatabaseCluster; ForgetCluster removes it.
 func RecordRolloutStuck(namespace, name string, stuck bool) {

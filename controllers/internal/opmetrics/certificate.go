@@ -14,16 +14,12 @@
 
 package opmetrics
 
-import (
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "time"
 
 // CertificateExpiry is when the serving certificate of each DatabaseCluster with spec.tls
 // expires, as a Unix time; the alert DatabaseClusterCertificateExpiring compares it with time().
-var CertificateExpiry = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_certificate_expiry_timestamp_seconds",
-	Help: "When the serving certificate of a DatabaseCluster (spec.tls) expires, in seconds since the Unix epoch."})
+var CertificateExpiry = newClusterGauge("database_operator_databasecluster_certificate_expiry_timestamp_seconds",
+	"When the serving certificate of a DatabaseCluster (spec.tls) expires, in seconds since the Unix epoch.")
 
 // RecordCertificate sets the certificate series of one DatabaseCluster; a zero notAfter (no
 // spec.tls, or not known) removes it.

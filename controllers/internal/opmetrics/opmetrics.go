@@ -66,17 +66,19 @@ var (
 		})
 
 	// Replicas is spec.replicas of each DatabaseCluster.
-	Replicas = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_replicas",
-		Help: "Replicas a DatabaseCluster asks for."})
+	Replicas = newClusterGauge("database_operator_databasecluster_replicas",
+		"Replicas a DatabaseCluster asks for.")
 
 	// ReadyReplicas is status.readyReplicas of each DatabaseCluster.
-	ReadyReplicas = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_ready_replicas",
-		Help: "Ready replicas of a DatabaseCluster."})
+	ReadyReplicas = newClusterGauge("database_operator_databasecluster_ready_replicas",
+		"Ready replicas of a DatabaseCluster.")
 )
 
 func init() {
-	metrics.Registry.MustRegister(Condition, ChildConflict, Replicas, ReadyReplicas,
-		StorageRequested, StorageCapacity, ReconcileErrors, backups)
+	metrics.Registry.MustRegister(Condition, ChildConflict, ReconcileErrors, backups)
+	for _, g := range clusterGauges {
+		metrics.Registry.MustRegister(g)
+	}
 }
 
 // RecordConditions sets the condition series of one resource (one per condition, for its
@@ -132,15 +134,9 @@ func RecordReplicas(namespace, name string, replicas, ready int32) {
 // rollout and its last backup (the backups themselves may outlive the cluster; their series do
 // not).
 func ForgetCluster(namespace, name string) {
-	key := objectKey{namespace, name}
-	Replicas.delete(key)
-	ReadyReplicas.delete(key)
-	StorageRequested.delete(key)
-	StorageCapacity.delete(key)
-	CertificateExpiry.delete(key)
-	RolloutStuck.delete(key)
-	MembersLost.delete(key)
-	StorageFullAtMaxSize.delete(key)
+	for _, g := range clusterGauges {
+		g.delete(objectKey{namespace, name})
+	}
 	forgetMembers(namespace, name)
 	backups.clusterGone(namespace, name)
 }

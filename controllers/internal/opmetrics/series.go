@@ -189,7 +189,13 @@ func clusterValue(key objectKey, value float64, emit func(v float64, labelValues
 	emit(value, key.namespace, key.name)
 }
 
-// newClusterGauge is a gauge with a series per DatabaseCluster.
-func newClusterGauge(opts prometheus.GaugeOpts) *gaugeFamily[objectKey, float64] {
-	return newGaugeFamily(opts, []string{labelNamespace, labelName}, clusterValue)
+// clusterGauges are the gauges newClusterGauge made: init registers each, and ForgetCluster
+// removes a cluster's series from each, so that a new per-cluster gauge needs neither listed.
+var clusterGauges []*gaugeFamily[objectKey, float64]
+
+// newClusterGauge is a gauge named name with a series per DatabaseCluster (clusterGauges).
+func newClusterGauge(name, help string) *gaugeFamily[objectKey, float64] {
+	g := newGaugeFamily(prometheus.GaugeOpts{Name: name, Help: help}, []string{labelNamespace, labelName}, clusterValue)
+	clusterGauges = append(clusterGauges, g)
+	return g
 }

@@ -15,19 +15,18 @@
 package opmetrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 var (
 	// StorageRequested is spec.storage.size of each DatabaseCluster, in bytes.
-	StorageRequested = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_requested_bytes",
-		Help: "Storage a DatabaseCluster asks for per member (spec.storage.size), in bytes."})
+	StorageRequested = newClusterGauge("database_operator_databasecluster_storage_requested_bytes",
+		"Storage a DatabaseCluster asks for per member (spec.storage.size), in bytes.")
 
 	// StorageCapacity is the smallest capacity the data claims of each DatabaseCluster report.
-	StorageCapacity = newClusterGauge(prometheus.GaugeOpts{Name: "database_operator_databasecluster_storage_capacity_bytes",
-		Help: "Smallest capacity reported by the data claims of a DatabaseCluster (status.capacity), in bytes."})
+	StorageCapacity = newClusterGauge("database_operator_databasecluster_storage_capacity_bytes",
+		"Smallest capacity reported by the data claims of a DatabaseCluster (status.capacity), in bytes.")
 )
 
 // RecordStorage sets the storage series of one DatabaseCluster: size is its spec.storage.size

@@ -51,8 +51,6 @@ func (k *plainKind) Phases(_ context.Context, e *echov1alpha1.Echo) (ctrl.Result
 	return ctrl.Result{}, k.err
 }
 
-func (k *plainKind) Conditions(e *echov1alpha1.Echo) []metav1.Condition { return e.Status.Conditions }
-
 func (k *plainKind) StatusWritten(_ context.Context, before, after *echov1alpha1.Echo) {
 	k.calls = append(k.calls, "StatusWritten")
 	if before.Status.Phase == after.Status.Phase {

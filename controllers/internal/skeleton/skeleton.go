@@ -41,10 +41,13 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
 
-// Object is the pointer type of a resource whose DeepCopy keeps its type, e.g. *v1alpha1.Echo.
+// Object is the pointer type of a resource whose DeepCopy keeps its type, e.g. *v1alpha1.Echo,
+// and whose GetConditions returns the conditions of its status, which Reconcile records in the
+// operator's metrics after the phases.
 type Object[T any] interface {
 	client.Object
 	DeepCopy() T
+	GetConditions() []metav1.Condition
 }
 
 // Kind is what a controller plugs into Reconcile for its resources of type T.
@@ -52,9 +55,6 @@ type Kind[T Object[T]] interface {
 	// Phases bring the children of obj in line with its spec, in order, and set the status of
 	// obj to what they observed. They return what the reconcile returns.
 	Phases(ctx context.Context, obj T) (ctrl.Result, error)
-	// Conditions are the conditions of obj's status, which Reconcile records in the operator's
-	// metrics after the phases.
-	Conditions(obj T) []metav1.Condition
 	// StatusWritten tells what a status write changed: before and after are the resource around
 	// it. It is called only when the status changed, so that each transition is told once.
 	StatusWritten(ctx context.Context, before, after T)
@@ -118,7 +118,7 @@ func Reconcile[T Object[T]](ctx context.Context, c client.Client, writes *OwnWri
 	}
 	original := obj.DeepCopy()
 	result, err = k.Phases(ctx, obj)
-	opmetrics.RecordConditions(gvk.Kind, obj.GetNamespace(), obj.GetName(), k.Conditions(obj))
+	opmetrics.RecordConditions(gvk.Kind, obj.GetNamespace(), obj.GetName(), obj.GetConditions())
 	written, patchErr := patch.Status(ctx, c, original, obj)
 	if written {
 		writes.written(key, original.GetResourceVersion(), obj.GetResourceVersion(), time.Now())

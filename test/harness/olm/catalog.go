@@ -63,9 +63,9 @@ func ReadBundle(dir string) (*Bundle, error) {
 		return nil, fmt.Errorf("bundle %s: annotations need a package, channels and a default channel among them (got package %q, channels %v, default %q)",
 			dir, b.Package, b.Channels, b.DefaultChannel)
 	}
-	csv, err := readCSV(filepath.Join(dir, "manifests"))
+	csv, err := ReadCSV(dir)
 	if err != nil {
-		return nil, fmt.Errorf("bundle %s: %w", dir, err)
+		return nil, err
 	}
 	b.CSVName = csv.GetName()
 	modes, _, _ := unstructured.NestedSlice(csv.Object, "spec", "installModes")

@@ -102,10 +102,7 @@ type Target struct {
 
 // Targets returns the active targets.
 func (s *Server) Targets(ctx context.Context) ([]Target, error) {
-	data, err := apiData[struct {
-		ActiveTargets []Target `json:"activeTargets"`
-	}](ctx, s, "/api/v1/targets?state=active")
-	return data.ActiveTargets, err
+	return apiList[Target](ctx, s, "/api/v1/targets?state=active", "activeTargets")
 }
 
 // Alert is one active (pending or firing) alert of /api/v1/alerts.
@@ -118,10 +115,7 @@ type Alert struct {
 
 // Alerts returns the active alerts: pending or firing (resolved ones are not listed).
 func (s *Server) Alerts(ctx context.Context) ([]Alert, error) {
-	data, err := apiData[struct {
-		Alerts []Alert `json:"alerts"`
-	}](ctx, s, "/api/v1/alerts")
-	return data.Alerts, err
+	return apiList[Alert](ctx, s, "/api/v1/alerts", "alerts")
 }
 
 // Rule is one alerting rule of /api/v1/rules, as the server loaded it.
@@ -178,6 +172,20 @@ func apiData[T any](ctx context.Context, s *Server, path string) (T, error) {
 	}
 	err := s.get(ctx, path, &resp)
 	return resp.Data, err
+}
+
+// apiList is the list under key in the "data" of the HTTP API's JSON answer to path (nil when
+// the answer has none).
+func apiList[T any](ctx context.Context, s *Server, path, key string) ([]T, error) {
+	data, err := apiData[map[string]json.RawMessage](ctx, s, path)
+	if err != nil || data[key] == nil {
+		return nil, err
+	}
+	var list []T
+	if err := json.Unmarshal(data[key], &list); err != nil {
+		return nil, fmt.Errorf("GET %s: decoding %s: %w", path, key, err)
+	}
+	return list, nil
 }
 
 // get decodes the JSON answer of path into out; with out nil it only checks for 200 (the

@@ -2,6 +2,8 @@ package promserver
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"reflect"
 	"strconv"
@@ -93,5 +95,38 @@ func waitFor(ctx context.Context, t *testing.T, what string, done func() bool) {
 			t.Fatalf("waiting for %s: %v", what, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// TestListsReadTheirKeyOfData: Targets and Alerts read the list under their key of the API's
+// "data", whatever else it holds (Prometheus 2.x and 3.x add fields such as droppedTargetCounts,
+// an object), and fail on an answer that is not 200.
+func TestListsReadTheirKeyOfData(t *testing.T) {
+	answers := map[string]string{
+		"/api/v1/targets": `{"status":"success","data":{"activeTargets":[{"scrapePool":"self","health":"up","labels":{"team":"db"}}],` +
+			`"droppedTargets":[],"droppedTargetCounts":{"self":0}}}`,
+		"/api/v1/alerts": `{"status":"success","data":{}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answer, ok := answers[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(answer))
+	}))
+	defer srv.Close()
+	s := &Server{URL: srv.URL}
+	ctx := context.Background()
+	targets, err := s.Targets(ctx)
+	if err != nil || len(targets) != 1 || targets[0].Health != "up" || targets[0].Labels["team"] != "db" {
+		t.Errorf("Targets: %+v, %v", targets, err)
+	}
+	if alerts, err := s.Alerts(ctx); err != nil || alerts != nil {
+		t.Errorf("Alerts of data without alerts: %+v, %v; want none, no error", alerts, err)
+	}
+	delete(answers, "/api/v1/targets")
+	if _, err := s.Targets(ctx); err == nil {
+		t.Error("Targets of a 404: no error")
 	}
 }

@@ -3,7 +3,6 @@
 package realnode
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -126,32 +125,22 @@ func ctr(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // tarball relative to the file's directory unless absolute) and checks that the reference is
 // there afterwards.
 func importImages(ctx context.Context, dir, imagesFile string) ([]string, error) {
-	f, err := os.Open(imagesFile)
+	lines, err := readImageList(imagesFile)
 	if err != nil {
-		return nil, fmt.Errorf("opening the image list: %w", err)
+		return nil, err
 	}
-	defer func() { _ = f.Close() }()
 	var refs []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 2 || strings.HasPrefix(fields[0], "#") {
+	for _, l := range lines {
+		if len(l.fields) != 2 {
 			continue
 		}
-		tarball := fields[0]
-		if !filepath.IsAbs(tarball) {
-			tarball = filepath.Join(filepath.Dir(imagesFile), tarball)
-		}
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		_, err := ctr(ctx, dir, "images", "import", "--snapshotter", "overlayfs", tarball)
+		_, err := ctr(ctx, dir, "images", "import", "--snapshotter", "overlayfs", l.fields[0])
 		cancel()
 		if err != nil {
 			return refs, err
 		}
-		refs = append(refs, fields[1])
-	}
-	if err := sc.Err(); err != nil {
-		return refs, fmt.Errorf("reading %s: %w", imagesFile, err)
+		refs = append(refs, l.fields[1])
 	}
 	out, err := ctr(ctx, dir, "images", "list", "--quiet")
 	if err != nil {

@@ -46,31 +46,51 @@ func (r *Registry) Digest(tag string) (string, error) {
 // readRegistryList reads "<layout> <ref:tag> <ref@digest>" lines (hack/node/build-images.sh's
 // registry.txt); layouts are relative to the file's directory unless absolute.
 func readRegistryList(file string) ([]RegistryImage, error) {
+	lines, err := readImageList(file)
+	if err != nil {
+		return nil, err
+	}
+	var images []RegistryImage
+	for _, l := range lines {
+		if len(l.fields) != 3 || !strings.Contains(l.fields[2], "@sha256:") {
+			return nil, fmt.Errorf("%s: %q: want <layout> <ref:tag> <ref@sha256:digest>", file, l.text)
+		}
+		images = append(images, RegistryImage{Layout: l.fields[0], Tag: l.fields[1], Digest: l.fields[2]})
+	}
+	return images, nil
+}
+
+// imageListLine is one line of an image list: its text and its fields, the first a path.
+type imageListLine struct {
+	text   string
+	fields []string
+}
+
+// readImageList reads the lines of an image list of hack/node/build-images.sh (images.txt,
+// registry.txt): whitespace-separated fields, the first a path relative to the file's directory
+// unless absolute, which it resolves. Blank lines and lines starting with "#" are left out.
+func readImageList(file string) ([]imageListLine, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("opening the registry image list: %w", err)
+		return nil, fmt.Errorf("opening the image list: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	var images []RegistryImage
+	var lines []imageListLine
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		if len(fields) != 3 || !strings.Contains(fields[2], "@sha256:") {
-			return nil, fmt.Errorf("%s: %q: want <layout> <ref:tag> <ref@sha256:digest>", file, sc.Text())
+		if !filepath.IsAbs(fields[0]) {
+			fields[0] = filepath.Join(filepath.Dir(file), fields[0])
 		}
-		layout := fields[0]
-		if !filepath.IsAbs(layout) {
-			layout = filepath.Join(filepath.Dir(file), layout)
-		}
-		images = append(images, RegistryImage{Layout: layout, Tag: fields[1], Digest: fields[2]})
+		lines = append(lines, imageListLine{text: sc.Text(), fields: fields})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
 	}
-	return images, nil
+	return lines, nil
 }
 
 // registryHosts returns the distinct registry hosts of images, in order.

@@ -79,3 +79,28 @@ func TestWriteMirrors(t *testing.T) {
 		t.Error("containerd's config does not read the mirrors")
 	}
 }
+
+// TestReadImageList: images.txt lines ("<tarball> <ref>") keep their fields, the tarball resolved
+// against the list's directory; comments and blank lines are left out, a missing list fails.
+func TestReadImageList(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "images.txt")
+	list := "# tarball ref\n\n  pause.tar database-operator.test/pause:v1\n/abs/etcd.tar quay.io/coreos/etcd:v3 extra\n"
+	if err := os.WriteFile(file, []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readImageList(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []imageListLine{
+		{text: "  pause.tar database-operator.test/pause:v1", fields: []string{filepath.Join(dir, "pause.tar"), "database-operator.test/pause:v1"}},
+		{text: "/abs/etcd.tar quay.io/coreos/etcd:v3 extra", fields: []string{"/abs/etcd.tar", "quay.io/coreos/etcd:v3", "extra"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("readImageList = %+v, want %+v", got, want)
+	}
+	if _, err := readImageList(filepath.Join(dir, "none.txt")); err == nil {
+		t.Error("readImageList of a missing file: no error")
+	}
+}
