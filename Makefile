@@ -310,7 +310,7 @@ test-fresh-machine: ## Clone HEAD and run "make test" with empty module, build a
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
-	go test -count=1 . ./api/... ./test/harness/proc/ ./test/harness/manager/ ./test/harness/csisim/ ./cmd/...
+	go test -count=1 . ./api/... ./test/harness/proc/ ./test/harness/manager/ ./test/harness/csisim/ ./cmd/... ./hack/release/
 
 .PHONY: test-fuzz
 test-fuzz: ## Native Go fuzzing: each fuzz target for FUZZ_TIME (2000x executions), one at a time; a failing input is written to the package's testdata/fuzz/.
@@ -388,9 +388,12 @@ KUBECTL_DBC_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 kubectl-dbc: ## Build the kubectl plugin into bin/kubectl-dbc (with bin/ on PATH: kubectl dbc status NAME; docs/kubectl-dbc.md).
 	go build -o $(LOCALBIN)/kubectl-dbc ./cmd/kubectl-dbc
 
+# Where kubectl-dbc-release writes (make release: RELEASE_DIR/kubectl-dbc).
+KUBECTL_DBC_RELEASE_DIR ?= $(LOCALBIN)/release
+
 .PHONY: kubectl-dbc-release
-kubectl-dbc-release: ## Reproducible kubectl-dbc archives (KUBECTL_DBC_PLATFORMS) with LICENSE and README into bin/release/; prints their sha256.
-	@set -e; rel=$(LOCALBIN)/release; dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
+kubectl-dbc-release: ## Reproducible kubectl-dbc archives (KUBECTL_DBC_PLATFORMS) with LICENSE and README into KUBECTL_DBC_RELEASE_DIR (bin/release/); prints their sha256.
+	@set -e; rel=$(KUBECTL_DBC_RELEASE_DIR); dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
 	mkdir -p $$rel; rm -f $$rel/kubectl-dbc_*.tar.gz $$rel/kubectl-dbc_SHA256SUMS; \
 	for p in $(KUBECTL_DBC_PLATFORMS); do \
 		name=kubectl-dbc_$(VERSION)_$${p%/*}_$${p#*/}; \
@@ -843,8 +846,8 @@ node-images-push: $(IMAGE_TOOL) ## Push every image the tests pull (NODE_IMAGES_
 		$(IMAGE_TOOL) push --from $$layout --push $(REGISTRY)/$${tag#*/} $(if $(REGISTRY_INSECURE),--insecure) || exit 1; \
 	done < $(NODE_IMAGES_DIR)/registry.txt
 
-node-images-test: node-images host-packages ## Unit tests of the test programs; import every node image into a throwaway containerd and run them (root).
-	go test -count=1 ./test/harness/realnode/ ./test/harness/operands/...
+node-images-test: node-images host-packages $(IMAGE_TOOL) ## Unit tests of the test programs (and of the registry's verification, with image-tool); import every node image into a throwaway containerd and run them (root).
+	IMAGE_TOOL=$(IMAGE_TOOL) go test -count=1 ./test/harness/realnode/ ./test/harness/operands/...
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) hack/node/images-test.sh $(NODE_IMAGES_DIR)
 
 ##@ Real node tier
@@ -857,6 +860,42 @@ test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINK
 	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
 	POSTGRES_IMAGE=$(POSTGRES_IMAGE) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
+
+##@ Release
+
+# make release VERSION=x.y.z (docs/release.md): the release of the committed tree into
+# RELEASE_DIR, its images pushed to REGISTRY (empty: image-tool's registry on 127.0.0.1 for the
+# duration of the release), signed with a key pair generated into RELEASE_DIR (COSIGN_PASSWORD
+# encrypts it; COSIGN_KEY=<file> COSIGN_PUBLIC_KEY=<file> sign with an existing key instead).
+# RELEASE_VERIFY is the check a release must pass first.
+RELEASE_DIR ?= $(LOCALBIN)/release/$(VERSION)
+RELEASE_VERIFY ?= $(MAKE) --no-print-directory verify
+# The SBOM step of make release (release-sbom): "make sbom" into SBOM_DIR, copied into
+# RELEASE_DIR/sbom, and attached to every image of the release's list (RELEASE_IMAGES) as an OCI
+# referrer by RELEASE_SBOM_ATTACH (sbom-tool attach-release, set with the SBOM targets above;
+# empty: not attached). make release runs it after the push and before the signatures, so the
+# list holds the images only.
+RELEASE_IMAGES ?= $(RELEASE_DIR)/images.txt
+
+.PHONY: release
+release: ## Cut release VERSION into RELEASE_DIR: refuses a dirty tree or a failing make verify; images pushed by digest to REGISTRY (default: a local registry), bundle, catalog, Helm chart, kubectl-dbc archives + checksums, SBOMs attached as referrers, cosign signatures + SLSA provenance, release notes.
+	VERSION=$(VERSION) PREVIOUS_COMMIT=$(PREVIOUS_COMMIT) REGISTRY=$(REGISTRY) REGISTRY_INSECURE=$(REGISTRY_INSECURE) \
+	RELEASE_DIR=$(RELEASE_DIR) RELEASE_VERIFY="$(RELEASE_VERIFY)" MAKE="$(MAKE)" \
+	IMAGE_TOOL=$(IMAGE_TOOL) IMAGES_DIR=$(IMAGES_DIR) IMAGE_REPO_BASE=$(IMAGE_REPO_BASE) OPERATOR_REPO=$(OPERATOR_REPO) \
+	ECHO_REPO=$(ECHO_REPO) PACKAGE_NAME=$(PACKAGE_NAME) HELM_CHART=$(HELM_CHART) \
+	OPM=$(OPM) CHANNEL=$(DEFAULT_CHANNEL) DEPRECATED_CHANNELS=$(DEPRECATED_CHANNELS) RELEASED_BUNDLE_DIRS="$(RELEASED_BUNDLE_DIRS)" \
+		hack/release/release.sh
+
+.PHONY: release-sbom
+release-sbom: ## make release's SBOM step: make sbom, the SBOMs copied into RELEASE_DIR/sbom and attached to the pushed images of RELEASE_IMAGES (RELEASE_SBOM_ATTACH).
+	$(MAKE) --no-print-directory sbom VERSION=$(VERSION)
+	mkdir -p $(RELEASE_DIR)/sbom
+	cp $(SBOM_DIR)/*.cdx.json $(RELEASE_DIR)/sbom/
+	$(if $(RELEASE_SBOM_ATTACH),$(RELEASE_SBOM_ATTACH) --registry $(REGISTRY) --list $(RELEASE_IMAGES) --dir $(RELEASE_DIR)/sbom,@echo "release-sbom: RELEASE_SBOM_ATTACH is empty: the SBOMs are not attached to the images")
+
+.PHONY: release-test
+release-test: ## Go tests of the release tooling: release notes, and make release refusing a dirty tree or a failing verify.
+	go test -count=1 ./hack/release/
 
 ##@ Benchmark
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -64,7 +65,8 @@ func ReadLayout(dir string) (v1.Image, error) {
 }
 
 // Push pushes img to ref. Registries on localhost/127.0.0.1 are spoken to over plain HTTP (as
-// go-containerregistry does for loopback); insecure forces HTTP for any other host.
+// go-containerregistry does for loopback); insecure forces HTTP for any other host. Credentials
+// come from the Docker config (docker login), as for crane; none: anonymous.
 func Push(ctx context.Context, img v1.Image, ref string, insecure bool) (name.Reference, error) {
 	var opts []name.Option
 	if insecure {
@@ -74,7 +76,7 @@ func Push(ctx context.Context, img v1.Image, ref string, insecure bool) (name.Re
 	if err != nil {
 		return nil, err
 	}
-	if err := remote.Write(r, img, remote.WithContext(ctx)); err != nil {
+	if err := remote.Write(r, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return nil, fmt.Errorf("push %s: %w", r, err)
 	}
 	return r, nil
@@ -90,5 +92,5 @@ func Pull(ctx context.Context, ref string, insecure bool) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	return remote.Image(r, remote.WithContext(ctx))
+	return remote.Image(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
 }

@@ -52,6 +52,9 @@
 #                                       by digest) under /configs, on the opm image, with its serve
 #                                       cache pre-built
 #
+# Each of them is signed with OUT_DIR/cosign.key (generated once) and has a provenance
+# attestation: OUT_DIR/signatures, listed in registry.txt too (see the end of this script).
+#
 # Usage: IMAGE_TOOL=bin/image-tool NODE_ENV_DIR=... MANAGER_BIN=... PREVIOUS_MANAGER_BIN=... \
 #          OPM=... CPB=... OLM_BIN_DIR=... OLM_CP=... OPM_LAYOUT=... CATALOG_LAYOUT=... ECHO_LAYOUT=... ECHO_IMAGE=... POSTGRES_LAYOUT=... POSTGRES_IMAGE=... OPM_IMAGE=... OLM_IMAGE=... CATALOG_IMAGE=... \
 #          IMAGE_REPO_BASE=quay.io/seed1b407122 PREVIOUS_BUNDLE_DIR=hack/olm/released/0.3.0 \
@@ -171,6 +174,22 @@ if ! diff -r "$root/catalog" "$out/catalog" >/dev/null; then
   echo "catalog/ is not what the bundle images render to: run 'make catalog'" >&2
   exit 1
 fi
+# Every registry image is signed, as a release signs its images (docs/release.md): a key pair
+# generated into OUT_DIR once (cosign.key with an empty password: a test key, never a release
+# key; kept across runs), and next to each image its cosign signature (<repo>:sha256-HEX.sig)
+# and SLSA provenance attestation (.att) naming this commit and "make node-images", as OCI
+# layouts in OUT_DIR/signatures listed in registry.txt. The real-node tier verifies every image
+# against OUT_DIR/cosign.pub before it installs anything (test/harness/realnode, verify.go).
+rm -rf "$out/signatures"
+COSIGN_PASSWORD='' "$IMAGE_TOOL" keygen --dir "$out" --keep
+commit=$(git -C "$root" rev-parse HEAD)
+dirty=false
+[[ -z $(git -C "$root" status --porcelain) ]] || dirty=true
+COSIGN_PASSWORD='' "$IMAGE_TOOL" sign --key "$out/cosign.key" --list "$reg" --out-dir "$out/signatures" \
+  --commit "$commit" --command "make node-images" --invocation "node-images-$(date -u +%Y%m%dT%H%M%SZ)" \
+  --param "VERSION=$VERSION" --param "dirty=$dirty" > "$reg.signatures"
+cat "$reg.signatures" >> "$reg"
+rm -f "$reg.signatures"
 mv "$reg" "$out/registry.txt"
-echo "Registry images (list: $out/registry.txt):"
+echo "Registry images (list: $out/registry.txt, signed with $out/cosign.key; public key $out/cosign.pub):"
 cat "$out/registry.txt"

@@ -96,6 +96,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 // random order): the operator's upgrade first, since it installs the released version and
 // creates a cluster through its API, then what today's version does.
 var _ = Describe("The operator installed by OLM on a real node", Ordered, func() {
+	Describe("The node's images: signatures and provenance verified, a wrong key and a tampered layer refused", signaturesStory)
 	Describe("The operator's upgrade from the released 0.3.0, with a 3-member etcd running", upgradeStory)
 	Describe("The operator with the etcd sample as its operand", etcdStory)
 	Describe("Storage auto-grow of an etcd on a volume of its own size", autoGrowStory)

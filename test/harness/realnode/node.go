@@ -57,7 +57,12 @@ type Options struct {
 	// per line; default $NODE_IMAGES_DIR/registry.txt when it exists, make node-images); empty:
 	// no registry.
 	RegistryFile string
-	// ImageTool is hack/images' image-tool, which serves the registry (default $IMAGE_TOOL).
+	// RegistryKey is the public key (cosign.pub) every image of RegistryFile must be signed
+	// with; Start verifies each one (signature and provenance, image-tool verify) before it
+	// starts anything else (default: cosign.pub beside RegistryFile, make node-images).
+	RegistryKey string
+	// ImageTool is hack/images' image-tool, which serves and verifies the registry (default
+	// $IMAGE_TOOL).
 	ImageTool string
 	// CRDDirectoryPaths are installed before Start returns.
 	CRDDirectoryPaths []string
@@ -118,6 +123,9 @@ func defaults(opts *Options) {
 			opts.RegistryFile = file
 		}
 	}
+	if opts.RegistryKey == "" && opts.RegistryFile != "" {
+		opts.RegistryKey = defaultRegistryKey(opts.RegistryFile)
+	}
 	if opts.ImageTool == "" {
 		opts.ImageTool = os.Getenv("IMAGE_TOOL")
 	}
@@ -136,9 +144,8 @@ func (n *Node) start(ctx context.Context, opts Options) error {
 	if n.host, err = prepareHost(); err != nil {
 		return err
 	}
-	if err := n.startControlPlane(ctx, opts); err != nil {
-		return err
-	}
+	// The registry's images are verified first: nothing is installed from an image whose
+	// content, signature or provenance does not verify.
 	if opts.RegistryFile != "" {
 		if opts.ImageTool == "" {
 			return fmt.Errorf("a registry (%s) needs Options.ImageTool or $IMAGE_TOOL", opts.RegistryFile)
@@ -146,6 +153,12 @@ func (n *Node) start(ctx context.Context, opts Options) error {
 		if err := n.startRegistry(ctx, opts.ImageTool, opts.RegistryFile); err != nil {
 			return err
 		}
+		if err := n.verifyRegistry(ctx, opts.ImageTool, opts.RegistryKey, opts.RegistryFile); err != nil {
+			return err
+		}
+	}
+	if err := n.startControlPlane(ctx, opts); err != nil {
+		return err
 	}
 	if err := n.startContainerd(ctx, opts.ImagesFile); err != nil {
 		return err

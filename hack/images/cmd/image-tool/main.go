@@ -1,5 +1,7 @@
 // Command image-tool builds the operator, bundle and catalog images without a Docker engine
-// (see package images) and pushes them. Used by the Makefile (docker-build, bundle-build, catalog-build, node-images).
+// (see package images), pushes them, and signs and verifies them as cosign does (a key pair,
+// signatures and SLSA provenance attestations next to each image). Used by the Makefile
+// (docker-build, bundle-build, catalog-build, node-images, release).
 //
 //	image-tool operator --binary bin/images/manager-linux-amd64 --dockerfile Dockerfile --arch amd64 \
 //	    --tag database-operator:0.2.0 --layout bin/images/database-operator --tarball bin/images/database-operator.tar
@@ -12,6 +14,10 @@
 //	image-tool push --from bin/images/database-operator --push 127.0.0.1:5000/database-operator:0.2.0
 //	image-tool registry --addr 10.89.0.1:0 --ready FILE --push LAYOUT=REPO[:TAG]... [-- COMMAND...]
 //	image-tool digest --from bin/images/catalog
+//	image-tool keygen --dir bin/release/0.4.0 [--keep]          (cosign.key, cosign.pub; $COSIGN_PASSWORD)
+//	image-tool sign --key cosign.key --commit SHA --command 'make release VERSION=0.4.0' \
+//	    (--registry HOST:PORT | --out-dir DIR) (--list images.txt | REPO@sha256:...)
+//	image-tool verify --key cosign.pub [--commit SHA] (--list images.txt (--registry HOST:PORT | --serve) | REPO@sha256:...)
 package main
 
 import (
@@ -38,7 +44,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|rootfs|push|registry|digest [flags] (-h for the flags)")
+	fmt.Fprintln(os.Stderr, "usage: image-tool operator|bundle|catalog|static|rootfs|push|registry|digest|keygen|sign|verify [flags] (-h for the flags)")
 	os.Exit(2)
 }
 
@@ -48,6 +54,12 @@ func run(cmd string, args []string) error {
 		return runRegistry(args)
 	case "digest":
 		return printDigest(args)
+	case "keygen":
+		return runKeygen(args)
+	case "sign":
+		return runSign(args)
+	case "verify":
+		return runVerify(args)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 	out := outputs{
