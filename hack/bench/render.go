@@ -301,7 +301,7 @@ type mdTable struct {
 	rows   [][]string
 }
 
-var leftColumns = map[string]bool{"case": true, "counted by": true, colFloorCreates: true, "operator": true, colStop: true, colValue: true,
+var leftColumns = map[string]bool{"case": true, "process": true, "counted by": true, colFloorCreates: true, "operator": true, colStop: true, colValue: true,
 	"change made while nobody led": true}
 
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
