@@ -281,7 +281,7 @@ verify: manifests generate echo-image-check bundle-digest-check catalog-check ##
 	@for f in $(PROMETHEUS_RULE):prometheusrule.yaml $(GRAFANA_DASHBOARD):grafana-dashboard.json; do \
 		cmp -s $${f%%:*} $(HELM_CHART)/files/$${f##*:} || { \
 		echo "$(HELM_CHART)/files/$${f##*:} differs from $${f%%:*}; run 'make helm-crds' and commit"; exit 1; }; done
-	go run ./hack/bench -render-docs docs/benchmarks.md -results docs/bench -check
+	go run ./hack/bench -render-docs docs/benchmarks.md,docs/bench/README.md -results docs/bench -check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate' and commit:"; \
@@ -918,7 +918,7 @@ bench-smoke: bench-build test-env snapshot-env ## Benchmark harness smoke run (2
 
 .PHONY: bench-docs
 bench-docs: bench-build ## Render the tables of the report docs/benchmarks.md from the JSON results in docs/bench/ (make verify checks them and every figure its text quotes).
-	$(LOCALBIN)/bench -render-docs docs/benchmarks.md -results docs/bench
+	$(LOCALBIN)/bench -render-docs docs/benchmarks.md,docs/bench/README.md -results docs/bench
 
 ##@ Deployment
 

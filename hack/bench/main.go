@@ -115,7 +115,7 @@ func parseFlags() *options {
 		"release on cancel); time the hand-off after SIGTERM and the takeover after SIGKILL of the leader.")
 	flag.IntVar(&o.leaderRepeat, "leader-repeat", 3, "How many times the leader case stops the leader with each signal.")
 	flag.BoolVar(&o.leaderOnly, "leader-only", false, "Run only the leader case (no scale case; -n and the like are ignored).")
-	flag.StringVar(&o.renderDoc, "render-docs", "", "Run nothing; render the summary tables of this report (its "+blockPrefix+"KIND FILE..."+blockSuffix+
+	flag.StringVar(&o.renderDoc, "render-docs", "", "Run nothing; render the summary tables of these reports (comma separated; their "+blockPrefix+"KIND FILE..."+blockSuffix+
 		" blocks) from the JSON results in -results, and check that its text quotes only figures they hold.")
 	flag.StringVar(&o.tablesOf, "tables", "", "Run nothing; print every table of this JSON result as markdown.")
 	flag.StringVar(&o.resultsDir, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")

@@ -74,42 +74,79 @@ type resultFile struct {
 // checks that the report's text quotes only figures those tables hold and that every result is
 // named by a table. With check it writes nothing and fails when doc differs from what it would
 // write.
-func renderDocs(w io.Writer, doc, dir string, check bool) error {
-	files, err := loadResults(doc, dir)
-	if err != nil {
-		return err
-	}
-	current, err := os.ReadFile(doc)
-	if err != nil {
-		return err
-	}
-	rendered, tables, named, err := renderBlocks(string(current), files)
-	if err == nil {
-		err = checkFigures(rendered, tables)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", doc, err)
+func renderDocs(w io.Writer, docs, dir string, check bool) error {
+	named := map[string]bool{}
+	var all []renderedDoc
+	var tables strings.Builder
+	for _, doc := range strings.Split(docs, ",") {
+		r, err := renderDoc(doc, dir)
+		if err != nil {
+			return err
+		}
+		maps.Copy(named, r.named)
+		tables.WriteString(r.tables)
+		all = append(all, r)
 	}
 	var unnamed []string
-	for _, f := range files {
+	for _, f := range all[len(all)-1].files {
 		if !named[path.Base(f.Name)] {
 			unnamed = append(unnamed, f.Name)
 		}
 	}
+	if len(unnamed) > 0 {
+		return fmt.Errorf("%s: no table names the results %s; name them in a bench:table block or remove them", docs, strings.Join(unnamed, ", "))
+	}
+	for _, r := range all {
+		// The text of each document may quote a figure of any of their tables.
+		if err := checkFigures(r.rendered, tables.String()); err != nil {
+			return fmt.Errorf("%s: %w", r.doc, err)
+		}
+		if err := r.write(w, dir, check); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renderedDoc is one document with its tables rendered from the results of dir.
+type renderedDoc struct {
+	doc, current, rendered, tables string
+	named                          map[string]bool
+	files                          []resultFile
+}
+
+// renderDoc renders the tables of doc from the results of dir (linked as doc links them).
+func renderDoc(doc, dir string) (renderedDoc, error) {
+	r := renderedDoc{doc: doc}
+	var err error
+	if r.files, err = loadResults(doc, dir); err != nil {
+		return r, err
+	}
+	current, err := os.ReadFile(doc)
+	if err != nil {
+		return r, err
+	}
+	r.current = string(current)
+	if r.rendered, r.tables, r.named, err = renderBlocks(r.current, r.files); err != nil {
+		return r, fmt.Errorf("%s: %w", doc, err)
+	}
+	return r, nil
+}
+
+// write writes the rendered document, or with check fails when it differs from the file.
+func (r renderedDoc) write(w io.Writer, dir string, check bool) error {
 	switch {
-	case len(unnamed) > 0:
-		return fmt.Errorf("%s: no table names the results %s; name them in a bench:table block or remove them", doc, strings.Join(unnamed, ", "))
-	case rendered == string(current):
-		_, err = fmt.Fprintf(w, "%s is current with the %d results in %s\n", doc, len(files), dir)
+	case r.rendered == r.current:
+		_, err := fmt.Fprintf(w, "%s is current with the %d results in %s\n", r.doc, len(r.files), dir)
 		return err
 	case check:
 		return fmt.Errorf("%s is out of date with the results in %s (%s); run \"make bench-docs\" and commit it",
-			doc, dir, firstDifference(string(current), rendered))
+			r.doc, dir, firstDifference(r.current, r.rendered))
 	}
-	if err := os.WriteFile(doc, []byte(rendered), 0o644); err != nil {
+	if err := os.WriteFile(r.doc, []byte(r.rendered), 0o644); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s: tables rendered from the %d results in %s\n", doc, len(files), dir)
+	_, err := fmt.Fprintf(w, "%s: tables rendered from the %d results in %s\n", r.doc, len(r.files), dir)
 	return err
 }
 

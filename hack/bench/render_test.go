@@ -251,3 +251,35 @@ func TestRatePerCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderDocsTwoDocuments: a result named by either document counts as named, and the text
+// of one may quote a figure of the other's tables, but not a figure neither holds.
+func TestRenderDocsTwoDocuments(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "bench")
+	if err := os.Mkdir(results, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fixture, err := os.ReadFile(filepath.Join("testdata", fixtureName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(results, fixtureName), string(fixture))
+	report, index := filepath.Join(dir, "report.md"), filepath.Join(results, "README.md")
+	writeFile(t, report, "# Report\n\nWrites per cluster: 9.00.\n")
+	writeFile(t, index, "# Index\n\n"+blockPrefix+"writes "+fixtureName+blockSuffix+"\n"+blockEnd+"\n")
+	var out strings.Builder
+	if err := renderDocs(&out, report+","+index, results, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(readFile(t, index), "| [20260101T000000Z]("+fixtureName+") |") {
+		t.Errorf("the index links its results from its own directory:\n%s", readFile(t, index))
+	}
+	if err := renderDocs(&out, report, results, true); err == nil || !strings.Contains(err.Error(), "no table names") {
+		t.Errorf("the report alone names no result: err = %v", err)
+	}
+	writeFile(t, report, "# Report\n\nWrites per cluster: 9.50.\n")
+	if err := renderDocs(&out, report+","+index, results, true); err == nil || !strings.Contains(err.Error(), "9.50") {
+		t.Errorf("a figure no table holds: err = %v", err)
+	}
+}
