@@ -30,13 +30,16 @@ cd "$root"
 refuse() { echo "make release: refusing to release $VERSION: $*" >&2; exit 1; }
 
 # 1. Preconditions, cheapest first; nothing is built before they hold.
-[[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || refuse "VERSION must be x.y.z"
+# x.y.z, or a candidate of it, x.y.z-rc.N: a candidate ships the bundle of x.y.z (its CSV is
+# x.y.z) under tags of its own, and the final release pushes the same digests again.
+[[ $VERSION =~ ^([0-9]+\.[0-9]+\.[0-9]+)(-rc\.[0-9]+)?$ ]] || refuse "VERSION must be x.y.z or x.y.z-rc.N"
+core=${BASH_REMATCH[1]}
 dirty=$(git status --porcelain)
 [[ -z $dirty ]] || refuse "the work tree is dirty (commit or remove these first):
 $dirty"
 csv=bundle/manifests/${PACKAGE_NAME:-database-operator}.clusterserviceversion.yaml
 bundle_version=$(sed -n 's/^  version: \([0-9][^ ]*\)$/\1/p' "$csv" | tail -1)
-[[ $bundle_version == "$VERSION" ]] || refuse "bundle/ is version $bundle_version: run 'make bundle catalog VERSION=$VERSION' (and set PREVIOUS_VERSION) and commit first"
+[[ $bundle_version == "$core" ]] || refuse "bundle/ is version $bundle_version: run 'make bundle catalog VERSION=$core' (and set PREVIOUS_VERSION) and commit first"
 : "${RELEASE_DIR:=$root/bin/release/$VERSION}"
 [[ ! -e $RELEASE_DIR ]] || refuse "$RELEASE_DIR exists: a release directory is written once (remove it to cut the release again)"
 echo "== make verify"
@@ -124,7 +127,7 @@ rm "$dir/signatures.txt"
 
 # 5. Chart, plugin archives, SBOMs, notes, checksums.
 echo "== Helm chart"
-(cd hack/helm && GOWORK=off go run ./cmd/helm-package --version "$VERSION" -d "$dir/chart" "$root/${HELM_CHART:-charts/database-operator}")
+(cd hack/helm && GOWORK=off go run ./cmd/helm-package --version "$core" -d "$dir/chart" "$root/${HELM_CHART:-charts/database-operator}")
 echo "== kubectl-dbc"
 $MAKE --no-print-directory kubectl-dbc-release VERSION="$VERSION" KUBECTL_DBC_RELEASE_DIR="$dir/kubectl-dbc"
 echo "== release notes"

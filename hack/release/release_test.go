@@ -210,6 +210,13 @@ func TestReleaseRefuses(t *testing.T) {
 
 	out = makeRelease(t, r, "VERSION=0.5.0", pass)
 	expectOutput(t, "another version", out, "bundle/ is version 0.4.0")
+	out = makeRelease(t, r, "VERSION=0.5.0-rc.1", pass)
+	expectOutput(t, "a candidate of another version", out, "bundle/ is version 0.4.0")
+	out = makeRelease(t, r, "VERSION=0.4.0-beta", pass)
+	expectOutput(t, "a version that is not x.y.z or x.y.z-rc.N", out, "VERSION must be x.y.z or x.y.z-rc.N")
+	// A candidate of the bundle's version passes the version check and stops at the next one.
+	out = makeRelease(t, r, "VERSION=0.4.0-rc.1", "RELEASE_VERIFY=false")
+	expectOutput(t, "a candidate of the bundle's version", out, "refusing to release 0.4.0-rc.1: make verify failed")
 
 	out = makeRelease(t, r, "VERSION=0.4.0", "RELEASE_VERIFY=false")
 	expectOutput(t, "a failing make verify", out, "make verify failed")
