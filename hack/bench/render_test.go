@@ -62,23 +62,14 @@ func contains(lines []string, want string) bool { return slices.Contains(lines, 
 // TestRenderDocsCheck renders a report's summary tables, then checks it: current after
 // rendering, drift after a result or a table changes, and -check never writes.
 func TestRenderDocsCheck(t *testing.T) {
-	dir := t.TempDir()
-	results := filepath.Join(dir, "bench")
-	if err := os.Mkdir(results, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fixture, err := os.ReadFile(filepath.Join("testdata", fixtureName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(results, fixtureName), string(fixture))
+	dir, results, fixture := fixtureResults(t)
 	doc := filepath.Join(dir, "benchmarks.md")
 	open := blockPrefix + "writes " + fixtureName + blockSuffix
 	stale := "# Title\n\nWrites per cluster: 9.00.\n\n" + open + "\n| old | table |\n" + blockEnd + "\n\ntext after\n"
 	writeFile(t, doc, stale)
 	var out strings.Builder
 
-	err = renderDocs(&out, doc, results, true)
+	err := renderDocs(&out, doc, results, true)
 	if err == nil || !strings.Contains(err.Error(), "out of date") || !strings.Contains(err.Error(), "make bench-docs") {
 		t.Fatalf("check of a stale document: err = %v", err)
 	}
@@ -255,16 +246,7 @@ func TestRatePerCluster(t *testing.T) {
 // TestRenderDocsTwoDocuments: a result named by either document counts as named, and the text
 // of one may quote a figure of the other's tables, but not a figure neither holds.
 func TestRenderDocsTwoDocuments(t *testing.T) {
-	dir := t.TempDir()
-	results := filepath.Join(dir, "bench")
-	if err := os.Mkdir(results, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fixture, err := os.ReadFile(filepath.Join("testdata", fixtureName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(results, fixtureName), string(fixture))
+	dir, results, _ := fixtureResults(t)
 	report, index := filepath.Join(dir, "report.md"), filepath.Join(results, "README.md")
 	writeFile(t, report, "# Report\n\nWrites per cluster: 9.00.\n")
 	writeFile(t, index, "# Index\n\n"+blockPrefix+"writes "+fixtureName+blockSuffix+"\n"+blockEnd+"\n")
@@ -282,4 +264,21 @@ func TestRenderDocsTwoDocuments(t *testing.T) {
 	if err := renderDocs(&out, report+","+index, results, true); err == nil || !strings.Contains(err.Error(), "9.50") {
 		t.Errorf("a figure no table holds: err = %v", err)
 	}
+}
+
+// fixtureResults returns a temporary directory, its results directory bench/ holding the
+// fixture result, and the fixture's JSON.
+func fixtureResults(t *testing.T) (dir, results string, fixture []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	results = filepath.Join(dir, "bench")
+	if err := os.Mkdir(results, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fixture, err := os.ReadFile(filepath.Join("testdata", fixtureName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(results, fixtureName), string(fixture))
+	return dir, results, fixture
 }
