@@ -146,7 +146,7 @@ func p99First(r result) float64 { return r.FirstPassP99Sec }
 
 // costTable answers goals 1 and 2: a row per N and operator configuration.
 func costTable(files []resultFile) mdTable {
-	t := mdTable{header: []string{colRun, "N", "operator", "pairs", "added CPU (mean)", "min – max", "95% interval",
+	t := mdTable{header: []string{colRun, "N", colOperator, "pairs", "added CPU (mean)", "min – max", "95% interval",
 		"first pass p50 s, floor → operator", "p99 s, floor → operator", "first pass ÷ floor, p50 / p99"}}
 	for _, f := range files {
 		for _, g := range costGroups(f.Rep.Results) {
@@ -180,7 +180,7 @@ func ratioCell(v float64) string {
 // costByProcessTable says where the added CPU goes: for each process, the floor's CPU per
 // cluster and what the operator case adds to it, in ms, means over the pairs.
 func costByProcessTable(files []resultFile) mdTable {
-	t := mdTable{header: []string{colRun, "N", "operator", "process", "floor ms/DC", "added ms/DC", "share of the added"}}
+	t := mdTable{header: []string{colRun, "N", colOperator, colProcess, "floor ms/DC", "added ms/DC", "share of the added"}}
 	for _, f := range files {
 		for _, g := range costGroups(f.Rep.Results) {
 			perDC := func(r result, name string) float64 { return r.CPUByProcess[name] * 1000 / float64(g.N) }

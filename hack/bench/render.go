@@ -25,6 +25,8 @@ const (
 	colValue    = "value"
 	colOverhead = "overhead"
 	colRSS1k    = "RSS/1k DC MiB"
+	colOperator = "operator"
+	colProcess  = "process"
 	// colFloorCreates says what the floor cases of a run created (floorCreates).
 	colFloorCreates = "floor creates"
 )
@@ -338,7 +340,7 @@ type mdTable struct {
 	rows   [][]string
 }
 
-var leftColumns = map[string]bool{"case": true, "process": true, "counted by": true, colFloorCreates: true, "operator": true, colStop: true, colValue: true,
+var leftColumns = map[string]bool{"case": true, colProcess: true, "counted by": true, colFloorCreates: true, colOperator: true, colStop: true, colValue: true,
 	"change made while nobody led": true}
 
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -481,7 +483,7 @@ func overheadOf(f resultFile, r result) string {
 }
 
 func overheadTable(files []resultFile) mdTable {
-	t := mdTable{header: []string{colRun, "N", "operator", "floor converge s", "operator converge s", colOverhead,
+	t := mdTable{header: []string{colRun, "N", colOperator, "floor converge s", "operator converge s", colOverhead,
 		"overhead p50 / p99", "busy CPU, operator ÷ floor"}}
 	p50 := func(r result) float64 { return r.LatencyP50Sec }
 	p99 := func(r result) float64 { return r.LatencyP99Sec }
