@@ -256,7 +256,7 @@ func TestOperatorMetricsAreDocumented(t *testing.T) {
 			code = append(code, read(t, rel)...)
 		}
 	}
-	for _, m := range regexp.MustCompile(`Name:\s*"([a-z0-9_]+)"`).FindAllStringSubmatch(string(code), -1) {
+	for _, m := range regexp.MustCompile(`(?:Name:\s*|newClusterGauge\()"([a-z0-9_]+)"`).FindAllStringSubmatch(string(code), -1) {
 		inCode[m[1]] = true
 		if !documented[m[1]] {
 			t.Errorf("%s exports %s, which %s does not list", opmetrics, m[1], metricsDoc)
