@@ -389,6 +389,16 @@ func getenv(k, def string) string {
 	return def
 }
 
+// programImage is a static image holding one file, /bin/program, with content.
+func programImage(t *testing.T, content string) v1.Image {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "program")
+	must(t, os.WriteFile(bin, []byte(content), 0o755))
+	img, err := images.StaticImage([]images.File{{Source: bin, Path: "/bin/program"}}, images.Config{}, time.Unix(0, 0))
+	must(t, err)
+	return img
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -3,10 +3,8 @@ package images_test
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -21,12 +19,8 @@ const cycloneDX = "application/vnd.cyclonedx+json"
 // artifact manifest has artifactType, subject and the empty config, and Referrers filters by
 // type and gives back the content.
 func TestAttachAndDiscoverReferrers(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "program")
-	must(t, os.WriteFile(bin, []byte("#!/bin/sh\necho hi\n"), 0o755))
-	img, err := images.StaticImage([]images.File{{Source: bin, Path: "/bin/program"}}, images.Config{}, time.Unix(0, 0))
-	must(t, err)
-	layout := filepath.Join(dir, "layout")
+	img := programImage(t, "#!/bin/sh\necho hi\n")
+	layout := filepath.Join(t.TempDir(), "layout")
 	must(t, images.WriteLayout(layout, img, "quay.io/org/program:v1"))
 	reg, err := images.ServeRegistry("127.0.0.1:0", nil)
 	must(t, err)

@@ -17,12 +17,8 @@ import (
 // TestRegistryServesPushedLayouts pushes an OCI layout to ServeRegistry's registry and pulls
 // it back by the digest PushLayout returns; after Close nothing answers.
 func TestRegistryServesPushedLayouts(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "program")
-	must(t, os.WriteFile(bin, []byte("#!/bin/sh\necho hi\n"), 0o755))
-	img, err := images.StaticImage([]images.File{{Source: bin, Path: "/bin/program"}}, images.Config{}, time.Unix(0, 0))
-	must(t, err)
-	layout := filepath.Join(dir, "layout")
+	img := programImage(t, "#!/bin/sh\necho hi\n")
+	layout := filepath.Join(t.TempDir(), "layout")
 	must(t, images.WriteLayout(layout, img, "quay.io/org/program:v1"))
 
 	reg, err := images.ServeRegistry("127.0.0.1:0", nil)
@@ -41,7 +37,7 @@ func TestRegistryServesPushedLayouts(t *testing.T) {
 			t.Errorf("%s: digest %s, want %s", pullRef, d, digest)
 		}
 	}
-	if _, err := reg.PushLayout(t.Context(), filepath.Join(dir, "missing"), "org/x"); err == nil {
+	if _, err := reg.PushLayout(t.Context(), filepath.Join(t.TempDir(), "missing"), "org/x"); err == nil {
 		t.Error("pushing a missing layout succeeded")
 	}
 	must(t, reg.Close())

@@ -70,12 +70,8 @@ func (r *tamperingRegistry) addr() string { return strings.TrimPrefix(r.URL, "ht
 // testImage is a small static image, pushed to reg as org/program:v1; it returns its reference
 // by digest in reg and the image.
 func testImage(t *testing.T, reg *tamperingRegistry, content string) (string, v1.Image) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "program")
-	must(t, os.WriteFile(bin, []byte(content), 0o755))
-	img, err := images.StaticImage([]images.File{{Source: bin, Path: "/bin/program"}}, images.Config{}, time.Unix(0, 0))
-	must(t, err)
-	_, err = images.Push(t.Context(), img, reg.addr()+"/org/program:v1", false)
+	img := programImage(t, content)
+	_, err := images.Push(t.Context(), img, reg.addr()+"/org/program:v1", false)
 	must(t, err)
 	d, err := img.Digest()
 	must(t, err)
