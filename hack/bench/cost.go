@@ -192,8 +192,9 @@ func costByProcessTable(files []resultFile) mdTable {
 			}))
 			for _, name := range processNames(g) {
 				floor := meanOf(g.pairFigures(func(p costPair) float64 { return perDC(p.Floor, name) }))
-				t.add(runLink(f), strconv.Itoa(g.N), g.Config, name, fixed(floor, 1), fixed(added(name), 1),
-					fixed(100*added(name)/total, 0)+" %")
+				more := added(name)
+				t.add(runLink(f), strconv.Itoa(g.N), g.Config, name, fixed(floor, 1), fixed(more, 1),
+					fixed(100*more/total, 0)+" %")
 			}
 			t.add(runLink(f), strconv.Itoa(g.N), g.Config, "all", fixed(meanOf(g.pairFigures(func(p costPair) float64 {
 				return processCPU(p.Floor) * 1000 / float64(g.N)

@@ -591,11 +591,11 @@ func (o overhead) busyRatio() string {
 
 // meanBy is the mean of figure over rs.
 func meanBy(rs []result, figure func(result) float64) float64 {
-	total := 0.0
-	for _, r := range rs {
-		total += figure(r)
+	values := make([]float64, len(rs))
+	for i, r := range rs {
+		values[i] = figure(r)
 	}
-	return total / float64(max(len(rs), 1))
+	return meanOf(values)
 }
 
 // convergences lists the convergence seconds of rs, comma separated.
