@@ -45,6 +45,7 @@ package olme2e
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -151,7 +152,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// catalog-serve, not "opm serve": opm listens on every interface.
 	server, err := olm.ServeCatalog(ctx, olm.ServeOptions{Server: catalogServe, Dir: catalogDir, WorkDir: workDir})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(server.Stop)
+	// OLM stops first, while its catalog is still served: a catalog operator that loses the
+	// catalog mid-shutdown only reconnects and slows its own stop.
+	DeferCleanup(func() error { return errors.Join(olmRuntime.Stop(), server.Stop()) })
 	olmProcs = append(olmProcs, server.Process)
 	expectLoopbackOnly(server.Address)
 

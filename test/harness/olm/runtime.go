@@ -87,12 +87,15 @@ func StartOLM(ctx context.Context, c client.Client, opts RuntimeOptions) (*Runti
 // Processes are OLM's two processes, e.g. for proc.WhileRunning.
 func (o *Runtime) Processes() []*proc.Process { return []*proc.Process{o.Operator, o.Catalog} }
 
-// Stop stops both processes.
+// Stop stops both processes and returns an error only when one had to be killed. An exit
+// status after SIGTERM is OLM's own (its controller manager can end a shutdown with a logged
+// fatal error), as it is for kube-scheduler and kwok in the control plane: while the specs run,
+// an exit of either process fails them through Processes and proc.WhileRunning.
 func (o *Runtime) Stop() error {
 	if o == nil {
 		return nil
 	}
-	return errors.Join(o.Catalog.Stop(), o.Operator.Stop())
+	return proc.StopAll(o.Processes())
 }
 
 // prepareOLM installs what OLM's controllers need before they start: its CRDs of crdDir, its
