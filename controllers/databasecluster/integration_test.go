@@ -161,8 +161,8 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		Expect(pdb.Spec.Selector.MatchLabels).To(Equal(selector))
 
 		Eventually(k8s.Condition(ctx, dc, "Available")).Should(Equal([]string{"False", "ReplicasNotReady", "0/3 replicas are ready"}))
-		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate",
-			"waiting for the StatefulSet controller to observe generation 1"}))
+		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "Creating",
+			"the new StatefulSet has no pod yet; 3 to create"}))
 		Eventually(k8s.Condition(ctx, dc, "Degraded")).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))
 		Eventually(k8s.Condition(ctx, dc, "Paused")).Should(Equal([]string{"False", "NotPaused", "changes to the spec are applied"}))
 		Eventually(events(ctx, dc)).Should(ConsistOf(

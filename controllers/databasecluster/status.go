@@ -164,7 +164,7 @@ func setAvailableCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databa
 }
 
 // setProgressingCondition: True while the StatefulSet is created, scaled or rolled out; the
-// reason names the step, and a scale-up that waits for condemned claims (waits) names them.
+// reason names the step (Creating until a new StatefulSet has its first pod), and a scale-up that waits for condemned claims (waits) names them.
 // False with reason RolloutStuck while a member of the update revision is stuck (rollout), and
 // with reason RolledBack while spec.rollout.autoRollback holds sts at an earlier revision.
 func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
@@ -180,6 +180,9 @@ func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.Data
 	case sts == nil:
 		cond.Reason = databasev1alpha1.ReasonCreating
 		cond.Message = "the StatefulSet does not exist yet"
+	case newWithoutPods(sts, want, waits):
+		cond.Reason = databasev1alpha1.ReasonCreating
+		cond.Message = fmt.Sprintf("the new StatefulSet has no pod yet; %d to create", want)
 	case sts.Status.ObservedGeneration < sts.Generation:
 		cond.Reason = databasev1alpha1.ReasonRollingUpdate
 		cond.Message = fmt.Sprintf("waiting for the StatefulSet controller to observe generation %d", sts.Generation)
@@ -201,6 +204,15 @@ func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.Data
 		cond.Message = fmt.Sprintf("all %d pods run the current revision", want)
 	}
 	meta.SetStatusCondition(list, cond)
+}
+
+// newWithoutPods reports whether sts is a StatefulSet as created (generation 1) that has no pod
+// yet and is to have want. Whether or not the StatefulSet controller has observed it then, the
+// cluster is at the same step, and one message for both saves every new cluster a status patch
+// (the StatefulSet controller's first status update, before its first pod, changes nothing the
+// cluster's status says).
+func newWithoutPods(sts *appsv1.StatefulSet, want int32, waits []string) bool {
+	return sts.Generation == 1 && sts.Status.Replicas == 0 && want > 0 && len(waits) == 0
 }
 
 // setDegradedCondition: True when the children could not be brought to the desired state, the

@@ -44,6 +44,15 @@ func stsWithStatus(replicas, ready, updated int32, current, update string) *apps
 	return sts
 }
 
+// newStatefulSet is the StatefulSet of "db" as created (generation 1), with no pod, and its
+// generation observedGeneration (0 or 1) observed by the StatefulSet controller.
+func newStatefulSet(observedGeneration int64) *appsv1.StatefulSet {
+	sts, _ := BuildStatefulSet(newCluster("db"))
+	sts.Generation = 1
+	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: observedGeneration}
+	return sts
+}
+
 // claim is a data claim with the given reported capacity ("" for a claim not bound yet).
 func claim(capacity string) corev1.PersistentVolumeClaim {
 	c := corev1.PersistentVolumeClaim{}
@@ -81,6 +90,13 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		Entry("scaling", stsWithStatus(1, 1, 1, "r1", "r1"), "True", "Scaling", "scaling from 1 to 3 pods"),
 		Entry("rolling", stsWithStatus(3, 3, 1, "r1", "r2"), "True", "RollingUpdate", "1/3 pods run the current revision"),
 		Entry("done", stsWithStatus(3, 3, 3, "r2", "r2"), "False", "RolloutComplete", "all 3 pods run the current revision"),
+		Entry("new, not observed yet", newStatefulSet(0), "True", "Creating", "the new StatefulSet has no pod yet; 3 to create"),
+		Entry("new, observed, no pod yet", newStatefulSet(1), "True", "Creating", "the new StatefulSet has no pod yet; 3 to create"),
+		Entry("new, its first pod made", func() *appsv1.StatefulSet {
+			sts := newStatefulSet(1)
+			sts.Status.Replicas = 1
+			return sts
+		}(), "True", "Scaling", "scaling from 1 to 3 pods"),
 		Entry("generation not observed", func() *appsv1.StatefulSet {
 			sts := stsWithStatus(3, 3, 3, "r2", "r2")
 			sts.Generation = 3

@@ -43,7 +43,7 @@ const (
 	ReasonRolloutComplete = "RolloutComplete"
 	// ReasonRollingUpdate: pods are being replaced with the current revision.
 	ReasonRollingUpdate = "RollingUpdate"
-	// ReasonCreating: the StatefulSet is being created.
+	// ReasonCreating: the StatefulSet is being created, or is new and has no pod yet.
 	ReasonCreating = "Creating"
 	// ReasonScaling: pods are being added or removed.
 	ReasonScaling = "Scaling"
