@@ -154,6 +154,13 @@ POSTGRES_DEBS_DIR ?= $(CACHE_DIR)/postgres-debs-$(shell sha256sum hack/postgres/
 # The bundle and catalog images of the real-node tier (hack/node/build-images.sh names them so).
 NODE_BUNDLE_REPO = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-bundle
 NODE_CATALOG_IMG = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog:v$(VERSION)
+# make test-node NODE_RELEASE_DIR=bin/release/0.4.0-rc.1: the node's registry serves that release's
+# images (make release) verified under the release's own cosign.pub, in place of node-images' of
+# the same tag or digest, and the specs install the release's operator, Echo and catalog by its tag
+# (the operator's, the first line of its images.txt). OLM's, opm's, PostgreSQL's and the previous
+# operator's images, which a release does not ship, come from NODE_IMAGES_DIR as always.
+NODE_RELEASE_DIR ?=
+NODE_IMAGE_TAG = $(if $(NODE_RELEASE_DIR),$(shell awk 'NR == 1 {n = split($$2, t, ":"); print t[n]}' $(NODE_RELEASE_DIR)/images.txt),v$(VERSION))
 
 # Images. Empty CONTAINER_TOOL: built without a container engine by hack/images (image-tool) into
 # IMAGES_DIR as OCI layouts + docker-archive tarballs; CONTAINER_TOOL=docker (or podman): built
@@ -856,9 +863,10 @@ node-images-test: node-images host-packages $(IMAGE_TOOL) ## Unit tests of the t
 test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINKGO) ## Real node: OLM, deployed on the node, installs the operator from the grpc catalog image, unpacking bundle images pulled by digest from the node's registry; a 3-member etcd rolled, restarted, resized, across the operator's upgrade from PREVIOUS_VERSION (its released manager) and a killed leader; a retained store scaled 1-3-1-3; host restored.
 	@if [ "$$(id -u)" != 0 ]; then echo "Real-node tier skipped: it needs root (running as $$(id -un))."; exit 0; fi; \
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
-	OPM=$(OPM) OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) CATALOG_IMAGE=$(NODE_CATALOG_IMG) OPERATOR_IMAGE=$(OPERATOR_REPO):v$(VERSION) ECHO_IMAGE=$(ECHO_REPO):v$(VERSION) \
+	OPM=$(OPM) OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) \
+	CATALOG_IMAGE=$(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog:$(NODE_IMAGE_TAG) OPERATOR_IMAGE=$(OPERATOR_REPO):$(NODE_IMAGE_TAG) ECHO_IMAGE=$(ECHO_REPO):$(NODE_IMAGE_TAG) \
 	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
-	POSTGRES_IMAGE=$(POSTGRES_IMAGE) \
+	POSTGRES_IMAGE=$(POSTGRES_IMAGE) NODE_RELEASE_DIR=$(if $(NODE_RELEASE_DIR),$(abspath $(NODE_RELEASE_DIR))) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 
 ##@ Release

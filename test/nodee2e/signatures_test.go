@@ -13,46 +13,73 @@ import (
 	"github.com/seed1b407122/database-operator/test/harness/realnode"
 )
 
-// signaturesStory: realnode.Start verified every image of the node's registry (registry.txt)
-// against NODE_IMAGES_DIR/cosign.pub before it started the control plane, containerd or
-// anything else (make node-images signs each image and attests its provenance). Here the same
-// check runs again on the registry the node pulls from: it passes with that key, and refuses
-// the images with another key and the operator image with one layer changed by a registry in
-// between (a proxy that flips a byte of that layer's content, under its digest).
+// signaturesStory: realnode.Start verified every image of the node's registry against its key
+// before it started the control plane, containerd or anything else: registry.txt against
+// NODE_IMAGES_DIR/cosign.pub (make node-images signs each image and attests its provenance)
+// and, with NODE_RELEASE_DIR, the release's images.txt against the release's own cosign.pub
+// (make release). Here the same check runs again on the registry the node pulls from: it
+// passes with those keys, and refuses the images with another key and the operator image with
+// one layer changed by a registry in between (a proxy that flips a byte of that layer's
+// content, under its digest).
 func signaturesStory() {
 	It("verifies every image of the node's registry, and refuses them with another key or a tampered layer", func(ctx SpecContext) {
 		tool := requireEnv("IMAGE_TOOL")
-		list := filepath.Join(requireEnv("NODE_IMAGES_DIR"), "registry.txt")
-		key := filepath.Join(requireEnv("NODE_IMAGES_DIR"), realnode.RegistryKeyFile)
 		Expect(node.Registry).NotTo(BeNil(), "the real-node tier needs the node's registry (make node-images writes registry.txt)")
-
-		out, err := realnode.VerifyImages(ctx, tool, key, list, node.Registry.Addr)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(out).To(ContainSubstring("images verified with " + key))
-		GinkgoWriter.Print(out)
+		lists := node.Registry.Lists
+		if dir := os.Getenv("NODE_RELEASE_DIR"); dir != "" {
+			Expect(lists).To(HaveLen(2))
+			Expect(lists[0]).To(Equal(realnode.RegistryList{
+				File: filepath.Join(dir, realnode.ReleaseImagesFile), Key: filepath.Join(dir, realnode.RegistryKeyFile),
+			}), "the release's images are served and verified under the release's key")
+		}
+		for _, l := range lists {
+			out, err := realnode.VerifyImages(ctx, tool, l.Key, l.File, node.Registry.Addr)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(out).To(ContainSubstring("images verified with " + l.Key))
+			GinkgoWriter.Print(out)
+		}
 
 		other := GinkgoT().TempDir()
 		keygen := exec.CommandContext(ctx, tool, "keygen", "--dir", other)
 		keygen.Env = append(os.Environ(), "COSIGN_PASSWORD=")
 		Expect(keygen.Run()).To(Succeed())
-		_, err = realnode.VerifyImages(ctx, tool, filepath.Join(other, realnode.RegistryKeyFile), list, node.Registry.Addr)
-		Expect(err).To(MatchError(ContainSubstring("does not verify with the key")))
+		for _, l := range lists {
+			_, err := realnode.VerifyImages(ctx, tool, filepath.Join(other, realnode.RegistryKeyFile), l.File, node.Registry.Addr)
+			Expect(err).To(MatchError(ContainSubstring("does not verify with the key")), l.File)
+		}
 
-		var layout string
+		var operator realnode.RegistryImage
 		for _, img := range node.Registry.Images {
 			if img.Tag == requireEnv("OPERATOR_IMAGE") {
-				layout = img.Layout
+				operator = img
 			}
 		}
-		Expect(layout).NotTo(BeEmpty(), "no registry image tagged %s", requireEnv("OPERATOR_IMAGE"))
-		layers, err := realnode.LayoutLayers(layout)
+		Expect(operator.Layout).NotTo(BeEmpty(), "no registry image tagged %s", requireEnv("OPERATOR_IMAGE"))
+		if os.Getenv("NODE_RELEASE_DIR") != "" {
+			for _, env := range []string{"OPERATOR_IMAGE", "ECHO_IMAGE", "BUNDLE_IMAGE", "CATALOG_IMAGE"} {
+				Expect(servedFrom(requireEnv(env))).To(Equal(lists[0]), "%s is the release's", env)
+			}
+		}
+		layers, err := realnode.LayoutLayers(operator.Layout)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(layers).NotTo(BeEmpty())
 		proxy := realnode.NewTamperingProxy(node.Registry.Addr, layers[0])
 		defer proxy.Close()
-		_, err = realnode.VerifyImages(ctx, tool, key, list, proxy.Addr())
+		_, err = realnode.VerifyImages(ctx, tool, operator.List.Key, operator.List.File, proxy.Addr())
 		Expect(err).To(MatchError(And(ContainSubstring("REFUSED"), ContainSubstring("layer 0"),
 			ContainSubstring("error verifying sha256 checksum"))))
 		Expect(proxy.Tampered()).To(BeNumerically(">", 0))
 	})
+}
+
+// servedFrom is the list of the node registry's image tagged tag.
+func servedFrom(tag string) realnode.RegistryList {
+	GinkgoHelper()
+	for _, img := range node.Registry.Images {
+		if img.Tag == tag {
+			return img.List
+		}
+	}
+	Fail("no registry image tagged " + tag)
+	return realnode.RegistryList{}
 }

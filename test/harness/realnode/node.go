@@ -61,6 +61,10 @@ type Options struct {
 	// with; Start verifies each one (signature and provenance, image-tool verify) before it
 	// starts anything else (default: cosign.pub beside RegistryFile, make node-images).
 	RegistryKey string
+	// ReleaseDir is a release directory (make release) whose images the registry serves in
+	// place of RegistryFile's of the same tag or digest, verified against the release's own
+	// cosign.pub (default $NODE_RELEASE_DIR; empty: RegistryFile's images only).
+	ReleaseDir string
 	// ImageTool is hack/images' image-tool, which serves and verifies the registry (default
 	// $IMAGE_TOOL).
 	ImageTool string
@@ -126,6 +130,9 @@ func defaults(opts *Options) {
 	if opts.RegistryKey == "" && opts.RegistryFile != "" {
 		opts.RegistryKey = defaultRegistryKey(opts.RegistryFile)
 	}
+	if opts.ReleaseDir == "" {
+		opts.ReleaseDir = os.Getenv("NODE_RELEASE_DIR")
+	}
 	if opts.ImageTool == "" {
 		opts.ImageTool = os.Getenv("IMAGE_TOOL")
 	}
@@ -150,10 +157,14 @@ func (n *Node) start(ctx context.Context, opts Options) error {
 		if opts.ImageTool == "" {
 			return fmt.Errorf("a registry (%s) needs Options.ImageTool or $IMAGE_TOOL", opts.RegistryFile)
 		}
-		if err := n.startRegistry(ctx, opts.ImageTool, opts.RegistryFile); err != nil {
+		lists, err := registryLists(opts, n.dir)
+		if err != nil {
 			return err
 		}
-		if err := n.verifyRegistry(ctx, opts.ImageTool, opts.RegistryKey, opts.RegistryFile); err != nil {
+		if err := n.startRegistry(ctx, opts.ImageTool, lists); err != nil {
+			return err
+		}
+		if err := n.verifyRegistry(ctx, opts.ImageTool); err != nil {
 			return err
 		}
 	}

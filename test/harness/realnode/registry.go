@@ -19,6 +19,9 @@ type RegistryImage struct {
 	// Tag is its reference by tag as users name it (quay.io/org/name:v1), Digest by digest
 	// (quay.io/org/name@sha256:...).
 	Tag, Digest string
+	// List is the list it was served from (set by the node's registry; empty from
+	// readRegistryList).
+	List RegistryList
 }
 
 // Registry is an OCI registry on the node's bridge address (image-tool registry, a host
@@ -31,6 +34,8 @@ type Registry struct {
 	Hosts []string
 	// Images are what it serves.
 	Images []RegistryImage
+	// Lists are the image lists it serves, each with the key its images are signed with.
+	Lists []RegistryList
 }
 
 // Digest returns the reference by digest of the image tagged tag (quay.io/org/name:v1).
@@ -105,10 +110,10 @@ func registryHosts(images []RegistryImage) []string {
 	return hosts
 }
 
-// startRegistry starts image-tool's registry on NodeIP with every image of listFile pushed
+// startRegistry starts image-tool's registry on NodeIP with every image of lists pushed
 // (under its repository path without the host) and waits until they all are.
-func (n *Node) startRegistry(ctx context.Context, imageTool, listFile string) error {
-	images, err := readRegistryList(listFile)
+func (n *Node) startRegistry(ctx context.Context, imageTool string, lists []RegistryList) error {
+	images, err := readRegistryLists(lists)
 	if err != nil {
 		return err
 	}
@@ -134,7 +139,7 @@ func (n *Node) startRegistry(ctx context.Context, imageTool, listFile string) er
 	if err != nil {
 		return err
 	}
-	n.Registry = &Registry{Addr: addr, Hosts: registryHosts(images), Images: images}
+	n.Registry = &Registry{Addr: addr, Hosts: registryHosts(images), Images: images, Lists: lists}
 	n.printf("Registry on %s serves %d images for %s", addr, len(images), strings.Join(n.Registry.Hosts, ", "))
 	return nil
 }

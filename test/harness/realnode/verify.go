@@ -52,14 +52,17 @@ func VerifyImages(ctx context.Context, imageTool, key, listFile, addr string) (s
 	return out.String(), nil
 }
 
-// verifyRegistry verifies every image of n.Registry before the node installs anything.
-func (n *Node) verifyRegistry(ctx context.Context, imageTool, key, listFile string) error {
-	out, err := VerifyImages(ctx, imageTool, key, listFile, n.Registry.Addr)
-	if err != nil {
-		return err
+// verifyRegistry verifies every image of n.Registry, each list against its key, before the node
+// installs anything.
+func (n *Node) verifyRegistry(ctx context.Context, imageTool string) error {
+	for _, l := range n.Registry.Lists {
+		out, err := VerifyImages(ctx, imageTool, l.Key, l.File, n.Registry.Addr)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		n.printf("Registry images of %s verified: %s", l.File, lines[len(lines)-1])
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	n.printf("Registry images verified: %s", lines[len(lines)-1])
 	return nil
 }
 
