@@ -156,7 +156,7 @@ NODE_BUNDLE_REPO = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-bundle
 NODE_CATALOG_IMG = $(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog:v$(VERSION)
 # make test-node NODE_RELEASE_DIR=bin/release/0.4.0-rc.1: the node's registry serves that release's
 # images (make release) verified under the release's own cosign.pub, in place of node-images' of
-# the same tag or digest, and the specs install the release's operator, Echo and catalog by its tag
+# the same tag or digest, and the specs install the release's operator, Echo, bundle and catalog by its tag
 # (the operator's, the first line of its images.txt). OLM's, opm's, PostgreSQL's and the previous
 # operator's images, which a release does not ship, come from NODE_IMAGES_DIR as always.
 NODE_RELEASE_DIR ?=
@@ -865,7 +865,7 @@ test-node: test-env snapshot-env prometheus-env test-env-node olm-runtime $(GINK
 	OLM_BIN_DIR=$(OLM_RUNTIME_DIR) PROMETHEUS_BIN=$(PROMETHEUS_BIN) IMAGE_TOOL=$(IMAGE_TOOL) \
 	OPM=$(OPM) OPM_IMAGE=$(OPM_IMAGE) OLM_IMAGE=$(OLM_IMAGE) \
 	CATALOG_IMAGE=$(IMAGE_REPO_BASE)/$(PACKAGE_NAME)-catalog:$(NODE_IMAGE_TAG) OPERATOR_IMAGE=$(OPERATOR_REPO):$(NODE_IMAGE_TAG) ECHO_IMAGE=$(ECHO_REPO):$(NODE_IMAGE_TAG) \
-	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(VERSION) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
+	BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):$(NODE_IMAGE_TAG) PREVIOUS_BUNDLE_IMAGE=$(NODE_BUNDLE_REPO):v$(PREVIOUS_VERSION) \
 	POSTGRES_IMAGE=$(POSTGRES_IMAGE) NODE_RELEASE_DIR=$(if $(NODE_RELEASE_DIR),$(abspath $(NODE_RELEASE_DIR))) \
 		$(GINKGO) $(NODE_GINKGO_FLAGS) --tags node ./test/nodee2e
 

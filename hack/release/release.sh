@@ -15,7 +15,8 @@
 #     $COSIGN_PASSWORD, and cosign.pub), unless COSIGN_KEY names an existing key; signs every
 #     image and attests its provenance (commit, command), pushed next to each image and kept as
 #     OCI layouts.
-#  5. Packages the Helm chart, the kubectl-dbc archives with their checksums, writes the release
+#  5. Packages the Helm chart, the kubectl-dbc archives with their checksums, exports the
+#     OperatorHub layout (make operatorhub, into RELEASE_DIR/operatorhub), writes the release
 #     notes and SHA256SUMS, and verifies every image from the registry and, offline, from
 #     RELEASE_DIR.
 #
@@ -125,11 +126,13 @@ fi
 cat "$dir/signatures.txt" >> "$list"
 rm "$dir/signatures.txt"
 
-# 5. Chart, plugin archives, SBOMs, notes, checksums.
+# 5. Chart, plugin archives, the OperatorHub layout (of the core version), notes, checksums.
 echo "== Helm chart"
 (cd hack/helm && GOWORK=off go run ./cmd/helm-package --version "$core" -d "$dir/chart" "$root/${HELM_CHART:-charts/database-operator}")
 echo "== kubectl-dbc"
 $MAKE --no-print-directory kubectl-dbc-release VERSION="$VERSION" KUBECTL_DBC_RELEASE_DIR="$dir/kubectl-dbc"
+echo "== OperatorHub layout"
+$MAKE --no-print-directory operatorhub VERSION="$core" OPERATORHUB_DIR="$dir/operatorhub"
 echo "== release notes"
 go run ./hack/release notes --version "$VERSION" --since "$PREVIOUS_COMMIT" --csv "$csv" \
   --annotations bundle/metadata/annotations.yaml --images "$list" --out "$dir/RELEASE_NOTES.md"
