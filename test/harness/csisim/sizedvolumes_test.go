@@ -1,3 +1,5 @@
+//go:build linux && node
+
 package csisim
 
 import (
@@ -14,8 +16,9 @@ const mib = int64(1) << 20
 // TestSizedVolume makes, grows, restores into and removes sized file systems on real loop
 // devices: the size a volume's file system reports is the claim's, a growth is seen by a file
 // system that stays mounted with its files, and removal refuses a busy file system, then leaves
-// no mount, loop device or image behind. It needs root (loop devices, mount), as the real-node
-// tier does; as root, a missing tool is a failure.
+// no mount, loop device or image behind. It needs root (loop devices, mount) and xfsprogs, as the
+// real-node tier does: build tag node, run by make node-images-test after make host-packages (as
+// root, a missing tool is a failure).
 func TestSizedVolume(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("sized file systems need root: loop devices and mount")
