@@ -48,16 +48,13 @@ func signaturesStory() {
 			Expect(err).To(MatchError(ContainSubstring("does not verify with the key")), l.File)
 		}
 
-		var operator realnode.RegistryImage
-		for _, img := range node.Registry.Images {
-			if img.Tag == requireEnv("OPERATOR_IMAGE") {
-				operator = img
-			}
-		}
-		Expect(operator.Layout).NotTo(BeEmpty(), "no registry image tagged %s", requireEnv("OPERATOR_IMAGE"))
+		operator, err := node.Registry.Image(requireEnv("OPERATOR_IMAGE"))
+		Expect(err).NotTo(HaveOccurred())
 		if os.Getenv("NODE_RELEASE_DIR") != "" {
 			for _, env := range []string{"OPERATOR_IMAGE", "ECHO_IMAGE", "BUNDLE_IMAGE", "CATALOG_IMAGE"} {
-				Expect(servedFrom(requireEnv(env))).To(Equal(lists[0]), "%s is the release's", env)
+				img, err := node.Registry.Image(requireEnv(env))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(img.List).To(Equal(lists[0]), "%s is the release's", env)
 			}
 		}
 		layers, err := realnode.LayoutLayers(operator.Layout)
@@ -70,16 +67,4 @@ func signaturesStory() {
 			ContainSubstring("error verifying sha256 checksum"))))
 		Expect(proxy.Tampered()).To(BeNumerically(">", 0))
 	})
-}
-
-// servedFrom is the list of the node registry's image tagged tag.
-func servedFrom(tag string) realnode.RegistryList {
-	GinkgoHelper()
-	for _, img := range node.Registry.Images {
-		if img.Tag == tag {
-			return img.List
-		}
-	}
-	Fail("no registry image tagged " + tag)
-	return realnode.RegistryList{}
 }

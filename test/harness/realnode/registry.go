@@ -38,14 +38,20 @@ type Registry struct {
 	Lists []RegistryList
 }
 
-// Digest returns the reference by digest of the image tagged tag (quay.io/org/name:v1).
-func (r *Registry) Digest(tag string) (string, error) {
+// Image returns the image tagged tag (quay.io/org/name:v1).
+func (r *Registry) Image(tag string) (RegistryImage, error) {
 	for _, img := range r.Images {
 		if img.Tag == tag {
-			return img.Digest, nil
+			return img, nil
 		}
 	}
-	return "", fmt.Errorf("the registry has no image tagged %s", tag)
+	return RegistryImage{}, fmt.Errorf("the registry has no image tagged %s", tag)
+}
+
+// Digest returns the reference by digest of the image tagged tag (quay.io/org/name:v1).
+func (r *Registry) Digest(tag string) (string, error) {
+	img, err := r.Image(tag)
+	return img.Digest, err
 }
 
 // readRegistryList reads "<layout> <ref:tag> <ref@digest>" lines (hack/node/build-images.sh's
