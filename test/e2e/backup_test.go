@@ -433,7 +433,8 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 		// The copies go once the claims are bound; Retain keeps the data of the source.
 		Eventually(func(g Gomega) { expectNoCopies(ctx, g, clone) }).Should(Succeed(), "the snapshot copies are deleted")
 		AddReportEntry("clone created → snapshot copies deleted", time.Since(began).Round(time.Millisecond).String())
-		Expect(restoredEvents(ctx, clone)).To(ContainElement(HavePrefix("Removed: Deleted VolumeSnapshotContent dbc-restore-")))
+		// Events are sent from the recorder's queue, after the deletes they tell.
+		Eventually(func() []string { return restoredEvents(ctx, clone) }).Should(ContainElement(HavePrefix("Removed: Deleted VolumeSnapshotContent dbc-restore-")))
 		Expect(readSourceState(ctx, backup)).To(Equal(before), "the source backup, its snapshots and contents are unchanged")
 	})
 
