@@ -138,11 +138,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := skeleton.NewController(mgr, "databasebackup", r.MaxConcurrentReconciles, &databasev1alpha1.DatabaseBackup{},
 		predicate.GenerationChangedPredicate{})
 	if served {
-		b = b.Owns(&snapshotv1.VolumeSnapshot{}, builder.WithPredicates(snapshotChanged()))
+		b = b.Watches(&snapshotv1.VolumeSnapshot{}, skeleton.OwnedBy(mgr, &databasev1alpha1.DatabaseBackup{}),
+			builder.WithPredicates(snapshotChanged()))
 	}
-	return b.Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.backupsOfCluster),
+	return b.Watches(&appsv1.StatefulSet{}, skeleton.Behind(handler.EnqueueRequestsFromMapFunc(r.backupsOfCluster)),
 		builder.WithPredicates(replicasChanged())).
-		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.backupsOfCluster),
+		Watches(&corev1.PersistentVolumeClaim{}, skeleton.Behind(handler.EnqueueRequestsFromMapFunc(r.backupsOfCluster)),
 			builder.WithPredicates(claimPhaseChanged())).
 		Complete(r)
 }

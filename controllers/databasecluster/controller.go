@@ -255,22 +255,25 @@ func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseC
 // SetupWithManager registers the controller and its watches. Updates of owned children only
 // trigger a reconcile when they change something the operator reads: a spec edit (generation),
 // a label change (the cache selects by label), the StatefulSet's replica counts, or a data
-// claim's size. PodMonitors are watched from the first reconcile that finds the API server
-// serving them (podMonitorWatch): the manager must start without the Prometheus Operator.
+// claim's size. Their reconciles queue behind the clusters' own changes (skeleton.Behind): in a
+// burst of new clusters, each one's first pass goes before the passes that follow the others'
+// pods. PodMonitors are watched from the first reconcile that finds the API server serving them
+// (podMonitorWatch): the manager must start without the Prometheus Operator.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := addIndexes(mgr); err != nil {
 		return err
 	}
+	owned := skeleton.OwnedBy(mgr, &databasev1alpha1.DatabaseCluster{})
 	c, err := skeleton.NewController(mgr, "databasecluster", r.MaxConcurrentReconciles, &databasev1alpha1.DatabaseCluster{},
 		predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})).
-		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(statefulSetChanged())).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
-		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(
+		Watches(&appsv1.StatefulSet{}, owned, builder.WithPredicates(statefulSetChanged())).
+		Watches(&corev1.Service{}, owned).
+		Watches(&corev1.ConfigMap{}, owned).
+		Watches(&policyv1.PodDisruptionBudget{}, owned, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),
+		Watches(&corev1.PersistentVolumeClaim{}, skeleton.Behind(handler.EnqueueRequestsFromMapFunc(clusterOfChild)),
 			builder.WithPredicates(claimSizeChanged())).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfChild),
+		Watches(&corev1.Pod{}, skeleton.Behind(handler.EnqueueRequestsFromMapFunc(clusterOfChild)),
 			builder.WithPredicates(podReadinessChanged())).
 		Build(r)
 	if err != nil {
@@ -281,8 +284,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.podMonitors = &podMonitorWatch{mapper: mgr.GetRESTMapper(), start: func() error {
 		return c.Watch(source.Kind(mgr.GetCache(), &monitoringv1.PodMonitor{},
-			handler.TypedEnqueueRequestForOwner[*monitoringv1.PodMonitor](mgr.GetScheme(), mgr.GetRESTMapper(),
-				&databasev1alpha1.DatabaseCluster{}, handler.OnlyControllerOwner()),
+			skeleton.Behind(handler.TypedEnqueueRequestForOwner[*monitoringv1.PodMonitor](mgr.GetScheme(), mgr.GetRESTMapper(),
+				&databasev1alpha1.DatabaseCluster{}, handler.OnlyControllerOwner())),
 			predicate.TypedGenerationChangedPredicate[*monitoringv1.PodMonitor]{}))
 	}}
 	return nil

@@ -72,6 +72,6 @@ func (r *Reconciler) Phases(ctx context.Context, e *echov1alpha1.Echo) (ctrl.Res
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return skeleton.NewController(mgr, "echo", r.MaxConcurrentReconciles, &echov1alpha1.Echo{},
 		predicate.GenerationChangedPredicate{}).
-		Owns(&batchv1.Job{}, builder.WithPredicates(jobChanged())).
+		Watches(&batchv1.Job{}, skeleton.OwnedBy(mgr, &echov1alpha1.Echo{}), builder.WithPredicates(jobChanged())).
 		Complete(r)
 }

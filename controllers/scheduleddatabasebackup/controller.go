@@ -99,7 +99,7 @@ func (r *Reconciler) now() time.Time {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return skeleton.NewController(mgr, "scheduleddatabasebackup", r.MaxConcurrentReconciles,
 		&databasev1alpha1.ScheduledDatabaseBackup{}, predicate.GenerationChangedPredicate{}).
-		Watches(&databasev1alpha1.DatabaseBackup{}, handler.EnqueueRequestsFromMapFunc(schedulesOf),
+		Watches(&databasev1alpha1.DatabaseBackup{}, skeleton.Behind(handler.EnqueueRequestsFromMapFunc(schedulesOf)),
 			builder.WithPredicates(phaseChanged())).
 		Complete(r)
 }

@@ -71,6 +71,6 @@ func (r *Reconciler) Phases(ctx context.Context, s *echov1alpha1.ScheduledEcho) 
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return skeleton.NewController(mgr, "scheduledecho", r.MaxConcurrentReconciles, &echov1alpha1.ScheduledEcho{},
 		predicate.GenerationChangedPredicate{}).
-		Owns(&batchv1.CronJob{}, builder.WithPredicates(cronJobChanged())).
+		Watches(&batchv1.CronJob{}, skeleton.OwnedBy(mgr, &echov1alpha1.ScheduledEcho{}), builder.WithPredicates(cronJobChanged())).
 		Complete(r)
 }

@@ -118,8 +118,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return skeleton.NewController(mgr, "voteconfig", r.MaxConcurrentReconciles, &votingv1alpha1.VoteConfig{},
 		predicate.GenerationChangedPredicate{}).
 		// ConfigMaps have no generation: every change of one is a possible hand edit to revert.
-		Owns(&corev1.ConfigMap{}).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.voteConfigsOf),
+		Watches(&corev1.ConfigMap{}, skeleton.OwnedBy(mgr, &votingv1alpha1.VoteConfig{})).
+		Watches(&appsv1.Deployment{}, skeleton.Behind(handler.EnqueueRequestsFromMapFunc(r.voteConfigsOf)),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
 }
