@@ -76,6 +76,20 @@ var _ = Describe("DatabaseCluster member lost with its node", Ordered, func() {
 		}).WithTimeout(3 * time.Minute).Should(Succeed())
 		if lostNode != nil {
 			Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, kwokNode(lostNode.Name)))).To(Succeed())
+			// Ready and without the not-ready taint, as the suite's nodes are: a spec that runs
+			// next and spreads its pods over three nodes must find three to schedule on.
+			Eventually(func(g Gomega) {
+				node := &corev1.Node{}
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Name: lostNode.Name}, node)).To(Succeed())
+				ready := false
+				for _, c := range node.Status.Conditions {
+					ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+				}
+				g.Expect(ready).To(BeTrue(), "node %s Ready", node.Name)
+				for _, t := range node.Spec.Taints {
+					g.Expect(t.Key).NotTo(BeElementOf(corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable), "node %s schedulable", node.Name)
+				}
+			}).WithTimeout(time.Minute).Should(Succeed())
 		}
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, kwokNode(spare)))).To(Succeed())
 	})
