@@ -28,12 +28,13 @@ import (
 )
 
 // ChildPriority is the queue priority of a reconcile that an event of another kind asks for (a
-// child's, a watched input's): below a change of the resource itself (priority 0: a new
-// resource, a spec edit), above what controller-runtime queues at handler.LowPriority (the
-// initial list, resyncs). When many resources are created at once, each one's first pass
-// (finalizer, children) goes before the passes that follow its children's progress, so a new
-// resource waits for the first passes queued before it, not for every status update of the
-// others. Every reconcile still runs; only the order of the queue changes.
+// child's, another resource's it follows): below a change of the resource itself (priority 0: a
+// new resource, a spec edit; a DatabaseCluster's user-owned inputs count as such), above what
+// controller-runtime queues at handler.LowPriority (the initial list, resyncs). When many
+// resources are created at once, each one's first pass (finalizer, children) goes before the
+// passes that follow its children's progress, so a new resource waits for the first passes
+// queued before it, not for every status update of the others. Every reconcile still runs;
+// only the order of the queue changes.
 const ChildPriority = -1
 
 // OwnedBy returns the handler of a child kind's events: it queues a reconcile of the child's
@@ -98,8 +99,7 @@ func (l lowered) AddRateLimited(item reconcile.Request) {
 
 func (l lowered) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
 	if o.Priority == nil || *o.Priority > ChildPriority {
-		o.Priority = new(int)
-		*o.Priority = ChildPriority
+		o.Priority = new(ChildPriority)
 	}
 	l.PriorityQueue.AddWithOpts(o, items...)
 }

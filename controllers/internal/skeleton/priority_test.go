@@ -16,6 +16,7 @@ package skeleton
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,13 +71,8 @@ func TestBehindQueuesAtChildPriority(t *testing.T) {
 
 	got := drain(t, q, 5)
 	want := []string{"new@0", "child-created@child", "child-updated@child", "child-deleted@child", "child-listed@low"}
-	if len(got) != len(want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %v, want %v", got, want)
-		}
 	}
 }
 
