@@ -81,11 +81,7 @@ var _ = Describe("DatabaseCluster member lost with its node", Ordered, func() {
 			Eventually(func(g Gomega) {
 				node := &corev1.Node{}
 				g.Expect(k8s.Get(ctx, client.ObjectKey{Name: lostNode.Name}, node)).To(Succeed())
-				ready := false
-				for _, c := range node.Status.Conditions {
-					ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
-				}
-				g.Expect(ready).To(BeTrue(), "node %s Ready", node.Name)
+				g.Expect(controlplane.NodeReady(node)).To(BeTrue(), "node %s Ready", node.Name)
 				for _, t := range node.Spec.Taints {
 					g.Expect(t.Key).NotTo(BeElementOf(corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable), "node %s schedulable", node.Name)
 				}

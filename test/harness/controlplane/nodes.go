@@ -65,12 +65,20 @@ func nodesReady(ctx context.Context, c client.Client, n int) (bool, error) {
 		return false, fmt.Errorf("listing nodes: %w", err)
 	}
 	ready := 0
-	for _, node := range nodes.Items {
-		for _, cond := range node.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				ready++
-			}
+	for i := range nodes.Items {
+		if NodeReady(&nodes.Items[i]) {
+			ready++
 		}
 	}
 	return ready >= n, nil
+}
+
+// NodeReady reports whether node's Ready condition is True.
+func NodeReady(node *corev1.Node) bool {
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
