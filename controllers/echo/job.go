@@ -27,6 +27,9 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
+// kind names Echos in owner references and in the operator's metrics.
+const kind = "Echo"
+
 // ContainerName is the name of the container that prints the message.
 const ContainerName = "echo"
 

@@ -21,11 +21,21 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
+
+// Phases runs the one phase of an Echo, its Job, and sets the status of e to what it observed. A
+// Job the API server will never take is a terminal error: the Failed condition says why.
+func (r *Reconciler) Phases(ctx context.Context, e *echov1alpha1.Echo) (ctrl.Result, error) {
+	obs := r.reconcileJob(ctx, e)
+	e.Status = computeStatus(e, obs)
+	return ctrl.Result{}, skeleton.TerminalIf(obs.err, apierrors.IsInvalid)
+}
 
 // reconcileJob creates the Job of e unless e already finished, and returns what it saw. An
 // existing Job only has its labels, owner, retry and cleanup settings kept in place: its pod

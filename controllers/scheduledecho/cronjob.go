@@ -27,6 +27,9 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
+// kind names ScheduledEchos in owner references and in the operator's metrics.
+const kind = "ScheduledEcho"
+
 // How many finished Jobs the CronJob keeps (the API server's defaults, set so that the drift
 // check compares numbers exactly).
 const (

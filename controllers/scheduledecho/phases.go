@@ -20,11 +20,22 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
+
+// Phases runs the one phase of a ScheduledEcho, its CronJob, and sets the status of s to what it
+// observed. A spec the CronJob API rejects is a terminal error: retrying cannot help until the
+// user changes it, and Ready says why.
+func (r *Reconciler) Phases(ctx context.Context, s *echov1alpha1.ScheduledEcho) (ctrl.Result, error) {
+	obs := r.reconcileCronJob(ctx, s)
+	s.Status = computeStatus(s, obs)
+	return ctrl.Result{}, skeleton.TerminalIf(obs.err, isTerminal)
+}
 
 // reconcileCronJob keeps the CronJob of s as its spec says and returns what it saw. A schedule
 // the CronJob API would reject is not written: the CronJob keeps running on the last valid one,

@@ -189,6 +189,34 @@ func TestReconcileWithoutFinalizer(t *testing.T) {
 	}
 }
 
+// TestReconcilerOf: the reconcile.Reconciler of a Kind reads each request into a fresh copy of
+// its empty object, so that nothing of one resource is carried into the next: two Echos, each
+// with the status its own phases set, and the object it was given is still empty.
+func TestReconcilerOf(t *testing.T) {
+	other := newEcho()
+	other.Name = "other"
+	f := newFakeCluster(t, newEcho(), other)
+	k := &plainKind{phase: echov1alpha1.EchoRunning}
+	empty := &echov1alpha1.Echo{}
+	r := ReconcilerOf(f, &OwnWrites{}, empty, k)
+	for _, name := range []string{echoKey.Name, other.Name} {
+		req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: echoKey.Namespace, Name: name}}
+		if _, err := r.Reconcile(context.Background(), req); err != nil {
+			t.Fatalf("reconcile of %s: %v", name, err)
+		}
+	}
+	if !slices.Equal(f.writes, []string{"status patch", "status patch"}) {
+		t.Fatalf("writes = %q, want one status patch per Echo", f.writes)
+	}
+	got := &echov1alpha1.Echo{}
+	if err := f.Get(context.Background(), client.ObjectKeyFromObject(other), got); err != nil || got.Status.Phase != echov1alpha1.EchoRunning {
+		t.Fatalf("the second Echo: phase %q, %v; want Running", got.Status.Phase, err)
+	}
+	if empty.Name != "" || empty.ResourceVersion != "" || empty.Status.Phase != "" {
+		t.Fatalf("the given object was changed: %+v", empty)
+	}
+}
+
 // TestReconcileDeletion: a resource being deleted takes the finalizer path instead of the phases,
 // and its series are forgotten; once it is gone, a reconcile writes nothing and forgets again.
 func TestReconcileDeletion(t *testing.T) {

@@ -127,6 +127,15 @@ func Reconcile[T Object[T]](ctx context.Context, c client.Client, writes *OwnWri
 	return result, errors.Join(err, patchErr)
 }
 
+// ReconcilerOf is the reconcile.Reconciler of k: each request runs Reconcile on a fresh copy of
+// obj, an empty object of the kind, with c and writes. A Kind that needs no Reconcile method of
+// its own (no test or caller of it) is completed with it.
+func ReconcilerOf[T Object[T]](c client.Client, writes *OwnWrites, obj T, k Kind[T]) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+		return Reconcile(ctx, c, writes, req, obj.DeepCopy(), k)
+	})
+}
+
 // forgetMetrics removes the series of the resource req names, of kind kind, that is gone or being
 // deleted: its conditions, and the series of its own that k has.
 func forgetMetrics(kind string, req ctrl.Request, k any) {
