@@ -71,6 +71,7 @@ type options struct {
 	manager                 operator.Settings
 	maxConcurrentReconciles int
 	podReadyTimeout         time.Duration
+	measureInterval         time.Duration
 	controllers             string
 	monitoringObjects       bool
 	deploymentName          string
@@ -105,6 +106,8 @@ func parseFlags() (options, zap.Options) {
 		"Release the Lease on a graceful stop, so that another replica takes over at once.")
 	flag.DurationVar(&o.podReadyTimeout, "pod-ready-timeout", databasecluster.DefaultPodReadyTimeout,
 		"How long a database pod may stay not Ready before its cluster is reported Degraded.")
+	flag.DurationVar(&o.measureInterval, "storage-measure-interval", databasecluster.DefaultMeasureInterval,
+		"How often each member of a cluster with spec.storage.autoGrow is measured (0: the default).")
 	// Many workers by default: with many resources changing at once, a few workers make the work
 	// queue, not the API server, what limits convergence (docs/benchmarks.md).
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16,
@@ -206,7 +209,8 @@ type reconciler interface {
 func newReconcilers(deps operator.ReconcilerBase, o options) map[string]reconciler {
 	return map[string]reconciler{
 		"databasecluster": &databasecluster.Reconciler{ReconcilerBase: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces,
-			AgentImage: strings.TrimSpace(os.Getenv(storageAgentImageEnv))},
+			MeasureInterval: o.measureInterval,
+			AgentImage:      strings.TrimSpace(os.Getenv(storageAgentImageEnv))},
 		"databasebackup":          &databasebackup.Reconciler{ReconcilerBase: deps},
 		"scheduleddatabasebackup": &scheduleddatabasebackup.Reconciler{ReconcilerBase: deps, Now: time.Now},
 		"echo":                    &echo.Reconciler{ReconcilerBase: deps, Image: echoImage()},

@@ -41,6 +41,10 @@ import (
 // podReadyTimeout is the manager's bound for a pod to get Ready, short to keep the suite fast.
 const podReadyTimeout = 3 * time.Second
 
+// measureInterval is how often the manager measures the members of a cluster with
+// spec.storage.autoGrow, short so that the auto-grow spec does not wait a minute for it.
+const measureInterval = 10 * time.Second
+
 var (
 	cluster *controlplane.Cluster
 	k8s     client.Client
@@ -93,7 +97,8 @@ func startManager(ctx context.Context) *manager.Process {
 		Kubeconfig: cluster.KubeconfigPath,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
 		PortFlags:  []string{manager.MetricsFlag},
-		Args:       []string{"--leader-elect=false", "--zap-log-level=info", "--pod-ready-timeout=" + podReadyTimeout.String()},
+		Args: []string{"--leader-elect=false", "--zap-log-level=info", "--pod-ready-timeout=" + podReadyTimeout.String(),
+			"--storage-measure-interval=" + measureInterval.String()},
 		// The storage agent's image (spec.storage.autoGrow): kwok runs no container, any name does.
 		Env: []string{"RELATED_IMAGE_STORAGE_AGENT=registry.example/database-operator:e2e"},
 	})
