@@ -270,7 +270,7 @@ var _ = Describe("DatabaseBackup on the local control plane", Ordered, func() {
 			Expect(pv.Annotations).To(HaveKeyWithValue(csisim.AnnRestoredFromSnapshot, fmt.Sprintf("%s/nightly-%d", ns, i)),
 				"member %d's volume was provisioned from its own snapshot", i)
 		}
-		Expect(restoredEvents(ctx, restored)).To(ContainElement(
+		Eventually(func() []string { return restoredEvents(ctx, restored) }).Should(ContainElement(
 			"Restored: Restored the member claims from the snapshots of DatabaseBackup nightly"))
 	})
 
@@ -427,7 +427,7 @@ var _ = Describe("Restore into another namespace (clone)", Ordered, func() {
 			Expect(pv.Annotations).To(HaveKeyWithValue(csisim.AnnRestoredFromSnapshotHandle, before.handles[i]),
 				"member %d's copy is of its own snapshot in %s", i, source)
 		}
-		Expect(restoredEvents(ctx, clone)).To(ContainElement(
+		Eventually(func() []string { return restoredEvents(ctx, clone) }).Should(ContainElement(
 			"Restored: Restored the member claims from the snapshots of DatabaseBackup " + source + "/nightly"))
 
 		// The copies go once the claims are bound; Retain keeps the data of the source.

@@ -244,7 +244,7 @@ var _ = Describe("DatabaseCluster lifecycle", Ordered, func() {
 		}).Should(Succeed())
 		AddReportEntry("storage growth 1Gi → 2Gi of 5 claims (3 in use)", time.Since(began).Round(time.Millisecond).String())
 		Expect(podUIDs(Default, ctx)).To(Equal(before), "no pod was restarted")
-		Expect(eventReasons(ctx)).To(ContainElements("Expanding", "Replacing", "Resized"))
+		Eventually(func() []string { return eventReasons(ctx) }).Should(ContainElements("Expanding", "Replacing", "Resized"))
 	})
 
 	It("restarts every pod once for a new restartedAt annotation", func(ctx SpecContext) {

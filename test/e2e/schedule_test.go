@@ -129,15 +129,18 @@ var _ = Describe("ScheduledDatabaseBackup on the local control plane", Ordered, 
 			g.Expect(s.Status.Active).To(BeEmpty())
 			g.Expect(meta.IsStatusConditionTrue(s.Status.Conditions, databasev1alpha1.ConditionScheduleReady)).To(BeTrue())
 		}).Should(Succeed())
-		var events eventsv1.EventList
-		Expect(k8s.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
-		var notes []string
-		for _, e := range events.Items {
-			if e.Regarding.Kind == "ScheduledDatabaseBackup" && e.Regarding.Name == s.Name {
-				notes = append(notes, e.Reason+": "+e.Note)
+		// The recorder sends events from a queue after the status write: awaited, not read once.
+		Eventually(func(g Gomega) []string {
+			var events eventsv1.EventList
+			g.Expect(k8s.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+			var notes []string
+			for _, e := range events.Items {
+				if e.Regarding.Kind == "ScheduledDatabaseBackup" && e.Regarding.Name == s.Name {
+					notes = append(notes, e.Reason+": "+e.Note)
+				}
 			}
-		}
-		Expect(notes).To(ContainElements(
+			return notes
+		}).Should(ContainElements(
 			"BackupsReleased: Removed the schedule's controller reference from 1 backup(s), which now outlive it (backupOwnerReference none): minutely-old",
 			"BackupCreated: Created DatabaseBackup "+run.Name+" of cluster ledger for the run of "+minute.UTC().Format(time.RFC3339),
 			"BackupsDeleted: Deleted 1 backup(s) by retention: minutely-old",

@@ -110,7 +110,8 @@ func autoGrowStory() {
 			g.Expect(c.Message).To(MatchRegexp(`^claim %s is at maxSize 768Mi and \d+%% full$`, claim))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		report("auto-grow: threshold crossed at maxSize -> StorageAutoGrow AtMaxSize", time.Since(crossed))
-		Expect(growthEvents(ctx, dc)).To(ContainElement(MatchRegexp(`^Warning AtMaxSize: Claim %s is at maxSize 768Mi and \d+%% full$`, claim)))
+		Eventually(func() []string { return growthEvents(ctx, dc) }).WithContext(ctx).Should(
+			ContainElement(MatchRegexp(`^Warning AtMaxSize: Claim %s is at maxSize 768Mi and \d+%% full$`, claim)))
 		Expect(dc.Status.Storage).NotTo(BeNil())
 		Expect(dc.Status.Storage.Members).To(HaveExactElements(And(HaveField("Name", pod.Name),
 			HaveField("CapacityBytes", BeNumerically(">", size.Value())))), "status shows the member's usage")
