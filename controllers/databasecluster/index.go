@@ -29,10 +29,9 @@ import (
 // instanceIndex indexes the cached pods and claims by their instance label, the name of the
 // cluster they belong to. A list by label selector alone matches every pod (or claim) of the
 // namespace, so with N clusters in a namespace each reconcile did O(N) label matches; with
-// the index it looks at the cluster's own objects only (the manager's CPU per cluster at 3,000
-// clusters in one namespace: 38 ms without, 22 ms with; docs/benchmarks.md, *Growth
-// with N*). The lists keep the label selector, which the cache applies to what the index
-// returns.
+// the index it looks at the cluster's own objects only, so that a reconcile's cost does not
+// grow with the number of clusters (docs/benchmarks.md, *Growth with N*). The lists keep the
+// label selector, which the cache applies to what the index returns.
 const instanceIndex = "metadata.labels." + labels.Instance
 
 // indexInstance is the index function of instanceIndex.

@@ -2,9 +2,9 @@
 // a follower waits on a watch of the Lease, instead of between polls, while the replica it has
 // seen leading keeps renewing.
 //
-// client-go's elector asks the lock for the Lease every retry period (2 s, jittered up to 4.4 s),
-// so a follower took 2.9–4.3 s to take over a Lease that its leader released on shutdown, and up
-// to a retry period more than the lease duration after a crash. With this lock a follower's Get
+// client-go's elector asks the lock for the Lease once per retry period (jittered), so a
+// follower takes up to a retry period to take over a Lease that its leader released on shutdown,
+// and up to a retry period more than the lease duration after a crash. With this lock a follower's Get
 // returns as soon as the Lease changes hands or is released, or once the watch has seen no
 // renewal for a lease duration: then it returns the Lease as released (no holder), which is what
 // it is, and the elector takes it over at once. (The elector judges expiry by the time it called

@@ -17,9 +17,9 @@
 // series, transport errors retried — without keeping a copy of every Event it sent.
 //
 // client-go's broadcaster (k8s.io/client-go/tools/events) keeps each Event it sent, twice
-// copied, for 6 to 12 minutes to detect series, and starts two goroutines per Event. At 1,000
-// DatabaseClusters that was 2.5 MiB of the manager's heap while they converged
-// (docs/benchmarks.md). Here a series keeps its key and the few fields needed to write it again.
+// copied, for 6 to 12 minutes to detect series, and starts two goroutines per Event: heap that
+// grows with the number of clusters converging at once. Here a series keeps its key and the few
+// fields needed to write it again.
 package eventrec
 
 import (

@@ -25,15 +25,14 @@ import (
 
 // gaugeFamily is a gauge whose series are kept as plain Go values, one per key, and turned into
 // metrics only when they are scraped (as kube-state-metrics does). A GaugeVec keeps a metric per
-// series with its label pairs built in advance: at 1,000 DatabaseClusters, with 11 series each,
-// that was the largest single item of the operator's heap (prometheus.MakeLabelPairs and the
-// vector's map, about 8 MiB; docs/benchmarks.md). Here a series costs its map entry, and the
-// keys share their strings with the objects they were recorded from.
+// series with its label pairs built in advance: with a dozen series per DatabaseCluster, those
+// pairs and the vector's map grow into the largest single item of the operator's heap. Here a
+// series costs its map entry, and the keys share their strings with the objects they were
+// recorded from.
 //
 // A scrape builds the series in a few arrays per family (seriesBatch), not in about 20
-// allocations per series as prometheus.MustNewConstMetric makes them: a scrape of 1,000
-// clusters allocated 9.8 MB in 228,200 allocations that way, 7.9 MB in 39,469 now, all of it
-// garbage once the scrape is written (BenchmarkScrape).
+// allocations per series as prometheus.MustNewConstMetric makes them, since all of it is
+// garbage once the scrape is written (BenchmarkScrape measures both).
 type gaugeFamily[K comparable, V any] struct {
 	desc *prometheus.Desc
 	// labels are the label names in the order the series give their values; sorted says, for
