@@ -63,7 +63,7 @@ func autoGrowStory() {
 		u := agentUsage(ctx, agent)
 		Expect(u.CapacityBytes).To(BeNumerically("~", size.Value()-xfsLog, 8<<20), "the volume is a file system of the claim's size")
 		GinkgoWriter.Printf("Fresh member: %s\n", describeUsage(u))
-		db := &etcdClient{dc: dc}
+		db := &etcdClient{dc: dc.DeepCopy()}
 		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
 
 		By("filled past thresholdPercent through etcd's API, the claim grows to maxSize online; etcd keeps writing")

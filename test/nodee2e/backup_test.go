@@ -33,7 +33,7 @@ func backupStory() {
 		dc := backupSample(ns, nil)
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
 		waitAvailable(ctx, dc, time.Now())
-		db := &etcdClient{dc: dc}
+		db := &etcdClient{dc: dc.DeepCopy()}
 		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
 		for i := range etcdKeys {
 			Expect(db.put(ctx, etcdKey(i), etcdValue(i))).To(Succeed())
@@ -68,7 +68,7 @@ func backupStory() {
 		Expect(restored.Status.RestoredFromBackup).To(Equal(backup.Name))
 		expectClaimsRestored(ctx, restored, backup)
 
-		db = &etcdClient{dc: restored}
+		db = &etcdClient{dc: restored.DeepCopy()}
 		// Exactly the backup's keys with their values (expectAll counts the prefix), none of the
 		// later ones.
 		db.expectAll(ctx)

@@ -115,7 +115,7 @@ func etcdStory() {
 			Expect(p.Spec.Containers[0].Image).To(Equal(sampleImage))
 			Expect(p.Spec.SecurityContext.RunAsUser).To(Equal(dc.Spec.SecurityContext.RunAsUser))
 		}
-		db = &etcdClient{dc: dc}
+		db = &etcdClient{dc: dc.DeepCopy()}
 		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
 		// Every write and the read go through the client Service alone. A retry there is allowed
 		// (CI once saw one of 3,001 calls fail on a loaded machine), a pattern of them is not: a
@@ -298,6 +298,9 @@ func etcdValue(i int) string { return "value-" + strconv.Itoa(i) }
 // etcdClient speaks etcd's JSON gateway (/v3/kv/*) through the client Service first, then to
 // whichever member answers, so a write succeeds as long as the cluster has quorum.
 type etcdClient struct {
+	// dc is the client's own copy of the cluster (its names and port), taken when the client is
+	// made: a spec updates and re-reads its own object while duringChange's writer runs, and a Get
+	// into that object can show the writer an empty name mid-decode.
 	dc   *databasev1alpha1.DatabaseCluster
 	http http.Client
 	// ca, when set, makes the client speak HTTPS: each server's certificate must chain to ca and

@@ -52,7 +52,7 @@ func etcdTLSStory() {
 		Expect(dc.Status.CertificateNotAfter).NotTo(BeNil())
 		Expect(dc.Status.CertificateNotAfter.Time).To(BeTemporally("~", leafCertificate(serving[corev1.TLSCertKey]).NotAfter, time.Second))
 
-		db = &etcdClient{dc: dc, ca: caPool(serving)}
+		db = &etcdClient{dc: dc.DeepCopy(), ca: caPool(serving)}
 		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
 		// The client Service and each member present the Secret's certificate under their names.
 		svc := db.targets(ctx)[0]
@@ -61,10 +61,10 @@ func etcdTLSStory() {
 			Expect(servedCertificate(ctx, member, db.ca)).To(Equal(leafCertificate(serving[corev1.TLSCertKey]).Raw), member.serverName)
 		}
 		// TLS only: plain HTTP to the client port gets no answer from etcd.
-		plain := &etcdClient{dc: dc, serviceOnly: true}
+		plain := &etcdClient{dc: dc.DeepCopy(), serviceOnly: true}
 		Expect(plain.put(ctx, "plain", "1")).NotTo(Succeed(), "etcd answered plain HTTP")
 		// A client that does not trust the cluster's CA is refused by its own check.
-		stranger := &etcdClient{dc: dc, ca: x509.NewCertPool(), serviceOnly: true}
+		stranger := &etcdClient{dc: dc.DeepCopy(), ca: x509.NewCertPool(), serviceOnly: true}
 		Expect(stranger.put(ctx, "stranger", "1")).To(MatchError(ContainSubstring("certificate signed by unknown authority")))
 
 		db.served, db.serviceOnly = map[string]int{}, true

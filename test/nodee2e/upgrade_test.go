@@ -70,7 +70,7 @@ func upgradeStory() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(example), dc)).To(Succeed())
 		report("etcd under the released operator 0.3.0: create -> Available (3 members, real node)", waitAvailable(ctx, dc, began))
 		Expect(dc.Status.Selector).To(BeEmpty(), "0.3.0 has no status.selector")
-		db = &etcdClient{dc: dc}
+		db = &etcdClient{dc: dc.DeepCopy()}
 		Eventually(func(g Gomega) { g.Expect(db.put(ctx, "probe", "1")).To(Succeed()) }).WithContext(ctx).Should(Succeed())
 		for i := range etcdKeys {
 			Expect(db.put(ctx, etcdKey(i), etcdValue(i))).To(Succeed())
