@@ -195,6 +195,14 @@ HELM_NAMESPACE ?= database-operator-system
 GINKGO_FLAGS ?= -v --no-color --timeout=20m
 OLM_E2E_GINKGO_FLAGS ?= -v --no-color --timeout=20m
 NODE_GINKGO_FLAGS ?= -v --no-color --timeout=40m
+# Ginkgo processes of make test-integration. Each Ordered container starts its own envtest API
+# server, so the containers of a suite run side by side; their specs mostly wait for the
+# manager, so 2 processes pay even on 2 cores (docs/testing.md, Integration).
+INTEGRATION_PROCS ?= 2
+# Ginkgo processes of make test-e2e: each starts its own local control plane and manager (free
+# ports, its own work directory), and the specs, which mostly wait on the clock (PodGC, cron
+# minutes, minIntervalSeconds), run side by side (docs/testing.md, e2e).
+E2E_PROCS ?= 2
 HELM_TEST_FLAGS ?=
 IMAGES_TEST_FLAGS ?=
 # How long "make test-fuzz" runs each fuzz target, and the targets: every func Fuzz* of the
@@ -328,12 +336,12 @@ test-fuzz: ## Native Go fuzzing: each fuzz target for FUZZ_TIME (2000x execution
 
 .PHONY: test-integration
 test-integration: test-env $(GINKGO) ## envtest specs (label "integration") against a real kube-apiserver and etcd.
-	$(GINKGO) $(GINKGO_FLAGS) --label-filter=integration ./controllers/...
+	$(GINKGO) $(GINKGO_FLAGS) --procs=$(INTEGRATION_PROCS) --label-filter=integration ./controllers/...
 
 .PHONY: test-e2e
 test-e2e: build test-env snapshot-env $(GINKGO) $(KUSTOMIZE) ## e2e specs: the manager binary on the local control plane (simulated nodes).
 	go test -tags e2e ./test/harness/controlplane/ ./test/harness/csisim/ -count=1 -v -timeout 10m
-	MANAGER_BIN=$(LOCALBIN)/manager KUSTOMIZE=$(KUSTOMIZE) $(GINKGO) $(GINKGO_FLAGS) --tags e2e ./test/e2e
+	MANAGER_BIN=$(LOCALBIN)/manager KUSTOMIZE=$(KUSTOMIZE) $(GINKGO) $(GINKGO_FLAGS) --procs=$(E2E_PROCS) --tags e2e ./test/e2e
 
 .PHONY: test-faults
 test-faults: build test-env snapshot-env $(GINKGO) ## Fault injection: the proxy's unit tests, then test/faults (injected API errors, API server/etcd outages, leader killed mid-growth/scale-down); table in bin/faults-report.md.

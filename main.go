@@ -58,6 +58,10 @@ const (
 // copy (RELATED_IMAGE_*). Unset, clusters with autoGrow report that usage cannot be measured.
 const storageAgentImageEnv = "RELATED_IMAGE_STORAGE_AGENT"
 
+// measureIntervalEnv sets --storage-measure-interval where the command line does not: under OLM
+// a Subscription's spec.config.env is the only way to change a manager's setting.
+const measureIntervalEnv = "STORAGE_MEASURE_INTERVAL"
+
 // podNamespaceEnv names the manager's own namespace (set from the downward API), where
 // --monitoring-objects creates the ServiceMonitor and PrometheusRule.
 const podNamespaceEnv = "POD_NAMESPACE"
@@ -75,6 +79,9 @@ type options struct {
 	controllers             string
 	monitoringObjects       bool
 	deploymentName          string
+	// envErrors are the settings of the environment that were not taken, logged once the
+	// logger is set.
+	envErrors []error
 }
 
 // parseFlags reads the command line and WATCH_NAMESPACE.
@@ -107,7 +114,8 @@ func parseFlags() (options, zap.Options) {
 	flag.DurationVar(&o.podReadyTimeout, "pod-ready-timeout", databasecluster.DefaultPodReadyTimeout,
 		"How long a database pod may stay not Ready before its cluster is reported Degraded.")
 	flag.DurationVar(&o.measureInterval, "storage-measure-interval", databasecluster.DefaultMeasureInterval,
-		"How often each member of a cluster with spec.storage.autoGrow is measured (0: the default).")
+		"How often each member of a cluster with spec.storage.autoGrow is measured (0: the default; "+
+			measureIntervalEnv+" sets it when this flag is not given).")
 	// Many workers by default: with many resources changing at once, a few workers make the work
 	// queue, not the API server, what limits convergence (docs/benchmarks.md).
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16,
@@ -126,6 +134,14 @@ func parseFlags() (options, zap.Options) {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	o.manager.QPS = float32(*qps)
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	o.measureInterval, err = operator.DurationFromEnv(os.LookupEnv, measureIntervalEnv, o.measureInterval,
+		given["storage-measure-interval"])
+	if err != nil {
+		o.envErrors = append(o.envErrors, err)
+	}
 	o.manager.Namespaces = operator.WatchNamespaces(os.Getenv(watchNamespaceEnv))
 	return o, zapOpts
 }
@@ -138,6 +154,9 @@ func main() {
 	}
 	o, zapOpts := parseFlags()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	for _, err := range o.envErrors {
+		ctrl.Log.Error(err, "Setting from the environment not taken")
+	}
 	ctrl.Log.Info("Set the garbage collector's target", "gcPercent", operator.SetGCPercent(os.LookupEnv))
 	if err := run(o); err != nil {
 		ctrl.Log.Error(err, "Manager stopped with an error")

@@ -145,6 +145,24 @@ func SetGCPercent(lookup func(string) (string, bool)) int {
 	return defaultGCPercent
 }
 
+// DurationFromEnv returns the duration the environment variable name sets, when the flag of the
+// same setting was not given on the command line (flagGiven false) and lookup (os.LookupEnv)
+// finds it; otherwise flagValue. OLM sets a manager's environment from its Subscription
+// (spec.config.env), never its arguments, so a setting a user of the catalog may change is read
+// from both, the command line first. A value that is not a positive duration is an error that
+// names the variable; the caller keeps flagValue then, so a typo never stops the manager.
+func DurationFromEnv(lookup func(string) (string, bool), name string, flagValue time.Duration, flagGiven bool) (time.Duration, error) {
+	value, set := lookup(name)
+	if flagGiven || !set || strings.TrimSpace(value) == "" {
+		return flagValue, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(value))
+	if err != nil || d <= 0 {
+		return flagValue, fmt.Errorf("environment variable %s=%q is not a positive duration such as 30s or 2m; using %s", name, value, flagValue)
+	}
+	return d, nil
+}
+
 // withoutCompression turns off gzip between the manager and the API server, as
 // kube-controller-manager and kube-scheduler have it (kubernetes#80919): in a cluster,
 // compressing every list and every watch-list stream costs the API server CPU and the manager a

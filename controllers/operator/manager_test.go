@@ -112,6 +112,39 @@ func TestWatchNamespaces(t *testing.T) {
 	}
 }
 
+func TestDurationFromEnv(t *testing.T) {
+	const name, flagValue = "STORAGE_MEASURE_INTERVAL", time.Minute
+	for _, c := range []struct {
+		env       map[string]string
+		flagGiven bool
+		want      time.Duration
+		err       string
+	}{
+		{env: nil, want: flagValue},
+		{env: map[string]string{name: "10s"}, want: 10 * time.Second},
+		{env: map[string]string{name: " 2m "}, want: 2 * time.Minute},
+		{env: map[string]string{name: "10s"}, flagGiven: true, want: flagValue},
+		{env: map[string]string{name: ""}, want: flagValue},
+		{env: map[string]string{"OTHER": "10s"}, want: flagValue},
+		{env: map[string]string{name: "ten"}, want: flagValue,
+			err: `environment variable STORAGE_MEASURE_INTERVAL="ten" is not a positive duration such as 30s or 2m; using 1m0s`},
+		{env: map[string]string{name: "-5s"}, want: flagValue,
+			err: `environment variable STORAGE_MEASURE_INTERVAL="-5s" is not a positive duration such as 30s or 2m; using 1m0s`},
+		{env: map[string]string{name: "0"}, want: flagValue,
+			err: `environment variable STORAGE_MEASURE_INTERVAL="0" is not a positive duration such as 30s or 2m; using 1m0s`},
+	} {
+		lookup := func(key string) (string, bool) { v, ok := c.env[key]; return v, ok }
+		got, err := DurationFromEnv(lookup, name, flagValue, c.flagGiven)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if got != c.want || gotErr != c.err {
+			t.Errorf("env %v, flag given %t: got %s, %q; want %s, %q", c.env, c.flagGiven, got, gotErr, c.want, c.err)
+		}
+	}
+}
+
 func TestSetGCPercent(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(100) })
 	unset := func(string) (string, bool) { return "", false }

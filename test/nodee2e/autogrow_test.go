@@ -35,8 +35,8 @@ import (
 // The storage auto-grow story: a one-member etcd on a volume that is a file system of the
 // claim's size (the simulated driver's class with csisim.ParamSizedFilesystem: XFS on a loop
 // device, grown online on expansion). etcd fills it through its API; the operator, measuring it
-// through the storage agent beside etcd (once a minute), grows the claim at thresholdPercent and
-// stops at maxSize.
+// through the storage agent beside etcd (every measureInterval, which the Subscription sets),
+// grows the claim at thresholdPercent and stops at maxSize.
 const (
 	sizedClass     = "sized"
 	growFrom       = "512Mi"
@@ -46,10 +46,15 @@ const (
 	fillValueBytes = 256 << 10
 	// xfsLog is what XFS keeps of each file system for its log: statfs reports the rest.
 	xfsLog = 64 << 20
+	// measureInterval is how often the operator measures its members here: the Subscription
+	// sets STORAGE_MEASURE_INTERVAL (installOperator).
+	measureInterval = 10 * time.Second
 )
 
 func autoGrowStory() {
 	It("grows a filling member's volume online before it is full while etcd writes, keeps every key and the pod, and stops at maxSize", func(ctx SpecContext) {
+		Expect(operatorEnv(ctx, "STORAGE_MEASURE_INTERVAL")).To(Equal(measureInterval.String()),
+			"OLM set the Subscription's spec.config.env on the operator's Deployment")
 		createSizedClass(ctx)
 		ns := newNamespace(ctx, "grow")
 		dc := oneMemberEtcd(ns)
@@ -91,7 +96,7 @@ func autoGrowStory() {
 				Should(BeNumerically("~", maxSize.Value()-xfsLog, 8<<20), "etcd's file system grew, mounted")
 			seen = time.Since(crossed)
 		})
-		report("auto-grow: threshold crossed -> claim request 768Mi (the operator measures once a minute)", requested)
+		report("auto-grow: threshold crossed -> claim request 768Mi (the operator measures every "+measureInterval.String()+")", requested)
 		report("auto-grow: threshold crossed -> claim capacity 768Mi (the driver grew the file system)", expanded)
 		report("auto-grow: threshold crossed -> the member's file system is 768Mi", seen)
 		GinkgoWriter.Printf("After the growth: %s\n", describeUsage(agentUsage(ctx, agent)))

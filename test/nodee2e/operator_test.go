@@ -145,6 +145,9 @@ func installOperator(ctx context.Context) {
 		Namespace: operatorNamespace, Package: packageName, Channel: releasedChannel,
 		CatalogSource: catalogSourceName, CatalogSourceNamespace: olmNamespace,
 		StartingCSV: csvPrevious, Approval: olm.ApprovalManual,
+		// As a user of the catalog changes a manager setting: the auto-grow story waits for
+		// measurements every measureInterval, not once a minute (0.3.0 ignores the variable).
+		Env: []corev1.EnvVar{{Name: "STORAGE_MEASURE_INTERVAL", Value: measureInterval.String()}},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	approveAndWait(ctx, csvPrevious)

@@ -35,7 +35,7 @@ func smallSamplesStory() {
 	BeforeAll(func(ctx SpecContext) {
 		ns = newNamespace(ctx, "echo")
 		echoImage = registryImage("ECHO_IMAGE")
-		Expect(operatorEchoImage(ctx)).To(Equal(echoImage),
+		Expect(operatorEnv(ctx, "ECHO_IMAGE")).To(Equal(echoImage),
 			"the operator's ECHO_IMAGE is the digest of the Echo image built from this tree")
 	})
 
@@ -102,17 +102,18 @@ func createUntilReady(ctx context.Context, obj client.Object, conditions func() 
 	}).WithContext(ctx).Should(Succeed())
 }
 
-// operatorEchoImage is the ECHO_IMAGE of the operator's Deployment, as OLM made it from the CSV.
-func operatorEchoImage(ctx context.Context) string {
+// operatorEnv is the value of the environment variable name in the operator's Deployment, as
+// OLM made it from the CSV and the Subscription's config.
+func operatorEnv(ctx context.Context, name string) string {
 	GinkgoHelper()
 	d := &appsv1.Deployment{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorDeployment}, d)).To(Succeed())
 	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
-		if e.Name == "ECHO_IMAGE" {
+		if e.Name == name {
 			return e.Value
 		}
 	}
-	Fail("the operator's Deployment has no ECHO_IMAGE")
+	Fail("the operator's Deployment has no " + name)
 	return ""
 }
 

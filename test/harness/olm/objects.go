@@ -175,6 +175,9 @@ type SubscriptionOptions struct {
 	Approval Approval
 	// Labels of the Subscription, may be nil.
 	Labels map[string]string
+	// Env is spec.config.env (names and values): OLM sets it on every container of the operator's Deployments, of
+	// each CSV the Subscription installs.
+	Env []corev1.EnvVar
 }
 
 // BuildSubscription returns the Subscription of o.
@@ -198,6 +201,13 @@ func BuildSubscription(o SubscriptionOptions) *unstructured.Unstructured {
 	}
 	if o.StartingCSV != "" {
 		spec["startingCSV"] = o.StartingCSV
+	}
+	if len(o.Env) > 0 {
+		env := make([]any, 0, len(o.Env))
+		for _, e := range o.Env {
+			env = append(env, map[string]any{"name": e.Name, "value": e.Value})
+		}
+		spec["config"] = map[string]any{"env": env}
 	}
 	sub.Object["spec"] = spec
 	return sub

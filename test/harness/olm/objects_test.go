@@ -82,6 +82,16 @@ var _ = Describe("Builders", Label("unit"), func() {
 		Expect(sub.Object["spec"]).To(HaveKeyWithValue("startingCSV", "pkg.v0.1.0"))
 	})
 
+	It("builds a Subscription whose config sets the operator's environment", func() {
+		sub := BuildSubscription(SubscriptionOptions{
+			Namespace: "ns", Package: "pkg", Channel: "stable", CatalogSource: "cat", CatalogSourceNamespace: "olm",
+			Env: []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "two"}},
+		})
+		Expect(sub.Object["spec"]).To(HaveKeyWithValue("config", map[string]any{"env": []any{
+			map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "B", "value": "two"},
+		}}))
+	})
+
 	Describe("the in-cluster catalog", func() {
 		objs := BuildInClusterCatalog("ns", "pkg-catalog", "pkg", "opm:v1", []byte(`{"schema":"olm.package"}`))
 
