@@ -127,8 +127,8 @@ func (r *Reconciler) Finalize(ctx context.Context, b *databasev1alpha1.DatabaseB
 
 // SetupWithManager registers the controller and its watches: the backups (their spec is
 // immutable, so creation and deletion), their VolumeSnapshots when the snapshot API is served,
-// the claims of the clusters (a backup waits for them to be Bound) and their StatefulSets,
-// which tell an Offline backup when every member stopped.
+// the claims of the clusters (a backup waits for them to be Bound), their StatefulSets and the
+// deletions of their pods, which tell an Offline backup when every member stopped.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	served, err := snapshotAPIServed(mgr.GetRESTMapper())
 	if err != nil {
@@ -145,5 +145,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		builder.WithPredicates(replicasChanged())).
 		Watches(&corev1.PersistentVolumeClaim{}, skeleton.Behind(handler.EnqueueRequestsFromMapFunc(r.backupsOfCluster)),
 			builder.WithPredicates(claimPhaseChanged())).
+		Watches(&corev1.Pod{}, skeleton.Behind(handler.EnqueueRequestsFromMapFunc(r.backupsOfCluster)),
+			builder.WithPredicates(podDeleted())).
 		Complete(r)
 }

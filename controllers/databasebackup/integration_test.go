@@ -17,10 +17,12 @@ package databasebackup
 import (
 	"context"
 	"strings"
+	"time"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -255,6 +257,33 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 			"Normal SnapshotsCreated: Created VolumeSnapshots cold-0, cold-1 of class sim-default",
 			"Normal Completed: Every VolumeSnapshot of cluster db is ready to use",
 		))
+	})
+
+	// The StatefulSet controller reports 0 replicas while the last pod still terminates (its
+	// grace period, a kubelet slow to confirm): nothing of the StatefulSet changes after that, so
+	// only the pod's deletion can tell the backup that no member runs any more.
+	It("Offline: cuts the snapshots when the last pod is gone after the StatefulSet reported 0 replicas", func(ctx context.Context) {
+		dc, b := s.offlineHold(ctx, 1, "late")
+		ns := dc.Namespace
+		Eventually(func(g Gomega) *int32 { return s.statefulSet(ctx, dc)(g).Spec.Replicas }).Should(Equal(ptr.To[int32](0)))
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: dc.StatefulSetName() + "-0", Finalizers: []string{"test.example.com/terminating"},
+				Labels: s.statefulSet(ctx, dc)(Default).Spec.Template.Labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "database", Image: "db"}}},
+		}
+		Expect(s.c.Create(ctx, pod)).To(Succeed())
+		Expect(s.c.Delete(ctx, pod)).To(Succeed())
+		s.setPods(ctx, dc, 0)
+		Eventually(func(g Gomega) []string { return conditionOf(s.backup(ctx, b)(g).Status.Conditions, "Completed") }).Should(Equal([]string{
+			"Completed", "False", "StoppingCluster", "waiting for 1 member pods of cluster db to stop before the snapshots are cut"}))
+		Consistently(func(g Gomega) error { return s.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "late-0"}, &snapshotv1.VolumeSnapshot{}) }, "1s").
+			Should(Satisfy(apierrors.IsNotFound), "no snapshot while the pod terminates")
+
+		By("the pod is gone: the backup cuts its snapshot with nothing else changed")
+		Expect(s.c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		pod.Finalizers = nil
+		Expect(s.c.Update(ctx, pod)).To(Succeed())
+		Eventually(func(g Gomega) { s.snapshot(ctx, ns, "late-0")(g) }).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
 	It("Offline: a backup deleted while it holds the cluster stopped starts the cluster again", func(ctx context.Context) {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -59,6 +60,18 @@ func replicasChanged() predicate.Predicate {
 	})
 }
 
+// podDeleted passes only the deletion of a pod: an Offline backup counts the pods that still
+// exist, terminating ones too, and the StatefulSet may report 0 replicas before the last one is
+// gone; after that only the pod's deletion says that no member runs.
+func podDeleted() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
 // claimPhaseChanged passes the phase changes of a claim: a backup waits for its cluster's
 // claims to be Bound.
 func claimPhaseChanged() predicate.Predicate {
@@ -67,7 +80,7 @@ func claimPhaseChanged() predicate.Predicate {
 	})
 }
 
-// backupsOfCluster maps a child of a DatabaseCluster (its StatefulSet, a claim) to the backups
+// backupsOfCluster maps a child of a DatabaseCluster (its StatefulSet, a claim, a pod) to the backups
 // of that cluster that have not finished.
 func (r *Reconciler) backupsOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
 	set := obj.GetLabels()
