@@ -276,7 +276,7 @@ var _ = Describe("DatabaseBackup controller", Ordered, Label("integration"), fun
 		s.setPods(ctx, dc, 0)
 		Eventually(func(g Gomega) []string { return conditionOf(s.backup(ctx, b)(g).Status.Conditions, "Completed") }).Should(Equal([]string{
 			"Completed", "False", "StoppingCluster", "waiting for 1 member pods of cluster db to stop before the snapshots are cut"}))
-		Consistently(func(g Gomega) error {
+		Consistently(func() error {
 			return s.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "late-0"}, &snapshotv1.VolumeSnapshot{})
 		}, "1s").
 			Should(Satisfy(apierrors.IsNotFound), "no snapshot while the pod terminates")
