@@ -4,7 +4,7 @@
 #
 #  1. Refuses a dirty work tree (tracked changes or untracked files), a VERSION that is not the
 #     bundle's, the chart's or a semantic version, an existing RELEASE_DIR, and a tree where
-#     "make verify" (RELEASE_VERIFY) fails.
+#     "make verify" (RELEASE_VERIFY) fails or fuzzing finds a failing input (RELEASE_FUZZ).
 #  2. Builds the images by digest: the operator (make operator-ref: the digest the CSV names),
 #     Echo (make echo-ref), the bundle images of every bundle the catalog names (released and
 #     this one, hack/olm/render-catalog.sh) and the catalog image (make catalog-build).
@@ -22,7 +22,7 @@
 #
 # Inputs (environment, set by the Makefile): VERSION PREVIOUS_COMMIT REGISTRY RELEASE_DIR MAKE
 # IMAGE_TOOL IMAGES_DIR IMAGE_REPO_BASE OPERATOR_REPO ECHO_REPO PACKAGE_NAME HELM_CHART
-# RELEASE_VERIFY (default "$MAKE verify") COSIGN_KEY COSIGN_PUBLIC_KEY COSIGN_PASSWORD
+# RELEASE_VERIFY (default "$MAKE verify") RELEASE_FUZZ (default "$MAKE test-fuzz") COSIGN_KEY COSIGN_PUBLIC_KEY COSIGN_PASSWORD
 # RELEASE_COMMAND, and render-catalog.sh's OPM CHANNEL DEPRECATED_CHANNELS RELEASED_BUNDLE_DIRS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,6 +48,8 @@ ${RELEASE_VERIFY:-$MAKE --no-print-directory verify} || refuse "make verify fail
 # make verify must leave the tree as it was (it regenerates files): check again.
 [[ -z $(git status --porcelain) ]] || refuse "make verify changed the tree:
 $(git status --porcelain)"
+echo "== make test-fuzz"
+${RELEASE_FUZZ:-$MAKE --no-print-directory test-fuzz} || refuse "fuzzing failed (a failing input is in the package's testdata/fuzz/)"
 
 : "${IMAGE_TOOL:?}" "${IMAGES_DIR:?}" "${IMAGE_REPO_BASE:?}" "${OPERATOR_REPO:?}" "${ECHO_REPO:?}" "${PREVIOUS_COMMIT:?}"
 package=${PACKAGE_NAME:-database-operator}

@@ -187,8 +187,8 @@ func makeRelease(t *testing.T, r *gitRepo, args ...string) string {
 }
 
 // TestReleaseRefuses runs "make release" where it must refuse before it builds anything: an
-// untracked file, a changed tracked file, a VERSION that is not the bundle's, and a failing
-// make verify (RELEASE_VERIFY=false stands for it).
+// untracked file, a changed tracked file, a VERSION that is not the bundle's, a failing make
+// verify (RELEASE_VERIFY=false stands for it) and failing fuzzing (RELEASE_FUZZ=false).
 func TestReleaseRefuses(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
@@ -220,6 +220,11 @@ func TestReleaseRefuses(t *testing.T) {
 
 	out = makeRelease(t, r, "VERSION=0.4.0", "RELEASE_VERIFY=false")
 	expectOutput(t, "a failing make verify", out, "make verify failed")
+
+	// Fuzzing runs after make verify; RELEASE_FUZZ=false stands for a failing input found.
+	out = makeRelease(t, r, "VERSION=0.4.0", pass, "RELEASE_FUZZ=false")
+	expectOutput(t, "failing fuzzing", out,
+		"refusing to release 0.4.0: fuzzing failed (a failing input is in the package's testdata/fuzz/)")
 }
 
 func expectOutput(t *testing.T, what, out string, substrings ...string) {
