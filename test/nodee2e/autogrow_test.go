@@ -47,13 +47,14 @@ const (
 	// xfsLog is what XFS keeps of each file system for its log: statfs reports the rest.
 	xfsLog = 64 << 20
 	// measureInterval is how often the operator measures its members here: the Subscription
-	// sets STORAGE_MEASURE_INTERVAL (installOperator).
-	measureInterval = 10 * time.Second
+	// sets measureIntervalEnv (installOperator), the manager's variable of that setting.
+	measureInterval    = 10 * time.Second
+	measureIntervalEnv = "STORAGE_MEASURE_INTERVAL"
 )
 
 func autoGrowStory() {
 	It("grows a filling member's volume online before it is full while etcd writes, keeps every key and the pod, and stops at maxSize", func(ctx SpecContext) {
-		Expect(operatorEnv(ctx, "STORAGE_MEASURE_INTERVAL")).To(Equal(measureInterval.String()),
+		Expect(operatorEnv(ctx, measureIntervalEnv)).To(Equal(measureInterval.String()),
 			"OLM set the Subscription's spec.config.env on the operator's Deployment")
 		createSizedClass(ctx)
 		ns := newNamespace(ctx, "grow")

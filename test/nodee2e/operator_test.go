@@ -147,7 +147,7 @@ func installOperator(ctx context.Context) {
 		StartingCSV: csvPrevious, Approval: olm.ApprovalManual,
 		// As a user of the catalog changes a manager setting: the auto-grow story waits for
 		// measurements every measureInterval, not once a minute (0.3.0 ignores the variable).
-		Env: []corev1.EnvVar{{Name: "STORAGE_MEASURE_INTERVAL", Value: measureInterval.String()}},
+		Env: []corev1.EnvVar{{Name: measureIntervalEnv, Value: measureInterval.String()}},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	approveAndWait(ctx, csvPrevious)
