@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -33,11 +35,16 @@ func TestCostGroups(t *testing.T) {
 		costCase(true, 1000, 0, cpu(100, 0), 0.1, 0.1, true),     // failed: the floor above stays
 		costCase(false, 1000, 50, cpu(200, 40), 0.3, 0.4, false), // +20 %
 	}
-	groups := costGroups(results)
-	if len(groups) != 1 || groups[0].N != 1000 || len(groups[0].Pairs) != 2 {
-		t.Fatalf("groups = %+v", groups)
+	all := groups(results)
+	var got []string
+	for _, g := range all {
+		got = append(got, fmt.Sprintf("N=%d %s: %d pairs", g.N, g.Config, len(g.Pairs)))
 	}
-	g := groups[0]
+	want := []string{"N=100 c=16 q=50/100: 0 pairs", "N=1000 c=16 q=200/100: 0 pairs", "N=1000 c=16 q=50/100: 2 pairs"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("groups = %q, want %q", got, want)
+	}
+	g := all[2]
 	if g.Pairs[1].Floor.CPUByProcess["kube-apiserver"] != 200 {
 		t.Errorf("second pair's floor = %+v, want the one of 200 s", g.Pairs[1].Floor)
 	}

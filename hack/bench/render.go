@@ -18,79 +18,94 @@ import (
 	"unicode/utf8"
 )
 
-// Column and table names used in several tables.
-const (
-	colRun      = "run"
-	colStop     = "stop"
-	colValue    = "value"
-	colOverhead = "overhead"
-	colRSS1k    = "RSS/1k DC MiB"
-	colOperator = "operator"
-	colProcess  = "process"
-	// colFloorCreates says what the floor cases of a run created (floorCreates).
-	colFloorCreates = "floor creates"
-)
-
-// The report (docs/benchmarks.md) holds summary tables, each rendered from the JSON results it
-// names, between two lines:
+// The reports (docs/benchmarks.md, docs/bench/README.md) hold summary tables, each rendered from
+// the JSON results it names, between two lines:
 //
 //	<!-- bench:table KIND FILE... -->
 //	<!-- bench:end -->
 //
-// KIND is one of the summaryKinds; FILE is a file of -results (its base name), or "all" for
-// every result that has scale cases. The text outside these blocks may quote only figures that
-// a rendered table holds (checkFigures), so every number of the report comes from a JSON file.
+// KIND is one of summaryKinds; FILE is a file of -results (its base name), or "all" for every
+// result that has scale cases. The text outside these blocks may quote only figures that a
+// rendered table holds (checkFigures), so every number of the reports comes from a JSON file.
 const (
 	blockPrefix = "<!-- bench:table "
 	blockSuffix = " -->"
 	blockEnd    = "<!-- bench:end -->"
 )
 
+// Names of columns or rows that several tables have.
+const (
+	colRun          = "run"
+	colOperator     = "operator"
+	colOverhead     = "overhead"
+	colStop         = "stop"
+	colWrites       = "writes/DC"
+	colSystemWrites = "all clients' writes/DC"
+	colRSS1k        = "RSS/1k DC MiB"
+)
+
+var (
+	blockRE  = regexp.MustCompile(`(?ms)^<!-- bench:table ([^\n]*) -->$.*?^<!-- bench:end -->$`)
+	markerRE = regexp.MustCompile(`(?m)^(<!-- bench:table |<!-- bench:end -->)`)
+	fenceRE  = regexp.MustCompile("(?ms)^[ \t]*```.*?^[ \t]*```")
+	// figureRE is a number with a decimal point; isFigure tells a figure from a version or a goal.
+	figureRE = regexp.MustCompile(`\d+(\.\d+)+`)
+	// quotedRE is what the figure check skips: code spans, link targets and HTML comments.
+	quotedRE = regexp.MustCompile("`[^`]*`|\\]\\([^)]*\\)|<!--.*?-->")
+	// cellSplitRE splits a rendered table into the figures it holds.
+	cellSplitRE = regexp.MustCompile(`[^0-9.]+`)
+)
+
 // summaryKinds render one table each from the named files.
 var summaryKinds = map[string]func(files []resultFile) mdTable{
 	colOverhead: overheadTable,
-	"writes": caseTable(colRun, "case", "writes/DC", "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
+	"writes": caseTable(colRun, "case", colWrites, "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
 		"idle s", "idle writes", "idle reads"),
 	"memory": caseTable(colRun, "case", "baseline RSS MiB", "peak RSS MiB", colRSS1k, "peak heap MiB", "end heap MiB",
 		"manager CPU s", "GCs"),
-	"growth": growthTable,
-	"cost":   costTable,
-	// costByProcess says where the added CPU of the cost table goes.
+	"growth":        growthTable,
+	"cost":          costTable,
 	"costByProcess": costByProcessTable,
 	"leader":        leaderTable,
 	// runs is the index of the runs: the figures the experiments compare.
-	"runs": caseTable(colRun, "case", "counted by", colFloorCreates, "converge s", colOverhead, "writes/DC", "status patches/DC",
+	"runs": caseTable(colRun, "case", "counted by", "floor creates", "converge s", colOverhead, colWrites, "status patches/DC",
 		"reconcile errors", colRSS1k, "peak heap MiB", "manager CPU s", "idle writes"),
 }
 
-// resultFile is one JSON result as the documents show it.
+// resultFile is one JSON result: Name as the tables' captions name it (the -results directory
+// joined with the file name), Link relative to the document's directory.
 type resultFile struct {
-	// Name is the file as the captions name it (the -results directory joined with the file name).
-	Name string
-	// Link is the file relative to the document's directory.
-	Link string
-	Rep  report
+	Name, Link string
+	Rep        report
 }
 
-// renderDocs renders the summary tables of the report doc from the JSON results in dir and
-// checks that the report's text quotes only figures those tables hold and that every result is
-// named by a table. With check it writes nothing and fails when doc differs from what it would
-// write.
+// renderDocs renders the tables of the documents docs (comma separated) from the JSON results
+// in dir, and checks that their text quotes only figures those tables hold and that some table
+// names every result. With check it writes nothing and fails when a document is out of date.
 func renderDocs(w io.Writer, docs, dir string, check bool) error {
-	named := map[string]bool{}
-	var all []renderedDoc
+	type rendered struct{ doc, current, text string }
+	var all []rendered
+	var files []resultFile
 	var tables strings.Builder
+	named := map[string]bool{}
 	for _, doc := range strings.Split(docs, ",") {
-		r, err := renderDoc(doc, dir)
+		var err error
+		if files, err = loadResults(doc, dir); err != nil {
+			return err
+		}
+		current, err := os.ReadFile(doc)
 		if err != nil {
 			return err
 		}
-		maps.Copy(named, r.named)
-		tables.WriteString(r.tables)
-		all = append(all, r)
+		text, t, err := renderBlocks(string(current), files, named)
+		if err != nil {
+			return fmt.Errorf("%s: %w", doc, err)
+		}
+		tables.WriteString(t)
+		all = append(all, rendered{doc, string(current), text})
 	}
 	var unnamed []string
-	for _, f := range all[len(all)-1].files {
+	for _, f := range files {
 		if !named[path.Base(f.Name)] {
 			unnamed = append(unnamed, f.Name)
 		}
@@ -100,56 +115,25 @@ func renderDocs(w io.Writer, docs, dir string, check bool) error {
 	}
 	for _, r := range all {
 		// The text of each document may quote a figure of any of their tables.
-		if err := checkFigures(r.rendered, tables.String()); err != nil {
+		if err := checkFigures(r.text, tables.String()); err != nil {
 			return fmt.Errorf("%s: %w", r.doc, err)
 		}
-		if err := r.write(w, dir, check); err != nil {
+		status := "%s is current with the %d results in %s\n"
+		if r.text != r.current {
+			if check {
+				return fmt.Errorf("%s is out of date with the results in %s (%s); run \"make bench-docs\" and commit it",
+					r.doc, dir, firstDifference(r.current, r.text))
+			}
+			if err := os.WriteFile(r.doc, []byte(r.text), 0o644); err != nil {
+				return err
+			}
+			status = "%s: tables rendered from the %d results in %s\n"
+		}
+		if _, err := fmt.Fprintf(w, status, r.doc, len(files), dir); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// renderedDoc is one document with its tables rendered from the results of dir.
-type renderedDoc struct {
-	doc, current, rendered, tables string
-	named                          map[string]bool
-	files                          []resultFile
-}
-
-// renderDoc renders the tables of doc from the results of dir (linked as doc links them).
-func renderDoc(doc, dir string) (renderedDoc, error) {
-	r := renderedDoc{doc: doc}
-	var err error
-	if r.files, err = loadResults(doc, dir); err != nil {
-		return r, err
-	}
-	current, err := os.ReadFile(doc)
-	if err != nil {
-		return r, err
-	}
-	r.current = string(current)
-	if r.rendered, r.tables, r.named, err = renderBlocks(r.current, r.files); err != nil {
-		return r, fmt.Errorf("%s: %w", doc, err)
-	}
-	return r, nil
-}
-
-// write writes the rendered document, or with check fails when it differs from the file.
-func (r renderedDoc) write(w io.Writer, dir string, check bool) error {
-	switch {
-	case r.rendered == r.current:
-		_, err := fmt.Fprintf(w, "%s is current with the %d results in %s\n", r.doc, len(r.files), dir)
-		return err
-	case check:
-		return fmt.Errorf("%s is out of date with the results in %s (%s); run \"make bench-docs\" and commit it",
-			r.doc, dir, firstDifference(r.current, r.rendered))
-	}
-	if err := os.WriteFile(r.doc, []byte(r.rendered), 0o644); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "%s: tables rendered from the %d results in %s\n", r.doc, len(r.files), dir)
-	return err
 }
 
 // loadResults reads every *.json of dir, sorted by name, linked from the directory of doc.
@@ -200,73 +184,51 @@ func firstDifference(have, want string) string {
 	return fmt.Sprintf("line %d is %.120q, rendered %.120q", i+1, h[i], w[i])
 }
 
-// renderBlocks replaces the content of every block of doc with its rendered table. It returns
-// the new document, the text of all rendered tables and the JSON files the blocks named.
-func renderBlocks(doc string, files []resultFile) (string, string, map[string]bool, error) {
-	lines := strings.Split(doc, "\n")
-	var out []string
-	var tables strings.Builder
-	named := map[string]bool{}
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		out = append(out, l)
-		if strings.TrimSpace(l) == blockEnd {
-			return "", "", nil, fmt.Errorf("line %d: %s without %s", i+1, blockEnd, blockPrefix)
-		}
-		if !strings.HasPrefix(l, blockPrefix) {
-			continue
-		}
-		end := i + 1
-		for end < len(lines) && strings.TrimSpace(lines[end]) != blockEnd {
-			if strings.HasPrefix(lines[end], blockPrefix) {
-				return "", "", nil, fmt.Errorf("line %d: a block opened on line %d is not closed by %s", end+1, i+1, blockEnd)
-			}
-			end++
-		}
-		if end == len(lines) {
-			return "", "", nil, fmt.Errorf("line %d: no %s after the block", i+1, blockEnd)
-		}
-		kind, sel, err := parseBlock(i+1, l, files)
+// renderBlocks replaces the content of every block of doc with its rendered table and marks
+// the files the blocks name in named. It returns the new document and the text of its tables.
+func renderBlocks(doc string, files []resultFile, named map[string]bool) (string, string, error) {
+	blocks := blockRE.FindAllStringSubmatchIndex(doc, -1)
+	if len(markerRE.FindAllStringIndex(doc, -1)) != 2*len(blocks) {
+		return "", "", fmt.Errorf("every %sKIND FILE...%s line needs a %s line after it, before the next", blockPrefix, blockSuffix, blockEnd)
+	}
+	var out, tables strings.Builder
+	last := 0
+	for _, m := range blocks {
+		kind, sel, err := parseBlock(doc[m[2]:m[3]], files)
 		if err != nil {
-			return "", "", nil, err
+			return "", "", fmt.Errorf("%s: %w", doc[m[0]:m[3]]+blockSuffix, err)
 		}
 		for _, f := range sel {
 			named[path.Base(f.Name)] = true
 		}
 		table := strings.TrimSpace(kind(sel).String())
 		tables.WriteString(table + "\n")
-		out = append(out, "", table, "", blockEnd)
-		i = end
+		out.WriteString(doc[last:m[3]] + blockSuffix + "\n\n" + table + "\n\n" + blockEnd)
+		last = m[1]
 	}
-	return strings.Join(out, "\n"), tables.String(), named, nil
+	out.WriteString(doc[last:])
+	return out.String(), tables.String(), nil
 }
 
-// parseBlock reads the block marker l on line n: its kind, and the results it names in its
-// order ("all": every result with scale cases, in name order).
-func parseBlock(n int, l string, files []resultFile) (func([]resultFile) mdTable, []resultFile, error) {
-	if !strings.HasSuffix(l, blockSuffix) {
-		return nil, nil, fmt.Errorf("line %d: a block marker ends with %q", n, blockSuffix)
-	}
-	fields := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(l, blockPrefix), blockSuffix))
+// parseBlock reads a block's "KIND FILE...": its kind, and the results it names in its order
+// ("all": every result with scale cases, in name order).
+func parseBlock(spec string, files []resultFile) (func([]resultFile) mdTable, []resultFile, error) {
+	fields := strings.Fields(spec)
 	if len(fields) < 2 {
-		return nil, nil, fmt.Errorf("line %d: a block names a kind and at least one file", n)
+		return nil, nil, fmt.Errorf("a block names a kind and at least one file")
 	}
 	kind := summaryKinds[fields[0]]
 	if kind == nil {
-		return nil, nil, fmt.Errorf("line %d: unknown kind %q (kinds: %s)", n, fields[0], strings.Join(sortedKeys(summaryKinds), ", "))
+		return nil, nil, fmt.Errorf("unknown kind %q (kinds: %s)", fields[0], strings.Join(slices.Sorted(maps.Keys(summaryKinds)), ", "))
 	}
 	var sel []resultFile
 	for _, name := range fields[1:] {
 		i := slices.IndexFunc(files, func(f resultFile) bool { return path.Base(f.Name) == name })
 		switch {
 		case name == "all":
-			for _, f := range files {
-				if len(f.Rep.Results) > 0 {
-					sel = append(sel, f)
-				}
-			}
+			sel = append(sel, slices.DeleteFunc(slices.Clone(files), func(f resultFile) bool { return len(f.Rep.Results) == 0 })...)
 		case i < 0:
-			return nil, nil, fmt.Errorf("line %d: no result %s in the results directory", n, name)
+			return nil, nil, fmt.Errorf("no result %s in the results directory", name)
 		default:
 			sel = append(sel, files[i])
 		}
@@ -274,41 +236,20 @@ func parseBlock(n int, l string, files []resultFile) (func([]resultFile) mdTable
 	return kind, sel, nil
 }
 
-var (
-	// figureRE is a number with a decimal point; isFigure tells a figure from a version or a goal.
-	figureRE = regexp.MustCompile(`\d+(\.\d+)+`)
-	// quotedRE is what the figure check skips: code spans, link targets and HTML comments.
-	quotedRE = regexp.MustCompile("`[^`]*`|\\]\\([^)]*\\)|<!--.*?-->")
-	// cellSplitRE splits a rendered table into the figures it holds.
-	cellSplitRE = regexp.MustCompile(`[^0-9.]+`)
-)
-
-// checkFigures fails when the text of doc outside the blocks quotes a figure (a number with a
-// decimal point) that no rendered table of the document holds.
+// checkFigures fails when the text of doc outside the blocks and code fences quotes a figure (a
+// number with a decimal point) that no rendered table holds.
 func checkFigures(doc, tables string) error {
 	held := map[string]bool{}
 	for _, f := range cellSplitRE.Split(tables, -1) {
 		held[strings.Trim(f, ".")] = true
 	}
+	blank := func(s string) string { return strings.Repeat("\n", strings.Count(s, "\n")) } // keeps the line numbers
+	text := fenceRE.ReplaceAllStringFunc(blockRE.ReplaceAllStringFunc(doc, blank), blank)
 	var missing []string
-	inBlock, inFence := false, false
-	for i, l := range strings.Split(doc, "\n") {
-		switch {
-		case strings.HasPrefix(l, blockPrefix):
-			inBlock = true
-		case strings.TrimSpace(l) == blockEnd:
-			inBlock = false
-			continue
-		case strings.HasPrefix(strings.TrimSpace(l), "```"):
-			inFence = !inFence
-			continue
-		}
-		if inBlock || inFence {
-			continue
-		}
-		text := quotedRE.ReplaceAllString(l, " ")
-		for _, m := range figureRE.FindAllStringIndex(text, -1) {
-			if fig := text[m[0]:m[1]]; isFigure(text[:m[0]], fig) && !held[fig] {
+	for i, l := range strings.Split(text, "\n") {
+		l = quotedRE.ReplaceAllString(l, " ")
+		for _, m := range figureRE.FindAllStringIndex(l, -1) {
+			if fig := l[m[0]:m[1]]; isFigure(l[:m[0]], fig) && !held[fig] {
 				missing = append(missing, fmt.Sprintf("line %d: %s", i+1, fig))
 			}
 		}
@@ -340,8 +281,8 @@ type mdTable struct {
 	rows   [][]string
 }
 
-var leftColumns = map[string]bool{"case": true, colProcess: true, "counted by": true, colFloorCreates: true, colOperator: true, colStop: true, colValue: true,
-	"change made while nobody led": true}
+var leftColumns = map[string]bool{"case": true, "process": true, "counted by": true, "floor creates": true, colOperator: true,
+	colStop: true, "value": true, "change made while nobody led": true}
 
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
 
@@ -370,7 +311,7 @@ func fixed(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', 
 
 func mib(b float64) float64 { return b / (1 << 20) }
 
-func mibCell(b float64) string { return fixed(mib(b), 1) }
+func mibCell[V int64 | float64](b V) string { return fixed(mib(float64(b)), 1) }
 
 // measuredCell is v with the given decimals, or "—" for a figure the result does not have
 // (0: written before the bench measured it, or a floor case, which has no manager).
@@ -418,36 +359,54 @@ func runLink(f resultFile) string {
 	return fmt.Sprintf("[%s](%s)", stamp, f.Link)
 }
 
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-// caseColumns are the cells, by header, of the summary tables with a row per successful
-// operator case.
+// caseColumns are the figures of one case by name: the columns of the summary tables with a
+// row per operator case (caseTable), and the rows of the figures table of -tables.
 var caseColumns = map[string]func(f resultFile, r result) string{
 	colRun: func(f resultFile, _ result) string { return runLink(f) },
 	"case": func(_ resultFile, r result) string { return caseLabel(r.Case) },
 	// Results written before the setting existed were counted by a proxy since removed.
-	"counted by":    func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
-	colFloorCreates: floorCreates,
-	"converge s":    func(_ resultFile, r result) string { return fixed(r.ConvergenceSec, 1) },
-	colOverhead:     overheadOf,
-	"writes/DC":     func(_ resultFile, r result) string { return fixed(r.WritesPerCluster, 2) },
+	"counted by":      func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
+	"floor creates":   floorCreates,
+	"nodes":           func(_ resultFile, r result) string { return strconv.Itoa(r.Case.Nodes) },
+	"cluster start s": func(_ resultFile, r result) string { return fixed(r.ClusterStartSec, 1) },
+	"manager start s": func(_ resultFile, r result) string { return fixed(r.ManagerStartSec, 1) },
+	"raw creates/s":   func(_ resultFile, r result) string { return fixed(r.RawWritesPerSec, 0) },
+	"creates s":       func(_ resultFile, r result) string { return fixed(r.CreateSpreadSec, 1) },
+	"Available":       func(_ resultFile, r result) string { return strconv.Itoa(r.Available) },
+	"converge s":      func(_ resultFile, r result) string { return fixed(r.ConvergenceSec, 1) },
+	colOverhead:       overheadOf,
+	"p50 / p90 / p99 / max s": func(_ resultFile, r result) string {
+		return fixed(r.LatencyP50Sec, 1) + " / " + fixed(r.LatencyP90Sec, 1) + " / " + fixed(r.LatencyP99Sec, 1) + " / " + fixed(r.LatencyMaxSec, 1)
+	},
+	"first pass p50 / p99 s": func(_ resultFile, r result) string {
+		return fixed(r.FirstPassP50Sec, 2) + " / " + fixed(r.FirstPassP99Sec, 2)
+	},
+	colWrites: func(_ resultFile, r result) string { return fixed(r.WritesPerCluster, 2) },
 	"status patches/DC": func(_ resultFile, r result) string {
 		const key = "patch databaseclusters.database.seed1b407122.io/status"
 		return fixed(perCluster(float64(r.Converge.ByVerbResource[key]), r.Case.N), 2)
 	},
-	"reads/DC":         func(_ resultFile, r result) string { return fixed(r.ReadsPerCluster, 2) },
-	"reconciles/DC":    func(_ resultFile, r result) string { return fixed(r.ReconcilesPerDC, 2) },
-	"reconcile errors": func(_ resultFile, r result) string { return fixed(r.ReconcileErrors, 0) },
-	"idle s":           func(_ resultFile, r result) string { return fixed(r.IdleSec, 0) },
-	"idle writes":      func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleWrites, 10) },
-	"idle reads":       func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleReads, 10) },
-	"baseline RSS MiB": func(_ resultFile, r result) string { return mibCell(float64(r.BaselineRSS)) },
-	"peak RSS MiB":     func(_ resultFile, r result) string { return mibCell(float64(r.PeakRSS)) },
-	colRSS1k:           func(_ resultFile, r result) string { return mibCell(r.RSSPer1000) },
-	"peak heap MiB":    func(_ resultFile, r result) string { return mibCell(r.PeakHeap) },
-	"end heap MiB":     func(_ resultFile, r result) string { return mibCell(r.EndHeap) },
-	"manager CPU s":    func(_ resultFile, r result) string { return measuredCell(r.ManagerCPUSec, 1) },
-	"GCs":              func(_ resultFile, r result) string { return measuredCell(r.ManagerGCs, 0) },
+	"reads/DC":                 func(_ resultFile, r result) string { return fixed(r.ReadsPerCluster, 2) },
+	"watches":                  func(_ resultFile, r result) string { return strconv.FormatInt(r.OperatorWatches, 10) },
+	colSystemWrites:            func(_ resultFile, r result) string { return fixed(perCluster(r.SystemWrites, r.Case.N), 1) },
+	"reconciles/DC":            func(_ resultFile, r result) string { return fixed(r.ReconcilesPerDC, 2) },
+	"reconcile errors":         func(_ resultFile, r result) string { return fixed(r.ReconcileErrors, 0) },
+	"mean reconcile ms":        func(_ resultFile, r result) string { return fixed(r.MeanReconcileSec*1000, 0) },
+	"mean queue wait ms":       func(_ resultFile, r result) string { return fixed(r.MeanQueueWaitSec*1000, 0) },
+	"idle s":                   func(_ resultFile, r result) string { return fixed(r.IdleSec, 0) },
+	"idle writes":              func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleWrites, 10) },
+	"idle reads":               func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleReads, 10) },
+	"idle writes, all clients": func(_ resultFile, r result) string { return fixed(r.IdleSystemWrites, 0) },
+	"baseline RSS MiB":         func(_ resultFile, r result) string { return mibCell(r.BaselineRSS) },
+	"peak RSS MiB":             func(_ resultFile, r result) string { return mibCell(r.PeakRSS) },
+	"end RSS MiB":              func(_ resultFile, r result) string { return mibCell(r.EndRSS) },
+	colRSS1k:                   func(_ resultFile, r result) string { return mibCell(r.RSSPer1000) },
+	"peak heap MiB":            func(_ resultFile, r result) string { return mibCell(r.PeakHeap) },
+	"end heap MiB":             func(_ resultFile, r result) string { return mibCell(r.EndHeap) },
+	"series (operator's)":      func(_ resultFile, r result) string { return fmt.Sprintf("%d (%d)", r.ManagerSeries, r.OperatorSeries) },
+	"manager CPU s":            func(_ resultFile, r result) string { return measuredCell(r.ManagerCPUSec, 1) },
+	"GCs":                      func(_ resultFile, r result) string { return measuredCell(r.ManagerGCs, 0) },
+	"error":                    func(_ resultFile, r result) string { return r.Error },
 }
 
 // caseTable is a summary kind with a row per successful operator case of the files, in their
@@ -471,12 +430,115 @@ func caseTable(headers ...string) func([]resultFile) mdTable {
 	}
 }
 
+// floorCreates is what the floor cases of f created: the DatabaseClusters and their children
+// since the floor measures the first pass (2026-11-29), only the children before; "—" without a
+// floor case.
+func floorCreates(f resultFile, _ result) string {
+	what := "—"
+	for _, r := range f.Rep.Results {
+		if r.Case.Floor && r.Error == "" {
+			if r.FirstPassP50Sec > 0 {
+				return "clusters, children"
+			}
+			what = "children"
+		}
+	}
+	return what
+}
+
+// group is the successful operator cases of a run of one N and one configuration, with the
+// successful floor cases of that N, and the pairs of each operator case with the floor case
+// that ran just before it (cost.go); in the order they ran.
+type group struct {
+	N               int
+	Config          string
+	Floor, Operator []result
+	Pairs           []costPair
+}
+
+// groups groups the operator cases of results, ordered by N and configuration.
+func groups(results []result) []group {
+	floors, lastFloor := map[int][]result{}, map[int]*result{}
+	byKey := map[string]*group{}
+	for i, r := range results {
+		switch {
+		case r.Error != "":
+		case r.Case.Floor:
+			floors[r.Case.N] = append(floors[r.Case.N], r)
+			lastFloor[r.Case.N] = &results[i]
+		default:
+			g := byKey[caseLabel(r.Case)]
+			if g == nil {
+				g = &group{N: r.Case.N, Config: configLabel(r.Case)}
+				byKey[caseLabel(r.Case)] = g
+			}
+			g.Operator = append(g.Operator, r)
+			if f := lastFloor[r.Case.N]; f != nil { // each floor case pairs once
+				g.Pairs = append(g.Pairs, costPair{Floor: *f, Operator: r})
+				lastFloor[r.Case.N] = nil
+			}
+		}
+	}
+	var out []group
+	for _, g := range byKey {
+		g.Floor = floors[g.N]
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b group) int { return cmp.Or(cmp.Compare(a.N, b.N), cmp.Compare(a.Config, b.Config)) })
+	return out
+}
+
+// overheads are the groups of results that have a floor case of their N.
+func overheads(results []result) []group {
+	return slices.DeleteFunc(groups(results), func(g group) bool { return len(g.Floor) == 0 })
+}
+
+// growth is the overheads of a run of one operator configuration at two or more N, or nil:
+// a growth curve compares one configuration.
+func growth(results []result) []group {
+	all := overheads(results)
+	if len(all) < 2 || slices.ContainsFunc(all, func(g group) bool { return g.Config != all[0].Config }) {
+		return nil
+	}
+	return all
+}
+
+// ratio is the operator cases' mean of figure over the floor cases': the overhead of having
+// the operator in the loop.
+func (g group) ratio(figure func(result) float64) float64 {
+	if f := meanBy(g.Floor, figure); f > 0 {
+		return meanBy(g.Operator, figure) / f
+	}
+	return 0
+}
+
+// busyRatio is the ratio of the machine's busy CPU, or "—" when a case has no CPU figure. On a
+// machine whose cores are all busy in both, it is what the overhead should be if the
+// operator's cost were only the CPU it (and the work it asks of the others) takes.
+func (g group) busyRatio() string {
+	noCPU := func(r result) bool { return r.CPUByProcess[machineBusy] == 0 }
+	if slices.ContainsFunc(g.Floor, noCPU) || slices.ContainsFunc(g.Operator, noCPU) {
+		return "—"
+	}
+	return fixed(g.ratio(func(r result) float64 { return r.CPUByProcess[machineBusy] }), 2)
+}
+
+func meanBy(rs []result, figure func(result) float64) float64 {
+	values := make([]float64, len(rs))
+	for i, r := range rs {
+		values[i] = figure(r)
+	}
+	return meanOf(values)
+}
+
+func convergence(r result) float64 { return r.ConvergenceSec }
+
 // overheadOf is the convergence overhead of f's operator cases of r's N and configuration, or
 // "—" when the file has no floor case of that N.
 func overheadOf(f resultFile, r result) string {
-	for _, o := range overheads(f.Rep.Results) {
-		if o.N == r.Case.N && o.Config == configLabel(r.Case) {
-			return fixed(o.ratio(convergence), 2)
+	for _, g := range overheads(f.Rep.Results) {
+		if g.N == r.Case.N && g.Config == configLabel(r.Case) {
+			return fixed(g.ratio(convergence), 2)
 		}
 	}
 	return "—"
@@ -487,24 +549,31 @@ func overheadTable(files []resultFile) mdTable {
 		"overhead p50 / p99", "busy CPU, operator ÷ floor"}}
 	p50 := func(r result) float64 { return r.LatencyP50Sec }
 	p99 := func(r result) float64 { return r.LatencyP99Sec }
+	convergences := func(rs []result) string {
+		var parts []string
+		for _, r := range rs {
+			parts = append(parts, fixed(r.ConvergenceSec, 1))
+		}
+		return strings.Join(parts, ", ")
+	}
 	for _, f := range files {
-		for _, o := range overheads(f.Rep.Results) {
-			t.add(runLink(f), strconv.Itoa(o.N), o.Config, convergences(o.Floor), convergences(o.Operator),
-				fixed(o.ratio(convergence), 2), fixed(o.ratio(p50), 2)+" / "+fixed(o.ratio(p99), 2), o.busyRatio())
+		for _, g := range overheads(f.Rep.Results) {
+			t.add(runLink(f), strconv.Itoa(g.N), g.Config, convergences(g.Floor), convergences(g.Operator),
+				fixed(g.ratio(convergence), 2), fixed(g.ratio(p50), 2)+" / "+fixed(g.ratio(p99), 2), g.busyRatio())
 		}
 	}
 	return t
 }
 
 func growthTable(files []resultFile) mdTable {
-	t := mdTable{header: []string{colRun, "N", "floor converge s", "operator converge s", colOverhead, "writes/DC",
+	t := mdTable{header: []string{colRun, "N", "floor converge s", "operator converge s", colOverhead, colWrites,
 		colRSS1k, "manager CPU ms/DC"}}
 	for _, f := range files {
-		for _, o := range growth(f.Rep.Results) {
-			t.add(runLink(f), strconv.Itoa(o.N), fixed(meanBy(o.Floor, convergence), 1), fixed(meanBy(o.Operator, convergence), 1),
-				fixed(o.ratio(convergence), 2), fixed(meanBy(o.Operator, func(r result) float64 { return r.WritesPerCluster }), 2),
-				fixed(meanBy(o.Operator, func(r result) float64 { return mib(r.RSSPer1000) }), 1),
-				measuredCell(meanBy(o.Operator, func(r result) float64 { return r.ManagerCPUSec * 1000 / float64(r.Case.N) }), 0))
+		for _, g := range growth(f.Rep.Results) {
+			t.add(runLink(f), strconv.Itoa(g.N), fixed(meanBy(g.Floor, convergence), 1), fixed(meanBy(g.Operator, convergence), 1),
+				fixed(g.ratio(convergence), 2), fixed(meanBy(g.Operator, func(r result) float64 { return r.WritesPerCluster }), 2),
+				fixed(meanBy(g.Operator, func(r result) float64 { return mib(r.RSSPer1000) }), 1),
+				measuredCell(meanBy(g.Operator, func(r result) float64 { return r.ManagerCPUSec * 1000 / float64(r.Case.N) }), 0))
 		}
 	}
 	return t
@@ -525,92 +594,8 @@ func leaderTable(files []resultFile) mdTable {
 	return t
 }
 
-// overhead compares, for one N and one operator configuration, the operator cases of a run
-// with its floor cases of that N (the successful ones, in the order they ran).
-type overhead struct {
-	N               int
-	Config          string
-	Floor, Operator []result
-}
-
-// overheads pairs, for each N, every operator configuration's cases with the floor cases of
-// that N, ordered by N and configuration; an N without both is left out.
-func overheads(results []result) []overhead {
-	floors := map[int][]result{}
-	byKey := map[string]*overhead{}
-	for _, r := range results {
-		switch key := caseLabel(r.Case); {
-		case r.Error != "":
-		case r.Case.Floor:
-			floors[r.Case.N] = append(floors[r.Case.N], r)
-		case byKey[key] == nil:
-			byKey[key] = &overhead{N: r.Case.N, Config: configLabel(r.Case), Operator: []result{r}}
-		default:
-			byKey[key].Operator = append(byKey[key].Operator, r)
-		}
-	}
-	var out []overhead
-	for _, o := range byKey {
-		if o.Floor = floors[o.N]; len(o.Floor) > 0 {
-			out = append(out, *o)
-		}
-	}
-	slices.SortFunc(out, func(a, b overhead) int { return cmp.Or(cmp.Compare(a.N, b.N), cmp.Compare(a.Config, b.Config)) })
-	return out
-}
-
-// growth is the overheads of a run of one operator configuration at two or more N, or nil:
-// a growth curve compares one configuration.
-func growth(results []result) []overhead {
-	all := overheads(results)
-	if len(all) < 2 || slices.ContainsFunc(all, func(o overhead) bool { return o.Config != all[0].Config }) {
-		return nil
-	}
-	return all
-}
-
-// ratio is the operator cases' mean of figure over the floor cases': the overhead of having
-// the operator in the loop.
-func (o overhead) ratio(figure func(result) float64) float64 {
-	if f := meanBy(o.Floor, figure); f > 0 {
-		return meanBy(o.Operator, figure) / f
-	}
-	return 0
-}
-
-// busyRatio is the ratio of the machine's busy CPU, or "—" when a case has no CPU figure. On a
-// machine whose cores are all busy in both, it is what the overhead should be if the
-// operator's cost were only the CPU it (and the work it asks of the others) takes.
-func (o overhead) busyRatio() string {
-	noCPU := func(r result) bool { return r.CPUByProcess[machineBusy] == 0 }
-	if slices.ContainsFunc(o.Floor, noCPU) || slices.ContainsFunc(o.Operator, noCPU) {
-		return "—"
-	}
-	return fixed(o.ratio(func(r result) float64 { return r.CPUByProcess[machineBusy] }), 2)
-}
-
-// meanBy is the mean of figure over rs.
-func meanBy(rs []result, figure func(result) float64) float64 {
-	values := make([]float64, len(rs))
-	for i, r := range rs {
-		values[i] = figure(r)
-	}
-	return meanOf(values)
-}
-
-// convergences lists the convergence seconds of rs, comma separated.
-func convergences(rs []result) string {
-	var parts []string
-	for _, r := range rs {
-		parts = append(parts, fixed(r.ConvergenceSec, 1))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func convergence(r result) float64 { return r.ConvergenceSec }
-
-// renderRun renders every table of one result file: the run, its overhead and growth tables,
-// every figure of every case, and the leader case.
+// renderRun renders every table of one result file (-tables, and after a run): the run, the
+// summary tables of the file, every figure of every case, and every leader run.
 func renderRun(f resultFile) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### `%s`\n", f.Name)
@@ -622,7 +607,9 @@ func renderRun(f resultFile) string {
 		{"Run", runTable(f.Rep)},
 		{"Overhead against the floor: the operator's convergence over the floor's, means of the cases", overheadTable(one)},
 		{"Growth with N (means of the cases of each N)", growthTable(one)},
-		{"Every figure of every case", figuresTable(f.Rep.Results)},
+		{"Cost: each operator case against the floor case before it", costTable(one)},
+		{"Where the added CPU goes", costByProcessTable(one)},
+		{"Every figure of every case", figuresTable(f)},
 		{leaderCaption(f.Rep.Leader), leaderTable(one)},
 		{"Every leader run, seconds from the signal", leaderRunsTable(f.Rep.Leader)},
 	} {
@@ -635,68 +622,37 @@ func renderRun(f resultFile) string {
 
 // runTable shows where and how a run ran.
 func runTable(rep report) mdTable {
-	t := mdTable{header: []string{"key", colValue}}
+	t := mdTable{header: []string{"key", "value"}}
 	t.add("started", rep.Started.UTC().Format(time.RFC3339))
 	if !rep.Finished.IsZero() {
 		t.add("finished", rep.Finished.UTC().Format(time.RFC3339))
 		t.add("wall time", rep.Finished.Sub(rep.Started).Round(time.Second).String())
 	}
-	for _, k := range sortedKeys(rep.Machine) {
+	for _, k := range slices.Sorted(maps.Keys(rep.Machine)) {
 		if k != "hostname" {
 			t.add("machine."+k, rep.Machine[k])
 		}
 	}
-	for _, k := range sortedKeys(rep.Settings) {
+	for _, k := range slices.Sorted(maps.Keys(rep.Settings)) {
 		t.add("settings."+k, rep.Settings[k])
 	}
 	return t
 }
 
-// caseFigures are the rows of the figures table, one figure of every case each.
-var caseFigures = []struct {
-	name string
-	cell func(r result) string
-}{
-	{"nodes", func(r result) string { return strconv.Itoa(r.Case.Nodes) }},
-	{"cluster start s", func(r result) string { return fixed(r.ClusterStartSec, 1) }},
-	{"manager start s", func(r result) string { return fixed(r.ManagerStartSec, 1) }},
-	{"raw creates/s (unthrottled ConfigMaps)", func(r result) string { return fixed(r.RawWritesPerSec, 0) }},
-	{"creates s", func(r result) string { return fixed(r.CreateSpreadSec, 1) }},
-	{"Available", func(r result) string { return strconv.Itoa(r.Available) }},
-	{"converge s", func(r result) string { return fixed(r.ConvergenceSec, 1) }},
-	{"p50 / p90 / p99 / max s", func(r result) string {
-		return strings.Join([]string{fixed(r.LatencyP50Sec, 1), fixed(r.LatencyP90Sec, 1), fixed(r.LatencyP99Sec, 1),
-			fixed(r.LatencyMaxSec, 1)}, " / ")
-	}},
-	{"op writes/DC", func(r result) string { return fixed(r.WritesPerCluster, 2) }},
-	{"op reads/DC", func(r result) string { return fixed(r.ReadsPerCluster, 2) }},
-	{"op watches", func(r result) string { return strconv.FormatInt(r.OperatorWatches, 10) }},
-	{"all clients' writes/DC", func(r result) string { return fixed(perCluster(r.SystemWrites, r.Case.N), 1) }},
-	{"reconciles/DC", func(r result) string { return fixed(r.ReconcilesPerDC, 2) }},
-	{"reconcile errors", func(r result) string { return fixed(r.ReconcileErrors, 0) }},
-	{"mean reconcile ms", func(r result) string { return fixed(r.MeanReconcileSec*1000, 0) }},
-	{"mean queue wait ms", func(r result) string { return fixed(r.MeanQueueWaitSec*1000, 0) }},
-	{"idle s", func(r result) string { return fixed(r.IdleSec, 0) }},
-	{"idle writes / reads", func(r result) string { return fmt.Sprintf("%d / %d", r.IdleWrites, r.IdleReads) }},
-	{"idle writes, all clients", func(r result) string { return fixed(r.IdleSystemWrites, 0) }},
-	{"baseline / peak / end RSS MiB", func(r result) string {
-		return mibCell(float64(r.BaselineRSS)) + " / " + mibCell(float64(r.PeakRSS)) + " / " + mibCell(float64(r.EndRSS))
-	}},
-	{colRSS1k, func(r result) string { return mibCell(r.RSSPer1000) }},
-	{"peak / end heap MiB", func(r result) string { return mibCell(r.PeakHeap) + " / " + mibCell(r.EndHeap) }},
-	{"series (operator's)", func(r result) string { return fmt.Sprintf("%d (%d)", r.ManagerSeries, r.OperatorSeries) }},
-	{"manager CPU s", func(r result) string { return measuredCell(r.ManagerCPUSec, 1) }},
-	{"GCs", func(r result) string { return measuredCell(r.ManagerGCs, 0) }},
-	{"error", func(r result) string { return r.Error }},
-}
+// figureRows are the caseColumns of the figures table, in its order.
+var figureRows = []string{"nodes", "cluster start s", "manager start s", "raw creates/s", "creates s", "Available",
+	"converge s", "p50 / p90 / p99 / max s", "first pass p50 / p99 s", colWrites, "status patches/DC", "reads/DC", "watches",
+	colSystemWrites, "reconciles/DC", "reconcile errors", "mean reconcile ms", "mean queue wait ms", "idle s",
+	"idle writes", "idle reads", "idle writes, all clients", "baseline RSS MiB", "peak RSS MiB", "end RSS MiB",
+	colRSS1k, "peak heap MiB", "end heap MiB", "series (operator's)", "manager CPU s", "GCs", "error"}
 
-// caseMaps are the groups of rows of the figures table that a map of each case gives, one
-// row per key.
+// caseMaps are the groups of rows of the figures table that a map of each case gives, one row
+// per key.
 var caseMaps = []struct {
 	name  string
 	cells func(r result) map[string]string
 }{
-	{"step p50 / p99 s", func(r result) map[string]string {
+	{"step p50 / p99 s", func(r result) map[string]string { // the keys start with the steps' order
 		return cells(r.Stages, func(v [2]float64) string { return fixed(v[0], 0) + " / " + fixed(v[1], 0) })
 	}},
 	{"op requests/DC", func(r result) map[string]string {
@@ -705,7 +661,7 @@ var caseMaps = []struct {
 	{"op requests idle", func(r result) map[string]string {
 		return cells(r.Idle.ByVerbResource, func(v int64) string { return strconv.FormatInt(v, 10) })
 	}},
-	{"all clients' writes/DC", func(r result) map[string]string {
+	{colSystemWrites, func(r result) map[string]string {
 		return cells(r.SystemByResource, func(v float64) string { return fixed(perCluster(v, r.Case.N), 2) })
 	}},
 	{"manager rest_client_requests_total", func(r result) map[string]string {
@@ -721,10 +677,10 @@ var caseMaps = []struct {
 	{"heap in use MiB", func(r result) map[string]string { // the heap top at the end of the idle window
 		out := map[string]string{}
 		for _, e := range r.HeapTop {
-			out[e.Function] = mibCell(float64(e.InuseBytes))
+			out[e.Function] = mibCell(e.InuseBytes)
 		}
 		if r.HeapInuse > 0 {
-			out["(all in use)"] = mibCell(float64(r.HeapInuse))
+			out["(all in use)"] = mibCell(r.HeapInuse)
 		}
 		return out
 	}},
@@ -738,9 +694,10 @@ func cells[V any](m map[string]V, format func(V) string) map[string]string {
 	return out
 }
 
-// figuresTable has a column per case and a row per figure: caseFigures, then every key of the
-// caseMaps (steps keep the order their keys start with, the rest are sorted).
-func figuresTable(results []result) mdTable {
+// figuresTable has a column per case of f and a row per figure: figureRows, then every key of
+// the caseMaps, sorted.
+func figuresTable(f resultFile) mdTable {
+	results := f.Rep.Results
 	t := mdTable{header: []string{"figure"}}
 	if len(results) == 0 {
 		return t
@@ -748,10 +705,10 @@ func figuresTable(results []result) mdTable {
 	for _, r := range results {
 		t.header = append(t.header, caseLabel(r.Case))
 	}
-	for _, f := range caseFigures {
-		row := []string{f.name}
+	for _, name := range figureRows {
+		row := []string{name}
 		for _, r := range results {
-			row = append(row, f.cell(r))
+			row = append(row, caseColumns[name](f, r))
 		}
 		t.add(row...)
 	}
@@ -764,12 +721,8 @@ func figuresTable(results []result) mdTable {
 				keys[k] = true
 			}
 		}
-		for _, k := range sortedKeys(keys) {
-			_, name, numbered := strings.Cut(k, " ")
-			if m.name != "step p50 / p99 s" || !numbered {
-				name = k
-			}
-			row := []string{m.name + ": " + name}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			row := []string{m.name + ": " + k}
 			for i := range results {
 				row = append(row, byCase[i][k])
 			}
@@ -804,23 +757,4 @@ func leaderRunsTable(l *leaderResult) mdTable {
 		}
 	}
 	return t
-}
-
-// floorCreates is what the floor cases of f created: the DatabaseClusters and their children
-// since the floor measures the first pass (2026-11-29), only the children before; "—" without a
-// floor case.
-func floorCreates(f resultFile, _ result) string {
-	floor := false
-	for _, r := range f.Rep.Results {
-		if r.Case.Floor && r.Error == "" {
-			if r.FirstPassP50Sec > 0 {
-				return "clusters, children"
-			}
-			floor = true
-		}
-	}
-	if floor {
-		return "children"
-	}
-	return "—"
 }

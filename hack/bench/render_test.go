@@ -29,8 +29,8 @@ func TestRenderRunFixture(t *testing.T) {
 		"| RSS/1k DC MiB | 1000.0 |",
 		// 375 writes of every client / 10 clusters.
 		"| all clients' writes/DC | 37.5 |",
-		// Steps: the order prefix of the keys is dropped.
-		"| step p50 / p99 s: cluster created→StatefulSet created | 0 / 1 |",
+		// Steps, in the order their keys start with.
+		"| step p50 / p99 s: 0 cluster created→StatefulSet created | 0 / 1 |",
 		"| op requests/DC: watch pods | 0.10 |",
 		// The busy share 15/20.
 		"| CPU s: (machine busy, %) | 75 |",
@@ -182,9 +182,10 @@ func TestRenderDocsErrors(t *testing.T) {
 		{blockPrefix + "writes other.json" + blockSuffix + "\n" + blockEnd + "\n", "no result other.json"},
 		{blockPrefix + "speed " + fixtureName + blockSuffix + "\n" + blockEnd + "\n", "unknown kind"},
 		{blockPrefix + "writes" + blockSuffix + "\n" + blockEnd + "\n", "at least one file"},
-		{blockPrefix + "writes " + fixtureName + blockSuffix + "\n", "no " + blockEnd},
-		{blockEnd + "\n", "without"},
-		{blockPrefix + "writes all" + blockSuffix + "\n" + blockPrefix + "writes all" + blockSuffix + "\n" + blockEnd + "\n", "not closed"},
+		{blockPrefix + "writes " + fixtureName + blockSuffix + "\n", "needs a " + blockEnd},
+		{blockEnd + "\n", "needs a"},
+		{blockPrefix + "writes all" + blockSuffix + "\n" + blockPrefix + "writes all" + blockSuffix + "\n" + blockEnd + "\n", "needs a"},
+		{blockPrefix + "writes all\n" + blockEnd + "\n", "needs a"},
 	} {
 		writeFile(t, doc, tc.doc)
 		if err := renderDocs(&out, doc, dir, false); err == nil || !strings.Contains(err.Error(), tc.want) {
