@@ -206,12 +206,14 @@ E2E_PROCS ?= 2
 HELM_TEST_FLAGS ?=
 IMAGES_TEST_FLAGS ?=
 # How long "make test-fuzz" runs each fuzz target, and the targets: every func Fuzz* of the
-# controllers' fuzz_test.go files, as <package dir>:<name> (found, so a new target is never left out).
+# controllers' fuzz_test.go and fuzz_<topic>_test.go files, as <package dir>:<name> (found, so a
+# new target is never left out).
 # A count of executions (Nx), not a duration: Go 1.26's fuzz coordinator may fail a run whose
 # -fuzztime deadline ends while a worker stops ("context deadline exceeded", go.dev/issue/75804,
 # fixed in Go 1.27; seen once in make test).
 FUZZ_TIME ?= 2000x
-FUZZ_TARGETS = $(shell grep -ro --include=fuzz_test.go '^func Fuzz[A-Za-z0-9_]*' controllers | sed 's|/fuzz_test.go:func |:|' | sort)
+FUZZ_TARGETS = $(shell grep -ro --include=fuzz_test.go --include='fuzz_*_test.go' '^func Fuzz[A-Za-z0-9_]*' controllers \
+	| sed -E 's|/fuzz(_[a-z0-9_]+)?_test\.go:func |:|' | sort)
 # The file-based catalog the OLM e2e serves (make catalog-inline).
 OLM_E2E_CATALOG_DIR ?= $(LOCALBIN)/catalog-inline
 # Flags of the manager under "make run" (no leader election, metrics and probes on loopback) and

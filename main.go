@@ -37,7 +37,6 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/monitoringobjects"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 	"github.com/seed1b407122/database-operator/controllers/scheduleddatabasebackup"
-	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
 	"github.com/seed1b407122/database-operator/controllers/storageagent"
 	"github.com/seed1b407122/database-operator/controllers/voteconfig"
 )
@@ -219,33 +218,30 @@ func selectControllers(list string) ([]string, error) {
 	return enabled, nil
 }
 
-// reconciler is what every controller package offers the manager.
-type reconciler interface {
-	SetupWithManager(ctrl.Manager) error
-}
-
-// newReconcilers returns the reconciler of each controller, by the name --controllers uses.
-func newReconcilers(deps operator.ReconcilerBase, o options) map[string]reconciler {
-	return map[string]reconciler{
-		"databasecluster": &databasecluster.Reconciler{ReconcilerBase: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces,
+// newSetups returns how each controller registers itself and its watches with a manager, by the
+// name --controllers uses. The controllers of Echos and ScheduledEchos share one Reconciler.
+func newSetups(deps operator.ReconcilerBase, o options) map[string]func(ctrl.Manager) error {
+	echoes := &echo.Reconciler{ReconcilerBase: deps, Image: echoImage()}
+	return map[string]func(ctrl.Manager) error{
+		"databasecluster": (&databasecluster.Reconciler{ReconcilerBase: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces,
 			MeasureInterval: o.measureInterval,
-			AgentImage:      strings.TrimSpace(os.Getenv(storageAgentImageEnv))},
-		"databasebackup":          &databasebackup.Reconciler{ReconcilerBase: deps},
-		"scheduleddatabasebackup": &scheduleddatabasebackup.Reconciler{ReconcilerBase: deps, Now: time.Now},
-		"echo":                    &echo.Reconciler{ReconcilerBase: deps, Image: echoImage()},
-		"scheduledecho":           &scheduledecho.Reconciler{ReconcilerBase: deps, Image: echoImage()},
-		"voteconfig":              &voteconfig.Reconciler{ReconcilerBase: deps},
+			AgentImage:      strings.TrimSpace(os.Getenv(storageAgentImageEnv))}).SetupWithManager,
+		"databasebackup":          (&databasebackup.Reconciler{ReconcilerBase: deps}).SetupWithManager,
+		"scheduleddatabasebackup": (&scheduleddatabasebackup.Reconciler{ReconcilerBase: deps, Now: time.Now}).SetupWithManager,
+		"echo":                    echoes.SetupEchoWithManager,
+		"scheduledecho":           echoes.SetupScheduledEchoWithManager,
+		"voteconfig":              (&voteconfig.Reconciler{ReconcilerBase: deps}).SetupWithManager,
 	}
 }
 
 // setupControllers registers the enabled controllers, in the order of controllerNames.
 func setupControllers(mgr ctrl.Manager, deps operator.ReconcilerBase, o options, enabled []string) error {
-	reconcilers := newReconcilers(deps, o)
+	setups := newSetups(deps, o)
 	for _, name := range controllerNames {
 		if !slices.Contains(enabled, name) {
 			continue
 		}
-		if err := reconcilers[name].SetupWithManager(mgr); err != nil {
+		if err := setups[name](mgr); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", name, err)
 		}
 	}

@@ -15,88 +15,23 @@
 package echo
 
 import (
-	"time"
+	ctrl "sigs.k8s.io/controller-runtime"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-// echoOption changes a test Echo.
-type echoOption func(*echov1alpha1.Echo)
+// testImage is the image the operator under test is configured with (ECHO_IMAGE): in the fuzz
+// targets too, it is not user input.
+const testImage = "registry.example/tools/busybox:1.36"
 
-// newEcho returns a valid Echo that prints "hello", changed by the options.
-func newEcho(name string, opts ...echoOption) *echov1alpha1.Echo {
-	return testenv.Apply(&echov1alpha1.Echo{ObjectMeta: testenv.Meta(name), Spec: echov1alpha1.EchoSpec{Message: "hello"}}, opts...)
-}
+// conditionOf returns type, status, reason and message of one condition, for exact comparison.
+var conditionOf = testenv.ConditionOf
 
-var withNamespace = testenv.InNamespace[*echov1alpha1.Echo]
-
-func withMessage(message string) echoOption {
-	return func(e *echov1alpha1.Echo) { e.Spec.Message = message }
-}
-
-func withPhase(phase echov1alpha1.EchoPhase) echoOption {
-	return func(e *echov1alpha1.Echo) { e.Status.Phase = phase }
-}
-
-// jobOption changes a test Job.
-type jobOption func(*batchv1.Job)
-
-// newJob returns the Job of newEcho("ec"), as created and not started, changed by the options.
-func newJob(opts ...jobOption) *batchv1.Job {
-	job := BuildJob(newEcho("ec"), "busybox")
-	for _, opt := range opts {
-		opt(job)
-	}
-	return job
-}
-
-// t0 and t1 are the start and the end of the test Jobs, whole seconds as the API server stores them.
-var (
-	t0 = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	t1 = metav1.NewTime(t0.Add(2 * time.Second))
-)
-
-func withActive(n int32) jobOption {
-	return func(job *batchv1.Job) {
-		job.Status.Active = n
-		job.Status.StartTime = &t0
-	}
-}
-
-// withSucceeded sets the status the Job controller writes for a Job whose pod succeeded.
-func withSucceeded() jobOption {
-	return func(job *batchv1.Job) {
-		job.Status = batchv1.JobStatus{
-			StartTime: &t0, CompletionTime: &t1, Succeeded: 1,
-			Conditions: []batchv1.JobCondition{
-				jobCond(batchv1.JobSuccessCriteriaMet, "CompletionsReached", "Reached expected number of succeeded pods"),
-				jobCond(batchv1.JobComplete, "CompletionsReached", "Reached expected number of succeeded pods"),
-			},
-		}
-	}
-}
-
-// withFailed sets the status the Job controller writes for a Job out of retries.
-func withFailed() jobOption {
-	return func(job *batchv1.Job) {
-		job.Status = batchv1.JobStatus{
-			StartTime: &t0, Failed: BackoffLimit + 1,
-			Conditions: []batchv1.JobCondition{
-				jobCond(batchv1.JobFailureTarget, "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
-				jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
-			},
-		}
-	}
-}
-
-func jobCond(conditionType batchv1.JobConditionType, reason, message string) batchv1.JobCondition {
-	return batchv1.JobCondition{
-		Type: conditionType, Status: corev1.ConditionTrue, Reason: reason, Message: message,
-		LastProbeTime: t1, LastTransitionTime: t1,
-	}
+// startWith is testenv.StartInBeforeAll with the controller that setup registers, a method of a
+// Reconciler given what the manager gives it and testImage: each integration container runs
+// the controller of its Kind alone.
+func startWith(setup func(*Reconciler, ctrl.Manager) error) *testenv.Env {
+	return testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
+		return setup(&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), Image: testImage}, mgr)
+	})
 }

@@ -27,8 +27,8 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
-// kind names Echos in owner references and in the operator's metrics.
-const kind = "Echo"
+// echoKind names Echos in owner references and in the operator's metrics.
+const echoKind = "Echo"
 
 // ContainerName is the name of the container that prints the message.
 const ContainerName = "echo"
@@ -58,17 +58,17 @@ var printCommand = []string{"/bin/sh", "-c", `printf '%s\n' "$MESSAGE"`}
 
 // BuildJob returns the Job that prints the message of e once, with image.
 func BuildJob(e *echov1alpha1.Echo, image string) *batchv1.Job {
-	spec := BuildJobSpec(e.Spec.Message, image, e.SelectorLabels())
+	spec := buildJobSpec(e.Spec.Message, image, e.SelectorLabels())
 	spec.TTLSecondsAfterFinished = ptr.To[int32](TTLSecondsAfterFinished)
 	return &batchv1.Job{
-		ObjectMeta: child.Meta(e, echov1alpha1.GroupVersion.WithKind(kind), e.JobName(), e.Labels()),
+		ObjectMeta: child.Meta(e, echov1alpha1.GroupVersion.WithKind(echoKind), e.JobName(), e.Labels()),
 		Spec:       spec,
 	}
 }
 
-// BuildJobSpec returns the spec of a Job whose single pod, labelled podLabels, prints message.
-// ScheduledEchos run the same Job from their CronJob.
-func BuildJobSpec(message, image string, podLabels map[string]string) batchv1.JobSpec {
+// buildJobSpec returns the spec of a Job whose single pod, labelled podLabels, prints message.
+// ScheduledEchos run the same Job from their CronJob (BuildCronJob).
+func buildJobSpec(message, image string, podLabels map[string]string) batchv1.JobSpec {
 	return batchv1.JobSpec{
 		BackoffLimit:          ptr.To[int32](BackoffLimit),
 		ActiveDeadlineSeconds: ptr.To[int64](ActiveDeadlineSeconds),

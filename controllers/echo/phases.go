@@ -16,67 +16,28 @@ package echo
 
 import (
 	"context"
-	"fmt"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
-// Phases runs the one phase of an Echo, its Job, and sets the status of e to what it observed. A
-// Job the API server will never take is a terminal error: the Failed condition says why.
-func (r *Reconciler) Phases(ctx context.Context, e *echov1alpha1.Echo) (ctrl.Result, error) {
+// Phases runs the one phase of an Echo, its Job (reconcile_job.go), and sets the status of e to
+// what it observed. A Job the API server will never take is a terminal error: the Failed
+// condition says why.
+func (r *echoReconciler) Phases(ctx context.Context, e *echov1alpha1.Echo) (ctrl.Result, error) {
 	obs := r.reconcileJob(ctx, e)
-	e.Status = computeStatus(e, obs)
+	e.Status = echoStatus(e, obs)
 	return ctrl.Result{}, skeleton.TerminalIf(obs.err, apierrors.IsInvalid)
 }
 
-// reconcileJob creates the Job of e unless e already finished, and returns what it saw. An
-// existing Job only has its labels, owner, retry and cleanup settings kept in place: its pod
-// template is immutable and is never sent again.
-func (r *Reconciler) reconcileJob(ctx context.Context, e *echov1alpha1.Echo) observation {
-	done, err := r.finished(ctx, e)
-	if err != nil || done {
-		return observation{finished: done, err: err}
-	}
-	job, result, err := child.Ensure(ctx, r.Client, r.APIReader, BuildJob(e, r.Image), &batchv1.Job{}, jobSpec)
-	if err != nil {
-		return observation{err: err}
-	}
-	if result == child.Created {
-		r.Recorder.Eventf(e, job, corev1.EventTypeNormal, EventCreated, "Create", "Created Job %s", job.Name)
-	}
-	return observation{job: job}
-}
-
-// finished reports whether e already ran to the end, so that its Job must never run again. The
-// phase in the status is the only memory of that once the Job's TTL deleted it. The cache may
-// lag behind the status this controller just wrote, so when a Job that was created is gone from
-// the cache, the status is read again from the API server before the Job is made again.
-func (r *Reconciler) finished(ctx context.Context, e *echov1alpha1.Echo) (bool, error) {
-	if isFinished(e.Status.Phase) {
-		return true, nil
-	}
-	if e.Status.JobName == "" {
-		return false, nil
-	}
-	err := r.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Status.JobName}, &batchv1.Job{})
-	if err == nil {
-		return false, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("reading Job %s: %w", e.Status.JobName, err)
-	}
-	live := &echov1alpha1.Echo{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(e), live); err != nil {
-		// An Echo that is gone has nothing left to run.
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(fmt.Errorf("reading the Echo from the API server: %w", err))
-	}
-	return isFinished(live.Status.Phase), nil
+// Phases runs the one phase of a ScheduledEcho, its CronJob (reconcile_cronjob.go), and sets the
+// status of s to what it observed. A spec the CronJob API rejects is a terminal error: retrying
+// cannot help until the user changes it, and Ready says why.
+func (r *scheduledEchoReconciler) Phases(ctx context.Context, s *echov1alpha1.ScheduledEcho) (ctrl.Result, error) {
+	obs := r.reconcileCronJob(ctx, s)
+	s.Status = scheduledEchoStatus(s, obs)
+	return ctrl.Result{}, skeleton.TerminalIf(obs.err, isTerminal)
 }

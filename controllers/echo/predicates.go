@@ -30,3 +30,13 @@ func jobChanged() predicate.Predicate {
 		return !stateOf(before.Name, before, nil).sameAs(stateOf(after.Name, after, nil))
 	})
 }
+
+// cronJobChanged lets an update of an owned CronJob through only when it changed what the
+// operator reads: its spec (generation, so hand edits are repaired), its labels (the cache
+// selects by them), or the last schedule time the status reports. The CronJob controller's
+// other status writes (the list of active Jobs, lastSuccessfulTime) cause no reconcile.
+func cronJobChanged() predicate.Predicate {
+	return child.OwnedChanged(func(before, after *batchv1.CronJob) bool {
+		return !before.Status.LastScheduleTime.Equal(after.Status.LastScheduleTime)
+	})
+}

@@ -20,4 +20,4 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-func TestEcho(t *testing.T) { testenv.RunSuite(t, "Echo controller") }
+func TestEcho(t *testing.T) { testenv.RunSuite(t, "Echo and ScheduledEcho controllers") }

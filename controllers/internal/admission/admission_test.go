@@ -36,8 +36,8 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
-	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
 )
 
 // Minimum size of the refused half of the corpus (issue 13): in all, and per kind.
@@ -60,7 +60,7 @@ var _ = Describe("Admission", Ordered, Label("integration"), func() {
 
 	BeforeAll(func() { Expect(loadErr).NotTo(HaveOccurred()) })
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&scheduledecho.Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), Image: testImage}).SetupWithManager(mgr)
+		return (&echo.Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), Image: testImage}).SetupScheduledEchoWithManager(mgr)
 	})
 	// newNamespace creates a namespace of its own for one spec, so that names never collide.
 	newNamespace := func(ctx context.Context) string { return k8s.Namespace(ctx, "adm-") }

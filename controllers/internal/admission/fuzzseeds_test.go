@@ -36,7 +36,6 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
-	"github.com/seed1b407122/database-operator/controllers/scheduledecho"
 	"github.com/seed1b407122/database-operator/controllers/voteconfig"
 )
 
@@ -75,10 +74,10 @@ var seedCorpora = []seedCorpus{
 		},
 	},
 	{
-		pkg: "controllers/scheduledecho", target: "FuzzBuildCronJob", decode: fuzzspec.ScheduledEcho,
+		pkg: "controllers/echo", target: "FuzzBuildCronJob", decode: fuzzspec.ScheduledEcho,
 		build: func(obj client.Object) ([]client.Object, string, error) {
 			s := obj.(*echov1alpha1.ScheduledEcho)
-			children := []client.Object{scheduledecho.BuildCronJob(s, testImage)}
+			children := []client.Object{echo.BuildCronJob(s, testImage)}
 			// The controller checks the schedule with the CronJob API's parser before it
 			// writes: what the parser refuses is reported, and the API server refuses it too.
 			if _, err := cron.ParseStandard(s.Spec.Schedule); err != nil {

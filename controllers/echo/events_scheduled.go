@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package scheduledecho
+package echo
 
 import (
 	"context"
@@ -27,23 +27,23 @@ import (
 
 // Reasons of the events a ScheduledEcho gets.
 const (
-	EventCreated         = "Created"
-	EventUpdated         = "Updated"
+	EventCronJobCreated  = "Created"
+	EventCronJobUpdated  = "Updated"
 	EventInvalidSchedule = "InvalidSchedule"
-	EventRejected        = "Rejected"
+	EventCronJobRejected = "Rejected"
 )
 
 // rejections are the reasons of the Ready condition that are told as warnings when they appear.
 var rejections = map[string]string{
 	echov1alpha1.ReasonInvalidSchedule: EventInvalidSchedule,
-	echov1alpha1.ReasonCronJobRejected: EventRejected,
+	echov1alpha1.ReasonCronJobRejected: EventCronJobRejected,
 }
 
 // StatusWritten tells what a status write changed: a log line, and a warning when the CronJob's
 // name turns out to be held by another object or when the Ready condition turns to a reason that
 // needs the user to change the spec. A retried write (SyncFailed) is not told: it is expected to
 // pass.
-func (r *Reconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.ScheduledEcho) {
+func (r *scheduledEchoReconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.ScheduledEcho) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "cronJob", after.Status.CronJobName)
 	child.WarnConflictBegan(r.Recorder, after, before.Status.Conditions, after.Status.Conditions)
 	now := child.Changed(before.Status.Conditions, after.Status.Conditions, echov1alpha1.ConditionReady)

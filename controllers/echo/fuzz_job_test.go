@@ -26,9 +26,6 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 )
 
-// fuzzImage is the image the operator is configured with (ECHO_IMAGE), not user input.
-const fuzzImage = "registry.example/tools/busybox:1.36"
-
 // FuzzBuildJob builds the Job of any admitted Echo and checks: no panic, the name within what
 // the Job controller puts in the pods' job-name label, valid labels that hold the selector
 // labels, the controller reference, the message carried only in the environment (never in the
@@ -36,14 +33,14 @@ const fuzzImage = "registry.example/tools/busybox:1.36"
 func FuzzBuildJob(f *testing.F) {
 	f.Add("hello", "Hello, world")
 	f.Fuzz(func(t *testing.T, name, message string) {
-		fuzzspec.CheckBuilder(t, "BuildJob", fuzzspec.Echo(name, message), BuildJob, fuzzImage, checkJob)
+		fuzzspec.CheckBuilder(t, "BuildJob", fuzzspec.Echo(name, message), BuildJob, testImage, checkJob)
 	})
 }
 
 func checkJob(e *echov1alpha1.Echo, job *batchv1.Job) error {
 	pod := job.Spec.Template
 	errs := []error{
-		fuzzspec.Child(job, e, echov1alpha1.GroupVersion.WithKind(kind), fuzzspec.DNSSubdomain),
+		fuzzspec.Child(job, e, echov1alpha1.GroupVersion.WithKind(echoKind), fuzzspec.DNSSubdomain),
 		fuzzspec.LabelValue(job.Name, "the pods' label job-name"),
 		fuzzspec.Labels(pod.Labels, "spec.template.metadata.labels"),
 		fuzzspec.SelectsMap(e.SelectorLabels(), pod.Labels, "the Echo's selector labels"),
@@ -51,7 +48,7 @@ func checkJob(e *echov1alpha1.Echo, job *batchv1.Job) error {
 	if job.Name != e.JobName() {
 		errs = append(errs, fmt.Errorf("Job %q, want %q", job.Name, e.JobName()))
 	}
-	errs = append(errs, checkPod(pod.Spec, e.Spec.Message, fuzzImage))
+	errs = append(errs, checkPod(pod.Spec, e.Spec.Message, testImage))
 	if job.Spec.TTLSecondsAfterFinished == nil || *job.Spec.TTLSecondsAfterFinished != TTLSecondsAfterFinished {
 		errs = append(errs, fmt.Errorf("ttlSecondsAfterFinished %v, want %d", job.Spec.TTLSecondsAfterFinished, TTLSecondsAfterFinished))
 	}
@@ -93,7 +90,7 @@ func FuzzDriftJob(f *testing.F) {
 	f.Add("hello", "Hello, world", int32(-1), int32(-1))
 	f.Fuzz(func(t *testing.T, name, message string, backoffLimit, ttl int32) {
 		e := fuzzspec.Admitted(t, fuzzspec.Echo(name, message))
-		desired := BuildJob(e, fuzzImage)
+		desired := BuildJob(e, testImage)
 		// Someone changed (or, with -1, removed) the settings the operator keeps.
 		observed := desired.DeepCopy()
 		observed.Spec.BackoffLimit, observed.Spec.TTLSecondsAfterFinished = orNil(backoffLimit), orNil(ttl)

@@ -28,7 +28,7 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-var _ = Describe("Builders", Label("unit"), func() {
+var _ = Describe("Echo builders", Label("unit"), func() {
 	Describe("BuildJob", func() {
 		It("builds the whole Job", func() {
 			Expect(BuildJob(newEcho("ec"), "busybox:1.36")).To(Equal(&batchv1.Job{
@@ -78,13 +78,13 @@ var _ = Describe("Builders", Label("unit"), func() {
 
 		DescribeTable("follows the Echo",
 			func(job *batchv1.Job, check func(*batchv1.Job)) { check(job) },
-			Entry("namespace and name", BuildJob(newEcho("hello", withNamespace("team-a")), "busybox"), func(job *batchv1.Job) {
+			Entry("namespace and name", BuildJob(newEcho("hello", withEchoNamespace("team-a")), "busybox"), func(job *batchv1.Job) {
 				Expect(job.Namespace).To(Equal("team-a"))
 				Expect(job.Name).To(Equal("hello-echo"))
 				Expect(job.Spec.Template.Labels).To(HaveKeyWithValue("app.kubernetes.io/instance", "hello"))
 			}),
 			Entry("the message goes in an environment variable, never in the command",
-				BuildJob(newEcho("ec", withMessage(`"; rm -rf / #$(id)`)), "busybox"), func(job *batchv1.Job) {
+				BuildJob(newEcho("ec", withEchoMessage(`"; rm -rf / #$(id)`)), "busybox"), func(job *batchv1.Job) {
 					c := job.Spec.Template.Spec.Containers[0]
 					Expect(c.Env).To(Equal([]corev1.EnvVar{{Name: "MESSAGE", Value: `"; rm -rf / #$(id)`}}))
 					Expect(c.Command).To(Equal(printCommand))

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package scheduledecho
+package echo
 
 import (
 	"context"
@@ -20,27 +20,16 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
-	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
-
-// Phases runs the one phase of a ScheduledEcho, its CronJob, and sets the status of s to what it
-// observed. A spec the CronJob API rejects is a terminal error: retrying cannot help until the
-// user changes it, and Ready says why.
-func (r *Reconciler) Phases(ctx context.Context, s *echov1alpha1.ScheduledEcho) (ctrl.Result, error) {
-	obs := r.reconcileCronJob(ctx, s)
-	s.Status = computeStatus(s, obs)
-	return ctrl.Result{}, skeleton.TerminalIf(obs.err, isTerminal)
-}
 
 // reconcileCronJob keeps the CronJob of s as its spec says and returns what it saw. A schedule
 // the CronJob API would reject is not written: the CronJob keeps running on the last valid one,
 // and is only observed so that the status still reports its last schedule.
-func (r *Reconciler) reconcileCronJob(ctx context.Context, s *echov1alpha1.ScheduledEcho) observation {
+func (r *scheduledEchoReconciler) reconcileCronJob(ctx context.Context, s *echov1alpha1.ScheduledEcho) cronJobObservation {
 	if err := checkSchedule(s.Spec.Schedule); err != nil {
 		return r.observeCronJob(ctx, s, err)
 	}
@@ -51,24 +40,24 @@ func (r *Reconciler) reconcileCronJob(ctx context.Context, s *echov1alpha1.Sched
 	}
 	switch result {
 	case child.Created:
-		r.Recorder.Eventf(s, cj, corev1.EventTypeNormal, EventCreated, "Create",
+		r.Recorder.Eventf(s, cj, corev1.EventTypeNormal, EventCronJobCreated, "Create",
 			"Created CronJob %s on schedule %q", cj.Name, s.Spec.Schedule)
 	case child.Patched:
-		r.Recorder.Eventf(s, cj, corev1.EventTypeNormal, EventUpdated, "Update",
+		r.Recorder.Eventf(s, cj, corev1.EventTypeNormal, EventCronJobUpdated, "Update",
 			"Updated CronJob %s: schedule %q, suspend %t", cj.Name, s.Spec.Schedule, s.Spec.Suspend)
 	}
-	return observation{cronJob: cj}
+	return cronJobObservation{cronJob: cj}
 }
 
 // observeCronJob reads the CronJob from the cache without changing it, keeping err as the
 // reason it could not be brought in line with the spec.
-func (r *Reconciler) observeCronJob(ctx context.Context, s *echov1alpha1.ScheduledEcho, err error) observation {
+func (r *scheduledEchoReconciler) observeCronJob(ctx context.Context, s *echov1alpha1.ScheduledEcho, err error) cronJobObservation {
 	cj := &batchv1.CronJob{}
 	if getErr := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.CronJobName()}, cj); getErr != nil {
 		if client.IgnoreNotFound(getErr) != nil {
 			err = fmt.Errorf("%w; reading CronJob %s: %w", err, s.CronJobName(), getErr)
 		}
-		return observation{err: err}
+		return cronJobObservation{err: err}
 	}
-	return observation{cronJob: cj, err: err}
+	return cronJobObservation{cronJob: cj, err: err}
 }

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package scheduledecho
+package echo
 
 import (
 	"maps"
@@ -23,12 +23,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
-// kind names ScheduledEchos in owner references and in the operator's metrics.
-const kind = "ScheduledEcho"
+// scheduledEchoKind names ScheduledEchos in owner references and in the operator's metrics.
+const scheduledEchoKind = "ScheduledEcho"
 
 // How many finished Jobs the CronJob keeps (the API server's defaults, set so that the drift
 // check compares numbers exactly).
@@ -42,7 +41,7 @@ const (
 // of the operator's cache: the CronJob controller owns and cleans them.
 func BuildCronJob(s *echov1alpha1.ScheduledEcho, image string) *batchv1.CronJob {
 	return &batchv1.CronJob{
-		ObjectMeta: child.Meta(s, echov1alpha1.GroupVersion.WithKind(kind), s.CronJobName(), s.Labels()),
+		ObjectMeta: child.Meta(s, echov1alpha1.GroupVersion.WithKind(scheduledEchoKind), s.CronJobName(), s.Labels()),
 		Spec: batchv1.CronJobSpec{
 			Schedule: s.Spec.Schedule,
 			Suspend:  ptr.To(s.Spec.Suspend),
@@ -52,7 +51,7 @@ func BuildCronJob(s *echov1alpha1.ScheduledEcho, image string) *batchv1.CronJob 
 			FailedJobsHistoryLimit:     ptr.To[int32](FailedJobsHistoryLimit),
 			JobTemplate: batchv1.JobTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: s.SelectorLabels()},
-				Spec:       echo.BuildJobSpec(s.Spec.Message, image, s.SelectorLabels()),
+				Spec:       buildJobSpec(s.Spec.Message, image, s.SelectorLabels()),
 			},
 		},
 	}

@@ -28,14 +28,11 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-// conditionOf returns type, status, reason and message of one condition, for exact comparison.
-var conditionOf = testenv.ConditionOf
-
-// errRejected is the error the API server answers for a Job whose name is too long.
-var errRejected = testenv.Invalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "x-echo",
+// errJobRejected is the error the API server answers for a Job whose name is too long.
+var errJobRejected = testenv.Invalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "x-echo",
 	field.NewPath("spec", "template", "labels"), "x-echo", "must be no more than 63 bytes")
 
-var _ = Describe("Status", Label("unit"), func() {
+var _ = Describe("Echo status", Label("unit"), func() {
 	DescribeTable("stateOf",
 		func(job *batchv1.Job, err error, want jobState) {
 			Expect(stateOf("ec-echo", job, err)).To(Equal(want))
@@ -44,8 +41,8 @@ var _ = Describe("Status", Label("unit"), func() {
 			message: "Job ec-echo does not exist yet"}),
 		Entry("a Job that may still be created", nil, errors.New("connection refused"), jobState{
 			phase: echov1alpha1.EchoPending, reason: "SyncFailed", message: "connection refused"}),
-		Entry("a Job the API server rejects", nil, errRejected, jobState{phase: echov1alpha1.EchoFailed,
-			reason: "JobRejected", message: errRejected.Error()}),
+		Entry("a Job the API server rejects", nil, errJobRejected, jobState{phase: echov1alpha1.EchoFailed,
+			reason: "JobRejected", message: errJobRejected.Error()}),
 		Entry("created, no pod yet", newJob(), nil, jobState{phase: echov1alpha1.EchoPending, reason: "JobPending",
 			message: "Job ec-echo has no pod running yet"}),
 		Entry("a pod is running", newJob(withActive(1)), nil, jobState{phase: echov1alpha1.EchoRunning,
@@ -82,9 +79,9 @@ var _ = Describe("Status", Label("unit"), func() {
 			[]string{"Complete", "False", "JobRejected", "m"}, []string{"Failed", "True", "JobRejected", "m"}),
 	)
 
-	Describe("computeStatus", func() {
+	Describe("echoStatus", func() {
 		It("reports the Job", func() {
-			status := computeStatus(newEcho("ec"), observation{job: newJob(withSucceeded())})
+			status := echoStatus(newEcho("ec"), jobObservation{job: newJob(withSucceeded())})
 			Expect(status.JobName).To(Equal("ec-echo"))
 			Expect(status.Phase).To(Equal(echov1alpha1.EchoSucceeded))
 			Expect(status.StartTime).To(Equal(&t0))
@@ -94,7 +91,7 @@ var _ = Describe("Status", Label("unit"), func() {
 		})
 
 		It("names no Job that was never created", func() {
-			status := computeStatus(newEcho("ec"), observation{err: errRejected})
+			status := echoStatus(newEcho("ec"), jobObservation{err: errJobRejected})
 			Expect(status.JobName).To(BeEmpty())
 			Expect(status.Phase).To(Equal(echov1alpha1.EchoFailed))
 		})
@@ -104,7 +101,7 @@ var _ = Describe("Status", Label("unit"), func() {
 			e.Status.JobName, e.Status.StartTime, e.Status.CompletionTime = "ec-echo", &t0, &t1
 			setCompleteCondition(&e.Status.Conditions, e, jobState{phase: echov1alpha1.EchoSucceeded, reason: "JobSucceeded", message: "m"})
 			e.Status.ObservedGeneration = 1
-			Expect(computeStatus(e, observation{finished: true})).To(Equal(e.Status))
+			Expect(echoStatus(e, jobObservation{finished: true})).To(Equal(e.Status))
 		})
 	})
 

@@ -27,15 +27,15 @@ import (
 
 // Reasons of the events an Echo gets.
 const (
-	EventCreated   = "Created"
-	EventSucceeded = "Succeeded"
-	EventFailed    = "Failed"
+	EventJobCreated = "Created"
+	EventSucceeded  = "Succeeded"
+	EventFailed     = "Failed"
 )
 
 // StatusWritten tells what a status write changed: a log line, a warning when the Job's name
 // turns out to be held by another object, and an event when the phase reaches an end. The phase
 // of a finished Echo never changes again, so each end is told once.
-func (r *Reconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.Echo) {
+func (r *echoReconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.Echo) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "phase", after.Status.Phase, "job", after.Status.JobName)
 	child.WarnConflictBegan(r.Recorder, after, before.Status.Conditions, after.Status.Conditions)
 	if before.Status.Phase == after.Status.Phase {

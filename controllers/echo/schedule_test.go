@@ -12,16 +12,52 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package scheduledecho
+package echo
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
 	"github.com/robfig/cron/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+var _ = Describe("Schedule", Label("unit"), func() {
+	DescribeTable("checkSchedule accepts what the CronJob API accepts",
+		func(schedule string, want types.GomegaMatcher) {
+			err := checkSchedule(schedule)
+			if want == nil {
+				Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			Expect(err).To(MatchError(want))
+			Expect(isScheduleError(err)).To(BeTrue())
+		},
+		Entry("every five minutes", "*/5 * * * *", nil),
+		Entry("weekdays at midnight", "0 0 * * 1-5", nil),
+		Entry("a macro", "@hourly", nil),
+		Entry("minute 99", "99 * * * *", Equal(`invalid schedule "99 * * * *": end of range (99) above maximum (59): 99`)),
+		Entry("month 13", "0 0 1 13 *", Equal(`invalid schedule "0 0 1 13 *": end of range (13) above maximum (12): 13`)),
+		Entry("six fields", "0 * * * * *", Equal(`invalid schedule "0 * * * * *": expected exactly 5 fields, found 6: [0 * * * * *]`)),
+		Entry("a time zone without a schedule makes the parser panic, not the operator", "TZ=UTC",
+			HavePrefix(`invalid schedule "TZ=UTC": the cron parser failed: runtime error: slice bounds out of range`)),
+	)
+
+	DescribeTable("classifies errors",
+		func(err error, schedule, terminal bool) {
+			Expect(isScheduleError(err)).To(Equal(schedule))
+			Expect(isTerminal(err)).To(Equal(terminal))
+		},
+		Entry("the parser's verdict", checkSchedule("99 * * * *"), true, true),
+		Entry("the API server's verdict on the schedule", fmt.Errorf("creating CronJob: %w", errTZ), true, true),
+		Entry("the API server's verdict on another field", fmt.Errorf("creating CronJob: %w", errCronJobTooLong), false, true),
+		Entry("an error that may pass", errTransient, false, false),
+		Entry("no error", nil, false, false),
+	)
+})
 
 var _ = Describe("A schedule that never fires", Label("unit"), func() {
 	// neverFires is the message of checkSchedule for such a schedule.

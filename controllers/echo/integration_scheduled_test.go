@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package scheduledecho
+package echo
 
 import (
 	"strings"
@@ -28,27 +28,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
-	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
-// testImage is the image the operator under test is configured with.
-const testImage = "registry.example/tools/busybox:1.36"
-
-// The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
-// envtest runs no other controller: no CronJob ever starts a Job, and the specs play the CronJob
-// controller by writing the CronJob's status themselves.
+// The envtest specs of ScheduledEchos run their controller alone in a manager against a real
+// kube-apiserver and etcd. envtest runs no other controller: no CronJob ever starts a Job, and the
+// specs play the CronJob controller by writing the CronJob's status themselves.
 var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func() {
-	k8s := testenv.StartWith(func(deps operator.ReconcilerBase) *Reconciler {
-		return &Reconciler{ReconcilerBase: deps, Image: testImage}
-	})
+	k8s := startWith((*Reconciler).SetupScheduledEchoWithManager)
 	scheduledEchoes := testenv.Kind[*echov1alpha1.ScheduledEcho, *batchv1.CronJob]{
 		Env: k8s, Name: "ScheduledEcho", ChildName: (*echov1alpha1.ScheduledEcho).CronJobName,
 	}
 
 	It("creates the exact CronJob, owner-referenced, and reports it Ready", func(ctx SpecContext) {
-		s := newScheduledEcho("se", withNamespace(k8s.Namespace(ctx, "sec-")))
+		s := newScheduledEcho("se", withScheduledEchoNamespace(k8s.Namespace(ctx, "sec-")))
 		cj := scheduledEchoes.Create(ctx, s)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
 
@@ -62,7 +55,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 		Expect(cj.Spec.SuccessfulJobsHistoryLimit).To(Equal(ptr.To[int32](3)))
 		Expect(cj.Spec.FailedJobsHistoryLimit).To(Equal(ptr.To[int32](1)))
 		Expect(cj.Spec.JobTemplate.Labels).To(Equal(selector))
-		want := echo.BuildJobSpec("hello", testImage, selector)
+		want := buildJobSpec("hello", testImage, selector)
 		job := cj.Spec.JobTemplate.Spec
 		Expect(job.BackoffLimit).To(Equal(want.BackoffLimit))
 		Expect(job.ActiveDeadlineSeconds).To(Equal(want.ActiveDeadlineSeconds))
@@ -88,7 +81,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 	})
 
 	It("applies changes of message, schedule and suspend to the CronJob", func(ctx SpecContext) {
-		s := newScheduledEcho("se", withNamespace(k8s.Namespace(ctx, "sec-")))
+		s := newScheduledEcho("se", withScheduledEchoNamespace(k8s.Namespace(ctx, "sec-")))
 		scheduledEchoes.Create(ctx, s)
 		scheduledEchoes.Update(ctx, s, func(s *echov1alpha1.ScheduledEcho) {
 			s.Spec.Message = "good morning"
@@ -111,7 +104,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 	})
 
 	It("reports the last schedule time of the CronJob", func(ctx SpecContext) {
-		s := newScheduledEcho("se", withNamespace(k8s.Namespace(ctx, "sec-")))
+		s := newScheduledEcho("se", withScheduledEchoNamespace(k8s.Namespace(ctx, "sec-")))
 		scheduledEchoes.Create(ctx, s)
 		Eventually(func(g Gomega) {
 			cj := scheduledEchoes.Child(ctx, s)(g)
@@ -123,7 +116,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 	})
 
 	It("puts back a hand-edited CronJob", func(ctx SpecContext) {
-		s := newScheduledEcho("se", withNamespace(k8s.Namespace(ctx, "sec-")))
+		s := newScheduledEcho("se", withScheduledEchoNamespace(k8s.Namespace(ctx, "sec-")))
 		cj := scheduledEchoes.Create(ctx, s)
 		patch := client.MergeFrom(cj.DeepCopy())
 		cj.Spec.Schedule = "* * * * *"
@@ -138,7 +131,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 
 	It("reports a schedule the CronJob API rejects, writes no CronJob, and does not retry", func(ctx SpecContext) {
 		// "99 * * * *" has five fields: the CRD's rule lets it through.
-		s := newScheduledEcho("se", withNamespace(k8s.Namespace(ctx, "sec-")), withSchedule("99 * * * *"))
+		s := newScheduledEcho("se", withScheduledEchoNamespace(k8s.Namespace(ctx, "sec-")), withSchedule("99 * * * *"))
 		Expect(k8s.Create(ctx, s)).To(Succeed())
 		message := `invalid schedule "99 * * * *": end of range (99) above maximum (59): 99`
 		Eventually(k8s.Condition(ctx, s, "Ready")).Should(Equal([]string{"False", "InvalidSchedule", message}))
@@ -153,7 +146,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 	})
 
 	It("keeps the last valid schedule when the schedule becomes invalid", func(ctx SpecContext) {
-		s := newScheduledEcho("se", withNamespace(k8s.Namespace(ctx, "sec-")))
+		s := newScheduledEcho("se", withScheduledEchoNamespace(k8s.Namespace(ctx, "sec-")))
 		scheduledEchoes.Create(ctx, s)
 		scheduledEchoes.Update(ctx, s, func(s *echov1alpha1.ScheduledEcho) {
 			s.Spec.Schedule = "0 0 31 2 9"
@@ -169,7 +162,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 	It("reports the API server's verdict on a schedule the parser accepts", func(ctx SpecContext) {
 		// Five fields for the CRD's rule (a tab is not a separator for it), a valid schedule for
 		// the cron parser, but the CronJob API wants the time zone in spec.timeZone.
-		s := newScheduledEcho("se", withNamespace(k8s.Namespace(ctx, "sec-")), withSchedule("CRON_TZ=UTC 0 * * *\t*"))
+		s := newScheduledEcho("se", withScheduledEchoNamespace(k8s.Namespace(ctx, "sec-")), withSchedule("CRON_TZ=UTC 0 * * *\t*"))
 		Expect(k8s.Create(ctx, s)).To(Succeed())
 		Eventually(k8s.Condition(ctx, s, "Ready")).Should(HaveExactElements("False", "InvalidSchedule",
 			And(HavePrefix("creating CronJob"), HaveSuffix("cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))))
@@ -179,14 +172,14 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 
 	It("refuses at admission a name too long for its CronJob, and accepts the longest that fits", func(ctx SpecContext) {
 		ns := k8s.Namespace(ctx, "sec-")
-		k8s.ExpectCreateRefused(ctx, newScheduledEcho(strings.Repeat("s", 48), withNamespace(ns)), "name must be at most 47 characters: the CronJob is named NAME-echo and CronJob names are limited to 52")
-		s := newScheduledEcho(strings.Repeat("s", 47), withNamespace(ns))
+		k8s.ExpectCreateRefused(ctx, newScheduledEcho(strings.Repeat("s", 48), withScheduledEchoNamespace(ns)), "name must be at most 47 characters: the CronJob is named NAME-echo and CronJob names are limited to 52")
+		s := newScheduledEcho(strings.Repeat("s", 47), withScheduledEchoNamespace(ns))
 		Expect(k8s.Create(ctx, s)).To(Succeed())
 		Eventually(k8s.Condition(ctx, s, "Ready")).Should(HaveExactElements("True", "CronJobSynced", Not(BeEmpty())))
 	})
 
 	It("records its conditions in the operator's metrics, and removes them once deleted", func(ctx SpecContext) {
-		s := newScheduledEcho("se", withNamespace(k8s.Namespace(ctx, "sec-")))
+		s := newScheduledEcho("se", withScheduledEchoNamespace(k8s.Namespace(ctx, "sec-")))
 		scheduledEchoes.Create(ctx, s)
 		scheduledEchoes.ExpectConditionSeries(ctx, s,
 			map[string]string{"Ready": "true", "Suspended": "false", "Degraded": "false"},
@@ -200,7 +193,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 
 		DescribeTable("rejects a schedule without five fields",
 			func(ctx SpecContext, schedule string) {
-				k8s.ExpectCreateRefused(ctx, newScheduledEcho("bad", withNamespace(ns), withSchedule(schedule)), "schedule must have five fields (minute hour day-of-month month day-of-week)")
+				k8s.ExpectCreateRefused(ctx, newScheduledEcho("bad", withScheduledEchoNamespace(ns), withSchedule(schedule)), "schedule must have five fields (minute hour day-of-month month day-of-week)")
 			},
 			Entry("three fields", "* * *"),
 			Entry("six fields", "0 * * * * *"),
@@ -211,7 +204,7 @@ var _ = Describe("ScheduledEcho controller", Ordered, Label("integration"), func
 	// The ownership rule for the CronJob: a CronJob of that name held by anything but the
 	// ScheduledEcho is left exactly as it is and reported, never adopted.
 	scheduledEchoes.OwnershipSpecs(func(ns string) *echov1alpha1.ScheduledEcho {
-		return newScheduledEcho("se", withNamespace(ns))
+		return newScheduledEcho("se", withScheduledEchoNamespace(ns))
 	}, &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", JobTemplate: batchv1.JobTemplateSpec{
 		Spec: batchv1.JobSpec{Template: testenv.SomeonesPod("backup")},
 	}}})

@@ -27,8 +27,8 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
-// observation is what one reconcile saw of an Echo's Job.
-type observation struct {
+// jobObservation is what one reconcile saw of an Echo's Job.
+type jobObservation struct {
 	// job is the Job as the server holds it, nil when it does not exist or was not looked at.
 	job *batchv1.Job
 	// finished says the Echo had finished before this reconcile: nothing was looked at or changed.
@@ -104,10 +104,10 @@ func jobCondition(job *batchv1.Job, conditionType batchv1.JobConditionType) *bat
 	return nil
 }
 
-// computeStatus returns the status of e as observed. A finished Echo keeps the status it ended
+// echoStatus returns the status of e as observed. A finished Echo keeps the status it ended
 // with, whatever happens to its Job afterwards. The current status is otherwise only read to keep
 // the lastTransitionTime of conditions that did not change.
-func computeStatus(e *echov1alpha1.Echo, obs observation) echov1alpha1.EchoStatus {
+func echoStatus(e *echov1alpha1.Echo, obs jobObservation) echov1alpha1.EchoStatus {
 	if obs.finished {
 		status := *e.Status.DeepCopy()
 		status.ObservedGeneration = e.Generation

@@ -29,19 +29,13 @@ import (
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
-	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
-// testImage is the image the operator under test is configured with.
-const testImage = "registry.example/tools/busybox:1.36"
-
-// The envtest specs run the controller in a manager against a real kube-apiserver and etcd.
-// envtest runs no other controller: nothing runs Jobs, and the specs play the Job controller by
-// writing the Job's status themselves.
+// The envtest specs of Echos run their controller alone in a manager against a real kube-apiserver
+// and etcd. envtest runs no other controller: nothing runs Jobs, and the specs play the Job
+// controller by writing the Job's status themselves.
 var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
-	k8s := testenv.StartWith(func(deps operator.ReconcilerBase) *Reconciler {
-		return &Reconciler{ReconcilerBase: deps, Image: testImage}
-	})
+	k8s := startWith((*Reconciler).SetupEchoWithManager)
 	echoes := testenv.Kind[*echov1alpha1.Echo, *batchv1.Job]{Env: k8s, Name: "Echo", ChildName: (*echov1alpha1.Echo).JobName}
 
 	// setJobStatus plays the Job controller: it writes the status that opts describe.
@@ -68,7 +62,7 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	}
 
 	It("creates the exact Job, owner-referenced, and reports it Pending", func(ctx SpecContext) {
-		e := newEcho("ec", withNamespace(k8s.Namespace(ctx, "echo-")), withMessage("Hello, $USER! `id`"))
+		e := newEcho("ec", withEchoNamespace(k8s.Namespace(ctx, "echo-")), withEchoMessage("Hello, $USER! `id`"))
 		job := echoes.Create(ctx, e)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(e), e)).To(Succeed())
 
@@ -110,7 +104,7 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	})
 
 	It("follows the Job to Running and Succeeded, and tells it once", func(ctx SpecContext) {
-		e := newEcho("ec", withNamespace(k8s.Namespace(ctx, "echo-")))
+		e := newEcho("ec", withEchoNamespace(k8s.Namespace(ctx, "echo-")))
 		echoes.Create(ctx, e)
 		setJobStatus(ctx, e, withActive(1))
 		Eventually(phase(ctx, e)).Should(Equal(echov1alpha1.EchoRunning))
@@ -130,7 +124,7 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	})
 
 	It("reports a failed Job", func(ctx SpecContext) {
-		e := newEcho("ec", withNamespace(k8s.Namespace(ctx, "echo-")))
+		e := newEcho("ec", withEchoNamespace(k8s.Namespace(ctx, "echo-")))
 		echoes.Create(ctx, e)
 		setJobStatus(ctx, e, withFailed())
 		Eventually(phase(ctx, e)).Should(Equal(echov1alpha1.EchoFailed))
@@ -142,7 +136,7 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	})
 
 	It("recreates the deleted Job of an Echo that has not finished", func(ctx SpecContext) {
-		e := newEcho("ec", withNamespace(k8s.Namespace(ctx, "echo-")))
+		e := newEcho("ec", withEchoNamespace(k8s.Namespace(ctx, "echo-")))
 		job := echoes.Create(ctx, e)
 		setJobStatus(ctx, e, withActive(1))
 		Eventually(phase(ctx, e)).Should(Equal(echov1alpha1.EchoRunning))
@@ -158,7 +152,7 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	})
 
 	It("never runs a finished Echo again, even when its Job is gone", func(ctx SpecContext) {
-		e := newEcho("ec", withNamespace(k8s.Namespace(ctx, "echo-")))
+		e := newEcho("ec", withEchoNamespace(k8s.Namespace(ctx, "echo-")))
 		job := echoes.Create(ctx, e)
 		setJobStatus(ctx, e, withSucceeded())
 		Eventually(phase(ctx, e)).Should(Equal(echov1alpha1.EchoSucceeded))
@@ -173,7 +167,7 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	})
 
 	It("keeps the Job's cleanup settings but never touches its pod template", func(ctx SpecContext) {
-		e := newEcho("ec", withNamespace(k8s.Namespace(ctx, "echo-")))
+		e := newEcho("ec", withEchoNamespace(k8s.Namespace(ctx, "echo-")))
 		job := echoes.Create(ctx, e)
 		patch := client.MergeFrom(job.DeepCopy())
 		job.Spec.TTLSecondsAfterFinished = ptr.To[int32](5)
@@ -187,8 +181,8 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	It("refuses at admission a name too long for its Job, and accepts the longest that fits", func(ctx SpecContext) {
 		// The Job is NAME-echo, and a Job's name becomes a label value of its pods (63 bytes).
 		ns := k8s.Namespace(ctx, "echo-")
-		k8s.ExpectCreateRefused(ctx, newEcho(strings.Repeat("e", 59), withNamespace(ns)), "name must be at most 58 characters: the Job is named NAME-echo and Job names are limited to 63")
-		e := newEcho(strings.Repeat("e", 58), withNamespace(ns))
+		k8s.ExpectCreateRefused(ctx, newEcho(strings.Repeat("e", 59), withEchoNamespace(ns)), "name must be at most 58 characters: the Job is named NAME-echo and Job names are limited to 63")
+		e := newEcho(strings.Repeat("e", 58), withEchoNamespace(ns))
 		Expect(k8s.Create(ctx, e)).To(Succeed())
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: e.JobName()}, &batchv1.Job{})
@@ -196,7 +190,7 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 	})
 
 	It("records its conditions in the operator's metrics, and removes them once deleted", func(ctx SpecContext) {
-		e := newEcho("ec", withNamespace(k8s.Namespace(ctx, "echo-")))
+		e := newEcho("ec", withEchoNamespace(k8s.Namespace(ctx, "echo-")))
 		echoes.Create(ctx, e)
 		echoes.ExpectConditionSeries(ctx, e,
 			map[string]string{"Complete": "false", "Failed": "false", "Degraded": "false"},
@@ -209,11 +203,11 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 		BeforeAll(func(ctx SpecContext) { ns = k8s.Namespace(ctx, "echo-") })
 
 		It("rejects an empty message", func(ctx SpecContext) {
-			k8s.ExpectCreateRefused(ctx, newEcho("empty", withNamespace(ns), withMessage("")), "spec.message in body should be at least 1 chars long")
+			k8s.ExpectCreateRefused(ctx, newEcho("empty", withEchoNamespace(ns), withEchoMessage("")), "spec.message in body should be at least 1 chars long")
 		})
 
 		It("rejects a changed message", func(ctx SpecContext) {
-			e := newEcho("immutable", withNamespace(ns))
+			e := newEcho("immutable", withEchoNamespace(ns))
 			Expect(k8s.Create(ctx, e)).To(Succeed())
 			patch := client.MergeFrom(e.DeepCopy())
 			e.Spec.Message = "something else"
@@ -224,6 +218,6 @@ var _ = Describe("Echo controller", Ordered, Label("integration"), func() {
 
 	// The ownership rule for the Job: a Job of that name held by anything but the Echo is left
 	// exactly as it is and reported, never adopted; the Echo runs once the name is free.
-	echoes.OwnershipSpecs(func(ns string) *echov1alpha1.Echo { return newEcho("ec", withNamespace(ns)) },
+	echoes.OwnershipSpecs(func(ns string) *echov1alpha1.Echo { return newEcho("ec", withEchoNamespace(ns)) },
 		&batchv1.Job{Spec: batchv1.JobSpec{Template: testenv.SomeonesPod("work")}})
 })

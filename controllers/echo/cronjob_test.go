@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package scheduledecho
+package echo
 
 import (
 	. "github.com/onsi/ginkgo/v2"
@@ -24,11 +24,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
-var _ = Describe("Builders", Label("unit"), func() {
+var _ = Describe("ScheduledEcho builders", Label("unit"), func() {
 	selector := map[string]string{"app.kubernetes.io/name": "scheduledecho", "app.kubernetes.io/instance": "se"}
 
 	Describe("BuildCronJob", func() {
@@ -43,7 +42,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 					FailedJobsHistoryLimit:     ptr.To[int32](1),
 					JobTemplate: batchv1.JobTemplateSpec{
 						ObjectMeta: metav1.ObjectMeta{Labels: selector},
-						Spec:       echo.BuildJobSpec("hello", "busybox:1.36", selector),
+						Spec:       buildJobSpec("hello", "busybox:1.36", selector),
 					},
 				},
 			}))
@@ -57,11 +56,11 @@ var _ = Describe("Builders", Label("unit"), func() {
 			Entry("suspend", BuildCronJob(newScheduledEcho("se", withSuspend(true)), "busybox"), func(cj *batchv1.CronJob) {
 				Expect(cj.Spec.Suspend).To(Equal(ptr.To(true)))
 			}),
-			Entry("message", BuildCronJob(newScheduledEcho("se", withMessage("hi there")), "busybox"), func(cj *batchv1.CronJob) {
+			Entry("message", BuildCronJob(newScheduledEcho("se", withScheduledEchoMessage("hi there")), "busybox"), func(cj *batchv1.CronJob) {
 				Expect(cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Env).To(Equal(
 					[]corev1.EnvVar{{Name: "MESSAGE", Value: "hi there"}}))
 			}),
-			Entry("namespace and name", BuildCronJob(newScheduledEcho("nightly", withNamespace("team-a")), "busybox"), func(cj *batchv1.CronJob) {
+			Entry("namespace and name", BuildCronJob(newScheduledEcho("nightly", withScheduledEchoNamespace("team-a")), "busybox"), func(cj *batchv1.CronJob) {
 				Expect(cj.Namespace).To(Equal("team-a"))
 				Expect(cj.Name).To(Equal("nightly-echo"))
 			}),

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package scheduledecho
+package echo
 
 import (
 	"fmt"
@@ -28,18 +28,18 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
-// observation is what one reconcile saw of a ScheduledEcho's CronJob.
-type observation struct {
+// cronJobObservation is what one reconcile saw of a ScheduledEcho's CronJob.
+type cronJobObservation struct {
 	// cronJob is the CronJob as the server holds it, nil when it does not exist.
 	cronJob *batchv1.CronJob
 	// err is the error that kept the CronJob from matching the spec, if any.
 	err error
 }
 
-// computeStatus returns the status of s as observed. It starts from the current status only to
+// scheduledEchoStatus returns the status of s as observed. It starts from the current status only to
 // keep what a missing CronJob cannot tell (its name and last schedule) and the
 // lastTransitionTime of conditions that did not change.
-func computeStatus(s *echov1alpha1.ScheduledEcho, obs observation) echov1alpha1.ScheduledEchoStatus {
+func scheduledEchoStatus(s *echov1alpha1.ScheduledEcho, obs cronJobObservation) echov1alpha1.ScheduledEchoStatus {
 	status := echov1alpha1.ScheduledEchoStatus{
 		CronJobName:        s.Status.CronJobName,
 		LastScheduleTime:   s.Status.LastScheduleTime,
