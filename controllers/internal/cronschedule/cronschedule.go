@@ -43,7 +43,8 @@ var ErrNeverFires = errors.New("it never fires: no month it names has a day of t
 
 // ErrEmptyField says that a schedule never fires because a field names no value: the parser
 // reads a field of commas only (e.g. "* , * * *") as matching nothing, and the CronJob API
-// accepts it. Found by scheduledecho's FuzzSchedule, which ErrNeverFires misexplained.
+// accepts it. Found by the FuzzSchedule of controllers/echo (ScheduledEchos), which
+// ErrNeverFires misexplained.
 var ErrEmptyField = errors.New("it never fires: a field names no value (e.g. a lone ',')")
 
 // FireCheckStart is where the search for a schedule's first run starts. robfig/cron's Next looks
