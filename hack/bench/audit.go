@@ -9,20 +9,21 @@ import (
 	"strconv"
 	"strings"
 
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
 	"github.com/seed1b407122/database-operator/test/harness/controlplane"
 )
 
 // The operator's requests are counted from kube-apiserver's audit log. The manager talks to
 // kube-apiserver directly, over TLS and HTTP/2 as in a cluster, as a user of its own (auditUser,
 // in system:masters like the admin), and the audit policy logs that user's requests only, at the
-// Metadata level. So the counts are of what the manager really sends on its real path, and they
+// Metadata level: the counts are of what the manager really sends on its real path, and they
 // cost the benchmark process nothing per request.
 
 // countAudit is settings.count of the results: how their requests were counted. The index of
 // runs shows it beside the older results, which a counting proxy counted.
 const countAudit = "audit"
 
-// auditUser is the manager's user name.
 const auditUser = "bench-manager"
 
 // auditPolicy logs the manager's requests once each: at ResponseComplete, and at
@@ -40,11 +41,10 @@ rules:
 // dir/audit.log, and that path. The default mode (blocking) writes an event before the
 // response, so a snapshot taken after a request completed counts it.
 func auditArgs(dir string) ([]string, string, error) {
-	policy := filepath.Join(dir, "audit-policy.yaml")
+	policy, log := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "audit.log")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
 		return nil, "", err
 	}
-	log := filepath.Join(dir, "audit.log")
 	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + log, "--audit-log-format=json",
 		"--audit-log-maxsize=0", "--audit-log-maxbackup=0"}, log, nil
 }
@@ -60,17 +60,13 @@ func (c requestCounts) minus(earlier requestCounts) requestCounts {
 	return requestCounts{minus(c.ByVerbResource, earlier.ByVerbResource), minus(c.ByCode, earlier.ByCode)}
 }
 
-// verbWatch is the verb of a watch request.
-const verbWatch = "watch"
-
 // totals sums writes, one-shot reads (get, list) and watches.
 func (c requestCounts) totals() (writes, reads, watches int64) {
 	for k, v := range c.ByVerbResource {
-		verb, _, _ := strings.Cut(k, " ")
-		switch verb {
+		switch verb, _, _ := strings.Cut(k, " "); verb {
 		case "create", "update", "patch", "delete", "deletecollection":
 			writes += v
-		case verbWatch:
+		case "watch":
 			watches += v
 		default:
 			reads += v
@@ -107,57 +103,37 @@ func readAudit(path string) (requestCounts, error) {
 	return c, nil
 }
 
-// auditEvent holds the fields of an audit.k8s.io/v1 Event the counter reads.
-type auditEvent struct {
-	Stage      string `json:"stage"`
-	Verb       string `json:"verb"`
-	RequestURI string `json:"requestURI"`
-	ObjectRef  *struct {
-		Resource    string `json:"resource"`
-		APIGroup    string `json:"apiGroup"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus *struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-}
-
-// parseAuditEvent returns the "verb resource" key and the response code of one line of the
-// log, and whether the line counts: a watch at ResponseStarted, any other request at
-// ResponseComplete (a watch's ResponseComplete, when it ends, and a request that panicked are
-// not counted again).
+// parseAuditEvent returns the "verb resource[.group][/subresource]" key ("verb nonresource/PATH"
+// for discovery) and the response code of one line of the log, and whether the line counts: a
+// watch at ResponseStarted, any other request at ResponseComplete (a watch's ResponseComplete,
+// when it ends, and a request that panicked are not counted again).
 func parseAuditEvent(line []byte) (key, code string, counted bool, err error) {
-	var e auditEvent
+	var e auditv1.Event
 	if err := json.Unmarshal(line, &e); err != nil {
 		return "", "", false, fmt.Errorf("reading the audit log: %w", err)
 	}
-	switch {
-	case e.Verb == verbWatch && e.Stage == "ResponseStarted":
-	case e.Verb != verbWatch && e.Stage == "ResponseComplete":
-	default:
+	counted = e.Stage == auditv1.StageResponseComplete
+	if e.Verb == "watch" {
+		counted = e.Stage == auditv1.StageResponseStarted
+	}
+	if !counted {
 		return "", "", false, nil
 	}
 	if e.ResponseStatus != nil {
-		code = strconv.Itoa(e.ResponseStatus.Code)
+		code = strconv.Itoa(int(e.ResponseStatus.Code))
 	}
-	return e.Verb + " " + auditResource(e), code, true, nil
-}
-
-// auditResource names the resource of an event "resource[.group][/subresource]", or
-// "nonresource/PATH" for a request without one (discovery).
-func auditResource(e auditEvent) string {
-	if e.ObjectRef == nil || e.ObjectRef.Resource == "" {
-		path, _, _ := strings.Cut(e.RequestURI, "?")
-		return "nonresource" + path
+	path, _, _ := strings.Cut(e.RequestURI, "?")
+	key = "nonresource" + path
+	if r := e.ObjectRef; r != nil && r.Resource != "" {
+		key = r.Resource
+		if r.APIGroup != "" {
+			key += "." + r.APIGroup
+		}
+		if r.Subresource != "" {
+			key += "/" + r.Subresource
+		}
 	}
-	r := e.ObjectRef.Resource
-	if e.ObjectRef.APIGroup != "" {
-		r += "." + e.ObjectRef.APIGroup
-	}
-	if e.ObjectRef.Subresource != "" {
-		r += "/" + e.ObjectRef.Subresource
-	}
-	return r
+	return e.Verb + " " + key, code, true, nil
 }
 
 // auditUserKubeconfig provisions auditUser on the cluster and writes its kubeconfig, which

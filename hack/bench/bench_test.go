@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +31,7 @@ go_gc_duration_seconds_sum 0.5
 go_gc_duration_seconds_count 260
 database_operator_resource_condition{kind="DatabaseCluster"} 1
 `
-	samples, err := parseMetrics(strings.NewReader(text))
+	samples, err := parseMetrics([]byte(text), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +53,9 @@ database_operator_resource_condition{kind="DatabaseCluster"} 1
 	if got := sum(samples, "go_gc_duration_seconds_count", nil); got != 260 {
 		t.Errorf("GCs = %v, want 260 (a summary's _count)", got)
 	}
-	base, err := parseMetrics(strings.NewReader(`workqueue_queue_duration_seconds_sum{name="databasecluster"} 0.5
+	base, err := parseMetrics([]byte(`workqueue_queue_duration_seconds_sum{name="databasecluster"} 0.5
 workqueue_queue_duration_seconds_count{name="databasecluster"} 2
-`))
+`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +66,7 @@ workqueue_queue_duration_seconds_count{name="databasecluster"} 2
 	if all, operator := seriesCounts(samples); all != 12 || operator != 1 {
 		t.Errorf("seriesCounts = %d, %d; want 12, 1", all, operator)
 	}
-	if _, err := parseMetrics(strings.NewReader("a{b=\"c\" 1\n")); err == nil {
+	if _, err := parseMetrics([]byte("a{b=\"c\" 1\n"), nil); err == nil {
 		t.Error("a malformed line did not fail")
 	}
 }
@@ -103,7 +102,10 @@ func TestLeaderModeAdd(t *testing.T) {
 }
 
 func TestBuildCases(t *testing.T) {
-	got, err := buildCases("100,300", "16", "50,-1", "100", []string{""}, true, 2)
+	opts := func(ns, concs, qpss, bursts, manager string, floor bool, repeat int) *options {
+		return &options{ns: ns, concs: concs, qpss: qpss, bursts: bursts, floor: floor, repeat: repeat, s: settings{manager: manager}}
+	}
+	got, err := buildCases(opts("100,300", "16", "50,-1", "100", "bin/manager", true, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,24 +116,21 @@ func TestBuildCases(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("buildCases = %v, want %v", got, want)
 	}
-	if got, _ := buildCases("1000", "4", "50", "100", []string{""}, false, 1); len(got) != 1 || got[0].Nodes != 10 {
+	if got, _ := buildCases(opts("1000", "4", "50", "100", "bin/manager", false, 1)); len(got) != 1 || got[0].Nodes != 10 {
 		t.Fatalf("buildCases without floor = %v, want one case on 10 nodes (1,100 pods at 110 per node)", got)
 	}
 	for _, bad := range [][4]string{{"0", "16", "50", "100"}, {"100", "x", "50", "100"}, {"100", "16", "50,500", "1,2,3"}} {
-		if _, err := buildCases(bad[0], bad[1], bad[2], bad[3], []string{""}, false, 1); err == nil {
+		if _, err := buildCases(opts(bad[0], bad[1], bad[2], bad[3], "bin/manager", false, 1)); err == nil {
 			t.Errorf("buildCases(%q) did not fail", bad)
 		}
 	}
 	// Two binaries: each case once per binary, each after a floor case of its own.
-	two, err := buildCases("1000", "16", "50", "100", []string{"/tmp/a", "/tmp/b"}, true, 1)
+	two, err := buildCases(opts("1000", "16", "50", "100", "/tmp/a,/tmp/b", true, 1))
 	if err != nil || len(two) != 4 || !two[0].Floor || two[1].Manager != "/tmp/a" || !two[2].Floor || two[3].Manager != "/tmp/b" {
 		t.Errorf("two managers: %+v, %v", two, err)
 	}
 	if configLabel(two[3]) != "c=16 q=50/100 b" {
 		t.Errorf("label = %q", configLabel(two[3]))
-	}
-	if got := managerList("bin/manager"); len(got) != 1 || got[0] != "" {
-		t.Errorf("one manager: %q", got)
 	}
 }
 

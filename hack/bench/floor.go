@@ -15,19 +15,17 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 )
 
-// The floor case: the same local cluster and the same N, the same DatabaseClusters created the
-// same way, but no operator. An ideal controller in the benchmark creates exactly the children
-// the operator would create for each DatabaseCluster — built by the operator's own builders from
-// the same spec — with as many goroutines as the operator has workers
-// (--max-concurrent-reconciles of the case it pairs with), and the case ends when every
-// StatefulSet is ready. What the StatefulSet controller, the scheduler, the volume binding
-// and the simulated kubelets cost is in both cases; the operator case's convergence divided by
-// the floor's is what the operator adds.
+// The floor case: the same local cluster, N and DatabaseClusters, created the same way, but no
+// operator. An ideal controller in the benchmark creates exactly the children the operator
+// would create for each DatabaseCluster, built by the operator's own builders, with as many
+// goroutines as the operator has workers (--max-concurrent-reconciles of the case it pairs
+// with); the case ends when every StatefulSet is ready. What the StatefulSet controller, the
+// scheduler, the volume binding and the simulated kubelets cost is in both cases.
 
 // floorChildren are the children of the cluster name as the operator builds them: headless
 // Service, client Service, StatefulSet, and the PodDisruptionBudget when the spec wants one.
-// Without their owner reference: no DatabaseCluster exists, and the garbage collector would
-// delete children whose owner is missing.
+// Without their owner reference: no operator adds the DatabaseCluster's UID, and the garbage
+// collector would delete children whose owner is missing.
 func floorChildren(name string) ([]client.Object, error) {
 	dc := newDatabaseCluster(name)
 	dc.UID = types.UID("floor-" + name) // the builders set a controller reference to it
@@ -45,16 +43,14 @@ func floorChildren(name string) ([]client.Object, error) {
 	return children, nil
 }
 
-// createFloor is the floor's ideal controller. The user's side is the operator case's:
-// createClusters creates the n DatabaseClusters (no operator runs, so they stay as created). Each
-// name goes, the moment its create returns, to workers goroutines that create its children in
-// the operator's order: no watch, no queue, no rate limit, no finalizer, status or event. A
-// cluster's "created → StatefulSet created" is then only what the API server makes it wait. It
+// createFloor creates the n DatabaseClusters as the operator case does and, the moment each
+// create returns, hands its name to controllers goroutines that create its children in the
+// operator's order: no watch, no queue, no rate limit, no finalizer, status or event. It
 // returns how many children it created.
 func createFloor(ctx context.Context, c client.Client, n, controllers int, tr *tracker) (int64, error) {
 	var created atomic.Int64
 	names := make(chan string, n)
-	children := make(chan error, controllers)
+	done := make(chan error, controllers)
 	for range controllers {
 		go func() {
 			var err error
@@ -63,7 +59,7 @@ func createFloor(ctx context.Context, c client.Client, n, controllers int, tr *t
 					err = createChildren(ctx, c, name, &created)
 				}
 			}
-			children <- err
+			done <- err
 		}()
 	}
 	err := forEach(n, workers, func(name string) error {
@@ -75,12 +71,11 @@ func createFloor(ctx context.Context, c client.Client, n, controllers int, tr *t
 	})
 	close(names)
 	for range controllers {
-		err = errors.Join(err, <-children)
+		err = errors.Join(err, <-done)
 	}
 	return created.Load(), err
 }
 
-// createChildren creates the children of the cluster name, counting each in created.
 func createChildren(ctx context.Context, c client.Client, name string, created *atomic.Int64) error {
 	children, err := floorChildren(name)
 	if err != nil {
@@ -96,8 +91,8 @@ func createChildren(ctx context.Context, c client.Client, name string, created *
 }
 
 // statefulSetConverged names the cluster of a StatefulSet (named like it) that the StatefulSet
-// controller has seen at its current spec with every replica Ready, which is what the
-// operator's Available condition waits for.
+// controller has seen at its current spec with every replica Ready: what the operator's
+// Available condition waits for.
 func statefulSetConverged(obj any) (string, bool) {
 	sts, ok := obj.(*appsv1.StatefulSet)
 	if !ok || sts.Status.ObservedGeneration < sts.Generation || sts.Status.ReadyReplicas < ptr.Deref(sts.Spec.Replicas, 1) {
@@ -106,14 +101,12 @@ func statefulSetConverged(obj any) (string, bool) {
 	return sts.Name, true
 }
 
-// measureFloor runs the floor case's convergence on a running cluster without a manager:
-// convergence, latencies and stages as the operator case measures them ("Available" read as
-// "StatefulSet ready"), the client's writes per cluster, and every client's writes.
-func measureFloor(ctx context.Context, c client.Client, admin *rest.Config, bc benchCase, s settings,
-	res *result, logf func(string, ...any),
-) error {
+// measureFloor runs the floor case on a running cluster without a manager: convergence,
+// latencies and steps as the operator case measures them ("Available" read as "StatefulSet
+// ready"), the children created per cluster, and every client's writes.
+func measureFloor(ctx context.Context, c client.Client, admin *rest.Config, bc benchCase, s settings, res *result) error {
 	baseAPI, _ := scrapeAPIServer(ctx, admin)
-	tr, err := startTracker(ctx, admin, bc.N, &appsv1.StatefulSet{}, statefulSetConverged, logf)
+	tr, err := startTracker(ctx, admin, bc.N, &appsv1.StatefulSet{}, statefulSetConverged)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -21,11 +20,11 @@ const leaderManagers = 2
 
 // leaderResult is what the leader case measured: how long leadership takes to move when the
 // leader stops gracefully (SIGTERM: the Lease is released on cancel) and when it crashes
-// (SIGKILL: the Lease expires). Each time is from the signal until another manager holds the
-// Lease and has applied a change made after the stop.
+// (SIGKILL: the Lease expires), from the signal until another manager holds the Lease and has
+// applied a change made after the stop.
 type leaderResult struct {
 	Managers int `json:"managers"`
-	// The timings of the Lease as the managers wrote it, and the manager's defaults behind them.
+	// The Lease's timings as the managers wrote it, and the manager's defaults behind them.
 	LeaseDurationSec float64    `json:"leaseDurationSeconds"`
 	RenewDeadlineSec float64    `json:"renewDeadlineSeconds"`
 	RetryPeriodSec   float64    `json:"retryPeriodSeconds"`
@@ -37,16 +36,16 @@ type leaderResult struct {
 	Error            string     `json:"error,omitempty"`
 }
 
-// leaderMode is one way of stopping the leader, measured Repeat times.
+// leaderMode is one way of stopping the leader, measured Repeat times, with the spread of each
+// time over the runs: Total (signal → another manager leads and has applied the change),
+// LeaseMoved (→ the Lease names another holder), Workers (→ the new leader started its
+// databasecluster workers).
 type leaderMode struct {
-	Signal string        `json:"signal"`
-	Runs   []failoverRun `json:"runs"`
-	// Total: signal → another manager holds the Lease and has applied the change.
-	Total leader.Summary `json:"total"`
-	// LeaseMoved: signal → the Lease names another holder.
+	Signal     string         `json:"signal"`
+	Runs       []failoverRun  `json:"runs"`
+	Total      leader.Summary `json:"total"`
 	LeaseMoved leader.Summary `json:"leaseMoved"`
-	// Workers: signal → the new leader started its databasecluster workers.
-	Workers leader.Summary `json:"workers"`
+	Workers    leader.Summary `json:"workers"`
 }
 
 // failoverRun is one leader.Failover in seconds.
@@ -66,24 +65,12 @@ func (m *leaderMode) add(f leader.Failover) {
 	})
 	var total, moved, workers []time.Duration
 	for _, r := range m.Runs {
-		total = append(total, seconds(r.TotalSec))
-		moved = append(moved, seconds(r.LeaseMovedSec))
-		workers = append(workers, seconds(r.WorkersSec))
+		total = append(total, time.Duration(r.TotalSec*float64(time.Second)))
+		moved = append(moved, time.Duration(r.LeaseMovedSec*float64(time.Second)))
+		workers = append(workers, time.Duration(r.WorkersSec*float64(time.Second)))
 	}
 	m.Total, m.LeaseMoved, m.Workers = leader.Summarize(total), leader.Summarize(moved), leader.Summarize(workers)
 }
-
-// namedMode is a leaderMode with the name the tables give it.
-type namedMode struct {
-	name string
-	leaderMode
-}
-
-func (l *leaderResult) modes() []namedMode {
-	return []namedMode{{"graceful hand-off", l.HandOff}, {"crash takeover", l.Takeover}}
-}
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // leaderRun is the state of the leader case while it runs.
 type leaderRun struct {
@@ -96,7 +83,6 @@ type leaderRun struct {
 	lead     *leader.Manager
 	leadID   string
 	follower *leader.Manager
-	logf     func(string, ...any)
 }
 
 // runLeaderCase starts a fresh cluster and 2 managers with the default lease timings and
@@ -106,15 +92,9 @@ func runLeaderCase(ctx context.Context, s settings, repeat int) (res leaderResul
 	res = leaderResult{Managers: leaderManagers, Repeat: repeat, ReleaseOnCancel: true,
 		RenewDeadlineSec: leader.RenewDeadline.Seconds(), RetryPeriodSec: leader.RetryPeriod.Seconds(),
 		HandOff: leaderMode{Signal: "SIGTERM"}, Takeover: leaderMode{Signal: "SIGKILL"}}
-	r := &leaderRun{s: s, logf: func(format string, args ...any) { _, _ = fmt.Fprintf(s.log, "bench: leader: "+format+"\n", args...) }}
-	workDir := ""
-	if s.workDir != "" {
-		workDir = filepath.Join(s.workDir, "leader")
-	}
+	r := &leaderRun{s: s}
 	began := time.Now()
-	r.cluster, err = controlplane.Start(ctx, controlplane.Options{
-		Nodes: 3, CRDDirectoryPaths: []string{crdDir}, Log: s.log, WorkDir: workDir,
-	})
+	r.cluster, err = controlplane.Start(ctx, controlplane.Options{Nodes: 3, CRDDirectoryPaths: []string{crdDir}})
 	if err != nil {
 		return res, fmt.Errorf("starting the local cluster: %w", err)
 	}
@@ -122,8 +102,8 @@ func runLeaderCase(ctx context.Context, s settings, repeat int) (res leaderResul
 	res.ClusterStartSec = time.Since(began).Seconds()
 	defer func() {
 		for _, m := range r.managers {
-			if err != nil { // the cluster's directory is removed unless -workdir is given
-				r.logf("manager %s (%s), last 3 KiB:\n%s", m.Name, m.LogPath, m.LogTail(3072))
+			if err != nil { // the cluster's directory, with the logs, is removed
+				logf("leader: manager %s (%s), last 3 KiB:\n%s", m.Name, m.LogPath, m.LogTail(3072))
 			}
 			m.Kill()
 		}
@@ -132,17 +112,16 @@ func runLeaderCase(ctx context.Context, s settings, repeat int) (res leaderResul
 		return res, err
 	}
 	for i := 1; i <= repeat; i++ {
-		for _, mode := range []*leaderMode{&res.HandOff, &res.Takeover} {
-			sig := syscall.SIGTERM
-			if mode == &res.Takeover {
-				sig = syscall.SIGKILL
-			}
-			f, err := r.failover(ctx, sig, i < repeat || mode == &res.HandOff)
+		for _, stop := range []struct {
+			mode *leaderMode
+			sig  syscall.Signal
+		}{{&res.HandOff, syscall.SIGTERM}, {&res.Takeover, syscall.SIGKILL}} {
+			f, err := r.failover(ctx, stop.sig, i < repeat || stop.sig == syscall.SIGTERM)
 			if err != nil {
-				return res, fmt.Errorf("%s, run %d: %w", mode.Signal, i, err)
+				return res, fmt.Errorf("%s, run %d: %w", stop.mode.Signal, i, err)
 			}
-			mode.add(f)
-			r.logf("%s %d/%d: %s", mode.Signal, i, repeat, f)
+			stop.mode.add(f)
+			logf("leader: %s %d/%d: %s", stop.mode.Signal, i, repeat, f)
 		}
 	}
 	return res, nil
@@ -150,15 +129,13 @@ func runLeaderCase(ctx context.Context, s settings, repeat int) (res leaderResul
 
 // setUp creates the namespaces and one DatabaseCluster, starts the managers and waits until one
 // leads and has created the cluster's StatefulSet.
-func (r *leaderRun) setUp(ctx context.Context, res *leaderResult) error {
-	c, err := newClient(ctx, r.cluster.Config, leader.LeaseNamespace, benchNamespace)
-	if err != nil {
+func (r *leaderRun) setUp(ctx context.Context, res *leaderResult) (err error) {
+	if r.c, err = newClient(ctx, r.cluster.Config, leader.LeaseNamespace, benchNamespace); err != nil {
 		return err
 	}
-	r.c = c
 	dc := newDatabaseCluster("leader")
 	r.key, r.replicas = client.ObjectKeyFromObject(dc), ptr.Deref(dc.Spec.Replicas, 1)
-	if err := c.Create(ctx, dc); err != nil {
+	if err := r.c.Create(ctx, dc); err != nil {
 		return fmt.Errorf("creating DatabaseCluster %s: %w", r.key, err)
 	}
 	for range leaderManagers {
@@ -166,30 +143,29 @@ func (r *leaderRun) setUp(ctx context.Context, res *leaderResult) error {
 			return err
 		}
 	}
-	if r.lead, r.leadID, err = leader.FindLeader(ctx, c, r.managers, 2*time.Minute); err != nil {
+	if r.lead, r.leadID, err = leader.FindLeader(ctx, r.c, r.managers, 2*time.Minute); err != nil {
 		return err
 	}
-	for _, m := range r.managers {
-		if m != r.lead {
-			r.follower = m
-		}
+	r.follower = r.managers[0]
+	if r.follower == r.lead {
+		r.follower = r.managers[1]
 	}
 	if err := r.follower.WaitLogged(ctx, time.Minute, leader.MsgAttemptingLease); err != nil {
 		return err
 	}
 	applied := func(ctx context.Context) (bool, error) {
-		done, _ := leader.ScaleChange(c, r.key, r.replicas).Applied(ctx)
+		done, _ := leader.ScaleChange(r.c, r.key, r.replicas).Applied(ctx)
 		return done, nil
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, applied); err != nil {
 		return fmt.Errorf("the first leader did not create the StatefulSet: %w", err)
 	}
-	lease, err := leader.GetLease(ctx, c)
+	lease, err := leader.GetLease(ctx, r.c)
 	if err != nil {
 		return err
 	}
 	res.LeaseDurationSec = float64(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0))
-	r.logf("manager %s leads (%s), manager %s follows", r.lead.Name, r.leadID, r.follower.Name)
+	logf("leader: manager %s leads (%s), manager %s follows", r.lead.Name, r.leadID, r.follower.Name)
 	return nil
 }
 

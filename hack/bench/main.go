@@ -1,23 +1,10 @@
-// Command bench measures the operator at scale on the local control plane of
-// test/harness/controlplane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
-// kwok's simulated nodes): the raw write rate of the API server, the time until N
-// DatabaseClusters are Available, against a floor case without the operator (-floor), the API
-// requests the operator makes per cluster (counted from kube-apiserver's audit log of the
-// manager's own user, audit.go), the writes it makes while idle, its memory, and the CPU of
-// every process of the case. Each case gets a fresh cluster and manager. With -leader, a leader
-// case runs 2 managers with leader election on a cluster of its own and times the graceful
-// hand-off (SIGTERM) and the crash takeover (SIGKILL) of the leader.
-//
-//	go build -o bin/bench ./hack/bench && bin/bench -n 100,1000 -concurrency 4,16 -qps 50,500 -burst 100,1000
-//	bin/bench -leader-only -leader-repeat 5
-//	bin/bench -render-docs docs/benchmarks.md -results docs/bench [-check]
-//	bin/bench -tables docs/bench/<result>.json
-//
-// It writes every figure to bench-results/<UTC start>.json and prints the run's tables as
-// markdown, as -tables does for a result file. With -render-docs it runs nothing: it renders
-// the report's summary tables from the JSON results of -results and checks that its text quotes
-// only figures they hold (-check: writes nothing, only tells whether the report is current).
-// See docs/benchmarks.md.
+// Command bench measures the operator with N DatabaseClusters on the local control plane of
+// test/harness/controlplane, each case on a fresh cluster with a fresh manager: convergence
+// against a floor case without the operator (-floor, floor.go), the operator's requests
+// (audit.go), the CPU of every process (probe.go, cost.go), the manager's memory, the idle
+// window, and with -leader the leader hand-off and takeover (leader.go). It writes every figure
+// to bench-results/<UTC start>.json and prints the run's tables. With -tables or -render-docs
+// it runs nothing: it renders tables from JSON results (render.go). See docs/benchmarks.md.
 package main
 
 import (
@@ -40,51 +27,41 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
-// podsPerNode is a simulated node's pod capacity (kwok's nodes of test/harness/controlplane);
-// nodes are sized for N pods with a 10% margin.
-const podsPerNode = 110
-
-// stampLayout names results and profiles by their UTC start.
-const stampLayout = "20060102T150405Z"
-
-// crdDir holds the operator's CRDs; the benchmark runs from the repository's root.
-const crdDir = "config/crd/bases"
-
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-}
+const (
+	// podsPerNode is a simulated node's pod capacity; nodes are sized for N pods + 10%.
+	podsPerNode = 110
+	// stampLayout names results and profiles by their UTC start.
+	stampLayout = "20060102T150405Z"
+	// crdDir holds the operator's CRDs; the benchmark runs from the repository's root.
+	crdDir = "config/crd/bases"
+)
 
 // report is the JSON file of one invocation.
 type report struct {
-	Started time.Time `json:"started"`
-	// Finished is when the last case ended: the wall time of the invocation is Finished - Started.
+	Started  time.Time         `json:"started"`
 	Finished time.Time         `json:"finished,omitzero"`
 	Machine  map[string]string `json:"machine"`
-	Settings map[string]string `json:"settings"`
+	Settings map[string]string `json:"settings"` // the flags, and how requests were counted ("count")
 	Results  []result          `json:"results"`
 	Leader   *leaderResult     `json:"leader,omitempty"`
 }
 
 // options are the command's flags.
 type options struct {
-	ns, concs, qpss, bursts, out, managerArgs, apiServerArgs, schedulerArgs, renderDoc, resultsDir, tablesOf string
-	verbose, failOnIdleWrites, leaderCase, leaderOnly, floor, check                                          bool
-	leaderRepeat, repeat                                                                                     int
-	s                                                                                                        settings
+	ns, concs, qpss, bursts, out, apiServerArgs, schedulerArgs, renderDocs, results, tables string
+	failOnIdleWrites, leader, leaderOnly, floor, check                                      bool
+	leaderRepeat, repeat                                                                    int
+	s                                                                                       settings
 }
 
-func run() error {
+func main() {
 	o := parseFlags()
-	if done, err := renderOnly(o); done || err != nil {
-		return err
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
 	}
-	return runBench(o)
 }
 
-// parseFlags reads the command line.
 func parseFlags() *options {
 	o := &options{}
 	flag.StringVar(&o.ns, "n", "100", "Numbers of DatabaseClusters, comma separated (one case each).")
@@ -99,44 +76,48 @@ func parseFlags() *options {
 	flag.DurationVar(&o.s.rawDuration, "raw-duration", 5*time.Second, "How long the raw write rate is measured.")
 	flag.DurationVar(&o.s.timeout, "timeout", 30*time.Minute, "Bound on the convergence of one case.")
 	flag.StringVar(&o.s.manager, "manager", "bin/manager", "Manager binary; several, comma separated, run each case once per binary, in turn (with -floor each after a floor case of its own): a before/after pair in one invocation.")
-	flag.StringVar(&o.managerArgs, "manager-args", "", "Extra manager flags, space separated.")
 	flag.StringVar(&o.apiServerArgs, "apiserver-args", "--service-cluster-ip-range=10.96.0.0/16",
 		"Extra kube-apiserver flags, space separated (the default makes room for the ClusterIPs of more than ~250 clusters).")
 	flag.StringVar(&o.schedulerArgs, "scheduler-args", "--kube-api-qps=1000 --kube-api-burst=2000",
 		"Extra kube-scheduler flags, space separated (the default lifts its 50 QPS client limit, as kube-controller-manager's is).")
-	flag.StringVar(&o.s.workDir, "workdir", "", "Keep each case's cluster directory (logs, manager.log) under this directory; default: a temporary one, removed.")
 	flag.StringVar(&o.s.heapDir, "heap-profile-dir", "", "Keep each operator case's heap profile (end of the idle window, after a GC) in this directory, for go tool pprof.")
 	flag.StringVar(&o.s.cpuProfileDir, "cpu-profile-dir", "", "Keep CPU profiles of kube-apiserver (every case) and of the manager (operator cases), taken from the first create for -cpu-profile-duration, in this directory, for go tool pprof.")
 	flag.DurationVar(&o.s.cpuProfileDuration, "cpu-profile-duration", 30*time.Second, "Length of the CPU profile of -cpu-profile-dir (whole seconds).")
 	flag.StringVar(&o.out, "out", "bench-results", "Directory of the JSON results.")
 	flag.BoolVar(&o.failOnIdleWrites, "fail-on-idle-writes", false, "Exit 1 when the operator writes in the idle window (make bench-smoke sets it).")
-	flag.BoolVar(&o.verbose, "v", false, "Print the local cluster's progress lines.")
-	flag.BoolVar(&o.leaderCase, "leader", false, "Also run the leader case: 2 managers with leader election (default lease timings, "+
+	flag.BoolVar(&o.leader, "leader", false, "Also run the leader case: 2 managers with leader election (default lease timings, "+
 		"release on cancel); time the hand-off after SIGTERM and the takeover after SIGKILL of the leader.")
 	flag.IntVar(&o.leaderRepeat, "leader-repeat", 3, "How many times the leader case stops the leader with each signal.")
 	flag.BoolVar(&o.leaderOnly, "leader-only", false, "Run only the leader case (no scale case; -n and the like are ignored).")
-	flag.StringVar(&o.renderDoc, "render-docs", "", "Run nothing; render the summary tables of these reports (comma separated; their "+blockPrefix+"KIND FILE..."+blockSuffix+
-		" blocks) from the JSON results in -results, and check that its text quotes only figures they hold.")
-	flag.StringVar(&o.tablesOf, "tables", "", "Run nothing; print every table of this JSON result as markdown.")
-	flag.StringVar(&o.resultsDir, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
+	flag.StringVar(&o.renderDocs, "render-docs", "", "Run nothing; render the summary tables of these reports (comma separated; their "+blockPrefix+"KIND FILE..."+blockSuffix+
+		" blocks) from the JSON results in -results, and check that their text quotes only figures they hold.")
+	flag.StringVar(&o.tables, "tables", "", "Run nothing; print every table of this JSON result as markdown.")
+	flag.StringVar(&o.results, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
 	flag.BoolVar(&o.check, "check", false, "With -render-docs: write nothing; exit 1 when the file differs from what would be rendered.")
 	flag.Parse()
 	return o
+}
+
+func run(o *options) error {
+	if done, err := renderOnly(o); done || err != nil {
+		return err
+	}
+	return runBench(o)
 }
 
 // renderOnly runs what runs no case (-tables, -render-docs) and refuses flags that do not go
 // together; done says that nothing else runs.
 func renderOnly(o *options) (done bool, err error) {
 	switch {
-	case o.tablesOf != "":
-		f, err := readResult(o.tablesOf, filepath.Dir(o.tablesOf))
+	case o.tables != "":
+		f, err := readResult(o.tables, filepath.Dir(o.tables))
 		if err == nil {
 			_, err = io.WriteString(os.Stdout, renderRun(f))
 		}
 		return true, err
-	case o.renderDoc != "" && o.resultsDir != "":
-		return true, renderDocs(os.Stdout, o.renderDoc, o.resultsDir, o.check)
-	case o.renderDoc != "" || o.resultsDir != "" || o.check:
+	case o.renderDocs != "" && o.results != "":
+		return true, renderDocs(os.Stdout, o.renderDocs, o.results, o.check)
+	case o.renderDocs != "" || o.results != "" || o.check:
 		return true, errors.New("-render-docs, -results and -check go together (-check optional)")
 	case o.leaderRepeat < 1 || o.repeat < 1:
 		return true, errors.New("-leader-repeat and -repeat must be at least 1")
@@ -146,41 +127,48 @@ func renderOnly(o *options) (done bool, err error) {
 	return false, nil
 }
 
-// runBench runs the scale cases and the leader case, and writes the report.
+// runBench runs the scale cases and the leader case, writes the report and prints its tables.
 func runBench(o *options) error {
-	o.s.managerArgs, o.s.apiServerArgs, o.s.schedulerArgs = strings.Fields(o.managerArgs), strings.Fields(o.apiServerArgs), strings.Fields(o.schedulerArgs)
-	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard))) // envtest logs through controller-runtime; its lines add nothing here.
-	o.s.log = os.Stderr
-	if !o.verbose {
-		o.s.log = filteredLog{os.Stderr}
-	}
-	cases, err := buildCases(o.ns, o.concs, o.qpss, o.bursts, managerList(o.s.manager), o.floor, o.repeat)
+	cases, err := buildCases(o)
 	if err != nil {
 		return err
 	}
+	if o.leaderOnly {
+		cases, o.leader = nil, true
+	}
 	for _, dir := range []string{o.s.heapDir, o.s.cpuProfileDir} {
-		if dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
+		if dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
 		}
 	}
-	if o.leaderOnly {
-		cases, o.leaderCase = nil, true
-	}
+	o.s.apiServerArgs, o.s.schedulerArgs = strings.Fields(o.apiServerArgs), strings.Fields(o.schedulerArgs)
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard))) // envtest logs through controller-runtime; its lines add nothing here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	rep := report{Started: time.Now().UTC(), Machine: machine(), Settings: map[string]string{
-		"idle": o.s.idle.String(), "rawDuration": o.s.rawDuration.String(), "workers": strconv.Itoa(workers),
-		"count": countAudit, "managerArgs": o.managerArgs, "scrapeInterval": scrapeInterval.String(),
-		"apiserverArgs": o.apiServerArgs, "schedulerArgs": o.schedulerArgs,
-		"floor": strconv.FormatBool(o.floor), "repeat": strconv.Itoa(o.repeat),
-		"leader": strconv.FormatBool(o.leaderCase), "leaderRepeat": strconv.Itoa(o.leaderRepeat), "leaderOnly": strconv.FormatBool(o.leaderOnly),
-	}}
-	errs := runCases(ctx, cases, o.s, o.failOnIdleWrites, &rep)
-	if o.leaderCase && ctx.Err() == nil {
-		fmt.Fprintf(os.Stderr, "bench: leader case: %d managers, %d runs per signal\n", leaderManagers, o.leaderRepeat)
+		"count": countAudit, "workers": strconv.Itoa(workers), "scrapeInterval": scrapeInterval.String()}}
+	flag.VisitAll(func(f *flag.Flag) { rep.Settings[f.Name] = f.Value.String() })
+	var errs []error
+	for i, bc := range cases {
+		logf("case %d/%d: %s", i+1, len(cases), bc)
+		res, err := runCase(ctx, bc, o.s)
+		if err != nil {
+			res.Error = err.Error()
+			errs = append(errs, fmt.Errorf("case %s: %w", bc, err))
+		} else if o.failOnIdleWrites && res.IdleWrites > 0 {
+			errs = append(errs, fmt.Errorf("case %s: the operator made %d writes while idle: %v", bc, res.IdleWrites, res.Idle.ByVerbResource))
+		}
+		rep.Results = append(rep.Results, res)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if o.leader && ctx.Err() == nil {
+		logf("leader case: %d managers, %d runs per signal", leaderManagers, o.leaderRepeat)
 		res, err := runLeaderCase(ctx, o.s, o.leaderRepeat)
 		if err != nil {
 			res.Error = err.Error()
@@ -197,84 +185,44 @@ func runBench(o *options) error {
 	return errors.Join(append(errs, err)...)
 }
 
-// runCases runs the scale cases one after the other into rep, until ctx ends.
-func runCases(ctx context.Context, cases []benchCase, s settings, failOnIdleWrites bool, rep *report) []error {
-	var errs []error
-	for i, bc := range cases {
-		fmt.Fprintf(os.Stderr, "bench: case %d/%d: %s\n", i+1, len(cases), bc)
-		res, err := runCase(ctx, bc, s)
-		if err != nil {
-			res.Error = err.Error()
-			errs = append(errs, fmt.Errorf("case %s: %w", bc, err))
-		}
-		rep.Results = append(rep.Results, res)
-		if failOnIdleWrites && err == nil && res.IdleWrites > 0 {
-			errs = append(errs, fmt.Errorf("case %s: the operator made %d writes while idle: %v", bc, res.IdleWrites, res.Idle.ByVerbResource))
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return errs
-}
-
-// filteredLog drops the local cluster's progress lines, keeping the benchmark's.
-type filteredLog struct{ w io.Writer }
-
-func (f filteredLog) Write(p []byte) (int, error) {
-	if strings.HasPrefix(string(p), "localcluster: ") {
-		return len(p), nil
-	}
-	return f.w.Write(p)
-}
-
-// buildCases lists the cases of every combination of the lists, repeat times, each preceded by
-// its floor case when floor is set: the cases alternate, so that a noisy machine treats both
-// alike. Nodes are enough for N pods at podsPerNode per node +10%, at least 3.
-func buildCases(ns, concs, qpss, bursts string, managers []string, floor bool, repeat int) ([]benchCase, error) {
-	nList, err1 := parseList(ns, positive)
-	cList, err2 := parseList(concs, positive)
-	bList, err3 := parseList(bursts, positive)
-	qList, err4 := parseList(qpss, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+// buildCases lists the cases of every combination of the lists, -repeat times, each preceded by
+// its floor case with -floor: the cases alternate, so that a noisy machine treats both alike.
+// Nodes are enough for N pods at podsPerNode per node +10%, at least 3.
+func buildCases(o *options) ([]benchCase, error) {
+	nList, err1 := parseList(o.ns, positive)
+	cList, err2 := parseList(o.concs, positive)
+	bList, err3 := parseList(o.bursts, positive)
+	qList, err4 := parseList(o.qpss, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return nil, fmt.Errorf("-n, -concurrency, -qps, -burst: %w", err)
 	}
 	if len(bList) != 1 && len(bList) != len(qList) {
 		return nil, errors.New("-burst needs one value, or one per -qps value")
 	}
+	// One binary is the settings' own (the cases name none); several are named by each case.
+	managers := strings.Split(o.s.manager, ",")
+	if len(managers) == 1 {
+		managers = []string{""}
+	}
 	var cases []benchCase
-	for _, n := range nList {
-		nodes := max(3, (n*11/10+podsPerNode-1)/podsPerNode)
-		for _, c := range cList {
-			for i, q := range qList {
-				for _, m := range managers {
-					cases = append(cases, benchCase{N: n, Nodes: nodes, Concurrency: c, QPS: q, Burst: bList[min(i, len(bList)-1)], Manager: m})
+	for range o.repeat {
+		for _, n := range nList {
+			nodes := max(3, (n*11/10+podsPerNode-1)/podsPerNode)
+			for _, c := range cList {
+				for i, q := range qList {
+					for _, m := range managers {
+						if o.floor {
+							cases = append(cases, benchCase{Floor: true, N: n, Nodes: nodes, Concurrency: c})
+						}
+						cases = append(cases, benchCase{N: n, Nodes: nodes, Concurrency: c, QPS: q, Burst: bList[min(i, len(bList)-1)], Manager: m})
+					}
 				}
 			}
 		}
 	}
-	var out []benchCase
-	for range repeat {
-		for _, c := range cases {
-			if floor {
-				out = append(out, benchCase{Floor: true, N: c.N, Nodes: c.Nodes, Concurrency: c.Concurrency})
-			}
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return cases, nil
 }
 
-// managerList is the -manager binaries of the cases: one binary is the settings' own (cases
-// carry none, and their labels stay as they were), several are named by each case.
-func managerList(flagValue string) []string {
-	if list := strings.Split(flagValue, ","); len(list) > 1 {
-		return list
-	}
-	return []string{""}
-}
-
-// parseList parses a comma-separated list.
 func parseList[T any](list string, parse func(string) (T, error)) ([]T, error) {
 	var out []T
 	for f := range strings.SplitSeq(list, ",") {
@@ -297,9 +245,7 @@ func positive(s string) (int, error) {
 
 // machine describes where the benchmark ran: absolute figures only compare on one machine.
 func machine() map[string]string {
-	m := map[string]string{
-		"cpus": strconv.Itoa(runtime.NumCPU()), "goVersion": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
-	}
+	m := map[string]string{"cpus": strconv.Itoa(runtime.NumCPU()), "goVersion": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH}
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		m["loadavgAtStart"] = strings.TrimSpace(string(data))
 	}
@@ -311,20 +257,18 @@ func machine() map[string]string {
 			}
 		}
 	}
-	if h, err := os.Hostname(); err == nil {
-		m["hostname"] = h
-	}
+	m["hostname"], _ = os.Hostname()
 	return m
 }
 
+// writeReport writes rep to dir/<UTC start>.json. Results are local to a machine: dir gets a
+// .gitignore that keeps them out of git.
 func writeReport(dir string, rep report) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	// Results are local to a machine: keep them out of git.
-	ignore := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(ignore); os.IsNotExist(err) {
-		_ = os.WriteFile(ignore, []byte("*\n"), 0o644)
+	if _, err := os.Stat(filepath.Join(dir, ".gitignore")); os.IsNotExist(err) {
+		_ = os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*\n"), 0o644)
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/seed1b407122/database-operator/test/harness/proc"
@@ -29,29 +30,45 @@ import (
 // summary gives one per bucket or quantile, its _sum and its _count).
 type sample = *model.Sample
 
-func parseMetrics(r io.Reader) ([]sample, error) {
+// parseMetrics parses body, the Prometheus text format, unless err.
+func parseMetrics(body []byte, err error) ([]sample, error) {
+	if err != nil {
+		return nil, err
+	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(r)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	return expfmt.ExtractSamples(&expfmt.DecodeOptions{Timestamp: model.Now()}, slices.Collect(maps.Values(families))...)
 }
 
-// sum adds the values of the samples named name whose labels match every pair of match.
-func sum(samples []sample, name string, match map[string]string) float64 {
-	total := 0.0
-	for _, v := range sumBy(samples, name, match) {
-		total += v
-	}
-	return total
+// scrape reads the metrics of the manager's plain-HTTP endpoint.
+func scrape(ctx context.Context, url string) ([]sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return parseMetrics(httpGet(ctx, http.DefaultClient, url))
 }
 
-// sumBy is sum grouped by the values of the labels by, space separated.
+// scrapeAPIServer reads kube-apiserver's /metrics with the admin client.
+func scrapeAPIServer(ctx context.Context, admin *rest.Config) ([]sample, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(admin)
+	if err != nil {
+		return nil, err
+	}
+	return parseMetrics(dc.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx))
+}
+
+// sumBy adds the values of the samples named name whose labels match every pair of match,
+// grouped by the values of the labels by, space separated ("" without by).
 func sumBy(samples []sample, name string, match map[string]string, by ...string) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range samples {
-		if string(s.Metric[model.MetricNameLabel]) != name || !matches(s.Metric, match) {
+		matches := string(s.Metric[model.MetricNameLabel]) == name
+		for k, v := range match {
+			matches = matches && string(s.Metric[model.LabelName(k)]) == v
+		}
+		if !matches {
 			continue
 		}
 		var key []string
@@ -63,13 +80,8 @@ func sumBy(samples []sample, name string, match map[string]string, by ...string)
 	return out
 }
 
-func matches(labels model.Metric, match map[string]string) bool {
-	for k, v := range match {
-		if string(labels[model.LabelName(k)]) != v {
-			return false
-		}
-	}
-	return true
+func sum(samples []sample, name string, match map[string]string) float64 {
+	return sumBy(samples, name, match)[""]
 }
 
 // delta is how much sum grew from base to now.
@@ -105,13 +117,10 @@ func minus[V int64 | float64](a, b map[string]V) map[string]V {
 // [subresource]" (the verbs of apiserver_request_total that change state).
 func apiserverWrites(samples []sample) map[string]float64 {
 	all := sumBy(samples, "apiserver_request_total", nil, "verb", "resource", "subresource")
-	for k := range all {
-		switch verb, _, _ := strings.Cut(k, " "); verb {
-		case "CREATE", "POST", "UPDATE", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY":
-		default:
-			delete(all, k)
-		}
-	}
+	maps.DeleteFunc(all, func(k string, _ float64) bool {
+		verb, _, _ := strings.Cut(k, " ")
+		return !slices.Contains([]string{"CREATE", "POST", "UPDATE", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY"}, verb)
+	})
 	return all
 }
 
@@ -151,17 +160,6 @@ func httpGet(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
 	return body, err
 }
 
-// scrapeHTTP reads the metrics of the manager's plain-HTTP endpoint.
-func scrapeHTTP(ctx context.Context, url string) ([]sample, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	body, err := httpGet(ctx, http.DefaultClient, url)
-	if err != nil {
-		return nil, err
-	}
-	return parseMetrics(bytes.NewReader(body))
-}
-
 // procMemory returns VmRSS and VmHWM (peak RSS) of a process, in bytes.
 func procMemory(pid int) (rss, hwm int64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -180,10 +178,9 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 
 // Where the machine's CPU goes while the clusters converge. Every process of a case is this
 // benchmark's descendant (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok,
-// the manager) or the benchmark itself (its clients, the CSI simulator), so reading /proc for
-// the descendants at both ends of the window splits the CPU by process, and /proc/stat says how
-// much of the machine was busy. On a machine whose cores are saturated, that split is where an
-// operator's overhead against the floor comes from.
+// the manager) or the benchmark itself (its clients, the CSI simulator), so reading /proc at
+// both ends of the window splits the CPU by process, and /proc/stat says how much of the
+// machine was busy.
 
 // selfName is the row of the benchmark's own process: its clients and the CSI simulator.
 const selfName = "bench (clients, CSI)"
@@ -237,7 +234,7 @@ func processName(pid int, comm string) string {
 
 // descends tells whether pid is a descendant of root.
 func descends(procs map[int]proc.Stat, pid, root int) bool {
-	for range len(procs) { // bounded: a cycle cannot happen, but a torn read must not loop
+	for range len(procs) { // bounded: a torn read must not loop
 		p, ok := procs[pid]
 		if !ok || p.PPID == 0 {
 			return false
@@ -252,14 +249,14 @@ func descends(procs map[int]proc.Stat, pid, root int) bool {
 
 // parseMachineCPU reads the machine's busy and available CPU seconds from /proc/stat's "cpu"
 // line (user nice system idle iowait irq softirq steal ...): available is all of them, busy all
-// but idle and iowait.
+// but idle and iowait; guest times are already in user and nice.
 func parseMachineCPU(stat string) (busy, available float64, err error) {
 	line, _, _ := strings.Cut(stat, "\n")
 	fields := strings.Fields(line)
 	if len(fields) < 9 || fields[0] != "cpu" {
 		return 0, 0, fmt.Errorf("unexpected first line of /proc/stat: %q", line)
 	}
-	for i, f := range fields[1:9] { // guest times are already in user and nice
+	for i, f := range fields[1:9] {
 		v, err := strconv.ParseFloat(f, 64)
 		if err != nil {
 			return 0, 0, fmt.Errorf("unexpected first line of /proc/stat: %q", line)
@@ -274,7 +271,7 @@ func parseMachineCPU(stat string) (busy, available float64, err error) {
 
 // cpuSince is the CPU used since base (by readCPU), or nil when either reading failed. A
 // process absent from base started in between.
-func cpuSince(base map[string]float64, baseErr error, logf func(string, ...any)) map[string]float64 {
+func cpuSince(base map[string]float64, baseErr error) map[string]float64 {
 	now, err := readCPU()
 	if err = errors.Join(baseErr, err); err != nil {
 		logf("no CPU split by process: %v", err)
@@ -289,9 +286,7 @@ func cpuSince(base map[string]float64, baseErr error, logf func(string, ...any))
 // startCPUProfiles starts reading the CPU profiles of kube-apiserver and, in an operator case
 // (m not nil), of the manager when s asks for them; wait returns once they are written (a
 // failure is logged). They are named cpu-<process>-<UTC>-n<N>[-floor]-c<c>-q<qps>.pb.gz.
-func startCPUProfiles(ctx context.Context, admin *rest.Config, m *benchManager, bc benchCase, s settings,
-	logf func(string, ...any),
-) (wait func()) {
+func startCPUProfiles(ctx context.Context, admin *rest.Config, m *benchManager, bc benchCase, s settings) (wait func()) {
 	var wg sync.WaitGroup
 	if s.cpuProfileDir == "" {
 		return wg.Wait
@@ -300,10 +295,9 @@ func startCPUProfiles(ctx context.Context, admin *rest.Config, m *benchManager, 
 	name := fmt.Sprintf("%s-n%d%s-c%d-q%g.pb.gz", time.Now().UTC().Format(stampLayout), bc.N, kind, bc.Concurrency, bc.QPS)
 	profile := func(who string, hc *http.Client, base string) {
 		wg.Go(func() {
-			path := filepath.Join(s.cpuProfileDir, "cpu-"+who+"-"+name)
 			raw, err := httpGet(ctx, hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(s.cpuProfileDuration.Seconds())))
 			if err == nil {
-				err = os.WriteFile(path, raw, 0o644)
+				err = os.WriteFile(filepath.Join(s.cpuProfileDir, "cpu-"+who+"-"+name), raw, 0o644)
 			}
 			if err != nil {
 				logf("no CPU profile of %s: %v", who, err)

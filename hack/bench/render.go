@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -33,15 +32,13 @@ const (
 	blockEnd    = "<!-- bench:end -->"
 )
 
-// Names of columns or rows that several tables have.
+// Names of columns that several tables have.
 const (
-	colRun          = "run"
-	colOperator     = "operator"
-	colOverhead     = "overhead"
-	colStop         = "stop"
-	colWrites       = "writes/DC"
-	colSystemWrites = "all clients' writes/DC"
-	colRSS1k        = "RSS/1k DC MiB"
+	colRun      = "run"
+	colOperator = "operator"
+	colOverhead = "overhead"
+	colWrites   = "writes/DC"
+	colRSS1k    = "RSS/1k DC MiB"
 )
 
 var (
@@ -282,7 +279,7 @@ type mdTable struct {
 }
 
 var leftColumns = map[string]bool{"case": true, "process": true, "counted by": true, "floor creates": true, colOperator: true,
-	colStop: true, "value": true, "change made while nobody led": true}
+	"stop": true, "value": true}
 
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
 
@@ -322,22 +319,6 @@ func measuredCell(v float64, decimals int) string {
 	return fixed(v, decimals)
 }
 
-func perCluster(v float64, n int) float64 {
-	if n <= 0 {
-		return 0
-	}
-	return v / float64(n)
-}
-
-// ratePerCluster formats a per-cluster count with 2 decimals; "<0.01" tells a rare request
-// (one in 300 clusters) from none.
-func ratePerCluster(v float64, n int) string {
-	if v = perCluster(v, n); v > 0 && v < 0.005 {
-		return "<0.01"
-	}
-	return fixed(v, 2)
-}
-
 func configLabel(c benchCase) string {
 	label := fmt.Sprintf("c=%d q=%g/%d", c.Concurrency, c.QPS, c.Burst)
 	if c.Manager != "" {
@@ -359,54 +340,33 @@ func runLink(f resultFile) string {
 	return fmt.Sprintf("[%s](%s)", stamp, f.Link)
 }
 
-// caseColumns are the figures of one case by name: the columns of the summary tables with a
-// row per operator case (caseTable), and the rows of the figures table of -tables.
+// caseColumns are the columns, by header, of the summary tables with a row per operator case.
 var caseColumns = map[string]func(f resultFile, r result) string{
 	colRun: func(f resultFile, _ result) string { return runLink(f) },
 	"case": func(_ resultFile, r result) string { return caseLabel(r.Case) },
 	// Results written before the setting existed were counted by a proxy since removed.
-	"counted by":      func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
-	"floor creates":   floorCreates,
-	"nodes":           func(_ resultFile, r result) string { return strconv.Itoa(r.Case.Nodes) },
-	"cluster start s": func(_ resultFile, r result) string { return fixed(r.ClusterStartSec, 1) },
-	"manager start s": func(_ resultFile, r result) string { return fixed(r.ManagerStartSec, 1) },
-	"raw creates/s":   func(_ resultFile, r result) string { return fixed(r.RawWritesPerSec, 0) },
-	"creates s":       func(_ resultFile, r result) string { return fixed(r.CreateSpreadSec, 1) },
-	"Available":       func(_ resultFile, r result) string { return strconv.Itoa(r.Available) },
-	"converge s":      func(_ resultFile, r result) string { return fixed(r.ConvergenceSec, 1) },
-	colOverhead:       overheadOf,
-	"p50 / p90 / p99 / max s": func(_ resultFile, r result) string {
-		return fixed(r.LatencyP50Sec, 1) + " / " + fixed(r.LatencyP90Sec, 1) + " / " + fixed(r.LatencyP99Sec, 1) + " / " + fixed(r.LatencyMaxSec, 1)
-	},
-	"first pass p50 / p99 s": func(_ resultFile, r result) string {
-		return fixed(r.FirstPassP50Sec, 2) + " / " + fixed(r.FirstPassP99Sec, 2)
-	},
-	colWrites: func(_ resultFile, r result) string { return fixed(r.WritesPerCluster, 2) },
+	"counted by":    func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
+	"floor creates": floorCreates,
+	"converge s":    func(_ resultFile, r result) string { return fixed(r.ConvergenceSec, 1) },
+	colOverhead:     overheadOf,
+	colWrites:       func(_ resultFile, r result) string { return fixed(r.WritesPerCluster, 2) },
 	"status patches/DC": func(_ resultFile, r result) string {
-		const key = "patch databaseclusters.database.seed1b407122.io/status"
-		return fixed(perCluster(float64(r.Converge.ByVerbResource[key]), r.Case.N), 2)
+		patches := r.Converge.ByVerbResource["patch databaseclusters.database.seed1b407122.io/status"]
+		return fixed(float64(patches)/float64(r.Case.N), 2)
 	},
-	"reads/DC":                 func(_ resultFile, r result) string { return fixed(r.ReadsPerCluster, 2) },
-	"watches":                  func(_ resultFile, r result) string { return strconv.FormatInt(r.OperatorWatches, 10) },
-	colSystemWrites:            func(_ resultFile, r result) string { return fixed(perCluster(r.SystemWrites, r.Case.N), 1) },
-	"reconciles/DC":            func(_ resultFile, r result) string { return fixed(r.ReconcilesPerDC, 2) },
-	"reconcile errors":         func(_ resultFile, r result) string { return fixed(r.ReconcileErrors, 0) },
-	"mean reconcile ms":        func(_ resultFile, r result) string { return fixed(r.MeanReconcileSec*1000, 0) },
-	"mean queue wait ms":       func(_ resultFile, r result) string { return fixed(r.MeanQueueWaitSec*1000, 0) },
-	"idle s":                   func(_ resultFile, r result) string { return fixed(r.IdleSec, 0) },
-	"idle writes":              func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleWrites, 10) },
-	"idle reads":               func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleReads, 10) },
-	"idle writes, all clients": func(_ resultFile, r result) string { return fixed(r.IdleSystemWrites, 0) },
-	"baseline RSS MiB":         func(_ resultFile, r result) string { return mibCell(r.BaselineRSS) },
-	"peak RSS MiB":             func(_ resultFile, r result) string { return mibCell(r.PeakRSS) },
-	"end RSS MiB":              func(_ resultFile, r result) string { return mibCell(r.EndRSS) },
-	colRSS1k:                   func(_ resultFile, r result) string { return mibCell(r.RSSPer1000) },
-	"peak heap MiB":            func(_ resultFile, r result) string { return mibCell(r.PeakHeap) },
-	"end heap MiB":             func(_ resultFile, r result) string { return mibCell(r.EndHeap) },
-	"series (operator's)":      func(_ resultFile, r result) string { return fmt.Sprintf("%d (%d)", r.ManagerSeries, r.OperatorSeries) },
-	"manager CPU s":            func(_ resultFile, r result) string { return measuredCell(r.ManagerCPUSec, 1) },
-	"GCs":                      func(_ resultFile, r result) string { return measuredCell(r.ManagerGCs, 0) },
-	"error":                    func(_ resultFile, r result) string { return r.Error },
+	"reads/DC":         func(_ resultFile, r result) string { return fixed(r.ReadsPerCluster, 2) },
+	"reconciles/DC":    func(_ resultFile, r result) string { return fixed(r.ReconcilesPerDC, 2) },
+	"reconcile errors": func(_ resultFile, r result) string { return fixed(r.ReconcileErrors, 0) },
+	"idle s":           func(_ resultFile, r result) string { return fixed(r.IdleSec, 0) },
+	"idle writes":      func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleWrites, 10) },
+	"idle reads":       func(_ resultFile, r result) string { return strconv.FormatInt(r.IdleReads, 10) },
+	"baseline RSS MiB": func(_ resultFile, r result) string { return mibCell(r.BaselineRSS) },
+	"peak RSS MiB":     func(_ resultFile, r result) string { return mibCell(r.PeakRSS) },
+	colRSS1k:           func(_ resultFile, r result) string { return mibCell(r.RSSPer1000) },
+	"peak heap MiB":    func(_ resultFile, r result) string { return mibCell(r.PeakHeap) },
+	"end heap MiB":     func(_ resultFile, r result) string { return mibCell(r.EndHeap) },
+	"manager CPU s":    func(_ resultFile, r result) string { return measuredCell(r.ManagerCPUSec, 1) },
+	"GCs":              func(_ resultFile, r result) string { return measuredCell(r.ManagerGCs, 0) },
 }
 
 // caseTable is a summary kind with a row per successful operator case of the files, in their
@@ -580,11 +540,14 @@ func growthTable(files []resultFile) mdTable {
 }
 
 func leaderTable(files []resultFile) mdTable {
-	t := mdTable{header: []string{colRun, colStop, "runs", "min s", "median s", "max s", "Lease moved, median s",
+	t := mdTable{header: []string{colRun, "stop", "runs", "min s", "median s", "max s", "Lease moved, median s",
 		"workers started, median s"}}
 	for _, f := range files {
 		if l := f.Rep.Leader; l != nil {
-			for _, m := range l.modes() {
+			for _, m := range []struct {
+				name string
+				leaderMode
+			}{{"graceful hand-off", l.HandOff}, {"crash takeover", l.Takeover}} {
 				t.add(runLink(f), m.name+" ("+m.Signal+")", strconv.Itoa(m.Total.Runs), fixed(m.Total.MinSec, 2),
 					fixed(m.Total.MedianSec, 2), fixed(m.Total.MaxSec, 2), fixed(m.LeaseMoved.MedianSec, 2),
 					fixed(m.Workers.MedianSec, 2))
@@ -594,24 +557,30 @@ func leaderTable(files []resultFile) mdTable {
 	return t
 }
 
-// renderRun renders every table of one result file (-tables, and after a run): the run, the
-// summary tables of the file, every figure of every case, and every leader run.
+// renderRun renders the tables of one result file (-tables, and after a run): the summary
+// tables of the file, then every figure of its JSON, of the run and of each case.
 func renderRun(f resultFile) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### `%s`\n", f.Name)
 	one := []resultFile{f}
+	run := f.Rep
+	run.Results = nil
+	run.Machine = maps.Clone(run.Machine)
+	delete(run.Machine, "hostname")
 	for _, s := range []struct {
 		what  string
 		table mdTable
 	}{
-		{"Run", runTable(f.Rep)},
-		{"Overhead against the floor: the operator's convergence over the floor's, means of the cases", overheadTable(one)},
-		{"Growth with N (means of the cases of each N)", growthTable(one)},
-		{"Cost: each operator case against the floor case before it", costTable(one)},
+		{"The run", figuresTable("figure", []report{run}, func(report) string { return "value" })},
+		{"The operator cases", summaryKinds["runs"](one)},
+		{"Requests", summaryKinds["writes"](one)},
+		{"Memory", summaryKinds["memory"](one)},
+		{"Overhead against the floor", overheadTable(one)},
+		{"Growth with N", growthTable(one)},
+		{"Cost against the floor", costTable(one)},
 		{"Where the added CPU goes", costByProcessTable(one)},
-		{"Every figure of every case", figuresTable(f)},
-		{leaderCaption(f.Rep.Leader), leaderTable(one)},
-		{"Every leader run, seconds from the signal", leaderRunsTable(f.Rep.Leader)},
+		{"Leader hand-off and takeover", leaderTable(one)},
+		{"Every figure of every case", figuresTable("figure", f.Rep.Results, func(r result) string { return caseLabel(r.Case) })},
 	} {
 		if len(s.table.rows) > 0 {
 			fmt.Fprintf(&b, "\n%s — from [`%s`](%s):\n\n%s", s.what, f.Name, f.Link, s.table)
@@ -620,141 +589,50 @@ func renderRun(f resultFile) string {
 	return b.String()
 }
 
-// runTable shows where and how a run ran.
-func runTable(rep report) mdTable {
-	t := mdTable{header: []string{"key", "value"}}
-	t.add("started", rep.Started.UTC().Format(time.RFC3339))
-	if !rep.Finished.IsZero() {
-		t.add("finished", rep.Finished.UTC().Format(time.RFC3339))
-		t.add("wall time", rep.Finished.Sub(rep.Started).Round(time.Second).String())
-	}
-	for _, k := range slices.Sorted(maps.Keys(rep.Machine)) {
-		if k != "hostname" {
-			t.add("machine."+k, rep.Machine[k])
+// figuresTable has a column per value, headed by its label, and a row per number, string or
+// boolean of their JSON, named by its path ("convergeRequests.byVerbResource.create services").
+func figuresTable[V any](first string, values []V, label func(V) string) mdTable {
+	t := mdTable{header: []string{first}}
+	var columns []map[string]string
+	keys := map[string]bool{}
+	for _, v := range values {
+		var tree any
+		data, _ := json.Marshal(v) // the report's types always marshal
+		_ = json.Unmarshal(data, &tree)
+		cells := map[string]string{}
+		flatten("", tree, cells)
+		for k := range cells {
+			keys[k] = true
 		}
+		columns = append(columns, cells)
+		t.header = append(t.header, label(v))
 	}
-	for _, k := range slices.Sorted(maps.Keys(rep.Settings)) {
-		t.add("settings."+k, rep.Settings[k])
-	}
-	return t
-}
-
-// figureRows are the caseColumns of the figures table, in its order.
-var figureRows = []string{"nodes", "cluster start s", "manager start s", "raw creates/s", "creates s", "Available",
-	"converge s", "p50 / p90 / p99 / max s", "first pass p50 / p99 s", colWrites, "status patches/DC", "reads/DC", "watches",
-	colSystemWrites, "reconciles/DC", "reconcile errors", "mean reconcile ms", "mean queue wait ms", "idle s",
-	"idle writes", "idle reads", "idle writes, all clients", "baseline RSS MiB", "peak RSS MiB", "end RSS MiB",
-	colRSS1k, "peak heap MiB", "end heap MiB", "series (operator's)", "manager CPU s", "GCs", "error"}
-
-// caseMaps are the groups of rows of the figures table that a map of each case gives, one row
-// per key.
-var caseMaps = []struct {
-	name  string
-	cells func(r result) map[string]string
-}{
-	{"step p50 / p99 s", func(r result) map[string]string { // the keys start with the steps' order
-		return cells(r.Stages, func(v [2]float64) string { return fixed(v[0], 0) + " / " + fixed(v[1], 0) })
-	}},
-	{"op requests/DC", func(r result) map[string]string {
-		return cells(r.Converge.ByVerbResource, func(v int64) string { return ratePerCluster(float64(v), r.Case.N) })
-	}},
-	{"op requests idle", func(r result) map[string]string {
-		return cells(r.Idle.ByVerbResource, func(v int64) string { return strconv.FormatInt(v, 10) })
-	}},
-	{colSystemWrites, func(r result) map[string]string {
-		return cells(r.SystemByResource, func(v float64) string { return fixed(perCluster(v, r.Case.N), 2) })
-	}},
-	{"manager rest_client_requests_total", func(r result) map[string]string {
-		return cells(r.ManagerRESTByVerb, func(v float64) string { return fixed(v, 0) })
-	}},
-	{"CPU s", func(r result) map[string]string { // by process, and the share of the machine that was busy
-		out := cells(r.CPUByProcess, func(v float64) string { return fixed(v, 1) })
-		if a := r.CPUByProcess[machineAvailable]; a > 0 {
-			out["(machine busy, %)"] = fixed(100*r.CPUByProcess[machineBusy]/a, 0)
-		}
-		return out
-	}},
-	{"heap in use MiB", func(r result) map[string]string { // the heap top at the end of the idle window
-		out := map[string]string{}
-		for _, e := range r.HeapTop {
-			out[e.Function] = mibCell(e.InuseBytes)
-		}
-		if r.HeapInuse > 0 {
-			out["(all in use)"] = mibCell(r.HeapInuse)
-		}
-		return out
-	}},
-}
-
-func cells[V any](m map[string]V, format func(V) string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		out[k] = format(v)
-	}
-	return out
-}
-
-// figuresTable has a column per case of f and a row per figure: figureRows, then every key of
-// the caseMaps, sorted.
-func figuresTable(f resultFile) mdTable {
-	results := f.Rep.Results
-	t := mdTable{header: []string{"figure"}}
-	if len(results) == 0 {
-		return t
-	}
-	for _, r := range results {
-		t.header = append(t.header, caseLabel(r.Case))
-	}
-	for _, name := range figureRows {
-		row := []string{name}
-		for _, r := range results {
-			row = append(row, caseColumns[name](f, r))
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		row := []string{k}
+		for _, c := range columns {
+			row = append(row, c[k])
 		}
 		t.add(row...)
 	}
-	for _, m := range caseMaps {
-		byCase := make([]map[string]string, len(results))
-		keys := map[string]bool{}
-		for i, r := range results {
-			byCase[i] = m.cells(r)
-			for k := range byCase[i] {
-				keys[k] = true
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			row := []string{m.name + ": " + k}
-			for i := range results {
-				row = append(row, byCase[i][k])
-			}
-			t.add(row...)
-		}
-	}
 	return t
 }
 
-func leaderCaption(l *leaderResult) string {
-	if l == nil {
-		return ""
-	}
-	what := fmt.Sprintf("Leader hand-off and takeover: %d managers, Lease %gs / %gs / %gs (duration / renew deadline / retry period), "+
-		"release on cancel %t; seconds from the signal", l.Managers, l.LeaseDurationSec, l.RenewDeadlineSec, l.RetryPeriodSec, l.ReleaseOnCancel)
-	if l.Error != "" {
-		what += "; error: " + l.Error
-	}
-	return what
-}
-
-func leaderRunsTable(l *leaderResult) mdTable {
-	t := mdTable{header: []string{colStop, colRun, "change made s", "Lease moved s", "workers started s", "change applied s",
-		"total s", "change made while nobody led"}}
-	if l == nil {
-		return t
-	}
-	for _, m := range l.modes() {
-		for i, r := range m.Runs {
-			t.add(m.name, strconv.Itoa(i+1), fixed(r.ChangedSec, 2), fixed(r.LeaseMovedSec, 2), fixed(r.WorkersSec, 2),
-				fixed(r.AppliedSec, 2), fixed(r.TotalSec, 2), strconv.FormatBool(r.ChangedInGap))
+// flatten adds every number, string and boolean of the JSON tree to cells, named by its path.
+func flatten(key string, tree any, cells map[string]string) {
+	join := func(k string) string { return strings.TrimPrefix(key+"."+k, ".") }
+	switch v := tree.(type) {
+	case map[string]any:
+		for k, x := range v {
+			flatten(join(k), x, cells)
 		}
+	case []any:
+		for i, x := range v {
+			flatten(join(strconv.Itoa(i)), x, cells)
+		}
+	case float64:
+		cells[key] = strconv.FormatFloat(v, 'f', -1, 64)
+	case nil:
+	default:
+		cells[key] = fmt.Sprint(v)
 	}
-	return t
 }

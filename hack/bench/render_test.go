@@ -25,16 +25,14 @@ func TestRenderRunFixture(t *testing.T) {
 	for _, want := range []string{ // lines worked out by hand from the fixture
 		"Every figure of every case — from [`testdata/" + fixtureName + "`](" + fixtureName + "):",
 		"| settings.managerArgs | – |",
-		// (60-50) MiB peak over baseline RSS × 1000 / 10 clusters.
-		"| RSS/1k DC MiB | 1000.0 |",
-		// 375 writes of every client / 10 clusters.
-		"| all clients' writes/DC | 37.5 |",
-		// Steps, in the order their keys start with.
-		"| step p50 / p99 s: 0 cluster created→StatefulSet created | 0 / 1 |",
-		"| op requests/DC: watch pods | 0.10 |",
-		// The busy share 15/20.
-		"| CPU s: (machine busy, %) | 75 |",
-		"| graceful hand-off | 1 | 0.05 | 2.25 | 2.40 | 2.50 | 2.50 | true |",
+		"| leader.handOff.runs.0.changedInGap | true |",
+		// (60-50) MiB peak over baseline RSS × 1000 / 10 clusters, in the memory table.
+		"| [20260101T000000Z](" + fixtureName + ") | N=10 c=16 q=50/100 | 50.0 | 60.0 | 1000.0 | 15.0 | 10.0 | 12.3 | 56 |",
+		// Every figure of the case's JSON, by its path.
+		"| stagesP50P99Seconds.0 cluster created→StatefulSet created.1 | 1 |",
+		"| convergeRequests.byVerbResource.watch pods | 1 |",
+		"| cpuSecondsByProcess.(machine busy) | 15 |",
+		"| rssPer1000ClustersBytes | 1048576000 |",
 	} {
 		if !contains(lines, want) {
 			t.Errorf("no line\n%s\nin\n%s", want, got)
@@ -230,18 +228,6 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
-}
-
-func TestRatePerCluster(t *testing.T) {
-	for _, tc := range []struct {
-		count float64
-		n     int
-		want  string
-	}{{0, 300, "0.00"}, {1, 300, "<0.01"}, {2, 300, "0.01"}, {914, 100, "9.14"}, {5, 0, "0.00"}} {
-		if got := ratePerCluster(tc.count, tc.n); got != tc.want {
-			t.Errorf("ratePerCluster(%v, %d) = %q, want %q", tc.count, tc.n, got, tc.want)
-		}
-	}
 }
 
 // TestRenderDocsTwoDocuments: a result named by either document counts as named, and the text

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
@@ -40,38 +37,31 @@ const (
 	// workers create the raw ConfigMaps and the DatabaseClusters.
 	workers = 8
 	// scrapeInterval is how often the manager's /metrics is read for its heap while the clusters
-	// converge: as often as Prometheus scrapes it (the ServiceMonitor's interval), not more, since
-	// every scrape builds every series and so changes what it measures.
+	// converge: as often as Prometheus scrapes it, not more, since every scrape builds every
+	// series and so changes what it measures.
 	scrapeInterval = 30 * time.Second
 	heapAlloc      = "go_memstats_heap_alloc_bytes"
 )
 
-// benchCase is one configuration: a fresh local cluster, one manager, N DatabaseClusters.
+// benchCase is one configuration: a fresh local cluster, one manager (none for a floor case),
+// N DatabaseClusters. Manager is the case's binary when -manager names several.
 type benchCase struct {
-	// Floor: no operator; a plain client creates the operator's children (floor.go).
 	Floor       bool    `json:"floor,omitempty"`
 	N           int     `json:"n"`
 	Nodes       int     `json:"nodes"`
 	Concurrency int     `json:"maxConcurrentReconciles"`
 	QPS         float64 `json:"kubeAPIQPS"`
 	Burst       int     `json:"kubeAPIBurst"`
-	// Manager is the binary of the case when -manager named several (cmp.Or(Manager, settings')).
-	Manager string `json:"manager,omitempty"`
+	Manager     string  `json:"manager,omitempty"`
 }
 
 func (c benchCase) String() string { return fmt.Sprintf("%s, %d nodes", caseLabel(c), c.Nodes) }
 
 // settings are the flags shared by every case.
 type settings struct {
-	idle, rawDuration, timeout   time.Duration
-	manager, workDir             string
-	managerArgs                  []string
-	apiServerArgs, schedulerArgs []string // controlplane.Options
-	heapDir                      string   // keeps each operator case's heap profile
-	cpuProfileDir                string   // keeps CPU profiles from the first create (startCPUProfiles)
-	cpuProfileDuration           time.Duration
-	auditLog                     string // kube-apiserver's audit log of the case (set by runCase)
-	log                          io.Writer
+	idle, rawDuration, timeout, cpuProfileDuration time.Duration
+	manager, heapDir, cpuProfileDir                string
+	apiServerArgs, schedulerArgs                   []string
 }
 
 // result is what one case measured. Older results lack the fields added since (0 or absent).
@@ -98,7 +88,7 @@ type result struct {
 	OperatorWatches  int64   `json:"operatorWatches"`
 	WritesPerCluster float64 `json:"writesPerCluster"`
 	ReadsPerCluster  float64 `json:"readsPerCluster"`
-	SystemWrites     float64 `json:"systemWrites"`
+	SystemWrites     float64 `json:"systemWrites"` // every client's, from kube-apiserver's metrics
 	IdleSec          float64 `json:"idleSeconds"`
 	IdleWrites       int64   `json:"idleWrites"`
 	IdleReads        int64   `json:"idleReads"`
@@ -109,60 +99,51 @@ type result struct {
 	RSSPer1000       float64 `json:"rssPer1000ClustersBytes"`
 	PeakHeap         float64 `json:"peakHeapAllocBytes"`
 	EndHeap          float64 `json:"endHeapAllocBytes"`
-	// ManagerSeries is how many series the manager's /metrics serves at the end of the idle
-	// window, OperatorSeries how many of them are the operator's own (database_operator_*).
+	// The series of the manager's /metrics at the end of the idle window, and the operator's own.
 	ManagerSeries   int           `json:"managerSeries"`
 	OperatorSeries  int           `json:"operatorSeries"`
 	ReconcilesPerDC float64       `json:"reconcilesPerCluster"`
 	ReconcileErrors float64       `json:"reconcileErrors"`
 	Converge        requestCounts `json:"convergeRequests"`
 	Idle            requestCounts `json:"idleRequests"`
-	// ManagerRESTByVerb is the manager's own rest_client_requests_total: a cross-check of the
-	// audit log's counts, not a count of its own.
+	// ManagerRESTByVerb is the manager's rest_client_requests_total: a cross-check of the audit.
 	ManagerRESTByVerb map[string]float64 `json:"managerRestClientRequestsByMethodCode"`
 	SystemByResource  map[string]float64 `json:"systemWritesByVerbResource"`
 	Reconciles        map[string]float64 `json:"reconcilesByResult"`
-	// Stages split create→Available with the API objects' timestamps (1 s resolution):
-	// p50/p99 seconds of each step.
+	// Stages split create→Available into steps (stageBreakdown): p50 and p99 seconds of each.
 	Stages map[string][2]float64 `json:"stagesP50P99Seconds"`
-	// Mean reconcile duration and mean wait in the work queue of the databasecluster controller.
+	// Of the databasecluster controller: mean reconcile time and mean wait in the work queue.
 	MeanReconcileSec float64 `json:"meanReconcileSeconds"`
 	MeanQueueWaitSec float64 `json:"meanQueueWaitSeconds"`
-	// The manager's CPU time (process_cpu_seconds_total) and garbage collections
-	// (go_gc_duration_seconds_count) while the clusters converged: what a lower GOGC costs.
+	// The manager's CPU time and garbage collections while the clusters converged.
 	ManagerCPUSec float64 `json:"managerCPUSeconds,omitempty"`
 	ManagerGCs    float64 `json:"managerGCs,omitempty"`
-	// HeapTop is the manager's heap profile at the end of the idle window (after a GC): the
-	// functions that allocated most of what is in use, HeapInuse all that is in use.
+	// The top of the manager's heap profile at the end of the idle window, and all in use.
 	HeapTop   []heapEntry `json:"heapTopInuse,omitempty"`
 	HeapInuse int64       `json:"heapInuseBytes,omitempty"`
-	// CPUByProcess is the CPU seconds each process of the case used from the first create until
-	// every cluster converged, by process name, with the machine's busy and available seconds.
+	// CPUByProcess is the CPU seconds of each process while the clusters converged (readCPU).
 	CPUByProcess map[string]float64 `json:"cpuSecondsByProcess,omitempty"`
 }
+
+func logf(format string, args ...any) { _, _ = fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
 
 // runCase runs one case from cluster start to cluster stop.
 func runCase(ctx context.Context, bc benchCase, s settings) (res result, err error) {
 	res.Case = bc
-	logf := func(format string, args ...any) { _, _ = fmt.Fprintf(s.log, "bench: "+format+"\n", args...) }
-	workDir := ""
-	if s.workDir != "" {
-		workDir = filepath.Join(s.workDir, fmt.Sprintf("n%d-c%d-q%g", bc.N, bc.Concurrency, bc.QPS))
-	}
 	// Every case gets the audit policy, the floor too (it logs nothing there): both pay its cost.
-	dir, err := os.MkdirTemp("", "bench-audit-")
+	auditDir, err := os.MkdirTemp("", "bench-audit-")
 	if err != nil {
 		return res, err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	var args []string
-	if args, s.auditLog, err = auditArgs(dir); err != nil {
+	defer func() { _ = os.RemoveAll(auditDir) }()
+	auditFlags, auditLog, err := auditArgs(auditDir)
+	if err != nil {
 		return res, err
 	}
 	began := time.Now()
 	cluster, err := controlplane.Start(ctx, controlplane.Options{
-		Nodes: bc.Nodes, CRDDirectoryPaths: []string{crdDir}, Log: s.log, WorkDir: workDir,
-		APIServerArgs: append(slices.Clone(s.apiServerArgs), args...), SchedulerArgs: s.schedulerArgs,
+		Nodes: bc.Nodes, CRDDirectoryPaths: []string{crdDir},
+		APIServerArgs: append(slices.Clone(s.apiServerArgs), auditFlags...), SchedulerArgs: s.schedulerArgs,
 	})
 	if err != nil {
 		return res, fmt.Errorf("starting the local cluster: %w", err)
@@ -173,49 +154,43 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 	if err != nil {
 		return res, err
 	}
-
 	logf("measuring the raw write rate: %d workers creating ConfigMaps for %s", workers, s.rawDuration)
 	if res.RawWritesPerSec, err = measureRawWrites(ctx, c, s.rawDuration); err != nil {
 		return res, err
 	}
 	logf("raw write rate: %.0f creates/s", res.RawWritesPerSec)
-
 	if bc.Floor {
-		return res, measureFloor(ctx, c, cluster.Config, bc, s, &res, logf)
+		return res, measureFloor(ctx, c, cluster.Config, bc, s, &res)
 	}
 	began = time.Now()
-	m, err := startManager(ctx, cluster, bc, s)
+	m, err := startManager(ctx, cluster, bc, s, auditLog)
 	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, m.Stop(30*time.Second)) }()
 	res.ManagerStartSec = time.Since(began).Seconds()
 	logf("manager ready in %.1fs (pid %d, log %s)", res.ManagerStartSec, m.Pid(), m.LogPath)
-	return res, measure(ctx, c, cluster.Config, m, bc, s, &res, logf)
+	return res, measure(ctx, c, m, bc, s, &res)
 }
 
 // measure runs the convergence and idle phases against a running manager.
-func measure(ctx context.Context, c client.Client, admin *rest.Config, m *benchManager, bc benchCase, s settings,
-	res *result, logf func(string, ...any),
-) error {
-	// Let the manager's informers finish their initial lists before the baseline.
-	time.Sleep(3 * time.Second)
-	base, err := m.snapshot(ctx, admin, s.auditLog)
+func measure(ctx context.Context, c client.Client, m *benchManager, bc benchCase, s settings, res *result) error {
+	time.Sleep(3 * time.Second) // the manager's informers finish their initial lists before the baseline
+	base, err := m.snapshot(ctx)
 	if err != nil {
 		return err
 	}
 	res.BaselineRSS = base.rss
 	peakHeap := sampleHeap(ctx, m.metricsURL)
 	defer peakHeap()
-
-	tr, err := startTracker(ctx, admin, bc.N, &databasev1alpha1.DatabaseCluster{}, clusterAvailable, logf)
+	tr, err := startTracker(ctx, m.admin, bc.N, &databasev1alpha1.DatabaseCluster{}, clusterAvailable)
 	if err != nil {
 		return err
 	}
 	defer tr.stop()
 	logf("creating %d DatabaseClusters", bc.N)
-	waitErr := converge(ctx, c, admin, m, bc, s, res, tr, func() error { return createClusters(ctx, c, bc.N, tr) })
-	conv, err := m.snapshot(ctx, admin, s.auditLog)
+	waitErr := converge(ctx, c, m.admin, m, bc, s, res, tr, func() error { return createClusters(ctx, c, bc.N, tr) })
+	conv, err := m.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -232,7 +207,7 @@ func measure(ctx context.Context, c client.Client, admin *rest.Config, m *benchM
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	idle, err := m.snapshot(ctx, admin, s.auditLog)
+	idle, err := m.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -251,45 +226,40 @@ func measure(ctx context.Context, c client.Client, admin *rest.Config, m *benchM
 	}
 	_, res.PeakRSS, _ = procMemory(m.Pid())
 	res.RSSPer1000 = float64(res.PeakRSS-res.BaselineRSS) * 1000 / float64(bc.N)
-	logf("idle: %d operator writes, %d reads in %.0fs; peak RSS %.1f MiB", res.IdleWrites, res.IdleReads,
-		res.IdleSec, mib(float64(res.PeakRSS)))
+	logf("idle: %d operator writes, %d reads in %.0fs; peak RSS %.1f MiB", res.IdleWrites, res.IdleReads, res.IdleSec, mib(float64(res.PeakRSS)))
 	return nil
 }
 
 // converge creates the clusters with create and waits until the tracker has seen every one
-// converge (or the manager m exits: nil in the floor case), filling the convergence figures of
+// converge (or the manager m exits; nil in the floor case), filling the convergence figures of
 // res: latencies, steps and the CPU by process. It returns why they did not all converge, if so.
 func converge(ctx context.Context, c client.Client, admin *rest.Config, m *benchManager, bc benchCase, s settings,
 	res *result, tr *tracker, create func() error,
 ) error {
 	cpuBase, cpuErr := readCPU()
-	profiled := startCPUProfiles(ctx, admin, m, bc, s, tr.logf)
+	profiled := startCPUProfiles(ctx, admin, m, bc, s)
 	start := time.Now()
 	if err := create(); err != nil {
 		return err
 	}
 	res.CreateSpreadSec = time.Since(start).Seconds()
-	tr.logf("created in %.1fs; waiting until all %d converge", res.CreateSpreadSec, bc.N)
+	logf("created in %.1fs; waiting until all %d converge", res.CreateSpreadSec, bc.N)
 	var exited <-chan struct{}
 	if m != nil {
 		exited = m.Done()
 	}
 	err := tr.wait(ctx, s.timeout, exited)
-	res.CPUByProcess = cpuSince(cpuBase, cpuErr, tr.logf)
+	res.CPUByProcess = cpuSince(cpuBase, cpuErr)
 	profiled()
-	lat, end := tr.latencies()
-	if end.IsZero() {
-		end = time.Now()
-	}
-	res.ConvergenceSec = end.Sub(start).Seconds()
+	lat, last := tr.durations(stageCreated, stageConverged)
+	res.ConvergenceSec = cmp.Or(last, time.Now()).Sub(start).Seconds()
 	res.Available = len(lat)
 	res.LatencyP50Sec, res.LatencyP90Sec = percentile(lat, 0.50), percentile(lat, 0.90)
 	res.LatencyP99Sec, res.LatencyMaxSec = percentile(lat, 0.99), percentile(lat, 1)
-	first := tr.firstPasses()
+	first, _ := tr.durations(stageCreated, stageFirstPass)
 	res.FirstPassP50Sec, res.FirstPassP99Sec = percentile(first, 0.50), percentile(first, 0.99)
 	res.Stages = stageBreakdown(ctx, c, tr)
-	// A short settle so that writes caused by the last clusters (events) land in this window.
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // so that writes the last clusters caused (events) land in this window
 	return err
 }
 
@@ -299,8 +269,6 @@ func fillConverge(res *result, base, conv snapshot, n int) {
 	res.OperatorWrites, res.OperatorReads, res.OperatorWatches = res.Converge.totals()
 	res.WritesPerCluster = float64(res.OperatorWrites) / float64(n)
 	res.ReadsPerCluster = float64(res.OperatorReads) / float64(n)
-	// Every writer of the system (operator, controller-manager, scheduler, kwok, CSI, and the
-	// benchmark's own N creates), from kube-apiserver's metric.
 	res.SystemWrites = systemWrites(conv.apiserver) - systemWrites(base.apiserver)
 	res.SystemByResource = minus(apiserverWrites(conv.apiserver), apiserverWrites(base.apiserver))
 	b, c := base.manager, conv.manager
@@ -375,17 +343,16 @@ func newDatabaseCluster(name string) *databasev1alpha1.DatabaseCluster {
 	}
 }
 
-// createClusters creates n DatabaseClusters, telling tr when each exists.
+// createClusters creates n DatabaseClusters, telling tr when each create returned.
 func createClusters(ctx context.Context, c client.Client, n int, tr *tracker) error {
 	return forEach(n, workers, func(name string) error { return createCluster(ctx, c, name, tr) })
 }
 
-// createCluster creates the DatabaseCluster name and tells tr when its create returned.
 func createCluster(ctx context.Context, c client.Client, name string, tr *tracker) error {
 	if err := c.Create(ctx, newDatabaseCluster(name)); err != nil {
 		return fmt.Errorf("creating DatabaseCluster %s: %w", name, err)
 	}
-	tr.created(name)
+	tr.mark(stageCreated, name)
 	return nil
 }
 
@@ -414,42 +381,51 @@ func forEach(n, workers int, do func(name string) error) error {
 	return <-errs
 }
 
-// tracker records when each cluster was created and when it was first seen converged.
+// The stages of a cluster the tracker records.
+const (
+	stageCreated   = iota // its create returned
+	stageFirstPass        // its StatefulSet was first seen
+	stageConverged        // it was first seen converged
+)
+
+// tracker records when each cluster reached each stage, from informers that both cases run
+// alike, so that the tracker costs them alike.
 type tracker struct {
 	n    int
-	logf func(string, ...any)
 	stop context.CancelFunc // ends the informers
 	mu   sync.Mutex
-	// createdAt is when each cluster's create returned, setAt when the tracker's watch first saw
-	// its StatefulSet (the first pass), availAt when it saw the cluster converged.
-	createdAt, setAt, availAt map[string]time.Time
-	done                      chan struct{}
+	at   [3]map[string]time.Time // by stage, by cluster
+	done chan struct{}           // closed once n clusters converged
 }
 
 // startTracker runs informers of obj's kind and of StatefulSets in the bench namespace and
 // returns once they have synced; converged names the cluster of an object that has converged (a
-// DatabaseCluster Available, or in the floor case a StatefulSet ready). Both cases watch the
-// same kinds' events, so the tracker costs them alike.
-func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Object,
-	converged func(any) (string, bool), logf func(string, ...any),
-) (*tracker, error) {
-	t := &tracker{n: n, logf: logf, createdAt: map[string]time.Time{}, setAt: map[string]time.Time{},
-		availAt: map[string]time.Time{}, done: make(chan struct{})}
+// DatabaseCluster Available, or in the floor case a StatefulSet ready).
+func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Object, converged func(any) (string, bool)) (*tracker, error) {
+	t := &tracker{n: n, done: make(chan struct{})}
+	for i := range t.at {
+		t.at[i] = map[string]time.Time{}
+	}
 	informers, err := crcache.New(unlimited(admin), crcache.Options{Scheme: apischeme.Must(),
 		DefaultNamespaces: map[string]crcache.Config{benchNamespace: {}}})
 	if err != nil {
 		return nil, err
 	}
-	observe := func(o any) {
-		if name, ok := converged(o); ok {
-			t.ready(name)
+	for kind, observe := range map[client.Object]func(any){
+		obj: func(o any) {
+			if name, ok := converged(o); ok {
+				t.mark(stageConverged, name)
+			}
+		},
+		&appsv1.StatefulSet{}: func(o any) { t.mark(stageFirstPass, o.(client.Object).GetName()) }, // named like its cluster
+	} {
+		inf, err := informers.GetInformer(ctx, kind)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err := handle(ctx, informers, obj, observe); err != nil {
-		return nil, err
-	}
-	if err := handle(ctx, informers, &appsv1.StatefulSet{}, t.statefulSetSeen); err != nil {
-		return nil, err
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) }}); err != nil {
+			return nil, err
+		}
 	}
 	ctx, t.stop = context.WithCancel(ctx)
 	go func() { _ = informers.Start(ctx) }()
@@ -460,50 +436,40 @@ func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Obj
 	return t, nil
 }
 
-// handle calls observe with every object of obj's kind that informers add or update.
-func handle(ctx context.Context, informers crcache.Cache, obj client.Object, observe func(any)) error {
-	inf, err := informers.GetInformer(ctx, obj)
-	if err != nil {
-		return err
-	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) },
-	})
-	return err
-}
-
-// statefulSetSeen records when the StatefulSet of a cluster (named like it) was first seen.
-func (t *tracker) statefulSetSeen(obj any) {
-	sts, ok := obj.(*appsv1.StatefulSet)
-	if !ok {
+// mark records that the cluster name reached stage now, unless it had before.
+func (t *tracker) mark(stage int, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, seen := t.at[stage][name]; seen {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if _, seen := t.setAt[sts.Name]; !seen {
-		t.setAt[sts.Name] = time.Now()
+	t.at[stage][name] = time.Now()
+	if stage == stageConverged && len(t.at[stage]) == t.n {
+		close(t.done)
 	}
 }
 
-// firstPasses returns created → StatefulSet seen of every cluster that has both, sorted, in
-// seconds.
-func (t *tracker) firstPasses() []float64 {
+// durations returns, sorted, the seconds from stage from to stage to of every cluster that
+// reached both, and when the last cluster reached to.
+func (t *tracker) durations(from, to int) (out []float64, last time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out []float64
-	for name, at := range t.setAt {
-		if created, ok := t.createdAt[name]; ok {
-			out = append(out, max(0, at.Sub(created).Seconds()))
+	for name, at := range t.at[to] {
+		if at.After(last) {
+			last = at
+		}
+		if start, ok := t.at[from][name]; ok {
+			out = append(out, max(0, at.Sub(start).Seconds()))
 		}
 	}
 	sort.Float64s(out)
-	return out
+	return out, last
 }
 
-func (t *tracker) created(name string) {
+func (t *tracker) count(stage int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.createdAt[name] = time.Now()
+	return len(t.at[stage])
 }
 
 // clusterAvailable names a DatabaseCluster whose Available condition is True.
@@ -513,19 +479,6 @@ func clusterAvailable(obj any) (string, bool) {
 		return "", false
 	}
 	return dc.Name, true
-}
-
-// ready records that the cluster name was first seen converged now.
-func (t *tracker) ready(name string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if _, seen := t.availAt[name]; seen {
-		return
-	}
-	t.availAt[name] = time.Now()
-	if len(t.availAt) == t.n {
-		close(t.done)
-	}
 }
 
 // wait waits until every cluster has converged, logging progress every 10 s, for at most
@@ -540,38 +493,15 @@ func (t *tracker) wait(ctx context.Context, timeout time.Duration, exited <-chan
 		case <-t.done:
 			return nil
 		case <-tick.C:
-			t.logf("%d/%d converged", t.count(), t.n)
+			logf("%d/%d converged", t.count(stageConverged), t.n)
 		case <-deadline:
-			return fmt.Errorf("only %d of %d clusters converged after %s", t.count(), t.n, timeout)
+			return fmt.Errorf("only %d of %d clusters converged after %s", t.count(stageConverged), t.n, timeout)
 		case <-exited:
-			return fmt.Errorf("the manager exited with %d of %d DatabaseClusters Available", t.count(), t.n)
+			return fmt.Errorf("the manager exited with %d of %d DatabaseClusters Available", t.count(stageConverged), t.n)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-}
-
-func (t *tracker) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.availAt)
-}
-
-// latencies returns create→converged of every converged cluster, sorted, in seconds, and when
-// the last one converged.
-func (t *tracker) latencies() (out []float64, last time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for name, at := range t.availAt {
-		if at.After(last) {
-			last = at
-		}
-		if created, ok := t.createdAt[name]; ok {
-			out = append(out, max(0, at.Sub(created).Seconds()))
-		}
-	}
-	sort.Float64s(out)
-	return out, last
 }
 
 // percentile returns the q-quantile (nearest rank) of sorted values.
@@ -584,8 +514,8 @@ func percentile(sorted []float64, q float64) float64 {
 }
 
 // stageBreakdown tells where the time of create→Available goes, from the timestamps of each
-// cluster's pod (named <cluster>-0): cluster created → pod created → pod scheduled → pod Ready →
-// cluster seen Available. API timestamps have a resolution of one second.
+// cluster's pod (named <cluster>-0): cluster created → StatefulSet created → pod created → pod
+// scheduled → pod Ready → cluster seen Available. API timestamps have a resolution of one second.
 func stageBreakdown(ctx context.Context, c client.Client, tr *tracker) map[string][2]float64 {
 	var dcs databasev1alpha1.DatabaseClusterList
 	var pods corev1.PodList
@@ -595,16 +525,17 @@ func stageBreakdown(ctx context.Context, c client.Client, tr *tracker) map[strin
 			return nil
 		}
 	}
-	created := map[string]time.Time{}
+	created := map[string]time.Time{} // by "<kind> <name>"
 	for _, dc := range dcs.Items {
 		created["dc "+dc.Name] = dc.CreationTimestamp.Time
 	}
 	for _, sts := range sets.Items {
 		created["sts "+sts.Name] = sts.CreationTimestamp.Time
 	}
-	podByName := map[string]*corev1.Pod{}
-	for i := range pods.Items {
-		podByName[pods.Items[i].Name] = &pods.Items[i]
+	for _, pod := range pods.Items {
+		created["pod "+pod.Name] = pod.CreationTimestamp.Time
+		created["scheduled "+pod.Name] = conditionTime(&pod, corev1.PodScheduled)
+		created["ready "+pod.Name] = conditionTime(&pod, corev1.PodReady)
 	}
 	steps := map[string][]float64{}
 	add := func(step string, from, to time.Time) {
@@ -614,19 +545,18 @@ func stageBreakdown(ctx context.Context, c client.Client, tr *tracker) map[strin
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	for name := range tr.createdAt {
-		pod := podByName[name+"-0"]
-		if pod == nil {
+	for name := range tr.at[stageCreated] {
+		pod := name + "-0"
+		if created["pod "+pod].IsZero() {
 			continue
 		}
-		scheduled, ready := conditionTime(pod, corev1.PodScheduled), conditionTime(pod, corev1.PodReady)
 		if sts := created["sts "+name]; !sts.IsZero() {
 			add("0 cluster created→StatefulSet created", created["dc "+name], sts)
-			add("1 StatefulSet created→pod created", sts, pod.CreationTimestamp.Time)
+			add("1 StatefulSet created→pod created", sts, created["pod "+pod])
 		}
-		add("2 pod created→scheduled", pod.CreationTimestamp.Time, scheduled)
-		add("3 pod scheduled→Ready", scheduled, ready)
-		add("4 pod Ready→cluster Available", ready, tr.availAt[name].Truncate(time.Second))
+		add("2 pod created→scheduled", created["pod "+pod], created["scheduled "+pod])
+		add("3 pod scheduled→Ready", created["scheduled "+pod], created["ready "+pod])
+		add("4 pod Ready→cluster Available", created["ready "+pod], tr.at[stageConverged][name].Truncate(time.Second))
 	}
 	out := map[string][2]float64{}
 	for step, v := range steps {
@@ -645,15 +575,16 @@ func conditionTime(pod *corev1.Pod, t corev1.PodConditionType) time.Time {
 	return time.Time{}
 }
 
-// benchManager is the running manager binary.
+// benchManager is the running manager binary of an operator case.
 type benchManager struct {
 	*manager.Process
-	metricsURL, pprofURL string
+	admin                          *rest.Config
+	metricsURL, pprofURL, auditLog string
 }
 
 // startManager runs the manager against the cluster as auditUser and waits until /readyz
 // answers.
-func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings) (*benchManager, error) {
+func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings, auditLog string) (*benchManager, error) {
 	kubeconfig, err := auditUserKubeconfig(cluster)
 	if err != nil {
 		return nil, err
@@ -663,17 +594,13 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(cluster.WorkDir, "manager.log"),
 		PortFlags:  []string{manager.MetricsFlag, manager.PprofFlag},
-		Args: append([]string{
-			"--leader-elect=false", "--metrics-secure=false",
-			fmt.Sprintf("--max-concurrent-reconciles=%d", bc.Concurrency),
-			fmt.Sprintf("--kube-api-qps=%g", bc.QPS),
-			fmt.Sprintf("--kube-api-burst=%d", bc.Burst),
-		}, s.managerArgs...),
+		Args: []string{"--leader-elect=false", "--metrics-secure=false", fmt.Sprintf("--max-concurrent-reconciles=%d", bc.Concurrency),
+			fmt.Sprintf("--kube-api-qps=%g", bc.QPS), fmt.Sprintf("--kube-api-burst=%d", bc.Burst)},
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &benchManager{Process: p,
+	return &benchManager{Process: p, admin: cluster.Config, auditLog: auditLog,
 		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", p.Ports[manager.MetricsFlag]),
 		pprofURL:   fmt.Sprintf("http://127.0.0.1:%d", p.Ports[manager.PprofFlag]),
 	}, nil
@@ -688,61 +615,44 @@ type snapshot struct {
 }
 
 // snapshot reads the counters; an error means a figure of the case would be wrong.
-func (m *benchManager) snapshot(ctx context.Context, admin *rest.Config, auditLog string) (snapshot, error) {
+func (m *benchManager) snapshot(ctx context.Context) (snapshot, error) {
 	var s snapshot
 	var errs [4]error
-	s.requests, errs[0] = readAudit(auditLog)
-	s.manager, errs[1] = scrapeHTTP(ctx, m.metricsURL)
+	s.requests, errs[0] = readAudit(m.auditLog)
+	s.manager, errs[1] = scrape(ctx, m.metricsURL)
 	s.heap = sum(s.manager, heapAlloc, nil)
 	s.rss, _, errs[2] = procMemory(m.Pid())
-	s.apiserver, errs[3] = scrapeAPIServer(ctx, admin)
+	s.apiserver, errs[3] = scrapeAPIServer(ctx, m.admin)
 	if err := errors.Join(errs[:]...); err != nil {
 		return s, fmt.Errorf("reading the counters: %w", err)
 	}
 	return s, nil
 }
 
-// scrapeAPIServer reads kube-apiserver's /metrics with the admin client.
-func scrapeAPIServer(ctx context.Context, admin *rest.Config) ([]sample, error) {
-	cfg := rest.CopyConfig(admin)
-	cfg.GroupVersion = &metav1.SchemeGroupVersion
-	cfg.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
-	rc, err := rest.UnversionedRESTClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	body, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return parseMetrics(bytes.NewReader(body))
-}
-
 // sampleHeap reads the manager's heap from its /metrics every scrapeInterval until the
-// returned func is called, which returns the peak (peak RSS comes from VmHWM, which needs no
-// sampling).
+// returned func is first called, which returns the peak (peak RSS comes from VmHWM, which needs
+// no sampling).
 func sampleHeap(ctx context.Context, url string) (stop func() float64) {
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	peak := 0.0
+	peak := make(chan float64, 1)
 	go func() {
-		defer close(done)
+		highest := 0.0
 		t := time.NewTicker(scrapeInterval)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
+				peak <- highest
 				return
 			case <-t.C:
-				if samples, err := scrapeHTTP(ctx, url); err == nil {
-					peak = max(peak, sum(samples, heapAlloc, nil))
+				if samples, err := scrape(ctx, url); err == nil {
+					highest = max(highest, sum(samples, heapAlloc, nil))
 				}
 			}
 		}
 	}()
-	return func() float64 {
+	return sync.OnceValue(func() float64 {
 		cancel()
-		<-done
-		return peak
-	}
+		return <-peak
+	})
 }
