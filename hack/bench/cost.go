@@ -8,15 +8,9 @@ import (
 	"strings"
 )
 
-// The cost questions (issue 36) compare each operator case with the floor case of its N that
-// ran just before it (group.Pairs): -floor alternates them, so a drift of the machine touches
-// both sides of a pair alike.
-//
-//   - Added CPU: (the CPU of every process of the operator case − the floor case's) ÷ the floor
-//     case's, the machine's rows aside (other work on the machine does not count); the mean of
-//     the pairs with its spread.
-//   - First pass: a cluster's create → its StatefulSet seen, operator ÷ floor, of the p50 and of
-//     the p99 (means over the pairs).
+// The cost (issue 36, docs/benchmarks.md's *Cost*) compares each operator case with the floor
+// case of its N that ran just before it (group.Pairs): -floor alternates them, so a drift of the
+// machine touches both sides of a pair alike.
 
 // costPair is an operator case and the floor case that ran just before it.
 type costPair struct{ Floor, Operator result }

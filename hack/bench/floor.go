@@ -15,12 +15,9 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 )
 
-// The floor case: the same local cluster, N and DatabaseClusters, created the same way, but no
-// operator. An ideal controller in the benchmark creates exactly the children the operator
-// would create for each DatabaseCluster, built by the operator's own builders, with as many
-// goroutines as the operator has workers (--max-concurrent-reconciles of the case it pairs
-// with); the case ends when every StatefulSet is ready. What the StatefulSet controller, the
-// scheduler, the volume binding and the simulated kubelets cost is in both cases.
+// The floor case: the same cluster, N and DatabaseClusters as the operator case, but no
+// operator: an ideal controller creates the children the operator would, and the case ends
+// when every StatefulSet is ready (docs/benchmarks.md's *The floor*).
 
 // floorChildren are the children of the cluster name as the operator builds them: headless
 // Service, client Service, StatefulSet, and the PodDisruptionBudget when the spec wants one.

@@ -94,14 +94,6 @@ func deltaBy(base, now []sample, name string, match map[string]string, by ...str
 	return minus(sumBy(now, name, match, by...), sumBy(base, name, match, by...))
 }
 
-// histogramMean returns the mean of a histogram between two scrapes.
-func histogramMean(base, now []sample, name string, match map[string]string) float64 {
-	if count := delta(base, now, name+"_count", match); count > 0 {
-		return delta(base, now, name+"_sum", match) / count
-	}
-	return 0
-}
-
 // minus is a - b by key, without the keys whose difference is 0.
 func minus[V int64 | float64](a, b map[string]V) map[string]V {
 	out := map[string]V{}
@@ -176,11 +168,9 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 	return rss, hwm, err
 }
 
-// Where the machine's CPU goes while the clusters converge. Every process of a case is this
-// benchmark's descendant (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok,
-// the manager) or the benchmark itself (its clients, the CSI simulator), so reading /proc at
-// both ends of the window splits the CPU by process, and /proc/stat says how much of the
-// machine was busy.
+// Every process of a case is this benchmark's descendant (the control plane, kwok, the manager)
+// or the benchmark itself (its clients, the CSI simulator): reading /proc at both ends of a
+// window splits its CPU by process, and /proc/stat says how busy the machine was.
 
 // selfName is the row of the benchmark's own process: its clients and the CSI simulator.
 const selfName = "bench (clients, CSI)"
@@ -251,19 +241,14 @@ func descends(procs map[int]proc.Stat, pid, root int) bool {
 // line (user nice system idle iowait irq softirq steal ...): available is all of them, busy all
 // but idle and iowait; guest times are already in user and nice.
 func parseMachineCPU(stat string) (busy, available float64, err error) {
-	line, _, _ := strings.Cut(stat, "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 9 || fields[0] != "cpu" {
-		return 0, 0, fmt.Errorf("unexpected first line of /proc/stat: %q", line)
+	var v [8]float64
+	if _, err := fmt.Sscanf(stat, "cpu %g %g %g %g %g %g %g %g", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]); err != nil {
+		return 0, 0, fmt.Errorf("unexpected first line of /proc/stat: %w", err)
 	}
-	for i, f := range fields[1:9] {
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("unexpected first line of /proc/stat: %q", line)
-		}
-		available += v
+	for i, x := range v {
+		available += x
 		if i != 3 && i != 4 {
-			busy += v
+			busy += x
 		}
 	}
 	return busy / proc.UserHZ, available / proc.UserHZ, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -70,10 +71,12 @@ var summaryKinds = map[string]func(files []resultFile) mdTable{
 }
 
 // resultFile is one JSON result: Name as the tables' captions name it (the -results directory
-// joined with the file name), Link relative to the document's directory.
+// joined with the file name), Link relative to the document's directory, and JSON as the file
+// holds it, older fields included.
 type resultFile struct {
 	Name, Link string
 	Rep        report
+	JSON       map[string]any
 }
 
 // renderDocs renders the tables of the documents docs (comma separated) from the JSON results
@@ -133,13 +136,12 @@ func renderDocs(w io.Writer, docs, dir string, check bool) error {
 	return nil
 }
 
-// loadResults reads every *.json of dir, sorted by name, linked from the directory of doc.
+// loadResults reads every *.json of dir, in name order (Glob sorts), linked from the directory of doc.
 func loadResults(doc, dir string) ([]resultFile, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(paths) == 0 {
 		return nil, cmp.Or(err, fmt.Errorf("no JSON results in %s", dir))
 	}
-	slices.Sort(paths)
 	var files []resultFile
 	for _, p := range paths {
 		f, err := readResult(p, filepath.Dir(doc))
@@ -158,7 +160,7 @@ func readResult(file, docDir string) (resultFile, error) {
 	if err != nil {
 		return f, err
 	}
-	if err := json.Unmarshal(data, &f.Rep); err != nil {
+	if err := errors.Join(json.Unmarshal(data, &f.Rep), json.Unmarshal(data, &f.JSON)); err != nil {
 		return f, fmt.Errorf("%s: %w", file, err)
 	}
 	if f.Rep.Started.IsZero() || (len(f.Rep.Results) == 0 && f.Rep.Leader == nil) {
@@ -560,18 +562,21 @@ func leaderTable(files []resultFile) mdTable {
 // renderRun renders the tables of one result file (-tables, and after a run): the summary
 // tables of the file, then every figure of its JSON, of the run and of each case.
 func renderRun(f resultFile) string {
+	if f.JSON == nil { // a run just made
+		data, _ := json.Marshal(f.Rep) // a report always marshals
+		_ = json.Unmarshal(data, &f.JSON)
+	}
+	run := maps.Clone(f.JSON)
+	cases, _ := run["results"].([]any)
+	delete(run, "results")
 	var b strings.Builder
 	fmt.Fprintf(&b, "### `%s`\n", f.Name)
 	one := []resultFile{f}
-	run := f.Rep
-	run.Results = nil
-	run.Machine = maps.Clone(run.Machine)
-	delete(run.Machine, "hostname")
 	for _, s := range []struct {
 		what  string
 		table mdTable
 	}{
-		{"The run", figuresTable("figure", []report{run}, func(report) string { return "value" })},
+		{"The run", figuresTable([]any{run}, func(int) string { return "value" })},
 		{"The operator cases", summaryKinds["runs"](one)},
 		{"Requests", summaryKinds["writes"](one)},
 		{"Memory", summaryKinds["memory"](one)},
@@ -580,7 +585,7 @@ func renderRun(f resultFile) string {
 		{"Cost against the floor", costTable(one)},
 		{"Where the added CPU goes", costByProcessTable(one)},
 		{"Leader hand-off and takeover", leaderTable(one)},
-		{"Every figure of every case", figuresTable("figure", f.Rep.Results, func(r result) string { return caseLabel(r.Case) })},
+		{"Every figure of every case", figuresTable(cases, func(i int) string { return caseLabel(f.Rep.Results[i].Case) })},
 	} {
 		if len(s.table.rows) > 0 {
 			fmt.Fprintf(&b, "\n%s — from [`%s`](%s):\n\n%s", s.what, f.Name, f.Link, s.table)
@@ -589,23 +594,19 @@ func renderRun(f resultFile) string {
 	return b.String()
 }
 
-// figuresTable has a column per value, headed by its label, and a row per number, string or
-// boolean of their JSON, named by its path ("convergeRequests.byVerbResource.create services").
-func figuresTable[V any](first string, values []V, label func(V) string) mdTable {
-	t := mdTable{header: []string{first}}
-	var columns []map[string]string
+// figuresTable has a column per JSON tree, headed by label, and a row per number, string or
+// boolean of the trees, named by its path ("convergeRequests.byVerbResource.create services").
+func figuresTable(trees []any, label func(i int) string) mdTable {
+	t := mdTable{header: []string{"figure"}}
+	columns := make([]map[string]string, len(trees))
 	keys := map[string]bool{}
-	for _, v := range values {
-		var tree any
-		data, _ := json.Marshal(v) // the report's types always marshal
-		_ = json.Unmarshal(data, &tree)
-		cells := map[string]string{}
-		flatten("", tree, cells)
-		for k := range cells {
+	for i, tree := range trees {
+		columns[i] = map[string]string{}
+		flatten("", tree, columns[i])
+		for k := range columns[i] {
 			keys[k] = true
 		}
-		columns = append(columns, cells)
-		t.header = append(t.header, label(v))
+		t.header = append(t.header, label(i))
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		row := []string{k}

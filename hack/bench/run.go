@@ -64,65 +64,53 @@ type settings struct {
 	apiServerArgs, schedulerArgs                   []string
 }
 
-// result is what one case measured. Older results lack the fields added since (0 or absent).
+// result is what one case measured; older results lack the fields added since (0 or absent).
 type result struct {
-	Case  benchCase `json:"case"`
-	Error string    `json:"error,omitempty"`
-
-	RawWritesPerSec float64 `json:"rawWritesPerSec"`
-	ClusterStartSec float64 `json:"clusterStartSeconds"`
-	ManagerStartSec float64 `json:"managerStartSeconds"`
-	ConvergenceSec  float64 `json:"convergenceSeconds"`
-	Available       int     `json:"available"`
-	LatencyP50Sec   float64 `json:"latencyP50Seconds"`
-	LatencyP90Sec   float64 `json:"latencyP90Seconds"`
-	LatencyP99Sec   float64 `json:"latencyP99Seconds"`
-	LatencyMaxSec   float64 `json:"latencyMaxSeconds"`
-	// FirstPass is a cluster's create returned → its StatefulSet seen by the benchmark's watch
-	// (the same watch in both cases): the operator's first pass, or the floor's ideal one.
-	FirstPassP50Sec  float64 `json:"firstPassP50Seconds,omitempty"`
-	FirstPassP99Sec  float64 `json:"firstPassP99Seconds,omitempty"`
-	CreateSpreadSec  float64 `json:"createSpreadSeconds"`
-	OperatorWrites   int64   `json:"operatorWrites"`
-	OperatorReads    int64   `json:"operatorReads"`
-	OperatorWatches  int64   `json:"operatorWatches"`
-	WritesPerCluster float64 `json:"writesPerCluster"`
-	ReadsPerCluster  float64 `json:"readsPerCluster"`
-	SystemWrites     float64 `json:"systemWrites"` // every client's, from kube-apiserver's metrics
-	IdleSec          float64 `json:"idleSeconds"`
-	IdleWrites       int64   `json:"idleWrites"`
-	IdleReads        int64   `json:"idleReads"`
-	IdleSystemWrites float64 `json:"idleSystemWrites"`
-	BaselineRSS      int64   `json:"baselineRSSBytes"`
-	PeakRSS          int64   `json:"peakRSSBytes"`
-	EndRSS           int64   `json:"endRSSBytes"`
-	RSSPer1000       float64 `json:"rssPer1000ClustersBytes"`
-	PeakHeap         float64 `json:"peakHeapAllocBytes"`
-	EndHeap          float64 `json:"endHeapAllocBytes"`
-	// The series of the manager's /metrics at the end of the idle window, and the operator's own.
-	ManagerSeries   int           `json:"managerSeries"`
-	OperatorSeries  int           `json:"operatorSeries"`
-	ReconcilesPerDC float64       `json:"reconcilesPerCluster"`
-	ReconcileErrors float64       `json:"reconcileErrors"`
-	Converge        requestCounts `json:"convergeRequests"`
-	Idle            requestCounts `json:"idleRequests"`
+	Case             benchCase `json:"case"`
+	Error            string    `json:"error,omitempty"`
+	RawWritesPerSec  float64   `json:"rawWritesPerSec"`
+	ClusterStartSec  float64   `json:"clusterStartSeconds"`
+	ManagerStartSec  float64   `json:"managerStartSeconds"`
+	ConvergenceSec   float64   `json:"convergenceSeconds"`
+	Available        int       `json:"available"`
+	LatencyP50Sec    float64   `json:"latencyP50Seconds"`
+	LatencyP90Sec    float64   `json:"latencyP90Seconds"`
+	LatencyP99Sec    float64   `json:"latencyP99Seconds"`
+	LatencyMaxSec    float64   `json:"latencyMaxSeconds"`
+	FirstPassP50Sec  float64   `json:"firstPassP50Seconds,omitempty"` // create returned → StatefulSet seen
+	FirstPassP99Sec  float64   `json:"firstPassP99Seconds,omitempty"`
+	CreateSpreadSec  float64   `json:"createSpreadSeconds"`
+	OperatorWrites   int64     `json:"operatorWrites"` // the floor's: the children it created
+	OperatorReads    int64     `json:"operatorReads"`
+	OperatorWatches  int64     `json:"operatorWatches"`
+	WritesPerCluster float64   `json:"writesPerCluster"`
+	ReadsPerCluster  float64   `json:"readsPerCluster"`
+	SystemWrites     float64   `json:"systemWrites"` // every client's, from kube-apiserver's metrics
+	IdleSec          float64   `json:"idleSeconds"`
+	IdleWrites       int64     `json:"idleWrites"`
+	IdleReads        int64     `json:"idleReads"`
+	BaselineRSS      int64     `json:"baselineRSSBytes"`
+	PeakRSS          int64     `json:"peakRSSBytes"`
+	EndRSS           int64     `json:"endRSSBytes"`
+	RSSPer1000       float64   `json:"rssPer1000ClustersBytes"`
+	PeakHeap         float64   `json:"peakHeapAllocBytes"`
+	EndHeap          float64   `json:"endHeapAllocBytes"`
+	ManagerSeries    int       `json:"managerSeries"`  // of its /metrics at the end of the idle window
+	OperatorSeries   int       `json:"operatorSeries"` // of them, database_operator_*
+	ReconcilesPerDC  float64   `json:"reconcilesPerCluster"`
+	ReconcileErrors  float64   `json:"reconcileErrors"`
+	// Converge and Idle are the manager's requests, counted from the audit log (audit.go).
+	Converge requestCounts `json:"convergeRequests"`
+	Idle     requestCounts `json:"idleRequests"`
 	// ManagerRESTByVerb is the manager's rest_client_requests_total: a cross-check of the audit.
-	ManagerRESTByVerb map[string]float64 `json:"managerRestClientRequestsByMethodCode"`
-	SystemByResource  map[string]float64 `json:"systemWritesByVerbResource"`
-	Reconciles        map[string]float64 `json:"reconcilesByResult"`
-	// Stages split create→Available into steps (stageBreakdown): p50 and p99 seconds of each.
-	Stages map[string][2]float64 `json:"stagesP50P99Seconds"`
-	// Of the databasecluster controller: mean reconcile time and mean wait in the work queue.
-	MeanReconcileSec float64 `json:"meanReconcileSeconds"`
-	MeanQueueWaitSec float64 `json:"meanQueueWaitSeconds"`
-	// The manager's CPU time and garbage collections while the clusters converged.
-	ManagerCPUSec float64 `json:"managerCPUSeconds,omitempty"`
-	ManagerGCs    float64 `json:"managerGCs,omitempty"`
-	// The top of the manager's heap profile at the end of the idle window, and all in use.
-	HeapTop   []heapEntry `json:"heapTopInuse,omitempty"`
-	HeapInuse int64       `json:"heapInuseBytes,omitempty"`
-	// CPUByProcess is the CPU seconds of each process while the clusters converged (readCPU).
-	CPUByProcess map[string]float64 `json:"cpuSecondsByProcess,omitempty"`
+	ManagerRESTByVerb map[string]float64    `json:"managerRestClientRequestsByMethodCode"`
+	SystemByResource  map[string]float64    `json:"systemWritesByVerbResource"`
+	Stages            map[string][2]float64 `json:"stagesP50P99Seconds"` // stageBreakdown
+	ManagerCPUSec     float64               `json:"managerCPUSeconds,omitempty"`
+	ManagerGCs        float64               `json:"managerGCs,omitempty"`
+	HeapTop           []heapEntry           `json:"heapTopInuse,omitempty"` // at the end of the idle window
+	HeapInuse         int64                 `json:"heapInuseBytes,omitempty"`
+	CPUByProcess      map[string]float64    `json:"cpuSecondsByProcess,omitempty"` // readCPU
 }
 
 func logf(format string, args ...any) { _, _ = fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
@@ -214,7 +202,6 @@ func measure(ctx context.Context, c client.Client, m *benchManager, bc benchCase
 	res.IdleSec = time.Since(idleStart).Seconds()
 	res.Idle = idle.requests.minus(conv.requests)
 	res.IdleWrites, res.IdleReads, _ = res.Idle.totals()
-	res.IdleSystemWrites = systemWrites(idle.apiserver) - systemWrites(conv.apiserver)
 	res.PeakHeap, res.EndHeap, res.EndRSS = max(peakHeap(), idle.heap, conv.heap), idle.heap, idle.rss
 	res.ManagerSeries, res.OperatorSeries = seriesCounts(idle.manager)
 	keep := ""
@@ -274,11 +261,8 @@ func fillConverge(res *result, base, conv snapshot, n int) {
 	b, c := base.manager, conv.manager
 	res.ManagerRESTByVerb = deltaBy(b, c, "rest_client_requests_total", nil, "method", "code")
 	ours := map[string]string{"controller": "databasecluster"}
-	res.Reconciles = deltaBy(b, c, "controller_runtime_reconcile_total", ours, "result")
 	res.ReconcilesPerDC = delta(b, c, "controller_runtime_reconcile_total", ours) / float64(n)
-	res.ReconcileErrors = res.Reconciles["error"]
-	res.MeanReconcileSec = histogramMean(b, c, "controller_runtime_reconcile_time_seconds", ours)
-	res.MeanQueueWaitSec = histogramMean(b, c, "workqueue_queue_duration_seconds", map[string]string{"name": "databasecluster"})
+	res.ReconcileErrors = delta(b, c, "controller_runtime_reconcile_total", map[string]string{"controller": "databasecluster", "result": "error"})
 	res.ManagerCPUSec = delta(b, c, "process_cpu_seconds_total", nil)
 	res.ManagerGCs = delta(b, c, "go_gc_duration_seconds_count", nil)
 }
