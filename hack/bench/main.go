@@ -245,7 +245,8 @@ func positive(s string) (int, error) {
 
 // machine describes where the benchmark ran: absolute figures only compare on one machine.
 func machine() map[string]string {
-	m := map[string]string{"cpus": strconv.Itoa(runtime.NumCPU()), "goVersion": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH}
+	m := map[string]string{"cpus": strconv.Itoa(runtime.NumCPU()), "goVersion": runtime.Version(),
+		"os": runtime.GOOS + "/" + runtime.GOARCH}
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		m["loadavgAtStart"] = strings.TrimSpace(string(data))
 	}

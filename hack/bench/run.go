@@ -213,7 +213,8 @@ func measure(ctx context.Context, c client.Client, m *benchManager, bc benchCase
 	}
 	_, res.PeakRSS, _ = procMemory(m.Pid())
 	res.RSSPer1000 = float64(res.PeakRSS-res.BaselineRSS) * 1000 / float64(bc.N)
-	logf("idle: %d operator writes, %d reads in %.0fs; peak RSS %.1f MiB", res.IdleWrites, res.IdleReads, res.IdleSec, mib(float64(res.PeakRSS)))
+	logf("idle: %d operator writes, %d reads in %.0fs; peak RSS %.1f MiB", res.IdleWrites, res.IdleReads, res.IdleSec,
+		mib(float64(res.PeakRSS)))
 	return nil
 }
 
@@ -262,7 +263,8 @@ func fillConverge(res *result, base, conv snapshot, n int) {
 	res.ManagerRESTByVerb = deltaBy(b, c, "rest_client_requests_total", nil, "method", "code")
 	ours := map[string]string{"controller": "databasecluster"}
 	res.ReconcilesPerDC = delta(b, c, "controller_runtime_reconcile_total", ours) / float64(n)
-	res.ReconcileErrors = delta(b, c, "controller_runtime_reconcile_total", map[string]string{"controller": "databasecluster", "result": "error"})
+	errs := map[string]string{"controller": "databasecluster", "result": "error"}
+	res.ReconcileErrors = delta(b, c, "controller_runtime_reconcile_total", errs)
 	res.ManagerCPUSec = delta(b, c, "process_cpu_seconds_total", nil)
 	res.ManagerGCs = delta(b, c, "go_gc_duration_seconds_count", nil)
 }
@@ -385,7 +387,9 @@ type tracker struct {
 // startTracker runs informers of obj's kind and of StatefulSets in the bench namespace and
 // returns once they have synced; converged names the cluster of an object that has converged (a
 // DatabaseCluster Available, or in the floor case a StatefulSet ready).
-func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Object, converged func(any) (string, bool)) (*tracker, error) {
+func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Object,
+	converged func(any) (string, bool),
+) (*tracker, error) {
 	t := &tracker{n: n, done: make(chan struct{})}
 	for i := range t.at {
 		t.at[i] = map[string]time.Time{}
@@ -407,7 +411,8 @@ func startTracker(ctx context.Context, admin *rest.Config, n int, obj client.Obj
 		if err != nil {
 			return nil, err
 		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) }}); err != nil {
+		handler := toolscache.ResourceEventHandlerFuncs{AddFunc: observe, UpdateFunc: func(_, o any) { observe(o) }}
+		if _, err := inf.AddEventHandler(handler); err != nil {
 			return nil, err
 		}
 	}
@@ -568,7 +573,8 @@ type benchManager struct {
 
 // startManager runs the manager against the cluster as auditUser and waits until /readyz
 // answers.
-func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings, auditLog string) (*benchManager, error) {
+func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCase, s settings, auditLog string,
+) (*benchManager, error) {
 	kubeconfig, err := auditUserKubeconfig(cluster)
 	if err != nil {
 		return nil, err
