@@ -91,6 +91,10 @@ type Env struct {
 	done   chan error
 }
 
+// Config is the API server's address and the admin's credentials, for a client or a manager of
+// a test's own.
+func (e *Env) Config() *rest.Config { return rest.CopyConfig(e.env.Config) }
+
 // StartInBeforeAll registers, in the current Ordered container, a BeforeAll that starts an
 // environment with setup (the manager logging to GinkgoWriter) and stops it after the container.
 // The returned Env is filled in when the container runs.
