@@ -111,6 +111,9 @@ type result struct {
 	HeapTop           []heapEntry           `json:"heapTopInuse,omitempty"` // at the end of the idle window
 	HeapInuse         int64                 `json:"heapInuseBytes,omitempty"`
 	CPUByProcess      map[string]float64    `json:"cpuSecondsByProcess,omitempty"` // readCPU
+	// IdleCPUByProcess is the CPU of the idle window: what the converged clusters cost while
+	// nothing changes, to tell the work of a case from the time it ran.
+	IdleCPUByProcess map[string]float64 `json:"idleCPUSecondsByProcess,omitempty"`
 }
 
 func logf(format string, args ...any) { _, _ = fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
@@ -190,11 +193,13 @@ func measure(ctx context.Context, c client.Client, m *benchManager, bc benchCase
 
 	logf("idle window of %s", s.idle)
 	idleStart := time.Now()
+	cpuBase, cpuErr := readCPU()
 	select {
 	case <-time.After(s.idle):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	res.IdleCPUByProcess = cpuSince(cpuBase, cpuErr)
 	idle, err := m.snapshot(ctx)
 	if err != nil {
 		return err
