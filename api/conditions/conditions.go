@@ -13,9 +13,10 @@
 // limitations under the License.
 
 // Package conditions holds what the status conditions of every API group of the operator
-// share: the Degraded condition of the ownership rule with its two reasons, and the helper that
-// sets a condition following a switch of the spec. Each group's conditions.go holds only the
-// types and reasons of its own kinds.
+// share: the Degraded condition of the ownership rule with its two reasons, the Ready condition
+// of a resource that keeps one child, the helper that sets a condition following a switch of
+// the spec, and Changed, which tells whether a condition says something new. Each group's
+// conditions.go holds only the types and reasons of its own kinds.
 package conditions
 
 import (
@@ -56,4 +57,38 @@ func SetSwitch(list *[]metav1.Condition, generation int64, conditionType string,
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, on.Reason, on.Message
 	}
 	meta.SetStatusCondition(list, cond)
+}
+
+// TypeReady is the type of the Ready condition of a resource that keeps one child in line with
+// its spec (each group's ConditionReady has this value).
+const TypeReady = "Ready"
+
+// Ready is the Ready condition of a resource whose reconcile of its child ended with err: True
+// with reason synced and message when the child matches the spec, False with reason failed and
+// err's message otherwise.
+func Ready(generation int64, err error, synced, message, failed string) metav1.Condition {
+	cond := metav1.Condition{
+		Type:               TypeReady,
+		Status:             metav1.ConditionTrue,
+		Reason:             synced,
+		Message:            message,
+		ObservedGeneration: generation,
+	}
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, failed, err.Error()
+	}
+	return cond
+}
+
+// Changed returns the condition conditionType of after when its reason or message differs from
+// that of before (or before had none), so that what it says is told once; nil otherwise.
+func Changed(before, after []metav1.Condition, conditionType string) *metav1.Condition {
+	now := meta.FindStatusCondition(after, conditionType)
+	if now == nil {
+		return nil
+	}
+	if was := meta.FindStatusCondition(before, conditionType); was != nil && was.Reason == now.Reason && was.Message == now.Message {
+		return nil
+	}
+	return now
 }

@@ -214,7 +214,7 @@ func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev
 		}
 	}
 	// Told even for a new cluster: it asked for monitoring it cannot have yet.
-	if now := child.Changed(before.Status.Conditions, after.Status.Conditions, databasev1alpha1.ConditionMonitoringReady); now != nil &&
+	if now := conditions.Changed(before.Status.Conditions, after.Status.Conditions, databasev1alpha1.ConditionMonitoringReady); now != nil &&
 		now.Reason == databasev1alpha1.ReasonPodMonitorCRDMissing {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
 	}

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -46,7 +47,7 @@ var rejections = map[string]string{
 func (r *scheduledEchoReconciler) StatusWritten(ctx context.Context, before, after *echov1alpha1.ScheduledEcho) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "cronJob", after.Status.CronJobName)
 	child.WarnConflictBegan(r.Recorder, after, before.Status.Conditions, after.Status.Conditions)
-	now := child.Changed(before.Status.Conditions, after.Status.Conditions, echov1alpha1.ConditionReady)
+	now := conditions.Changed(before.Status.Conditions, after.Status.Conditions, echov1alpha1.ConditionReady)
 	if now == nil || now.Status != metav1.ConditionFalse {
 		return
 	}

@@ -60,7 +60,7 @@ func scheduledEchoStatus(s *echov1alpha1.ScheduledEcho, obs cronJobObservation) 
 // the spec must change or the write is retried (failureReason).
 func setReadyCondition(list *[]metav1.Condition, s *echov1alpha1.ScheduledEcho, err error) {
 	synced := fmt.Sprintf("CronJob %s runs on schedule %q", s.CronJobName(), s.Spec.Schedule)
-	meta.SetStatusCondition(list, child.ReadyCondition(s.Generation, err,
+	meta.SetStatusCondition(list, conditions.Ready(s.Generation, err,
 		echov1alpha1.ReasonCronJobSynced, synced, failureReason(err)))
 }
 

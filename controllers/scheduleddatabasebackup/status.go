@@ -97,7 +97,7 @@ func setSuspendedCondition(list *[]metav1.Condition, s *databasev1alpha1.Schedul
 func (r *Reconciler) StatusWritten(ctx context.Context, before, after *databasev1alpha1.ScheduledDatabaseBackup) {
 	logf.FromContext(ctx).V(1).Info("Patched the status", "lastBackup", after.Status.LastBackupName)
 	child.WarnConflictBegan(r.Recorder, after, before.Status.Conditions, after.Status.Conditions)
-	now := child.Changed(before.Status.Conditions, after.Status.Conditions, databasev1alpha1.ConditionScheduleReady)
+	now := conditions.Changed(before.Status.Conditions, after.Status.Conditions, databasev1alpha1.ConditionScheduleReady)
 	if now != nil && now.Reason == databasev1alpha1.ReasonInvalidSchedule {
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, EventInvalidSchedule, "Reconcile", "%s", now.Message)
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -59,15 +60,15 @@ func computeStatus(vc *votingv1alpha1.VoteConfig, obs observation, now metav1.Ti
 }
 
 // setReadyCondition: True when the ConfigMap holds the options of the spec.
-func setReadyCondition(conditions *[]metav1.Condition, vc *votingv1alpha1.VoteConfig, err error) {
+func setReadyCondition(list *[]metav1.Condition, vc *votingv1alpha1.VoteConfig, err error) {
 	synced := fmt.Sprintf("ConfigMap %s holds the %d options", vc.ConfigMapName(), len(vc.Spec.Options))
-	meta.SetStatusCondition(conditions, child.ReadyCondition(vc.Generation, err,
+	meta.SetStatusCondition(list, conditions.Ready(vc.Generation, err,
 		votingv1alpha1.ReasonConfigMapSynced, synced, votingv1alpha1.ReasonSyncFailed))
 }
 
 // setTargetFoundCondition: True when spec.targetDeployment names an existing Deployment. A
 // Deployment that could not be read leaves the condition as it was.
-func setTargetFoundCondition(conditions *[]metav1.Condition, vc *votingv1alpha1.VoteConfig, target targetState) {
+func setTargetFoundCondition(list *[]metav1.Condition, vc *votingv1alpha1.VoteConfig, target targetState) {
 	cond := metav1.Condition{
 		Type:               votingv1alpha1.ConditionTargetFound,
 		Status:             metav1.ConditionFalse,
@@ -86,5 +87,5 @@ func setTargetFoundCondition(conditions *[]metav1.Condition, vc *votingv1alpha1.
 		cond.Reason = votingv1alpha1.ReasonDeploymentNotFound
 		cond.Message = fmt.Sprintf("Deployment %s does not exist in namespace %s", name, vc.Namespace)
 	}
-	meta.SetStatusCondition(conditions, cond)
+	meta.SetStatusCondition(list, cond)
 }

@@ -12,11 +12,15 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package child is the one write path the controllers use for the objects they own:
-// Get (from the cache) → Create when missing → merge patch of the fields the operator owns, and
-// only when those fields differ from what was observed. It never sends a blind Update, so fields
-// that the API server or other controllers default are left alone and an unchanged child costs
-// no write.
+// Package child is the write path of a child and the ownership rule. Ensure is the one write
+// path the controllers use for the objects they own: Get (from the cache) → Create when missing →
+// merge patch of the fields the operator owns (Meta, and a Spec such as ConfigMapData), and only
+// when those fields differ from what was observed. It never sends a blind Update, so fields that
+// the API server or other controllers default are left alone and an unchanged child costs no
+// write; ReadsOwnCreates is the client that keeps it from creating a child twice. A child whose
+// name is held by an object the resource does not control is left as it is (Conflict,
+// IsConflict) and told in the Degraded condition (DegradedCondition) and in one warning event
+// when that turns True (ConflictBegan, WarnConflictBegan).
 package child
 
 import (
@@ -270,27 +274,6 @@ func DegradedCondition(err error, generation int64) metav1.Condition {
 	}
 	if message, ok := Conflict(err); ok {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, conditions.ReasonChildConflict, message
-	}
-	return cond
-}
-
-// ConditionReady is the type of the Ready condition of a resource that keeps one child in line
-// with its spec (each group's ConditionReady has this value).
-const ConditionReady = "Ready"
-
-// ReadyCondition is the Ready condition of a resource whose reconcile of its child ended with
-// err: True with reason synced and message when the child matches the spec, False with reason
-// failed and err's message otherwise.
-func ReadyCondition(generation int64, err error, synced, message, failed string) metav1.Condition {
-	cond := metav1.Condition{
-		Type:               ConditionReady,
-		Status:             metav1.ConditionTrue,
-		Reason:             synced,
-		Message:            message,
-		ObservedGeneration: generation,
-	}
-	if err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, failed, err.Error()
 	}
 	return cond
 }

@@ -16,7 +16,6 @@ package child
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -31,17 +30,4 @@ func WarnConflictBegan(rec events.EventRecorder, obj runtime.Object, before, aft
 	if message, began := ConflictBegan(before, after); began {
 		rec.Eventf(obj, nil, corev1.EventTypeWarning, conditions.ReasonChildConflict, "Reconcile", "%s", message)
 	}
-}
-
-// Changed returns the condition conditionType of after when its reason or message differs from
-// that of before (or before had none), so that what it says is told once; nil otherwise.
-func Changed(before, after []metav1.Condition, conditionType string) *metav1.Condition {
-	now := meta.FindStatusCondition(after, conditionType)
-	if now == nil {
-		return nil
-	}
-	if was := meta.FindStatusCondition(before, conditionType); was != nil && was.Reason == now.Reason && was.Message == now.Message {
-		return nil
-	}
-	return now
 }

@@ -57,30 +57,3 @@ func TestWarnConflictBeganTellsOnlyTheTurnToTrue(t *testing.T) {
 		})
 	}
 }
-
-func TestChangedReturnsTheConditionOnlyWhenItsReasonOrMessageChanged(t *testing.T) {
-	ready := func(reason, message string) []metav1.Condition {
-		return []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: message}}
-	}
-	for _, tc := range []struct {
-		name          string
-		before, after []metav1.Condition
-		want          bool
-	}{
-		{"first status", nil, ready("InvalidSchedule", "bad"), true},
-		{"new reason", ready("SyncFailed", "bad"), ready("InvalidSchedule", "bad"), true},
-		{"new message", ready("InvalidSchedule", "bad"), ready("InvalidSchedule", "worse"), true},
-		{"same reason and message", ready("InvalidSchedule", "bad"), ready("InvalidSchedule", "bad"), false},
-		{"no condition after", ready("InvalidSchedule", "bad"), nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := Changed(tc.before, tc.after, ConditionReady)
-			if (got != nil) != tc.want {
-				t.Fatalf("Changed = %v, want a condition: %v", got, tc.want)
-			}
-			if got != nil && *got != tc.after[0] {
-				t.Errorf("Changed = %+v, want %+v", *got, tc.after[0])
-			}
-		})
-	}
-}
