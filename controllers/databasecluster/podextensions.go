@@ -29,7 +29,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/podsecurity"
 )
 
 // defaultTerminationGracePeriod is the API server's default, set explicitly so that removing
@@ -96,7 +96,7 @@ func userContainer(c corev1.Container) corev1.Container {
 // the user set taking its place: a user's own container meets the profile unless the user says
 // otherwise, and then the NotRestricted event says so.
 func restrictedUnlessSet(user *corev1.SecurityContext) *corev1.SecurityContext {
-	security := child.RestrictedSecurityContext()
+	security := podsecurity.Restricted()
 	if user == nil {
 		return security
 	}

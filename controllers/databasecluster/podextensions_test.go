@@ -24,7 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/podsecurity"
 )
 
 // withExtensions gives a test cluster every pod extension: an init container, a native sidecar
@@ -72,11 +72,11 @@ var _ = Describe("Pod extensions", Label("unit"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		pod := sts.Spec.Template.Spec
 		Expect(pod.InitContainers).To(Equal([]corev1.Container{
-			{Name: "prepare", Image: "registry.example/init:1.0", Command: []string{"true"}, SecurityContext: child.RestrictedSecurityContext()},
+			{Name: "prepare", Image: "registry.example/init:1.0", Command: []string{"true"}, SecurityContext: podsecurity.Restricted()},
 			{
 				Name: "agent", Image: "registry.example/agent:1.0", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
 				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data", ReadOnly: true}},
-				SecurityContext: child.RestrictedSecurityContext(),
+				SecurityContext: podsecurity.Restricted(),
 			},
 		}))
 		Expect(pod.Volumes).To(HaveLen(1))
@@ -153,9 +153,9 @@ var _ = Describe("Pod extensions", Label("unit"), func() {
 	)
 
 	It("fills the restricted profile where a user's container sets nothing, and keeps what it sets", func() {
-		Expect(restrictedUnlessSet(nil)).To(Equal(child.RestrictedSecurityContext()))
+		Expect(restrictedUnlessSet(nil)).To(Equal(podsecurity.Restricted()))
 		got := restrictedUnlessSet(&corev1.SecurityContext{RunAsUser: ptr.To[int64](999), ReadOnlyRootFilesystem: ptr.To(true)})
-		want := child.RestrictedSecurityContext()
+		want := podsecurity.Restricted()
 		want.RunAsUser, want.ReadOnlyRootFilesystem = ptr.To[int64](999), ptr.To(true)
 		Expect(got).To(Equal(want))
 	})

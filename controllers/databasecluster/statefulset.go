@@ -31,6 +31,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/certs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/podsecurity"
 )
 
 // ContainerName is the name of the database container in every pod.
@@ -161,7 +162,7 @@ func buildPodSecurityContext(spec *databasev1alpha1.SecurityContextSpec) *corev1
 	if spec == nil {
 		spec = &databasev1alpha1.SecurityContextSpec{}
 	}
-	security := child.RestrictedPodSecurityContext(spec.RunAsUser, spec.RunAsGroup)
+	security := podsecurity.RestrictedPod(spec.RunAsUser, spec.RunAsGroup)
 	// A fresh volume's root belongs to root: without an fsGroup a non-root database cannot
 	// write its data directory. The kubelet gives the volume to this group (group-writable,
 	// setgid) and adds it to every container, whatever its user. OnRootMismatch: only a volume
@@ -189,7 +190,7 @@ func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 		ReadinessProbe:  readinessProbe(&dc.Spec),
 		LivenessProbe:   livenessProbe(&dc.Spec),
 		Lifecycle:       dc.Spec.Lifecycle,
-		SecurityContext: child.RestrictedSecurityContext(),
+		SecurityContext: podsecurity.Restricted(),
 	}
 }
 

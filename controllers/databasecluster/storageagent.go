@@ -24,7 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/podsecurity"
 	"github.com/seed1b407122/database-operator/controllers/storageagent"
 )
 
@@ -48,7 +48,7 @@ func withStorageAgent(sts *appsv1.StatefulSet, dc *databasev1alpha1.DatabaseClus
 // system, no probes (its readiness must never make a member not Ready) and small resources
 // (it answers one statfs per member a minute).
 func buildStorageAgent(image string) corev1.Container {
-	security := child.RestrictedSecurityContext()
+	security := podsecurity.Restricted()
 	security.ReadOnlyRootFilesystem = ptr.To(true)
 	return corev1.Container{
 		Name:            databasev1alpha1.StorageAgentContainerName,

@@ -25,6 +25,7 @@ import (
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/podsecurity"
 )
 
 // echoKind names Echos in owner references and in the operator's metrics.
@@ -79,7 +80,7 @@ func buildJobSpec(message, image string, podLabels map[string]string) batchv1.Jo
 				// The pod talks to nothing: no token, no Service environment variables.
 				AutomountServiceAccountToken: ptr.To(false),
 				EnableServiceLinks:           ptr.To(false),
-				SecurityContext:              child.RestrictedPodSecurityContext(ptr.To[int64](nobody), ptr.To[int64](nobody)),
+				SecurityContext:              podsecurity.RestrictedPod(ptr.To[int64](nobody), ptr.To[int64](nobody)),
 				Containers:                   []corev1.Container{buildContainer(message, image)},
 			},
 		},
@@ -88,7 +89,7 @@ func buildJobSpec(message, image string, podLabels map[string]string) batchv1.Jo
 
 func buildContainer(message, image string) corev1.Container {
 	// The Pod Security "restricted" profile, and a read-only root: printf writes no file.
-	security := child.RestrictedSecurityContext()
+	security := podsecurity.Restricted()
 	security.ReadOnlyRootFilesystem = ptr.To(true)
 	return corev1.Container{
 		Name:    ContainerName,

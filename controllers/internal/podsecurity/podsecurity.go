@@ -12,18 +12,20 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package child
+// Package podsecurity holds the security contexts of the pods and containers the operator
+// builds: those of the Pod Security "restricted" profile, so that its children are admitted in a
+// namespace that enforces the profile.
+package podsecurity
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
 
-// RestrictedSecurityContext is the security context of a container under the Pod Security
-// "restricted" profile: not root, no privilege escalation, no capabilities, the runtime's
-// seccomp profile. Every container the operator builds runs with it, so that its children are
-// admitted in a namespace that enforces the profile.
-func RestrictedSecurityContext() *corev1.SecurityContext {
+// Restricted is the security context of a container under the Pod Security "restricted"
+// profile: not root, no privilege escalation, no capabilities, the runtime's seccomp profile.
+// Every container the operator builds runs with it.
+func Restricted() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
 		RunAsNonRoot:             ptr.To(true),
@@ -32,10 +34,10 @@ func RestrictedSecurityContext() *corev1.SecurityContext {
 	}
 }
 
-// RestrictedPodSecurityContext is the security context of a pod under the Pod Security
-// "restricted" profile, run as user and group (nil for the image's own, which must not be
-// root): non-root and the runtime's seccomp profile for every container of the pod.
-func RestrictedPodSecurityContext(user, group *int64) *corev1.PodSecurityContext {
+// RestrictedPod is the security context of a pod under the Pod Security "restricted" profile,
+// run as user and group (nil for the image's own, which must not be root): non-root and the
+// runtime's seccomp profile for every container of the pod.
+func RestrictedPod(user, group *int64) *corev1.PodSecurityContext {
 	return &corev1.PodSecurityContext{
 		RunAsNonRoot:   ptr.To(true),
 		RunAsUser:      user,
