@@ -30,13 +30,13 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
 // snapshotChanged passes the changes of an owned VolumeSnapshot that the status reads: cut,
 // ready, error, restore size (and its labels or generation, which child.Ensure puts back).
 func snapshotChanged() predicate.Predicate {
-	return child.OwnedChanged(func(before, after *snapshotv1.VolumeSnapshot) bool {
+	return skeleton.OwnedChanged(func(before, after *snapshotv1.VolumeSnapshot) bool {
 		return snapshotCut(before) != snapshotCut(after) || snapshotReady(before) != snapshotReady(after) ||
 			snapshotError(before) != snapshotError(after) ||
 			!equality.Semantic.DeepEqual(restoreSize(before), restoreSize(after))
@@ -54,7 +54,7 @@ func restoreSize(s *snapshotv1.VolumeSnapshot) any {
 // replicasChanged passes the changes of a StatefulSet's wanted or reported replicas: an
 // Offline backup waits for both to reach zero.
 func replicasChanged() predicate.Predicate {
-	return child.UpdateChanged(func(before, after *appsv1.StatefulSet) bool {
+	return skeleton.UpdateChanged(func(before, after *appsv1.StatefulSet) bool {
 		return ptr.Deref(before.Spec.Replicas, 1) != ptr.Deref(after.Spec.Replicas, 1) ||
 			before.Status.Replicas != after.Status.Replicas
 	})
@@ -75,7 +75,7 @@ func podDeleted() predicate.Predicate {
 // claimPhaseChanged passes the phase changes of a claim: a backup waits for its cluster's
 // claims to be Bound.
 func claimPhaseChanged() predicate.Predicate {
-	return child.UpdateChanged(func(before, after *corev1.PersistentVolumeClaim) bool {
+	return skeleton.UpdateChanged(func(before, after *corev1.PersistentVolumeClaim) bool {
 		return before.Status.Phase != after.Status.Phase
 	})
 }

@@ -26,14 +26,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/seed1b407122/database-operator/api/labels"
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
 // statefulSetChanged lets an update of an owned StatefulSet through only when it changed what
 // the operator reads: its spec (generation, so hand edits are repaired), its labels (the cache
 // selects by them), or the replica counts and revisions the status is computed from.
 func statefulSetChanged() predicate.Predicate {
-	return child.OwnedChanged(func(before, after *appsv1.StatefulSet) bool {
+	return skeleton.OwnedChanged(func(before, after *appsv1.StatefulSet) bool {
 		return statusCountsChanged(before.Status, after.Status)
 	})
 }
@@ -64,7 +64,7 @@ func clusterOfChild(_ context.Context, obj client.Object) []reconcile.Request {
 
 // claimSizeChanged lets a claim update through only when its request, capacity or phase changed.
 func claimSizeChanged() predicate.Predicate {
-	return child.UpdateChanged(func(before, after *corev1.PersistentVolumeClaim) bool {
+	return skeleton.UpdateChanged(func(before, after *corev1.PersistentVolumeClaim) bool {
 		return before.Status.Phase != after.Status.Phase ||
 			!equality.Semantic.DeepEqual(before.Status.Capacity, after.Status.Capacity) ||
 			!equality.Semantic.DeepEqual(before.Spec.Resources.Requests, after.Spec.Resources.Requests)
@@ -78,7 +78,7 @@ func claimSizeChanged() predicate.Predicate {
 // finding it unschedulable (a member that may be lost with its node); pods are created and
 // deleted through the StatefulSet anyway.
 func podReadinessChanged() predicate.Predicate {
-	return child.UpdateChanged(func(before, after *corev1.Pod) bool {
+	return skeleton.UpdateChanged(func(before, after *corev1.Pod) bool {
 		sinceBefore, notReadyBefore := notReadySince(before)
 		sinceAfter, notReadyAfter := notReadySince(after)
 		return notReadyBefore != notReadyAfter || !sinceBefore.Equal(sinceAfter) ||

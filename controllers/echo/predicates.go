@@ -18,7 +18,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
+	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
 )
 
 // jobChanged lets an update of an owned Job through only when it changed what the operator
@@ -26,7 +26,7 @@ import (
 // them), or the state the Echo's status is computed from. The Job controller's other status
 // writes (ready and terminating counts, uncounted pods) cause no reconcile.
 func jobChanged() predicate.Predicate {
-	return child.OwnedChanged(func(before, after *batchv1.Job) bool {
+	return skeleton.OwnedChanged(func(before, after *batchv1.Job) bool {
 		return !stateOf(before.Name, before, nil).sameAs(stateOf(after.Name, after, nil))
 	})
 }
@@ -36,7 +36,7 @@ func jobChanged() predicate.Predicate {
 // selects by them), or the last schedule time the status reports. The CronJob controller's
 // other status writes (the list of active Jobs, lastSuccessfulTime) cause no reconcile.
 func cronJobChanged() predicate.Predicate {
-	return child.OwnedChanged(func(before, after *batchv1.CronJob) bool {
+	return skeleton.OwnedChanged(func(before, after *batchv1.CronJob) bool {
 		return !before.Status.LastScheduleTime.Equal(after.Status.LastScheduleTime)
 	})
 }

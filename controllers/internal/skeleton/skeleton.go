@@ -17,7 +17,10 @@
 // they observed, written once by merge patch and only when it changed. The conditions of every
 // resource are recorded in the operator's metrics after its phases and forgotten once it is gone
 // or being deleted. A controller plugs in only what is its own: its phases, its finalizer path,
-// what it tells when its status changed.
+// what it tells when its status changed. The package also holds the watch plumbing the
+// controllers share: the handlers that queue the events of children and other kinds behind a
+// change of the resource itself (OwnedBy, Behind) and the predicates that let through only the
+// updates the operator reads (UpdateChanged, OwnedChanged).
 package skeleton
 
 import (
