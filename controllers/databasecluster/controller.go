@@ -196,26 +196,26 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if dc.Spec.Paused {
 		return r.observe(ctx, dc, nil)
 	}
-	done := &changes{} // what the phases did to the children, told as events at the end
-	defer done.record(r.Recorder, dc)
+	noted := &changes{} // what the phases did to the children, told as events at the end
+	defer noted.record(r.Recorder, dc)
 	// The StatefulSet waits for the Services: no pod (and no claim, no data) is made for a
 	// cluster whose Services cannot be had, e.g. a name someone else holds.
-	if err := r.reconcileSpecChildren(ctx, dc, done); err != nil {
+	if err := r.reconcileSpecChildren(ctx, dc, noted); err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	if err := r.reconcileRestore(ctx, dc, done); err != nil {
+	if err := r.reconcileRestore(ctx, dc, noted); err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	inputs, err := r.reconcileInputs(ctx, dc, done)
+	inputs, err := r.reconcileInputs(ctx, dc, noted)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	claims, err := r.reconcileStorage(ctx, dc, done)
+	claims, err := r.reconcileStorage(ctx, dc, noted)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
 	autoGrow, growErr := r.reconcileAutoGrow(ctx, dc, claims)
-	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, inputs.checksum, done)
+	sts, result, waits, err := r.reconcileStatefulSet(ctx, dc, claims, inputs.checksum, noted)
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
@@ -228,10 +228,10 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 		return r.observe(ctx, dc, err)
 	}
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
-	podMonitor, err := r.reconcilePodMonitor(ctx, dc, done)
+	podMonitor, err := r.reconcilePodMonitor(ctx, dc, noted)
 	return observation{
 		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: errors.Join(growErr, err), tls: inputs.tls,
-		rollout: rollout, lost: lost, autoGrow: autoGrow, statefulSetCreated: result == child.Created && done.restored == "",
+		rollout: rollout, lost: lost, autoGrow: autoGrow, statefulSetCreated: result == child.Created && noted.restored == "",
 	}
 }
 

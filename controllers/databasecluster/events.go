@@ -57,8 +57,8 @@ type changes struct {
 	notRestricted string
 }
 
-// child notes the result of one Ensure call.
-func (c *changes) child(result child.Result, kind, name string) {
+// ensured notes the result of one Ensure call.
+func (c *changes) ensured(result child.Result, kind, name string) {
 	switch result {
 	case child.Created:
 		c.created = append(c.created, kind+" "+name)
@@ -68,7 +68,7 @@ func (c *changes) child(result child.Result, kind, name string) {
 }
 
 // merge appends what other noted of children to c: the spec-only children are written at once,
-// each noting in a log of its own.
+// each noting in a record of its own.
 func (c *changes) merge(other *changes) {
 	c.created = append(c.created, other.created...)
 	c.repaired = append(c.repaired, other.repaired...)
@@ -79,7 +79,7 @@ func (c *changes) merge(other *changes) {
 // template, or a repair of a hand edit.
 func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child.Result, before, desired *appsv1.StatefulSet) {
 	if result != child.Patched {
-		c.child(result, "StatefulSet", desired.Name)
+		c.ensured(result, "StatefulSet", desired.Name)
 		if result == child.Created {
 			c.restricted(desired)
 		}
@@ -94,7 +94,7 @@ func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child
 		c.updating = fmt.Sprintf("Rolling out a new pod template to StatefulSet %s (image %s)", desired.Name, dc.Spec.Image)
 		c.restricted(desired)
 	} else if !scaled {
-		c.child(result, "StatefulSet", desired.Name)
+		c.ensured(result, "StatefulSet", desired.Name)
 	}
 }
 

@@ -133,15 +133,15 @@ type podInputs struct {
 // files, the generated credentials Secret and the cluster's certificates, reads the user's
 // ConfigMap or Secrets, and returns the checksum of what the pods mount. An input that is missing
 // stops the phases here, so that no pod is rolled for it.
-func (r *Reconciler) reconcileInputs(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (podInputs, error) {
-	files, err := r.reconcileConfig(ctx, dc, log)
+func (r *Reconciler) reconcileInputs(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) (podInputs, error) {
+	files, err := r.reconcileConfig(ctx, dc, noted)
 	if err != nil {
 		return podInputs{}, err
 	}
-	if err := r.reconcileCredentials(ctx, dc, log); err != nil {
+	if err := r.reconcileCredentials(ctx, dc, noted); err != nil {
 		return podInputs{}, err
 	}
-	tls, err := r.reconcileTLS(ctx, dc, log)
+	tls, err := r.reconcileTLS(ctx, dc, noted)
 	if err != nil {
 		return podInputs{}, err
 	}
@@ -168,13 +168,13 @@ func inputsChecksum(files map[string][]byte, tls *servingCertificate) string {
 
 // reconcileConfig keeps the ConfigMap of inline files, or reads the user's, and returns the files
 // (nil without spec.config).
-func (r *Reconciler) reconcileConfig(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (map[string][]byte, error) {
+func (r *Reconciler) reconcileConfig(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) (map[string][]byte, error) {
 	config := dc.Spec.Config
 	if config == nil {
 		return nil, nil
 	}
 	if config.ConfigMapRef == nil {
-		err := ensureChild(ctx, r, "ConfigMap", BuildConfigMap(dc), &corev1.ConfigMap{}, child.ConfigMapData, log)
+		err := ensureChild(ctx, r, "ConfigMap", BuildConfigMap(dc), &corev1.ConfigMap{}, child.ConfigMapData, noted)
 		return configFiles(config.Files, nil), err
 	}
 	// The user's ConfigMap is read from the API server: the cache holds only the operator's.
@@ -209,7 +209,7 @@ func BuildConfigMap(dc *databasev1alpha1.DatabaseCluster) *corev1.ConfigMap {
 // reconcileCredentials checks the user's credentials Secret, or generates NAME-credentials once.
 // Secrets are read from the API server by name, never cached or listed: the operator reads only
 // the Secrets of spec.credentials.
-func (r *Reconciler) reconcileCredentials(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+func (r *Reconciler) reconcileCredentials(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
 	if dc.Spec.Credentials == nil {
 		return nil
 	}
@@ -223,7 +223,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, dc *databasev1alp
 		return checkUserCredentials(dc, secret, err)
 	}
 	if apierrors.IsNotFound(err) {
-		return r.generateCredentials(ctx, dc, log)
+		return r.generateCredentials(ctx, dc, noted)
 	}
 	// Never overwritten: only the ownership is checked (a Secret of that name the cluster does
 	// not control is a conflict, reported and left as it is).
@@ -250,7 +250,7 @@ func checkUserCredentials(dc *databasev1alpha1.DatabaseCluster, secret *corev1.S
 // generateCredentials creates NAME-credentials with a new password, only for a cluster that has
 // no StatefulSet yet: a cluster that already ran initialized its data with the password of a
 // Secret that is now gone, and a new password would not open it.
-func (r *Reconciler) generateCredentials(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+func (r *Reconciler) generateCredentials(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
 	sts := &appsv1.StatefulSet{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
 	if err == nil && metav1.IsControlledBy(sts, dc) {
@@ -277,7 +277,7 @@ func (r *Reconciler) generateCredentials(ctx context.Context, dc *databasev1alph
 	if err != nil {
 		return err
 	}
-	log.child(result, "Secret", desired.Name)
+	noted.ensured(result, "Secret", desired.Name)
 	return nil
 }
 

@@ -36,11 +36,11 @@ import (
 // reconcileSpecChildren keeps the children that are built from the spec alone in place: the
 // headless and the client Service and the PodDisruptionBudget. They depend on nothing but the
 // spec and not on each other, so they are written at once: a new cluster's first pass waits one
-// API round trip for the three instead of three in a row. Each notes its changes in a log of its own;
-// the logs are merged in this fixed order, so the events read the same
-// whatever finished first. Their errors are joined: one child's failure does not keep the
-// others from being written.
-func (r *Reconciler) reconcileSpecChildren(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+// API round trip for the three instead of three in a row. Each notes its changes in a record of
+// its own; the records are merged in this fixed order, so the events read the same whatever
+// finished first. Their errors are joined: one child's failure does not keep the others from
+// being written.
+func (r *Reconciler) reconcileSpecChildren(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
 	steps := []func(*changes) error{
 		func(l *changes) error {
 			return ensureChild(ctx, r, "Service", BuildHeadlessService(dc), &corev1.Service{}, serviceSpec, l)
@@ -50,51 +50,51 @@ func (r *Reconciler) reconcileSpecChildren(ctx context.Context, dc *databasev1al
 		},
 		func(l *changes) error { return r.reconcilePodDisruptionBudget(ctx, dc, l) },
 	}
-	logs := make([]changes, len(steps))
+	records := make([]changes, len(steps))
 	errs := make([]error, len(steps))
 	var wg sync.WaitGroup
 	for i, step := range steps {
-		wg.Go(func() { errs[i] = step(&logs[i]) })
+		wg.Go(func() { errs[i] = step(&records[i]) })
 	}
 	wg.Wait()
-	for i := range logs {
-		log.merge(&logs[i])
+	for i := range records {
+		noted.merge(&records[i])
 	}
 	return errors.Join(errs...)
 }
 
 // reconcilePodDisruptionBudget keeps the PodDisruptionBudget while it is wanted (enabled and more
 // than one replica) and deletes it otherwise.
-func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
 	if !dc.PDBEnabled() {
-		return r.deletePodDisruptionBudget(ctx, dc, log)
+		return r.deletePodDisruptionBudget(ctx, dc, noted)
 	}
-	return ensureChild(ctx, r, "PodDisruptionBudget", BuildPodDisruptionBudget(dc), &policyv1.PodDisruptionBudget{}, pdbSpec, log)
+	return ensureChild(ctx, r, "PodDisruptionBudget", BuildPodDisruptionBudget(dc), &policyv1.PodDisruptionBudget{}, pdbSpec, noted)
 }
 
 // ensureChild keeps one child that is built from the spec alone (a Service, the
 // PodDisruptionBudget) in place and notes what it did; childKind names it in the events.
 func ensureChild[T client.Object](ctx context.Context, r *Reconciler, childKind string, desired, observed T,
-	spec child.Spec[T], log *changes,
+	spec child.Spec[T], noted *changes,
 ) error {
 	_, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, observed, spec)
 	if err != nil {
 		return terminalIfInvalid(err)
 	}
-	log.child(result, childKind, desired.GetName())
+	noted.ensured(result, childKind, desired.GetName())
 	return nil
 }
 
 // deletePodDisruptionBudget deletes the PodDisruptionBudget of dc if it exists and dc controls it.
-func (r *Reconciler) deletePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
-	return r.deleteChild(ctx, dc, "PodDisruptionBudget", dc.PodDisruptionBudgetName(), &policyv1.PodDisruptionBudget{}, log)
+func (r *Reconciler) deletePodDisruptionBudget(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
+	return r.deleteChild(ctx, dc, "PodDisruptionBudget", dc.PodDisruptionBudgetName(), &policyv1.PodDisruptionBudget{}, noted)
 }
 
 // deleteChild deletes the child name of dc, read into obj, if it exists and dc controls it (a
 // child no longer wanted: the PodDisruptionBudget, the PodMonitor); childKind names it in the
 // events.
 func (r *Reconciler) deleteChild(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, childKind, name string,
-	obj client.Object, log *changes,
+	obj client.Object, noted *changes,
 ) error {
 	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: name}, obj)
 	if err != nil {
@@ -106,7 +106,7 @@ func (r *Reconciler) deleteChild(ctx context.Context, dc *databasev1alpha1.Datab
 	if err := r.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting %s %s: %w", childKind, name, err)
 	}
-	log.removed = append(log.removed, childKind+" "+name)
+	noted.removed = append(noted.removed, childKind+" "+name)
 	return nil
 }
 
@@ -115,7 +115,7 @@ func (r *Reconciler) deleteChild(ctx context.Context, dc *databasev1alpha1.Datab
 // into a StatefulSet is a terminal error: retrying cannot help until the user changes it, and the
 // Degraded condition says why.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
-	claims []corev1.PersistentVolumeClaim, checksum string, log *changes,
+	claims []corev1.PersistentVolumeClaim, checksum string, noted *changes,
 ) (*appsv1.StatefulSet, child.Result, []string, error) {
 	desired, err := BuildStatefulSet(dc)
 	if err != nil {
@@ -140,7 +140,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	if err != nil {
 		return nil, "", nil, terminalIfInvalid(err)
 	}
-	log.statefulSet(dc, result, before, desired)
+	noted.statefulSet(dc, result, before, desired)
 	r.tellRollback(dc, live, rollback)
 	return live, result, waits, nil
 }

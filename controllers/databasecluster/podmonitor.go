@@ -144,7 +144,7 @@ func (w *podMonitorWatch) watching() bool {
 // reconcilePodMonitor keeps the PodMonitor of spec.monitoring in place when the API server serves
 // PodMonitors, and deletes the one dc controls when spec.monitoring is removed. A PodMonitor of
 // that name held by anything else is left as it is (a ConflictError: Degraded ChildConflict).
-func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (podMonitorState, error) {
+func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) (podMonitorState, error) {
 	if dc.Spec.Monitoring == nil {
 		// Only a cluster that asked for monitoring since the operator started can have a
 		// PodMonitor to delete without the watch running: the discovery request is not made for
@@ -152,7 +152,7 @@ func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alph
 		if !r.podMonitors.watching() {
 			return podMonitorNotReached, nil
 		}
-		return podMonitorNotReached, r.deletePodMonitor(ctx, dc, log)
+		return podMonitorNotReached, r.deletePodMonitor(ctx, dc, noted)
 	}
 	served, err := r.podMonitors.served()
 	switch {
@@ -161,7 +161,7 @@ func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alph
 	case !served:
 		return podMonitorCRDMissing, nil
 	}
-	if err := ensureChild(ctx, r, "PodMonitor", BuildPodMonitor(dc), &monitoringv1.PodMonitor{}, podMonitorSpec, log); err != nil {
+	if err := ensureChild(ctx, r, "PodMonitor", BuildPodMonitor(dc), &monitoringv1.PodMonitor{}, podMonitorSpec, noted); err != nil {
 		return podMonitorFailed, err
 	}
 	return podMonitorReady, nil
@@ -169,8 +169,8 @@ func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alph
 
 // deletePodMonitor deletes the PodMonitor of dc if it exists and dc controls it. A missing kind
 // (NoMatch) means the CRD was removed since, and the PodMonitors with it.
-func (r *Reconciler) deletePodMonitor(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
-	err := r.deleteChild(ctx, dc, "PodMonitor", dc.PodMonitorName(), &monitoringv1.PodMonitor{}, log)
+func (r *Reconciler) deletePodMonitor(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
+	err := r.deleteChild(ctx, dc, "PodMonitor", dc.PodMonitorName(), &monitoringv1.PodMonitor{}, noted)
 	if meta.IsNoMatchError(err) {
 		return nil
 	}

@@ -120,14 +120,14 @@ func restoredFrom(claim *corev1.PersistentVolumeClaim, snapshot string) bool {
 // refused until it is gone. A backup of another namespace is restored only when it lists the
 // cluster's namespace in spec.restoreAllowedNamespaces, through copies of its snapshots
 // (restorecopy.go), which are deleted once the claims are bound.
-func (r *Reconciler) reconcileRestore(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+func (r *Reconciler) reconcileRestore(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
 	if dc.Spec.Bootstrap == nil {
 		return nil
 	}
 	namespace, name, otherNamespace := dc.RestoreSource()
 	if dc.Status.RestoredFromBackup != "" {
 		if otherNamespace {
-			return r.deleteSnapshotCopies(ctx, dc, log)
+			return r.deleteSnapshotCopies(ctx, dc, noted)
 		}
 		return nil
 	}
@@ -155,16 +155,16 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, dc *databasev1alpha1.
 	for _, member := range backup.Status.Members {
 		snapshot := member.VolumeSnapshotName
 		if otherNamespace {
-			if snapshot, err = r.copySnapshot(ctx, dc, backup, member, log); err != nil {
+			if snapshot, err = r.copySnapshot(ctx, dc, backup, member, noted); err != nil {
 				return err
 			}
 		}
-		if err := r.restoreClaim(ctx, dc, member.Ordinal, snapshot, log); err != nil {
+		if err := r.restoreClaim(ctx, dc, member.Ordinal, snapshot, noted); err != nil {
 			return err
 		}
 	}
 	dc.Status.RestoredFromBackup = dc.RestoredFromValue()
-	log.restored = dc.RestoredFromValue()
+	noted.restored = dc.RestoredFromValue()
 	return nil
 }
 
@@ -211,7 +211,7 @@ func notAllowed(name, namespace, into string) error {
 
 // restoreClaim creates the claim of member ordinal from the VolumeSnapshot snapshot of the
 // cluster's namespace, or checks that the existing one was created from it.
-func (r *Reconciler) restoreClaim(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, ordinal int32, snapshot string, log *changes) error {
+func (r *Reconciler) restoreClaim(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, ordinal int32, snapshot string, noted *changes) error {
 	desired, err := BuildRestoreClaim(dc, ordinal, snapshot)
 	if err != nil {
 		return refuse("%v", err)
@@ -230,6 +230,6 @@ func (r *Reconciler) restoreClaim(ctx context.Context, dc *databasev1alpha1.Data
 	if err := r.Create(ctx, desired); err != nil {
 		return fmt.Errorf("creating claim %s from snapshot %s: %w", desired.Name, snapshot, err)
 	}
-	log.created = append(log.created, "PersistentVolumeClaim "+desired.Name+" from VolumeSnapshot "+snapshot)
+	noted.created = append(noted.created, "PersistentVolumeClaim "+desired.Name+" from VolumeSnapshot "+snapshot)
 	return nil
 }

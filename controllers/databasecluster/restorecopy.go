@@ -145,7 +145,7 @@ func (r *Reconciler) readSnapshotSource(ctx context.Context, backup *databasev1a
 // the name of the VolumeSnapshot the member's claim restores from. An object of a copy's name
 // that is not the copy is never used or touched: the restore is refused until it is gone.
 func (r *Reconciler) copySnapshot(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, backup *databasev1alpha1.DatabaseBackup,
-	member databasev1alpha1.BackupMember, log *changes,
+	member databasev1alpha1.BackupMember, noted *changes,
 ) (string, error) {
 	source, err := r.readSnapshotSource(ctx, backup, member)
 	if err != nil {
@@ -163,7 +163,7 @@ func (r *Reconciler) copySnapshot(ctx context.Context, dc *databasev1alpha1.Data
 		if err := r.Create(ctx, content); err != nil {
 			return "", fmt.Errorf("creating VolumeSnapshotContent %s: %w", content.Name, err)
 		}
-		log.created = append(log.created, fmt.Sprintf("VolumeSnapshotContent %s (Retain, the handle of %s/%s)", content.Name, backup.Namespace, member.VolumeSnapshotName))
+		noted.created = append(noted.created, fmt.Sprintf("VolumeSnapshotContent %s (Retain, the handle of %s/%s)", content.Name, backup.Namespace, member.VolumeSnapshotName))
 	case err != nil:
 		return "", fmt.Errorf("reading VolumeSnapshotContent %s: %w", content.Name, err)
 	}
@@ -178,7 +178,7 @@ func (r *Reconciler) copySnapshot(ctx context.Context, dc *databasev1alpha1.Data
 		if err := r.Create(ctx, snap); err != nil {
 			return "", fmt.Errorf("creating VolumeSnapshot %s: %w", snap.Name, err)
 		}
-		log.created = append(log.created, "VolumeSnapshot "+snap.Name)
+		noted.created = append(noted.created, "VolumeSnapshot "+snap.Name)
 	case err != nil:
 		return "", fmt.Errorf("reading VolumeSnapshot %s: %w", snap.Name, err)
 	}
@@ -190,7 +190,7 @@ func (r *Reconciler) copySnapshot(ctx context.Context, dc *databasev1alpha1.Data
 // cluster-wide list for good. The content is deleted first (its finalizer holds it while the
 // snapshot exists), then the snapshot, so that a copy seen in the cache always leads to both.
 // Only copies the cluster controls are looked at; the cache holds them (managed-by label).
-func (r *Reconciler) deleteSnapshotCopies(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) error {
+func (r *Reconciler) deleteSnapshotCopies(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
 	var copies snapshotv1.VolumeSnapshotList
 	err := r.List(ctx, &copies, client.InNamespace(dc.Namespace), client.MatchingLabels(dc.RestoreCopyLabels()))
 	if meta.IsNoMatchError(err) {
@@ -221,12 +221,12 @@ func (r *Reconciler) deleteSnapshotCopies(ctx context.Context, dc *databasev1alp
 			if err := r.Delete(ctx, content, client.Preconditions{UID: &content.UID}); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("deleting VolumeSnapshotContent %s: %w", content.Name, err)
 			}
-			log.removed = append(log.removed, "VolumeSnapshotContent "+content.Name)
+			noted.removed = append(noted.removed, "VolumeSnapshotContent "+content.Name)
 		}
 		if err := r.Delete(ctx, snap, client.Preconditions{UID: &snap.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting VolumeSnapshot %s: %w", snap.Name, err)
 		}
-		log.removed = append(log.removed, "VolumeSnapshot "+snap.Name)
+		noted.removed = append(noted.removed, "VolumeSnapshot "+snap.Name)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func (r *Reconciler) listClaims(ctx context.Context, dc *databasev1alpha1.Databa
 // and the StatefulSet phase creates it again with the new template, adopting the running pods.
 // It returns the claims as observed, for the Resizing condition.
 func (r *Reconciler) reconcileStorage(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
-	log *changes,
+	noted *changes,
 ) ([]corev1.PersistentVolumeClaim, error) {
 	size, err := storageSize(dc)
 	if err != nil {
@@ -77,15 +77,15 @@ func (r *Reconciler) reconcileStorage(ctx context.Context, dc *databasev1alpha1.
 		return nil, err
 	}
 	for i := range claims {
-		if err := r.expandClaim(ctx, &claims[i], size, log); err != nil {
+		if err := r.expandClaim(ctx, &claims[i], size, noted); err != nil {
 			return claims, err
 		}
 	}
-	return claims, r.replaceSmallStatefulSet(ctx, dc, size, log)
+	return claims, r.replaceSmallStatefulSet(ctx, dc, size, noted)
 }
 
 // expandClaim raises the storage request of one claim to size, when it asks for less.
-func (r *Reconciler) expandClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, size resource.Quantity, log *changes) error {
+func (r *Reconciler) expandClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, size resource.Quantity, noted *changes) error {
 	request := claim.Spec.Resources.Requests[corev1.ResourceStorage]
 	if request.Cmp(size) >= 0 || claim.DeletionTimestamp != nil {
 		return nil
@@ -95,7 +95,7 @@ func (r *Reconciler) expandClaim(ctx context.Context, claim *corev1.PersistentVo
 	if err := r.Patch(ctx, claim, patch); err != nil {
 		return fmt.Errorf("expanding claim %s to %s: %w", claim.Name, size.String(), err)
 	}
-	log.expanded = append(log.expanded, claim.Name)
+	noted.expanded = append(noted.expanded, claim.Name)
 	return nil
 }
 
@@ -113,7 +113,7 @@ func setClaimRequest(claim *corev1.PersistentVolumeClaim, size resource.Quantity
 // than size. The pods and claims stay; the UID precondition makes sure only the StatefulSet
 // that was examined is deleted.
 func (r *Reconciler) replaceSmallStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
-	size resource.Quantity, log *changes,
+	size resource.Quantity, noted *changes,
 ) error {
 	sts := &appsv1.StatefulSet{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
@@ -129,7 +129,7 @@ func (r *Reconciler) replaceSmallStatefulSet(ctx context.Context, dc *databasev1
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("replacing StatefulSet %s for its new claim size: %w", sts.Name, err)
 	}
-	log.replaced = fmt.Sprintf("Replacing StatefulSet %s (pods keep running) to raise its claim template from %s to %s",
+	noted.replaced = fmt.Sprintf("Replacing StatefulSet %s (pods keep running) to raise its claim template from %s to %s",
 		sts.Name, template.String(), size.String())
 	return nil
 }

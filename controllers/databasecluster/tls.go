@@ -49,7 +49,7 @@ type servingCertificate struct {
 
 // reconcileTLS keeps the cluster's CA and serving certificate, renewing each once two thirds of
 // its life have passed, or reads the user's Secret; nil without spec.tls.
-func (r *Reconciler) reconcileTLS(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, log *changes) (*servingCertificate, error) {
+func (r *Reconciler) reconcileTLS(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) (*servingCertificate, error) {
 	if dc.Spec.TLS == nil {
 		return nil, nil
 	}
@@ -57,7 +57,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, dc *databasev1alpha1.Data
 		return r.readUserTLS(ctx, dc)
 	}
 	now := r.clock().Now()
-	ca, err := r.ensureSecret(ctx, dc, dc.CASecretName(), log, func(data map[string][]byte) (map[string][]byte, error) {
+	ca, err := r.ensureSecret(ctx, dc, dc.CASecretName(), noted, func(data map[string][]byte) (map[string][]byte, error) {
 		return caData(dc, data, now)
 	})
 	if err != nil {
@@ -67,7 +67,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, dc *databasev1alpha1.Data
 	if err != nil {
 		return nil, err
 	}
-	serving, err := r.ensureSecret(ctx, dc, dc.GeneratedTLSSecretName(), log, func(data map[string][]byte) (map[string][]byte, error) {
+	serving, err := r.ensureSecret(ctx, dc, dc.GeneratedTLSSecretName(), noted, func(data map[string][]byte) (map[string][]byte, error) {
 		return servingData(dc, caPair, data, now)
 	})
 	if err != nil {
@@ -115,7 +115,7 @@ func servingData(dc *databasev1alpha1.DatabaseCluster, ca certs.Pair, found map[
 // ensureSecret keeps the operator's Secret name of dc (type kubernetes.io/tls) with the data
 // decide returns for the data found (nil when there is none), and returns that data. Secrets are
 // read from the API server by name, never cached or listed.
-func (r *Reconciler) ensureSecret(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, name string, log *changes,
+func (r *Reconciler) ensureSecret(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, name string, noted *changes,
 	decide func(found map[string][]byte) (map[string][]byte, error),
 ) (map[string][]byte, error) {
 	found := &corev1.Secret{}
@@ -132,7 +132,7 @@ func (r *Reconciler) ensureSecret(ctx context.Context, dc *databasev1alpha1.Data
 	if err != nil {
 		return nil, err
 	}
-	log.child(result, "Secret", name)
+	noted.ensured(result, "Secret", name)
 	return data, nil
 }
 
