@@ -17,6 +17,8 @@
 package cachecfg
 
 import (
+	"strings"
+
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -34,7 +36,8 @@ import (
 
 // Options keep the cache small: only the given namespaces (all when empty), only children that
 // carry the operator's managed-by label, no managedFields or last-applied configuration
-// (StripMeta), and of a pod or a Service only what the operator reads (TrimPod, TrimService).
+// (StripMeta), and of a pod, a Service or a claim only what the operator reads (TrimPod,
+// TrimService, TrimClaim).
 func Options(namespaces []string) cache.Options {
 	owned := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: labels.ManagedByValue})}
 	opts := cache.Options{
@@ -43,7 +46,7 @@ func Options(namespaces []string) cache.Options {
 			&appsv1.StatefulSet{}:           owned,
 			&corev1.Service{}:               {Label: owned.Label, Transform: TrimService},
 			&policyv1.PodDisruptionBudget{}: owned,
-			&corev1.PersistentVolumeClaim{}: owned,
+			&corev1.PersistentVolumeClaim{}: {Label: owned.Label, Transform: TrimClaim},
 			&corev1.Pod{}:                   {Label: owned.Label, Transform: TrimPod},
 			&batchv1.Job{}:                  owned,
 			&batchv1.CronJob{}:              owned,
@@ -167,6 +170,57 @@ func TrimPod(obj any) (any, error) {
 	trimmed.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
 	trimmed.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
 	return trimmed, nil
+}
+
+// OwnAnnotationPrefix starts the key of every annotation the operator writes on a claim
+// (AutoGrownAtAnnotation, the time of the last automatic growth): the only annotations of a
+// claim it reads.
+const OwnAnnotationPrefix = "database.seed1b407122.io/"
+
+// TrimClaim is the cache's transform of PersistentVolumeClaims: the operator reads a member
+// claim's identity, labels, owners, deletion and its own annotations (OwnAnnotationPrefix); of
+// its spec the access modes, the resources, the StorageClass and the bound volume; of its
+// status the phase, the capacity and the resize conditions. The annotations of the volume
+// binder and the provisioners, the finalizers, the data source and the rest of the status are
+// dropped: at 1,000 clusters the claims were the largest objects in the cache (docs/benchmarks.md,
+// *Memory*). The operator writes a claim only by merge patches computed between two trimmed
+// copies (the storage request, its own annotation, the owner references), so a dropped field
+// is never written; every field it writes must be kept here.
+func TrimClaim(obj any) (any, error) {
+	claim, ok := obj.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.PersistentVolumeClaim{
+		TypeMeta: claim.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: claim.Name, Namespace: claim.Namespace, UID: claim.UID, ResourceVersion: claim.ResourceVersion,
+			Generation: claim.Generation, CreationTimestamp: claim.CreationTimestamp, DeletionTimestamp: claim.DeletionTimestamp,
+			Labels: claim.Labels, Annotations: ownAnnotations(claim.Annotations), OwnerReferences: claim.OwnerReferences,
+		},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: claim.Spec.AccessModes, Resources: claim.Spec.Resources,
+			StorageClassName: claim.Spec.StorageClassName, VolumeName: claim.Spec.VolumeName,
+		},
+		Status: corev1.PersistentVolumeClaimStatus{
+			Phase: claim.Status.Phase, Capacity: claim.Status.Capacity, Conditions: claim.Status.Conditions,
+		},
+	}, nil
+}
+
+// ownAnnotations returns the annotations of annotations whose key starts with
+// OwnAnnotationPrefix, nil when there is none.
+func ownAnnotations(annotations map[string]string) map[string]string {
+	var own map[string]string
+	for k, v := range annotations {
+		if strings.HasPrefix(k, OwnAnnotationPrefix) {
+			if own == nil {
+				own = map[string]string{}
+			}
+			own[k] = v
+		}
+	}
+	return own
 }
 
 // trimStatuses keeps of each container status what tells whether it starts: its state, the

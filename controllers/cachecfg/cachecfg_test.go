@@ -24,6 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 )
 
 // TestTrimPodKeepsWhatTheOperatorReads: identity, labels (the revision among them), owners,
@@ -112,6 +114,59 @@ func TestTrimServiceKeepsWhatTheOperatorCompares(t *testing.T) {
 	}
 	if other, _ := TrimService("not a service"); other != "not a service" {
 		t.Fatalf("TrimService of another type = %v, want it unchanged", other)
+	}
+}
+
+// TestTrimClaimKeepsWhatTheOperatorReads: identity, labels, owners, deletion, the operator's
+// own annotation (the last automatic growth), the access modes, resources, StorageClass and
+// volume, the phase, capacity and resize conditions stay; the binder's and provisioners'
+// annotations, the finalizers, the data source and the rest of the status go.
+func TestTrimClaimKeepsWhatTheOperatorReads(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	deleting := metav1.NewTime(created.Add(time.Minute))
+	owners := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "s-1"}}
+	labels := map[string]string{"app.kubernetes.io/instance": "db"}
+	resources := corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}
+	capacity := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	resizing := []corev1.PersistentVolumeClaimCondition{{Type: corev1.PersistentVolumeClaimResizing, Status: corev1.ConditionTrue}}
+	modes := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	grownAt := map[string]string{databasev1alpha1.AutoGrownAtAnnotation: "2026-11-29T12:00:00Z"}
+	claim := &corev1.PersistentVolumeClaim{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "ns", UID: "c-1", ResourceVersion: "11", Generation: 2,
+			CreationTimestamp: created, DeletionTimestamp: &deleting, Labels: labels, OwnerReferences: owners,
+			Annotations: map[string]string{databasev1alpha1.AutoGrownAtAnnotation: "2026-11-29T12:00:00Z",
+				"pv.kubernetes.io/bind-completed": "yes", "volume.kubernetes.io/storage-provisioner": "csi.example.com",
+				"volume.kubernetes.io/selected-node": "node-1"},
+			Finalizers:    []string{"kubernetes.io/pvc-protection"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: modes, Resources: resources, StorageClassName: ptr.To("standard"),
+			VolumeName: "pv-1", VolumeMode: ptr.To(corev1.PersistentVolumeFilesystem),
+			DataSourceRef: &corev1.TypedObjectReference{Kind: "VolumeSnapshot", Name: "snap"}},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: capacity, Conditions: resizing,
+			AccessModes: modes, AllocatedResources: resources.Requests},
+	}
+	got, err := TrimClaim(claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.PersistentVolumeClaim{
+		TypeMeta: claim.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "ns", UID: "c-1", ResourceVersion: "11", Generation: 2,
+			CreationTimestamp: created, DeletionTimestamp: &deleting, Labels: labels, OwnerReferences: owners, Annotations: grownAt},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: modes, Resources: resources, StorageClassName: ptr.To("standard"),
+			VolumeName: "pv-1"},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: capacity, Conditions: resizing},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("TrimClaim =\n%+v\nwant\n%+v", got, want)
+	}
+	claim.Annotations = map[string]string{"pv.kubernetes.io/bind-completed": "yes"}
+	if got, _ := TrimClaim(claim); got.(*corev1.PersistentVolumeClaim).Annotations != nil {
+		t.Fatalf("TrimClaim of a claim without the operator's annotations kept %v, want nil", got.(*corev1.PersistentVolumeClaim).Annotations)
+	}
+	if other, _ := TrimClaim("not a claim"); other != "not a claim" {
+		t.Fatalf("TrimClaim of another type = %v, want it unchanged", other)
 	}
 }
 
