@@ -40,6 +40,9 @@ const (
 	colOverhead = "overhead"
 	colWrites   = "writes/DC"
 	colRSS1k    = "RSS/1k DC MiB"
+	// colLiveHeap is the heap in use at the end of the idle window, after a GC (heapInuseBytes:
+	// the heap profile's in-use bytes): what the caches and the rest hold, without garbage.
+	colLiveHeap = "live heap MiB"
 )
 
 var (
@@ -60,7 +63,7 @@ var summaryKinds = map[string]func(files []resultFile) mdTable{
 	"writes": caseTable(colRun, "case", colWrites, "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
 		"idle s", "idle writes", "idle reads"),
 	"memory": caseTable(colRun, "case", "baseline RSS MiB", "peak RSS MiB", colRSS1k, "peak heap MiB", "end heap MiB",
-		"manager CPU s", "GCs"),
+		colLiveHeap, "manager CPU s", "GCs"),
 	"growth":        growthTable,
 	"cost":          costTable,
 	"costByProcess": costByProcessTable,
@@ -367,6 +370,7 @@ var caseColumns = map[string]func(f resultFile, r result) string{
 	colRSS1k:           func(_ resultFile, r result) string { return mibCell(r.RSSPer1000) },
 	"peak heap MiB":    func(_ resultFile, r result) string { return mibCell(r.PeakHeap) },
 	"end heap MiB":     func(_ resultFile, r result) string { return mibCell(r.EndHeap) },
+	colLiveHeap:        func(_ resultFile, r result) string { return measuredCell(mib(float64(r.HeapInuse)), 1) },
 	"manager CPU s":    func(_ resultFile, r result) string { return measuredCell(r.ManagerCPUSec, 1) },
 	"GCs":              func(_ resultFile, r result) string { return measuredCell(r.ManagerGCs, 0) },
 }

@@ -27,7 +27,7 @@ func TestRenderRunFixture(t *testing.T) {
 		"| settings.managerArgs | – |",
 		"| leader.handOff.runs.0.changedInGap | true |",
 		// (60-50) MiB peak over baseline RSS × 1000 / 10 clusters, in the memory table.
-		"| [20260101T000000Z](" + fixtureName + ") | N=10 c=16 q=50/100 | 50.0 | 60.0 | 1000.0 | 15.0 | 10.0 | 12.3 | 56 |",
+		"| [20260101T000000Z](" + fixtureName + ") | N=10 c=16 q=50/100 | 50.0 | 60.0 | 1000.0 | 15.0 | 10.0 | 8.0 | 12.3 | 56 |",
 		// Every figure of the case's JSON, by its path.
 		"| stagesP50P99Seconds.0 cluster created→StatefulSet created.1 | 1 |",
 		"| convergeRequests.byVerbResource.watch pods | 1 |",
@@ -198,7 +198,7 @@ func TestSummaryKinds(t *testing.T) {
 	}
 	for kind, want := range map[string]string{
 		"writes":   "| N=10 c=16 q=50/100 | 9.00 | 3.00 | 0.00 | 4.50 | 0 | 20 | 0 | 0 |",
-		"memory":   "| N=10 c=16 q=50/100 | 50.0 | 60.0 | 1000.0 | 15.0 | 10.0 | 12.3 | 56 |",
+		"memory":   "| N=10 c=16 q=50/100 | 50.0 | 60.0 | 1000.0 | 15.0 | 10.0 | 8.0 | 12.3 | 56 |",
 		"leader":   "| graceful hand-off (SIGTERM) | 1 | 2.50 | 2.50 | 2.50 | 2.25 | 2.40 |",
 		"runs":     "| N=10 c=16 q=50/100 | proxy | — | 3.0 | — | 9.00 | 3.00 | 0 | 1000.0 | 15.0 | 12.3 | 0 |",
 		"overhead": "| run | N | operator |",
