@@ -153,10 +153,11 @@ func SetGCPercent(lookup func(string) (string, bool)) int {
 // names the variable; the caller keeps flagValue then, so a typo never stops the manager.
 func DurationFromEnv(lookup func(string) (string, bool), name string, flagValue time.Duration, flagGiven bool) (time.Duration, error) {
 	value, set := lookup(name)
-	if flagGiven || !set || strings.TrimSpace(value) == "" {
+	trimmed := strings.TrimSpace(value)
+	if flagGiven || !set || trimmed == "" {
 		return flagValue, nil
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(value))
+	d, err := time.ParseDuration(trimmed)
 	if err != nil || d <= 0 {
 		return flagValue, fmt.Errorf("environment variable %s=%q is not a positive duration such as 30s or 2m; using %s", name, value, flagValue)
 	}

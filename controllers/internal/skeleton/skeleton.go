@@ -65,7 +65,7 @@ type Kind[T Object[T]] interface {
 
 // MetricsForgetter is a Kind with series of its own beyond the conditions, e.g. the replicas of a
 // DatabaseCluster. Reconcile finds it, as Finalizing, by type assertion: a controller asserts
-// either beside its Reconciler (var _ skeleton.MetricsForgetter = (*Reconciler)(nil)), so that a
+// each beside its Reconciler (var _ skeleton.MetricsForgetter = (*Reconciler)(nil)), so that a
 // misspelt method fails to compile instead of being skipped.
 type MetricsForgetter interface {
 	// ForgetMetrics removes those series of a resource that is gone or being deleted.
