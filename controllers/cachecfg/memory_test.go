@@ -34,11 +34,11 @@ func storedClaim(i int) *corev1.PersistentVolumeClaim {
 	created := metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	storage := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
 	modes := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
-	fields := &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},"f:pv.kubernetes.io/bind-completed":{},` +
+	fields := metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:pv.kubernetes.io/bind-completed":{},` +
 		`"f:pv.kubernetes.io/bound-by-controller":{},"f:volume.beta.kubernetes.io/storage-provisioner":{},` +
 		`"f:volume.kubernetes.io/storage-provisioner":{}},"f:labels":{".":{},"f:app.kubernetes.io/instance":{},` +
 		`"f:app.kubernetes.io/managed-by":{},"f:app.kubernetes.io/name":{}}},"f:spec":{"f:accessModes":{},` +
-		`"f:resources":{"f:requests":{".":{},"f:storage":{}}},"f:storageClassName":{},"f:volumeMode":{},"f:volumeName":{}}}`)}
+		`"f:resources":{"f:requests":{".":{},"f:storage":{}}},"f:storageClassName":{},"f:volumeMode":{},"f:volumeName":{}}}`)
 	name := "data-db-" + string(rune('a'+i%26)) + "-0"
 	return &corev1.PersistentVolumeClaim{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
