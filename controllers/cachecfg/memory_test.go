@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed1b407122/database-operator/api/labels"
+	"github.com/seed1b407122/database-operator/controllers/internal/heapsize"
 )
 
 // storedClaim is a member claim as the API server serves it once bound: the StatefulSet
@@ -102,20 +103,12 @@ func BenchmarkClaimCacheMemory(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var held float64
 			for b.Loop() {
-				before := heapAfterGC()
+				before := heapsize.AfterGC()
 				kept := cachedClaims(b, claims, tc.transform)
-				held = float64(heapAfterGC()) - float64(before)
+				held = float64(heapsize.AfterGC()) - float64(before)
 				runtime.KeepAlive(kept)
 			}
 			b.ReportMetric(held, "heap-bytes/1000-claims")
 		})
 	}
-}
-
-// heapAfterGC returns the bytes of live heap objects after a collection.
-func heapAfterGC() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

@@ -28,6 +28,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
+	"github.com/seed1b407122/database-operator/controllers/internal/heapsize"
 )
 
 func TestIndexInstance(t *testing.T) {
@@ -147,23 +148,15 @@ func BenchmarkInstanceIndexMemory(b *testing.B) {
 	const clusters = 1000
 	var added float64
 	for b.Loop() {
-		before := heapAfterGC()
+		before := heapsize.AfterGC()
 		plain := indexedStore(b, clusters, false)
-		withoutIndex := heapAfterGC() - before
-		before = heapAfterGC()
+		withoutIndex := heapsize.AfterGC() - before
+		before = heapsize.AfterGC()
 		indexed := indexedStore(b, clusters, true)
-		withIndex := heapAfterGC() - before
+		withIndex := heapsize.AfterGC() - before
 		runtime.KeepAlive(plain)
 		runtime.KeepAlive(indexed)
 		added = float64(withIndex) - float64(withoutIndex)
 	}
 	b.ReportMetric(added, "index-heap-bytes/1000-clusters")
-}
-
-// heapAfterGC returns the bytes of live heap objects after a collection.
-func heapAfterGC() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
+	"github.com/seed1b407122/database-operator/controllers/internal/heapsize"
 )
 
 // protoMessage is a built-in kind as the API server serves it to the manager: protobuf.
@@ -87,11 +88,11 @@ func BenchmarkClusterCacheMemory(b *testing.B) {
 			var held float64
 			for b.Loop() {
 				kept := make([]any, 0, clusters)
-				before := heapAfterGC()
+				before := heapsize.AfterGC()
 				for i := range stored {
 					kept = append(kept, tc.keep(b, &stored[i]))
 				}
-				held = float64(heapAfterGC()) - float64(before)
+				held = float64(heapsize.AfterGC()) - float64(before)
 				runtime.KeepAlive(kept)
 			}
 			b.ReportMetric(held, "heap-bytes/1000-clusters")

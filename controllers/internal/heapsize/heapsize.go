@@ -1,0 +1,28 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Package heapsize measures the heap that objects hold, for the Go benchmarks that size a
+// cache (BenchmarkClaimCacheMemory, BenchmarkClusterCacheMemory, BenchmarkInstanceIndexMemory).
+// Only *_test.go files import it.
+package heapsize
+
+import "runtime"
+
+// AfterGC returns the bytes of live heap objects after a collection.
+func AfterGC() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
