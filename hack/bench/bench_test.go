@@ -337,3 +337,25 @@ func TestReadCPUSeesItself(t *testing.T) {
 		t.Errorf("processName of no process = %q, want the comm it was given", got)
 	}
 }
+
+// TestMemoryParts: the anonymous and file-backed RSS of a live process (this test's) and the
+// runtime's figures of a /metrics text, each under its name prefixed with when.
+func TestMemoryParts(t *testing.T) {
+	samples, err := parseMetrics([]byte("go_memstats_heap_sys_bytes 7.3e+07\ngo_memstats_heap_released_bytes 3e+06\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := map[string]float64{}
+	if err := memoryParts(parts, "end", os.Getpid(), samples); err != nil {
+		t.Fatal(err)
+	}
+	if parts["end go_memstats_heap_sys_bytes"] != 7.3e7 || parts["end go_memstats_heap_released_bytes"] != 3e6 {
+		t.Errorf("memstats parts = %v, want heap sys 7.3e7 and released 3e6", parts)
+	}
+	if parts["end RssAnon"] <= 0 || parts["end RssFile"] <= 0 {
+		t.Errorf("RssAnon %v, RssFile %v of a live process, want both above 0", parts["end RssAnon"], parts["end RssFile"])
+	}
+	if want := len(memstatsParts) + 2; len(parts) != want {
+		t.Errorf("%d parts, want %d: %v", len(parts), want, parts)
+	}
+}

@@ -154,18 +154,24 @@ func httpGet(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
 
 // procMemory returns VmRSS and VmHWM (peak RSS) of a process, in bytes.
 func procMemory(pid int) (rss, hwm int64, err error) {
+	m, err := procMemoryParts(pid)
+	return m["VmRSS"], m["VmHWM"], err
+}
+
+// procMemoryParts returns the memory figures of /proc/PID/status, in bytes, by name: VmRSS,
+// VmHWM, RssAnon (the heap, stacks and the runtime's own), RssFile (the pages of the binary).
+func procMemoryParts(pid int) (map[string]int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	parts := map[string]int64{}
 	for line := range strings.SplitSeq(string(data), "\n") {
 		key, val, _ := strings.Cut(line, ":")
-		kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "kB")), 10, 64)
 		switch key {
-		case "VmRSS":
-			rss = kb * 1024
-		case "VmHWM":
-			hwm = kb * 1024
+		case "VmRSS", "VmHWM", "RssAnon", "RssFile":
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "kB")), 10, 64)
+			parts[key] = kb * 1024
 		}
 	}
-	return rss, hwm, err
+	return parts, err
 }
 
 // Every process of a case is this benchmark's descendant (the control plane, kwok, the manager)

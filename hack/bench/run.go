@@ -114,6 +114,30 @@ type result struct {
 	// IdleCPUByProcess is the CPU of the idle window: what the converged clusters cost while
 	// nothing changes, to tell the work of a case from the time it ran.
 	IdleCPUByProcess map[string]float64 `json:"idleCPUSecondsByProcess,omitempty"`
+	// MemoryParts is what the manager's RSS is made of, at the baseline and at the end of the idle
+	// window (memoryParts), since 2026-11-29.
+	MemoryParts map[string]float64 `json:"memoryPartsBytes,omitempty"`
+}
+
+// memstatsParts are the Go runtime's figures of the manager's /metrics that memoryParts records:
+// the heap's spans (sys, released to the kernel, in use, idle), the stacks and the collector's
+// own metadata.
+var memstatsParts = []string{"go_memstats_heap_sys_bytes", "go_memstats_heap_released_bytes", "go_memstats_heap_inuse_bytes",
+	"go_memstats_heap_idle_bytes", "go_memstats_stack_sys_bytes", "go_memstats_gc_sys_bytes"}
+
+// memoryParts adds to parts, each name prefixed with when ("baseline", "end"), the anonymous and
+// file-backed RSS of the manager (RssAnon: heap, stacks, the runtime's; RssFile: the pages of
+// its binary, which the figure per 1,000 clusters subtracts with the baseline) and memstatsParts
+// from samples of its /metrics.
+func memoryParts(parts map[string]float64, when string, pid int, samples []sample) error {
+	proc, err := procMemoryParts(pid)
+	for _, name := range []string{"RssAnon", "RssFile"} {
+		parts[when+" "+name] = float64(proc[name])
+	}
+	for _, name := range memstatsParts {
+		parts[when+" "+name] = sum(samples, name, nil)
+	}
+	return err
 }
 
 func logf(format string, args ...any) { _, _ = fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
@@ -172,6 +196,10 @@ func measure(ctx context.Context, c client.Client, m *benchManager, bc benchCase
 		return err
 	}
 	res.BaselineRSS = base.rss
+	res.MemoryParts = map[string]float64{}
+	if err := memoryParts(res.MemoryParts, "baseline", m.Pid(), base.manager); err != nil {
+		return err
+	}
 	peakHeap := sampleHeap(ctx, m.metricsURL)
 	defer peakHeap()
 	tr, err := startTracker(ctx, m.admin, bc.N, &databasev1alpha1.DatabaseCluster{}, clusterAvailable)
@@ -209,6 +237,9 @@ func measure(ctx context.Context, c client.Client, m *benchManager, bc benchCase
 	res.IdleWrites, res.IdleReads, _ = res.Idle.totals()
 	res.PeakHeap, res.EndHeap, res.EndRSS = max(peakHeap(), idle.heap, conv.heap), idle.heap, idle.rss
 	res.ManagerSeries, res.OperatorSeries = seriesCounts(idle.manager)
+	if err := memoryParts(res.MemoryParts, "end", m.Pid(), idle.manager); err != nil {
+		return err
+	}
 	keep := ""
 	if s.heapDir != "" {
 		keep = filepath.Join(s.heapDir, fmt.Sprintf("heap-%s-n%d-c%d-q%g.pb.gz", idleStart.UTC().Format(stampLayout), bc.N, bc.Concurrency, bc.QPS))
