@@ -157,19 +157,25 @@ func TrimPod(obj any) (any, error) {
 		return obj, nil
 	}
 	trimmed := &corev1.Pod{
-		TypeMeta: pod.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
-			Generation: pod.Generation, CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp,
-			Labels: pod.Labels, OwnerReferences: pod.OwnerReferences,
-		},
-		Spec: corev1.PodSpec{NodeName: pod.Spec.NodeName},
+		TypeMeta:   pod.TypeMeta,
+		ObjectMeta: identity(&pod.ObjectMeta),
+		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName},
 		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: pod.Status.Conditions, StartTime: pod.Status.StartTime,
 			PodIP: pod.Status.PodIP},
 	}
 	trimmed.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
 	trimmed.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
 	return trimmed, nil
+}
+
+// identity is what the trimmed kinds keep of an object's metadata: its identity, labels,
+// owners and deletion; not its annotations, finalizers or managed fields.
+func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Generation: m.Generation, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+		Labels: m.Labels, OwnerReferences: m.OwnerReferences,
+	}
 }
 
 // OwnAnnotationPrefix starts the key of every annotation the operator writes on a claim
@@ -183,21 +189,19 @@ const OwnAnnotationPrefix = "database.seed1b407122.io/"
 // status the phase, the capacity and the resize conditions. The annotations of the volume
 // binder and the provisioners, the finalizers, the data source and the rest of the status are
 // dropped: a cached claim holds about a fifth less (BenchmarkClaimCacheMemory; its resource
-// maps are most of what is left). The operator writes a claim only by merge patches computed between two trimmed
-// copies (the storage request, its own annotation, the owner references), so a dropped field
-// is never written; every field it writes must be kept here.
+// maps are most of what is left). The operator writes a claim only by merge patches computed
+// between two trimmed copies (the storage request, its own annotation, the owner references),
+// so a dropped field is never written; every field it writes must be kept here.
 func TrimClaim(obj any) (any, error) {
 	claim, ok := obj.(*corev1.PersistentVolumeClaim)
 	if !ok {
 		return obj, nil
 	}
+	meta := identity(&claim.ObjectMeta)
+	meta.Annotations = ownAnnotations(claim.Annotations)
 	return &corev1.PersistentVolumeClaim{
-		TypeMeta: claim.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Name: claim.Name, Namespace: claim.Namespace, UID: claim.UID, ResourceVersion: claim.ResourceVersion,
-			Generation: claim.Generation, CreationTimestamp: claim.CreationTimestamp, DeletionTimestamp: claim.DeletionTimestamp,
-			Labels: claim.Labels, Annotations: ownAnnotations(claim.Annotations), OwnerReferences: claim.OwnerReferences,
-		},
+		TypeMeta:   claim.TypeMeta,
+		ObjectMeta: meta,
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: claim.Spec.AccessModes, Resources: claim.Spec.Resources,
 			StorageClassName: claim.Spec.StorageClassName, VolumeName: claim.Spec.VolumeName,
