@@ -345,10 +345,12 @@ func TestMemoryParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := map[string]float64{}
-	if err := memoryParts(parts, "end", os.Getpid(), samples); err != nil {
+	proc, err := procMemoryParts(os.Getpid())
+	if err != nil {
 		t.Fatal(err)
 	}
+	parts := map[string]float64{}
+	memoryParts(parts, "end", snapshot{manager: samples, proc: proc})
 	if parts["end go_memstats_heap_sys_bytes"] != 7.3e7 || parts["end go_memstats_heap_released_bytes"] != 3e6 {
 		t.Errorf("memstats parts = %v, want heap sys 7.3e7 and released 3e6", parts)
 	}

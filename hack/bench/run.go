@@ -125,19 +125,17 @@ type result struct {
 var memstatsParts = []string{"go_memstats_heap_sys_bytes", "go_memstats_heap_released_bytes", "go_memstats_heap_inuse_bytes",
 	"go_memstats_heap_idle_bytes", "go_memstats_stack_sys_bytes", "go_memstats_gc_sys_bytes"}
 
-// memoryParts adds to parts, each name prefixed with when ("baseline", "end"), the anonymous and
-// file-backed RSS of the manager (RssAnon: heap, stacks, the runtime's; RssFile: the pages of
-// its binary, which the figure per 1,000 clusters subtracts with the baseline) and memstatsParts
-// from samples of its /metrics.
-func memoryParts(parts map[string]float64, when string, pid int, samples []sample) error {
-	proc, err := procMemoryParts(pid)
+// memoryParts adds to parts, each name prefixed with when ("baseline", "end"), what snapshot s
+// read of the manager's memory: its anonymous and file-backed RSS (RssAnon: heap, stacks, the
+// runtime's; RssFile: the pages of its binary, which the figure per 1,000 clusters subtracts
+// with the baseline) and memstatsParts of its /metrics.
+func memoryParts(parts map[string]float64, when string, s snapshot) {
 	for _, name := range []string{"RssAnon", "RssFile"} {
-		parts[when+" "+name] = float64(proc[name])
+		parts[when+" "+name] = float64(s.proc[name])
 	}
 	for _, name := range memstatsParts {
-		parts[when+" "+name] = sum(samples, name, nil)
+		parts[when+" "+name] = sum(s.manager, name, nil)
 	}
-	return err
 }
 
 func logf(format string, args ...any) { _, _ = fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
@@ -197,9 +195,7 @@ func measure(ctx context.Context, c client.Client, m *benchManager, bc benchCase
 	}
 	res.BaselineRSS = base.rss
 	res.MemoryParts = map[string]float64{}
-	if err := memoryParts(res.MemoryParts, "baseline", m.Pid(), base.manager); err != nil {
-		return err
-	}
+	memoryParts(res.MemoryParts, "baseline", base)
 	peakHeap := sampleHeap(ctx, m.metricsURL)
 	defer peakHeap()
 	tr, err := startTracker(ctx, m.admin, bc.N, &databasev1alpha1.DatabaseCluster{}, clusterAvailable)
@@ -237,9 +233,7 @@ func measure(ctx context.Context, c client.Client, m *benchManager, bc benchCase
 	res.IdleWrites, res.IdleReads, _ = res.Idle.totals()
 	res.PeakHeap, res.EndHeap, res.EndRSS = max(peakHeap(), idle.heap, conv.heap), idle.heap, idle.rss
 	res.ManagerSeries, res.OperatorSeries = seriesCounts(idle.manager)
-	if err := memoryParts(res.MemoryParts, "end", m.Pid(), idle.manager); err != nil {
-		return err
-	}
+	memoryParts(res.MemoryParts, "end", idle)
 	keep := ""
 	if s.heapDir != "" {
 		keep = filepath.Join(s.heapDir, fmt.Sprintf("heap-%s-n%d-c%d-q%g.pb.gz", idleStart.UTC().Format(stampLayout), bc.N, bc.Concurrency, bc.QPS))
@@ -636,8 +630,10 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 type snapshot struct {
 	requests           requestCounts
 	manager, apiserver []sample
-	rss                int64
-	heap               float64
+	// proc is the manager's /proc/PID/status memory (procMemoryParts); rss its VmRSS.
+	proc map[string]int64
+	rss  int64
+	heap float64
 }
 
 // snapshot reads the counters; an error means a figure of the case would be wrong.
@@ -647,7 +643,8 @@ func (m *benchManager) snapshot(ctx context.Context) (snapshot, error) {
 	s.requests, errs[0] = readAudit(m.auditLog)
 	s.manager, errs[1] = scrape(ctx, m.metricsURL)
 	s.heap = sum(s.manager, heapAlloc, nil)
-	s.rss, _, errs[2] = procMemory(m.Pid())
+	s.proc, errs[2] = procMemoryParts(m.Pid())
+	s.rss = s.proc["VmRSS"]
 	s.apiserver, errs[3] = scrapeAPIServer(ctx, m.admin)
 	if err := errors.Join(errs[:]...); err != nil {
 		return s, fmt.Errorf("reading the counters: %w", err)
