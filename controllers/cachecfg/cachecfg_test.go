@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -167,6 +168,69 @@ func TestTrimClaimKeepsWhatTheOperatorReads(t *testing.T) {
 	}
 	if other, _ := TrimClaim("not a claim"); other != "not a claim" {
 		t.Fatalf("TrimClaim of another type = %v, want it unchanged", other)
+	}
+}
+
+// TestTrimStatefulSetKeepsWhatTheOperatorReads: the metadata (without managed fields and
+// last-applied), the spec but the templates, and the status stay; of the pod template only the
+// containers' names and images, named TrimmedTemplateName; of the claim templates only the names
+// and storage requests.
+func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
+	meta := metav1.ObjectMeta{Name: "db", Namespace: "ns", UID: "s-1", ResourceVersion: "7", Generation: 3,
+		Labels: map[string]string{"app.kubernetes.io/instance": "db"}, Finalizers: []string{"f"},
+		Annotations:     map[string]string{"database.seed1b407122.io/template-hash": "abc"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", Name: "db", UID: "d-1"}}}
+	spec := func() appsv1.StatefulSetSpec {
+		return appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), ServiceName: "db-headless",
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/instance": "db"}},
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType},
+			MinReadySeconds: 5, RevisionHistoryLimit: ptr.To[int32](10)}
+	}
+	status := appsv1.StatefulSetStatus{ObservedGeneration: 3, Replicas: 3, ReadyReplicas: 2, CurrentRevision: "db-1", UpdateRevision: "db-2"}
+	whole := &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}, ObjectMeta: *meta.DeepCopy(),
+		Spec: spec(), Status: status}
+	whole.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "database-operator"}}
+	whole.Annotations[LastAppliedAnnotation] = "{}"
+	whole.Spec.Template = corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"c": "d"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "database", Image: "registry.example/db:1.0", Args: []string{"--x"},
+				Env: []corev1.EnvVar{{Name: "E", Value: "v"}}}, {Name: "exporter", Image: "registry.example/exporter:1"}},
+			InitContainers: []corev1.Container{{Name: "prepare", Image: "busybox"}},
+			Volumes:        []corev1.Volume{{Name: "config"}},
+		},
+	}
+	whole.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"a": "b"}},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: ptr.To("standard"), VolumeMode: ptr.To(corev1.PersistentVolumeFilesystem),
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: resource.MustParse("2Gi"), corev1.ResourceName("example.com/iops"): resource.MustParse("100")}}},
+	}}
+	got, err := TrimStatefulSet(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &appsv1.StatefulSet{TypeMeta: whole.TypeMeta, ObjectMeta: meta, Spec: spec(), Status: status}
+	want.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "database", Image: "registry.example/db:1.0"},
+			{Name: "exporter", Image: "registry.example/exporter:1"}}}}
+	want.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("TrimStatefulSet =\n%+v\nwant\n%+v", got, want)
+	}
+	if !TemplateTrimmed(got.(*appsv1.StatefulSet)) {
+		t.Fatal("TemplateTrimmed of a trimmed StatefulSet = false, want true")
+	}
+	if TemplateTrimmed(&appsv1.StatefulSet{Spec: spec()}) {
+		t.Fatal("TemplateTrimmed of a StatefulSet as the API server sends it = true, want false")
+	}
+	if other, _ := TrimStatefulSet("not a StatefulSet"); other != "not a StatefulSet" {
+		t.Fatalf("TrimStatefulSet of another type = %v, want it unchanged", other)
 	}
 }
 

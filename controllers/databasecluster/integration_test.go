@@ -265,6 +265,35 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		Eventually(eventReasons(ctx, dc)).Should(ContainElement("Updating"))
 	})
 
+	It("records the StatefulSet whose pod template it compared, and reads and compares it again after a hand edit of the template alone", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "checked-")))
+		sts := clusters.Create(ctx, dc)
+		hash := sts.Annotations[templateHashAnnotation]
+		Expect(hash).NotTo(BeEmpty())
+		checked := func(g Gomega) *databasev1alpha1.CheckedStatefulSet {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			return dc.Status.CheckedStatefulSet
+		}
+		Eventually(checked).Should(Equal(&databasev1alpha1.CheckedStatefulSet{UID: sts.UID, Generation: 1, TemplateHash: hash}))
+
+		patch := client.MergeFrom(sts.DeepCopy())
+		sts.Spec.Template.Spec.Containers[0].Image = "someone/else:latest"
+		Expect(k8s.Patch(ctx, sts, patch)).To(Succeed())
+		Expect(sts.Generation).To(Equal(int64(2)))
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/db:1.0"))
+		}).Should(Succeed())
+		Expect(sts.Generation).To(Equal(int64(3)), "the edit, then the operator's patch that put the template back")
+		Expect(sts.Annotations[templateHashAnnotation]).To(Equal(hash))
+		// The generation its own patch made is compared again on the next pass, then recorded.
+		Eventually(checked).Should(Equal(&databasev1alpha1.CheckedStatefulSet{UID: sts.UID, Generation: 3, TemplateHash: hash}))
+		Consistently(func(g Gomega) int64 {
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			return sts.Generation
+		}, "2s").Should(Equal(int64(3)), "no write follows once the template is in sync")
+	})
+
 	It("puts back a deleted headless Service and a hand-edited StatefulSet", func(ctx SpecContext) {
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
 		sts := clusters.Create(ctx, dc)

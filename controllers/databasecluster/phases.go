@@ -136,9 +136,16 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	// never patches a child that is being deleted.
 	// The observed StatefulSet before the patch tells which change this reconcile applied.
 	before := &appsv1.StatefulSet{}
-	live, result, err := child.Ensure(ctx, r.Client, r.APIReader, desired, before, statefulSetSpec)
+	cluster := client.ObjectKeyFromObject(dc)
+	reader := templateReader{Client: r.Client, uncached: r.APIReader, desired: desired, known: func(sts *appsv1.StatefulSet) bool {
+		return templateKnown(desired, sts, r.checked.get(cluster), dc.Status.CheckedStatefulSet)
+	}}
+	live, result, err := child.Ensure(ctx, reader, r.APIReader, desired, before, statefulSetSpec)
 	if err != nil {
 		return nil, "", nil, terminalIfInvalid(err)
+	}
+	if checked := checkedStatefulSet(result, desired, before, live); checked != nil {
+		r.checked.put(cluster, checked)
 	}
 	noted.statefulSet(dc, result, before, desired)
 	r.tellRollback(dc, live, rollback)

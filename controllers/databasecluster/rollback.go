@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
 // Annotations on the StatefulSet while spec.rollout.autoRollback holds it at an earlier
@@ -139,13 +140,31 @@ func (r *Reconciler) planRollback(ctx context.Context, dc *databasev1alpha1.Data
 		plan.to = live.Status.CurrentRevision
 		setRollbackAnnotations(desired, desiredHash, plan.to)
 	case holdRollback:
-		desired.Spec.Template = *live.Spec.Template.DeepCopy()
+		template, err := r.liveTemplate(ctx, live)
+		if err != nil {
+			return rollback{}, err
+		}
+		desired.Spec.Template = template
 		desired.Annotations[templateHashAnnotation] = live.Annotations[templateHashAnnotation]
 		setRollbackAnnotations(desired, live.Annotations[rolledBackFromAnnotation], live.Annotations[rolledBackToAnnotation])
 	case releaseRollback:
 		setRollbackAnnotations(desired, "", "")
 	}
 	return plan, nil
+}
+
+// liveTemplate is the pod template of sts: the cache's copy lacks it (cachecfg.TrimStatefulSet),
+// so a trimmed one is read from the API server. That is one read a pass while a rollback is
+// held, until the spec asks for another template.
+func (r *Reconciler) liveTemplate(ctx context.Context, sts *appsv1.StatefulSet) (corev1.PodTemplateSpec, error) {
+	if !cachecfg.TemplateTrimmed(sts) {
+		return *sts.Spec.Template.DeepCopy(), nil
+	}
+	whole := &appsv1.StatefulSet{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sts), whole); err != nil {
+		return corev1.PodTemplateSpec{}, fmt.Errorf("reading the pod template StatefulSet %s was rolled back to: %w", sts.Name, err)
+	}
+	return whole.Spec.Template, nil
 }
 
 // setRollbackAnnotations sets both rollback annotations on sts ("" clears them: the child's

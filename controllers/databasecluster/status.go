@@ -64,6 +64,9 @@ type observation struct {
 	// statefulSetCreated says that this reconcile created the StatefulSet (and restored no
 	// claims): see statusDeferred.
 	statefulSetCreated bool
+	// checked is the StatefulSet whose pod template this process last compared with the spec's
+	// (templatecheck.go), nil when none.
+	checked *databasev1alpha1.CheckedStatefulSet
 }
 
 // statusDeferred reports whether the status this reconcile observed is left for the next one
@@ -86,7 +89,11 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 		ObservedGeneration: dc.Generation,
 		Selector:           podSelector(dc),
 		RestoredFromBackup: dc.Status.RestoredFromBackup,
+		CheckedStatefulSet: dc.Status.CheckedStatefulSet,
 		Conditions:         append([]metav1.Condition(nil), dc.Status.Conditions...),
+	}
+	if obs.checked != nil {
+		status.CheckedStatefulSet = obs.checked
 	}
 	if sts := obs.statefulSet; sts != nil {
 		status.Replicas = sts.Status.Replicas
