@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
@@ -199,6 +200,18 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		second := computeStatus(dc, observation{statefulSet: stsWithStatus(3, 3, 3, "r1", "r1")})
 		Expect(meta.FindStatusCondition(second.Conditions, "Available").LastTransitionTime).NotTo(Equal(past))
 		Expect(meta.FindStatusCondition(second.Conditions, "Paused").LastTransitionTime).To(Equal(past))
+	})
+
+	It("keeps the StatefulSet last checked until this process checks one, and records an image from a cached StatefulSet", func() {
+		dc := newCluster("db")
+		dc.Status.CheckedStatefulSet = check("u1", 4, "h1")
+		cached, err := cachecfg.TrimStatefulSet(stsWithStatus(3, 3, 3, "r1", "r1"))
+		Expect(err).NotTo(HaveOccurred())
+		kept := computeStatus(dc, observation{statefulSet: cached.(*appsv1.StatefulSet)})
+		Expect(kept.CheckedStatefulSet).To(Equal(check("u1", 4, "h1")))
+		Expect(kept.CurrentImage).To(Equal("registry.example/db:1.0"))
+		checked := computeStatus(dc, observation{checked: check("u1", 5, "h2")})
+		Expect(checked.CheckedStatefulSet).To(Equal(check("u1", 5, "h2")))
 	})
 })
 
