@@ -36,7 +36,7 @@ func hashed(uid types.UID, generation int64, hash string) *appsv1.StatefulSet {
 
 // check is the record of a check of uid at generation, for a template of hash.
 func check(uid types.UID, generation int64, hash string) *databasev1alpha1.CheckedStatefulSet {
-	return &databasev1alpha1.CheckedStatefulSet{UID: types.UID(uid), Generation: generation, TemplateHash: hash}
+	return &databasev1alpha1.CheckedStatefulSet{UID: uid, Generation: generation, TemplateHash: hash}
 }
 
 var _ = Describe("The pod template of a cached StatefulSet", Label("unit"), func() {
