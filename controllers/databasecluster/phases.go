@@ -137,9 +137,8 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	// The observed StatefulSet before the patch tells which change this reconcile applied.
 	before := &appsv1.StatefulSet{}
 	cluster := client.ObjectKeyFromObject(dc)
-	reader := templateReader{Client: r.Client, uncached: r.APIReader, desired: desired, known: func(sts *appsv1.StatefulSet) bool {
-		return templateKnown(desired, sts, r.checked.get(cluster), dc.Status.CheckedStatefulSet)
-	}}
+	reader := templateReader{Client: r.Client, uncached: r.APIReader, desired: desired,
+		checked: []*databasev1alpha1.CheckedStatefulSet{r.checked.get(cluster), dc.Status.CheckedStatefulSet}}
 	live, result, err := child.Ensure(ctx, reader, r.APIReader, desired, before, statefulSetSpec)
 	if err != nil {
 		return nil, "", nil, terminalIfInvalid(err)

@@ -35,13 +35,14 @@ import (
 // back as before.
 
 // templateReader is the client phase 5 reads the StatefulSet through (child.Ensure's Get): a
-// trimmed StatefulSet whose template is known (templateKnown) gets desired's template, the one
-// it holds; any other is read again from the API server.
+// trimmed StatefulSet whose template the checks show (templateKnown) gets desired's template,
+// the one it holds; any other is read again from the API server.
 type templateReader struct {
 	client.Client
 	uncached client.Reader
 	desired  *appsv1.StatefulSet
-	known    func(sts *appsv1.StatefulSet) bool
+	// checked are the checks recorded for the cluster: this process's and the status's.
+	checked []*databasev1alpha1.CheckedStatefulSet
 }
 
 // Get reads the StatefulSet from the cache and puts back its template.
@@ -53,7 +54,7 @@ func (t templateReader) Get(ctx context.Context, key client.ObjectKey, obj clien
 	if !ok || !cachecfg.TemplateTrimmed(sts) {
 		return nil
 	}
-	if t.known(sts) {
+	if templateKnown(t.desired, sts, t.checked...) {
 		sts.Spec.Template = *t.desired.Spec.Template.DeepCopy()
 		return nil
 	}
