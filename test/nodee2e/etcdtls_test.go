@@ -67,17 +67,7 @@ func etcdTLSStory() {
 		stranger := &etcdClient{dc: dc.DeepCopy(), ca: x509.NewCertPool(), serviceOnly: true}
 		Expect(stranger.put(ctx, "stranger", "1")).To(MatchError(ContainSubstring("certificate signed by unknown authority")))
 
-		db.served, db.serviceOnly = map[string]int{}, true
-		began = time.Now()
-		for i := range etcdKeys {
-			Expect(db.put(ctx, etcdKey(i), etcdValue(i))).To(Succeed())
-		}
-		report(fmt.Sprintf("etcd TLS: %d keys written over TLS through the client Service", etcdKeys), time.Since(began))
-		db.expectAll(ctx)
-		Expect(db.served).To(Equal(map[string]int{db.serviceAddr(ctx): etcdKeys + 1}),
-			"every write and the read went through the client Service")
-		Expect(len(db.retried)).To(BeNumerically("<=", etcdKeys/100), "calls that failed through the client Service: %q", db.retried)
-		db.served, db.serviceOnly, db.retried = nil, false, nil
+		db.writeThroughService(ctx, fmt.Sprintf("etcd TLS: %d keys written over TLS through the client Service", etcdKeys))
 	}, NodeTimeout(6*time.Minute))
 
 	It("renews the certificate when NAME-tls is deleted: a new one issued, the members rolled one at a time, no key lost", func(ctx SpecContext) {
