@@ -18,8 +18,9 @@
 //
 // client-go's broadcaster (k8s.io/client-go/tools/events) keeps each Event it sent, twice
 // copied, for 6 to 12 minutes to detect series, and starts two goroutines per Event: heap that
-// grows with the number of clusters converging at once. Here a series keeps its key and the few
-// fields needed to write it again.
+// grows with the number of clusters converging at once. Here an event sent once is kept as two
+// hashes of its key, its name and two times, for SeriesWindow; only an event that occurs again
+// keeps its latest occurrence, to write the series (BenchmarkSeriesMemory).
 package eventrec
 
 import (
@@ -27,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -75,28 +77,39 @@ type Recorder struct {
 	queue      chan *eventsv1.Event
 	retryDelay time.Duration
 
-	mu     sync.Mutex
-	series map[seriesKey]*series
+	mu sync.Mutex
+	// series holds the events sent within SeriesWindow by the hash of their key (keyOf) with
+	// seeds[0]; seeds[1] makes the series' check.
+	seeds  [2]maphash.Seed
+	series map[uint64]*series
 }
 
 // seriesKey is what makes two events isomorphic, as client-go decides it (its reporting
-// controller and instance are the Recorder's).
+// controller and instance are the Recorder's). It is hashed, not kept: its two references
+// alone are 224 bytes.
 type seriesKey struct {
 	eventType, action, reason string
 	regarding, related        corev1.ObjectReference
 }
 
-// series is what a Recorder keeps of an event it sent: enough to fold later occurrences into it
-// and to write the Event again if the API server no longer has it.
+// series is what a Recorder keeps of an event it sent: enough to fold later occurrences into it,
+// and, once it occurred again, that occurrence, to write the Event again if the API server no
+// longer has it.
 type series struct {
-	namespace, name string
-	note            string
-	annotations     map[string]string
-	eventTime       metav1.MicroTime
+	// check is the hash of the key with the other seed: an event that shares only the map's
+	// hash with this one (a chance of 1 in 2^64 per pair) is another event and replaces it,
+	// never folded into it.
+	check uint64
+	// name and eventTime are the first occurrence's, which the Event carries.
+	name      string
+	eventTime metav1.MicroTime
 	// count is how many times the event occurred; written is the count the API server was
 	// last given (1: the Event was created without a series).
 	count, written int32
 	last           time.Time
+	// latest is the last occurrence, under the first's name and event time; nil while count
+	// is 1.
+	latest *eventsv1.Event
 }
 
 // New returns a Recorder that writes Events through client with controller as the reporting
@@ -106,7 +119,7 @@ func New(scheme *runtime.Scheme, client eventsclient.EventsGetter, controller st
 	return &Recorder{
 		scheme: scheme, client: client, controller: controller, instance: controller + "-" + hostname,
 		now: time.Now, queue: make(chan *eventsv1.Event, QueueSize), retryDelay: retryDelay,
-		series: map[seriesKey]*series{},
+		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, series: map[uint64]*series{},
 	}
 }
 
@@ -215,18 +228,19 @@ func keyOf(ev *eventsv1.Event) seriesKey {
 	return key
 }
 
+// hashes are the hashes of ev's key: the series map's, and the series' check.
+func (r *Recorder) hashes(ev *eventsv1.Event) (key, check uint64) {
+	k := keyOf(ev)
+	return maphash.Comparable(r.seeds[0], k), maphash.Comparable(r.seeds[1], k)
+}
+
 // record writes ev: a new Event, or, when an isomorphic event occurred within SeriesWindow,
 // the start of a series on that Event (count 2). Later occurrences are only counted here; sweep
 // writes them.
 func (r *Recorder) record(ctx context.Context, ev *eventsv1.Event) {
-	key := keyOf(ev)
-	r.mu.Lock()
-	s, ok := r.series[key]
-	if !ok || r.now().Sub(s.last) > SeriesWindow {
-		s = &series{namespace: ev.Namespace, name: ev.Name, note: ev.Note, annotations: ev.Annotations,
-			eventTime: ev.EventTime, count: 1, written: 1, last: r.now()}
-		r.series[key] = s
-		r.mu.Unlock()
+	s, starts := r.remember(ev)
+	switch {
+	case s == nil:
 		r.write(ctx, func() error {
 			_, err := r.client.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
@@ -234,66 +248,68 @@ func (r *Recorder) record(ctx context.Context, ev *eventsv1.Event) {
 			}
 			return err
 		})
-		return
+	case starts:
+		r.writeSeries(ctx, s)
 	}
+}
+
+// remember folds ev into the series of an isomorphic event that occurred within SeriesWindow
+// and returns that series, and whether ev starts it (it is the second occurrence); it returns
+// nil, and keeps ev's series, when ev is new.
+func (r *Recorder) remember(ev *eventsv1.Event) (*series, bool) {
+	key, check := r.hashes(ev)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.series[key]
+	if !ok || s.check != check || r.now().Sub(s.last) > SeriesWindow {
+		r.series[key] = &series{check: check, name: ev.Name, eventTime: ev.EventTime, count: 1, written: 1, last: r.now()}
+		return nil, false
+	}
+	ev.Name, ev.EventTime = s.name, s.eventTime
+	s.latest = ev
 	s.count++
 	s.last = r.now()
-	startsSeries := s.written == 1
-	r.mu.Unlock()
-	if startsSeries {
-		r.writeSeries(ctx, key, s)
-	}
+	return s, s.written == 1
 }
 
 // sweep writes the count of every series that grew since it was last written and forgets the
 // events that did not occur within SeriesWindow.
 func (r *Recorder) sweep(ctx context.Context) {
-	type pending struct {
-		key seriesKey
-		s   *series
-	}
-	var grown []pending
+	var grown []*series
 	r.mu.Lock()
 	for key, s := range r.series {
 		if s.count > s.written {
-			grown = append(grown, pending{key, s})
+			grown = append(grown, s)
 		}
 		if r.now().Sub(s.last) > SeriesWindow {
 			delete(r.series, key)
 		}
 	}
 	r.mu.Unlock()
-	for _, p := range grown {
-		r.writeSeries(ctx, p.key, p.s)
+	for _, s := range grown {
+		r.writeSeries(ctx, s)
 	}
 }
 
 // writeSeries patches the series of s onto its Event, or creates the Event with it when the
-// API server no longer has it (Events expire after an hour).
-func (r *Recorder) writeSeries(ctx context.Context, key seriesKey, s *series) {
+// API server no longer has it (Events expire after an hour) from its latest occurrence: the
+// first's name, event time and key, the latest's note and annotations.
+func (r *Recorder) writeSeries(ctx context.Context, s *series) {
 	r.mu.Lock()
 	count, last := s.count, metav1.MicroTime{Time: s.last}
 	s.written = count
-	ev := &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.name, Annotations: s.annotations},
-		EventTime:  s.eventTime, Series: &eventsv1.EventSeries{Count: count, LastObservedTime: last},
-		ReportingController: r.controller, ReportingInstance: r.instance,
-		Action: key.action, Reason: key.reason, Regarding: key.regarding, Note: s.note, Type: key.eventType,
-	}
+	ev := *s.latest // never changed once kept: a shallow copy is the series' own
 	r.mu.Unlock()
-	if key.related != (corev1.ObjectReference{}) {
-		related := key.related
-		ev.Related = &related
-	}
+	ev.Series = &eventsv1.EventSeries{Count: count, LastObservedTime: last}
 	patch, err := json.Marshal(map[string]any{"series": ev.Series})
 	if err != nil {
-		ctrl.Log.WithName("events").Error(err, "Not writing the event series", "event", s.name)
+		ctrl.Log.WithName("events").Error(err, "Not writing the event series", "event", ev.Name)
 		return
 	}
 	r.write(ctx, func() error {
-		_, err := r.client.Events(s.namespace).Patch(ctx, s.name, types.MergePatchType, patch, metav1.PatchOptions{})
+		_, err := r.client.Events(ev.Namespace).Patch(ctx, ev.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		if apierrors.IsNotFound(err) {
-			_, err = r.client.Events(s.namespace).Create(ctx, ev, metav1.CreateOptions{})
+			_, err = r.client.Events(ev.Namespace).Create(ctx, &ev, metav1.CreateOptions{})
 		}
 		return err
 	})

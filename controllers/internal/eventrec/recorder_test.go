@@ -288,3 +288,20 @@ func TestStart(t *testing.T) {
 		t.Fatal("the recorder waits for leadership")
 	}
 }
+
+// TestSharedHashIsAnotherEvent: an event whose key shares the series map's hash with a recorded
+// one, but not its check, is a new Event, never counted in the other's series.
+func TestSharedHashIsAnotherEvent(t *testing.T) {
+	r := newTestRecorder()
+	r.Eventf(cluster("7"), nil, corev1.EventTypeNormal, "Created", "Reconcile", "created")
+	ev := <-r.queue
+	key, check := r.hashes(ev)
+	r.series[key] = &series{check: check + 1, name: "other.1", count: 1, written: 1, last: r.clock}
+	r.record(context.Background(), ev)
+	if got := r.writes(); !reflect.DeepEqual(got, []string{"create events"}) {
+		t.Fatalf("writes = %v, want one create", got)
+	}
+	if s := r.series[key]; s.check != check || s.name != ev.Name || s.count != 1 {
+		t.Fatalf("series = %+v, want the new event's, count 1", s)
+	}
+}
