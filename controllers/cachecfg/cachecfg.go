@@ -17,6 +17,7 @@
 package cachecfg
 
 import (
+	"slices"
 	"strings"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -25,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -145,22 +147,29 @@ func TrimService(obj any) (any, error) {
 
 // TrimmedTemplateName marks the pod template of a StatefulSet as the cache holds it
 // (TrimStatefulSet), as the template's metadata.name, which the API server keeps but never
-// uses and the operator never sets: a string constant costs the cached copy nothing, where an
-// annotation would cost it a map. A trimmed template compared with the spec's is not in sync
-// (its containers lack all but their names and images), so a path that forgot to read the
-// whole template would write the spec's again rather than take the trimmed one for it.
+// uses and the operator never sets. A trimmed template compared with the spec's is not in sync
+// (it has no container), so a path that forgot to read the whole template would write the
+// spec's again rather than take the trimmed one for it.
 const TrimmedTemplateName = "cache.database.seed1b407122.io/trimmed-template"
 
+// The annotations of a trimmed pod template, which exist only in the cache: the image of each
+// container, and the storage request of each claim template, by name.
+const (
+	trimmedImagePrefix = "image/"
+	trimmedClaimPrefix = "storage/"
+)
+
 // TrimStatefulSet is the cache's transform of StatefulSets: its metadata (StripMeta), its spec
-// but the templates, and its status are kept. Of the pod template only the containers' names
-// and images are kept (the status reports the database's image), named TrimmedTemplateName;
-// of the claim templates only their names and storage requests (a larger spec.storage.size
-// replaces the StatefulSet). The templates are most of a StatefulSet: without them a cached
-// one holds about a third (BenchmarkClusterCacheMemory). The operator compares the pod
-// template with the spec only after reading the StatefulSet whole from the API server, unless
-// the StatefulSet is still at the UID and generation at which it last compared it
-// (status.checkedStatefulSet); the claim templates are immutable and never written after the
-// create.
+// but the templates, and its status are kept. Of the templates, only the containers' images
+// (the status reports the database's) and the claim templates' storage requests (a larger
+// spec.storage.size replaces the StatefulSet) are kept, as annotations of a pod template named
+// TrimmedTemplateName: one small map, where a container or a claim template costs a struct of
+// some 400 bytes even when empty. Read them with ContainerImage and ClaimTemplateSize. The
+// templates are most of a StatefulSet: without them a cached one holds about a third
+// (BenchmarkClusterCacheMemory). The operator compares the pod template with the spec only
+// after reading the StatefulSet whole from the API server, unless the StatefulSet is still at
+// the UID and generation at which it last compared it (status.checkedStatefulSet); the claim
+// templates are immutable and never written after the create.
 func TrimStatefulSet(obj any) (any, error) {
 	sts, ok := obj.(*appsv1.StatefulSet)
 	if !ok {
@@ -169,30 +178,76 @@ func TrimStatefulSet(obj any) (any, error) {
 	if _, err := StripMeta(sts); err != nil {
 		return nil, err
 	}
-	var containers []corev1.Container
+	kept := make(map[string]string, len(sts.Spec.Template.Spec.Containers)+len(sts.Spec.VolumeClaimTemplates))
 	for _, c := range sts.Spec.Template.Spec.Containers {
-		containers = append(containers, corev1.Container{Name: c.Name, Image: c.Image})
+		kept[trimmedImagePrefix+c.Name] = c.Image
 	}
-	sts.Spec.Template = corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName},
-		Spec:       corev1.PodSpec{Containers: containers},
-	}
-	var claims []corev1.PersistentVolumeClaim
 	for _, t := range sts.Spec.VolumeClaimTemplates {
-		claim := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: t.Name}}
 		if size, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-			claim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: size}
+			kept[trimmedClaimPrefix+t.Name] = size.String()
 		}
-		claims = append(claims, claim)
 	}
-	sts.Spec.VolumeClaimTemplates = claims
+	sts.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName, Annotations: kept}}
+	sts.Spec.VolumeClaimTemplates = nil
 	return sts, nil
 }
 
-// TemplateTrimmed says whether sts is a cached StatefulSet whose pod template TrimStatefulSet
+// TemplateTrimmed says whether sts is a cached StatefulSet whose templates TrimStatefulSet
 // dropped.
 func TemplateTrimmed(sts *appsv1.StatefulSet) bool {
 	return sts.Spec.Template.Name == TrimmedTemplateName
+}
+
+// Untrim gives sts, as the cache holds it (TrimStatefulSet), the pod template template, which
+// the caller knows to be sts's, and back the claim templates as far as the cache kept them:
+// their names and storage requests. The rest of a claim template is immutable and not read.
+func Untrim(sts *appsv1.StatefulSet, template *corev1.PodTemplateSpec) {
+	var claims []corev1.PersistentVolumeClaim
+	for key, size := range sts.Spec.Template.Annotations {
+		if name, ok := strings.CutPrefix(key, trimmedClaimPrefix); ok {
+			claims = append(claims, corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+				}},
+			})
+		}
+	}
+	slices.SortFunc(claims, func(a, b corev1.PersistentVolumeClaim) int { return strings.Compare(a.Name, b.Name) })
+	sts.Spec.Template = *template.DeepCopy()
+	sts.Spec.VolumeClaimTemplates = claims
+}
+
+// ContainerImage is the image of the container name of sts's pod template, whether sts is whole
+// or as the cache holds it; "" when there is no such container.
+func ContainerImage(sts *appsv1.StatefulSet, name string) string {
+	if TemplateTrimmed(sts) {
+		return sts.Spec.Template.Annotations[trimmedImagePrefix+name]
+	}
+	for _, c := range sts.Spec.Template.Spec.Containers {
+		if c.Name == name {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// ClaimTemplateSize is the storage request of sts's claim template name, whether sts is whole or
+// as the cache holds it; zero when there is no such template or it requests no storage.
+func ClaimTemplateSize(sts *appsv1.StatefulSet, name string) resource.Quantity {
+	if TemplateTrimmed(sts) {
+		kept, ok := sts.Spec.Template.Annotations[trimmedClaimPrefix+name]
+		if !ok {
+			return resource.Quantity{}
+		}
+		// TrimStatefulSet wrote it from a Quantity, so it parses.
+		return resource.MustParse(kept)
+	}
+	for _, t := range sts.Spec.VolumeClaimTemplates {
+		if t.Name == name {
+			return t.Spec.Resources.Requests[corev1.ResourceStorage]
+		}
+	}
+	return resource.Quantity{}
 }
 
 // TrimPod is the cache's transform of Pods: the operator only reads a member pod's identity,

@@ -21,6 +21,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -172,9 +173,10 @@ func TestTrimClaimKeepsWhatTheOperatorReads(t *testing.T) {
 }
 
 // TestTrimStatefulSetKeepsWhatTheOperatorReads: the metadata (without managed fields and
-// last-applied), the spec but the templates, and the status stay; of the pod template only the
-// containers' names and images, named TrimmedTemplateName; of the claim templates only the names
-// and storage requests.
+// last-applied), the spec but the templates, and the status stay; of the templates only the
+// containers' images and the claim templates' storage requests, as annotations of a pod template
+// named TrimmedTemplateName, which ContainerImage and ClaimTemplateSize read as they read a
+// whole StatefulSet.
 func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 	meta := metav1.ObjectMeta{Name: "db", Namespace: "ns", UID: "s-1", ResourceVersion: "7", Generation: 3,
 		Labels: map[string]string{"app.kubernetes.io/instance": "db"}, Finalizers: []string{"f"},
@@ -209,17 +211,15 @@ func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
 				corev1.ResourceStorage: resource.MustParse("2Gi"), corev1.ResourceName("example.com/iops"): resource.MustParse("100")}}},
 	}}
+	wholeCopy := whole.DeepCopy()
 	got, err := TrimStatefulSet(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &appsv1.StatefulSet{TypeMeta: whole.TypeMeta, ObjectMeta: meta, Spec: spec(), Status: status}
-	want.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "database", Image: "registry.example/db:1.0"},
-			{Name: "exporter", Image: "registry.example/exporter:1"}}}}
-	want.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
-		Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}}}}
+	want.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName,
+		Annotations: map[string]string{"image/database": "registry.example/db:1.0", "image/exporter": "registry.example/exporter:1",
+			"storage/data": "2Gi"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("TrimStatefulSet =\n%+v\nwant\n%+v", got, want)
 	}
@@ -228,6 +228,35 @@ func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 	}
 	if TemplateTrimmed(&appsv1.StatefulSet{Spec: spec()}) {
 		t.Fatal("TemplateTrimmed of a StatefulSet as the API server sends it = true, want false")
+	}
+	trimmed := got.(*appsv1.StatefulSet)
+	for _, sts := range []*appsv1.StatefulSet{wholeCopy, trimmed} {
+		if image := ContainerImage(sts, "database"); image != "registry.example/db:1.0" {
+			t.Errorf("ContainerImage(database) of trimmed=%v = %q, want registry.example/db:1.0", TemplateTrimmed(sts), image)
+		}
+		if image := ContainerImage(sts, "prepare"); image != "" {
+			t.Errorf("ContainerImage(prepare), an init container, of trimmed=%v = %q, want none", TemplateTrimmed(sts), image)
+		}
+		if size := ClaimTemplateSize(sts, "data"); size.Cmp(resource.MustParse("2Gi")) != 0 {
+			t.Errorf("ClaimTemplateSize(data) of trimmed=%v = %s, want 2Gi", TemplateTrimmed(sts), size.String())
+		}
+		if size := ClaimTemplateSize(sts, "logs"); !size.IsZero() {
+			t.Errorf("ClaimTemplateSize(logs), no such template, of trimmed=%v = %s, want zero", TemplateTrimmed(sts), size.String())
+		}
+	}
+	// Untrim: the template given, and the claim templates' names and sizes back.
+	untrimmed := trimmed.DeepCopy()
+	Untrim(untrimmed, &wholeCopy.Spec.Template)
+	wantUntrimmed := want.DeepCopy()
+	wantUntrimmed.Spec.Template = wholeCopy.Spec.Template
+	wantUntrimmed.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}}}}
+	if !equality.Semantic.DeepEqual(untrimmed, wantUntrimmed) || TemplateTrimmed(untrimmed) {
+		t.Fatalf("Untrim =\n%+v\nwant\n%+v", untrimmed, wantUntrimmed)
+	}
+	if size := ClaimTemplateSize(untrimmed, "data"); size.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("ClaimTemplateSize(data) untrimmed = %s, want 2Gi", size.String())
 	}
 	if other, _ := TrimStatefulSet("not a StatefulSet"); other != "not a StatefulSet" {
 		t.Fatalf("TrimStatefulSet of another type = %v, want it unchanged", other)

@@ -28,6 +28,7 @@ import (
 
 	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -99,7 +100,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 		status.Replicas = sts.Status.Replicas
 		status.ReadyReplicas = sts.Status.ReadyReplicas
 		status.UpdatedReplicas = sts.Status.UpdatedReplicas
-		status.CurrentImage = containerImage(sts)
+		status.CurrentImage = cachecfg.ContainerImage(sts, ContainerName)
 	}
 	status.CertificateNotAfter = certificateNotAfter(dc, obs)
 	status.Storage = storageStatus(dc, obs.autoGrow)
@@ -131,16 +132,6 @@ func certificateNotAfter(dc *databasev1alpha1.DatabaseCluster, obs observation) 
 // subresource reports to autoscalers (status.selector).
 func podSelector(dc *databasev1alpha1.DatabaseCluster) string {
 	return k8slabels.SelectorFromSet(dc.SelectorLabels()).String()
-}
-
-// containerImage is the image of the database container of the StatefulSet's pod template.
-func containerImage(sts *appsv1.StatefulSet) string {
-	for _, c := range sts.Spec.Template.Spec.Containers {
-		if c.Name == ContainerName {
-			return c.Image
-		}
-	}
-	return ""
 }
 
 // setAvailableCondition: True when the StatefulSet reports as many Ready pods as spec.replicas;
@@ -341,7 +332,7 @@ func setResizingCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databas
 	}
 	templateSmall := false
 	if sts != nil {
-		template := templateSize(sts)
+		template := cachecfg.ClaimTemplateSize(sts, databasev1alpha1.DataVolumeName)
 		templateSmall = template.Cmp(size) < 0
 	}
 	if grown < bound || templateSmall {

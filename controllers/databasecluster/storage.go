@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
 // storageSize parses spec.storage.size. The API server's pattern makes a parse error
@@ -120,7 +121,7 @@ func (r *Reconciler) replaceSmallStatefulSet(ctx context.Context, dc *databasev1
 	if err != nil || sts.DeletionTimestamp != nil || !metav1.IsControlledBy(sts, dc) {
 		return client.IgnoreNotFound(err)
 	}
-	template := templateSize(sts)
+	template := cachecfg.ClaimTemplateSize(sts, databasev1alpha1.DataVolumeName)
 	if template.Cmp(size) >= 0 {
 		return nil
 	}
@@ -132,14 +133,4 @@ func (r *Reconciler) replaceSmallStatefulSet(ctx context.Context, dc *databasev1
 	noted.replaced = fmt.Sprintf("Replacing StatefulSet %s (pods keep running) to raise its claim template from %s to %s",
 		sts.Name, template.String(), size.String())
 	return nil
-}
-
-// templateSize is the storage request of the StatefulSet's data claim template.
-func templateSize(sts *appsv1.StatefulSet) resource.Quantity {
-	for _, t := range sts.Spec.VolumeClaimTemplates {
-		if t.Name == databasev1alpha1.DataVolumeName {
-			return t.Spec.Resources.Requests[corev1.ResourceStorage]
-		}
-	}
-	return resource.Quantity{}
 }

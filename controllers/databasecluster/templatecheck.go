@@ -55,7 +55,7 @@ func (t templateReader) Get(ctx context.Context, key client.ObjectKey, obj clien
 		return nil
 	}
 	if templateKnown(t.desired, sts, t.checked...) {
-		sts.Spec.Template = *t.desired.Spec.Template.DeepCopy()
+		cachecfg.Untrim(sts, &t.desired.Spec.Template)
 		return nil
 	}
 	*sts = appsv1.StatefulSet{}
