@@ -252,10 +252,12 @@ func ClaimTemplateSize(sts *appsv1.StatefulSet, name string) resource.Quantity {
 
 // TrimPod is the cache's transform of Pods: the operator only reads a member pod's identity,
 // labels (the controller-revision-hash among them), owners and deletion, and its readiness as
-// the kubelet reports it (phase, conditions, the state and last termination of its containers
-// and init containers), to count members, tell why one is not Ready and whether a rollout is
-// stuck; and its pod IP, where the storage agent of spec.storage.autoGrow is read. The spec
-// (containers, volumes, env) and the rest of the status are dropped: at 1,000
+// the kubelet reports it (phase, the Ready condition, the state and last termination of its
+// containers and init containers), to count members, tell why one is not Ready and whether a
+// rollout is stuck; the scheduler's PodScheduled condition, which says a member cannot be
+// placed; and its pod IP, where the storage agent of spec.storage.autoGrow is read. The spec
+// (containers, volumes, env), the other conditions (Initialized, ContainersReady,
+// PodReadyToStartContainers: 120 bytes each) and the rest of the status are dropped: at 1,000
 // clusters the pods are the largest objects the cache holds. The operator never writes a pod
 // (it only deletes a stuck one, by name and UID), so nothing is written back from a trimmed copy.
 func TrimPod(obj any) (any, error) {
@@ -267,12 +269,23 @@ func TrimPod(obj any) (any, error) {
 		TypeMeta:   pod.TypeMeta,
 		ObjectMeta: identity(&pod.ObjectMeta),
 		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName},
-		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: pod.Status.Conditions, StartTime: pod.Status.StartTime,
-			PodIP: pod.Status.PodIP},
+		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: readConditions(pod.Status.Conditions),
+			StartTime: pod.Status.StartTime, PodIP: pod.Status.PodIP},
 	}
 	trimmed.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
 	trimmed.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
 	return trimmed, nil
+}
+
+// readConditions are the conditions of a pod the operator reads: Ready and PodScheduled.
+func readConditions(conditions []corev1.PodCondition) []corev1.PodCondition {
+	var kept []corev1.PodCondition
+	for _, c := range conditions {
+		if c.Type == corev1.PodReady || c.Type == corev1.PodScheduled {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // identity is what the trimmed kinds keep of an object's metadata: its identity, labels,

@@ -31,13 +31,18 @@ import (
 )
 
 // TestTrimPodKeepsWhatTheOperatorReads: identity, labels (the revision among them), owners,
-// deletion, readiness, the pod IP and the containers' and init containers' state and last termination stay;
-// the spec and the rest of the status go.
+// deletion, readiness (the Ready condition), PodScheduled, the pod IP and the containers' and init
+// containers' state and last termination stay; the spec, the other conditions and the rest of the
+// status go.
 func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 	created := metav1.NewTime(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
 	deleting := metav1.NewTime(created.Add(time.Minute))
 	owners := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "s-1", Controller: ptr.To(true)}}
-	conditions := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: created}}
+	conditions := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: created},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: created}}
+	allConditions := append([]corev1.PodCondition{{Type: "PodReadyToStartContainers", Status: corev1.ConditionTrue},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}, conditions[0],
+		{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}, conditions[1])
 	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s"}}
 	crashed := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", StartedAt: created}}
 	pulling := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}
@@ -50,7 +55,7 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
 		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "database", Image: "db:1",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, StartTime: &created, HostIP: "10.0.0.1",
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: allConditions, StartTime: &created, HostIP: "10.0.0.1",
 			PodIP: "10.1.0.1", PodIPs: []corev1.PodIP{{IP: "10.1.0.1"}},
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "setup", State: pulling, Image: "setup:1"}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: false, State: waiting, LastTerminationState: crashed,
