@@ -178,14 +178,22 @@ func TrimStatefulSet(obj any) (any, error) {
 	if _, err := StripMeta(sts); err != nil {
 		return nil, err
 	}
+	// client-go may pass an object of the cache to the transform again (a relist's Replace):
+	// trimming a trimmed copy would lose what it keeps, and a claim template of size zero is
+	// one the storage phase replaces.
+	if TemplateTrimmed(sts) {
+		return sts, nil
+	}
 	kept := make(map[string]string, len(sts.Spec.Template.Spec.Containers)+len(sts.Spec.VolumeClaimTemplates))
 	for _, c := range sts.Spec.Template.Spec.Containers {
 		kept[trimmedImagePrefix+c.Name] = c.Image
 	}
 	for _, t := range sts.Spec.VolumeClaimTemplates {
-		if size, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-			kept[trimmedClaimPrefix+t.Name] = size.String()
+		size := ""
+		if request, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+			size = request.String()
 		}
+		kept[trimmedClaimPrefix+t.Name] = size
 	}
 	sts.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName, Annotations: kept}}
 	sts.Spec.VolumeClaimTemplates = nil
@@ -204,13 +212,16 @@ func TemplateTrimmed(sts *appsv1.StatefulSet) bool {
 func Untrim(sts *appsv1.StatefulSet, template *corev1.PodTemplateSpec) {
 	var claims []corev1.PersistentVolumeClaim
 	for key, size := range sts.Spec.Template.Annotations {
-		if name, ok := strings.CutPrefix(key, trimmedClaimPrefix); ok {
-			claims = append(claims, corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
-				Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
-				}},
-			})
+		name, ok := strings.CutPrefix(key, trimmedClaimPrefix)
+		if !ok {
+			continue
 		}
+		claim := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if size != "" {
+			// TrimStatefulSet wrote it from a Quantity, so it parses.
+			claim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}
+		}
+		claims = append(claims, claim)
 	}
 	slices.SortFunc(claims, func(a, b corev1.PersistentVolumeClaim) int { return strings.Compare(a.Name, b.Name) })
 	sts.Spec.Template = *template.DeepCopy()
@@ -232,22 +243,22 @@ func ContainerImage(sts *appsv1.StatefulSet, name string) string {
 }
 
 // ClaimTemplateSize is the storage request of sts's claim template name, whether sts is whole or
-// as the cache holds it; zero when there is no such template or it requests no storage.
-func ClaimTemplateSize(sts *appsv1.StatefulSet, name string) resource.Quantity {
+// as the cache holds it (zero when it requests none), and false when sts has no such template.
+func ClaimTemplateSize(sts *appsv1.StatefulSet, name string) (resource.Quantity, bool) {
 	if TemplateTrimmed(sts) {
 		kept, ok := sts.Spec.Template.Annotations[trimmedClaimPrefix+name]
-		if !ok {
-			return resource.Quantity{}
+		if !ok || kept == "" {
+			return resource.Quantity{}, ok
 		}
 		// TrimStatefulSet wrote it from a Quantity, so it parses.
-		return resource.MustParse(kept)
+		return resource.MustParse(kept), true
 	}
 	for _, t := range sts.Spec.VolumeClaimTemplates {
 		if t.Name == name {
-			return t.Spec.Resources.Requests[corev1.ResourceStorage]
+			return t.Spec.Resources.Requests[corev1.ResourceStorage], true
 		}
 	}
-	return resource.Quantity{}
+	return resource.Quantity{}, false
 }
 
 // TrimPod is the cache's transform of Pods: the operator only reads a member pod's identity,

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -215,7 +216,7 @@ func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 			StorageClassName: ptr.To("standard"), VolumeMode: ptr.To(corev1.PersistentVolumeFilesystem),
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
 				corev1.ResourceStorage: resource.MustParse("2Gi"), corev1.ResourceName("example.com/iops"): resource.MustParse("100")}}},
-	}}
+	}, {ObjectMeta: metav1.ObjectMeta{Name: "logs"}}}
 	wholeCopy := whole.DeepCopy()
 	got, err := TrimStatefulSet(whole)
 	if err != nil {
@@ -224,7 +225,7 @@ func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 	want := &appsv1.StatefulSet{TypeMeta: whole.TypeMeta, ObjectMeta: meta, Spec: spec(), Status: status}
 	want.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName,
 		Annotations: map[string]string{"image/database": "registry.example/db:1.0", "image/exporter": "registry.example/exporter:1",
-			"storage/data": "2Gi"}}}
+			"storage/data": "2Gi", "storage/logs": ""}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("TrimStatefulSet =\n%+v\nwant\n%+v", got, want)
 	}
@@ -242,11 +243,14 @@ func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 		if image := ContainerImage(sts, "prepare"); image != "" {
 			t.Errorf("ContainerImage(prepare), an init container, of trimmed=%v = %q, want none", TemplateTrimmed(sts), image)
 		}
-		if size := ClaimTemplateSize(sts, "data"); size.Cmp(resource.MustParse("2Gi")) != 0 {
-			t.Errorf("ClaimTemplateSize(data) of trimmed=%v = %s, want 2Gi", TemplateTrimmed(sts), size.String())
+		if size, ok := ClaimTemplateSize(sts, "data"); !ok || size.Cmp(resource.MustParse("2Gi")) != 0 {
+			t.Errorf("ClaimTemplateSize(data) of trimmed=%v = %s, %v; want 2Gi, true", TemplateTrimmed(sts), size.String(), ok)
 		}
-		if size := ClaimTemplateSize(sts, "logs"); !size.IsZero() {
-			t.Errorf("ClaimTemplateSize(logs), no such template, of trimmed=%v = %s, want zero", TemplateTrimmed(sts), size.String())
+		if size, ok := ClaimTemplateSize(sts, "logs"); !ok || !size.IsZero() {
+			t.Errorf("ClaimTemplateSize(logs), no request, of trimmed=%v = %s, %v; want zero, true", TemplateTrimmed(sts), size.String(), ok)
+		}
+		if size, ok := ClaimTemplateSize(sts, "backup"); ok || !size.IsZero() {
+			t.Errorf("ClaimTemplateSize(backup), no such template, of trimmed=%v = %s, %v; want zero, false", TemplateTrimmed(sts), size.String(), ok)
 		}
 	}
 	// Untrim: the template given, and the claim templates' names and sizes back.
@@ -256,12 +260,13 @@ func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 	wantUntrimmed.Spec.Template = wholeCopy.Spec.Template
 	wantUntrimmed.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
 		Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}}}}
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "logs"}}}
 	if !equality.Semantic.DeepEqual(untrimmed, wantUntrimmed) || TemplateTrimmed(untrimmed) {
 		t.Fatalf("Untrim =\n%+v\nwant\n%+v", untrimmed, wantUntrimmed)
 	}
-	if size := ClaimTemplateSize(untrimmed, "data"); size.Cmp(resource.MustParse("2Gi")) != 0 {
-		t.Errorf("ClaimTemplateSize(data) untrimmed = %s, want 2Gi", size.String())
+	if size, ok := ClaimTemplateSize(untrimmed, "data"); !ok || size.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("ClaimTemplateSize(data) untrimmed = %s, %v; want 2Gi, true", size.String(), ok)
 	}
 	if other, _ := TrimStatefulSet("not a StatefulSet"); other != "not a StatefulSet" {
 		t.Fatalf("TrimStatefulSet of another type = %v, want it unchanged", other)
@@ -296,5 +301,62 @@ func TestStripMeta(t *testing.T) {
 	}
 	if other, _ := StripMeta("not an object"); other != "not an object" {
 		t.Fatalf("StripMeta of a non-object = %v, want it unchanged", other)
+	}
+}
+
+// TestTransformsAreIdempotent: client-go may hand an object of the cache to its transform again
+// (a relist's Replace), so each transform applied to its own result changes nothing. A
+// StatefulSet trimmed twice once lost its claim templates' sizes, and a claim template of size
+// zero is one the storage phase replaces by an orphan delete (the HA suite caught it).
+func TestTransformsAreIdempotent(t *testing.T) {
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"},
+		Spec: appsv1.StatefulSetSpec{
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "database", Image: "db:1"}}}},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}},
+		}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "ns", Labels: map[string]string{"a": "b"}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "database", Ready: true, RestartCount: 1, Image: "db:1"}}}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.7", Ports: []corev1.ServicePort{{Name: "db", Port: 2379}}}}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "ns",
+		Annotations: map[string]string{OwnAnnotationPrefix + "auto-grown-at": "t", "pv.kubernetes.io/bind-completed": "yes"}},
+		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-1"}}
+	for _, tc := range []struct {
+		name      string
+		obj       any
+		transform func(any) (any, error)
+	}{
+		{"StatefulSet", sts, TrimStatefulSet},
+		{"Pod", pod, TrimPod},
+		{"Service", svc, TrimService},
+		{"PersistentVolumeClaim", claim, TrimClaim},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, err := tc.transform(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := once.(runtime.Object).DeepCopyObject()
+			twice, err := tc.transform(once)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(twice, want) {
+				t.Fatalf("transformed twice =\n%+v\nonce\n%+v", twice, want)
+			}
+		})
+	}
+	trimmed, err := TrimStatefulSet(sts.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := TrimStatefulSet(trimmed)
+	if size, ok := ClaimTemplateSize(again.(*appsv1.StatefulSet), "data"); !ok || size.Cmp(resource.MustParse("1Gi")) != 0 {
+		t.Fatalf("ClaimTemplateSize of a StatefulSet trimmed twice = %s, %v; want 1Gi, true", size.String(), ok)
 	}
 }

@@ -244,7 +244,9 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		Eventually(k8s.Condition(ctx, dc, "Resizing")).Should(Equal([]string{"True", "StorageExpanding",
 			"claim data-db-0 is being expanded from 1Gi to 1229Mi"}), "an expansion that never finishes feeds DatabaseClusterStorageGrowthStuck")
 		Expect(clusters.Current(ctx, dc)(Default).Spec.Storage.Size).To(Equal("1Gi"))
-		Expect(cachecfg.ClaimTemplateSize(clusters.Child(ctx, dc)(Default), databasev1alpha1.DataVolumeName)).To(Equal(resource.MustParse("1Gi")))
+		template, ok := cachecfg.ClaimTemplateSize(clusters.Child(ctx, dc)(Default), databasev1alpha1.DataVolumeName)
+		Expect(ok).To(BeTrue())
+		Expect(template).To(Equal(resource.MustParse("1Gi")))
 
 		By("the expansion is done and db-0 still 90% full: no growth within minIntervalSeconds")
 		expanded(ctx, ns, "data-db-0", "1229Mi")

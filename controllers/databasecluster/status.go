@@ -332,8 +332,8 @@ func setResizingCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databas
 	}
 	templateSmall := false
 	if sts != nil {
-		template := cachecfg.ClaimTemplateSize(sts, databasev1alpha1.DataVolumeName)
-		templateSmall = template.Cmp(size) < 0
+		template, ok := cachecfg.ClaimTemplateSize(sts, databasev1alpha1.DataVolumeName)
+		templateSmall = ok && template.Cmp(size) < 0
 	}
 	if grown < bound || templateSmall {
 		cond.Status = metav1.ConditionTrue

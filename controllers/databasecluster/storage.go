@@ -121,8 +121,9 @@ func (r *Reconciler) replaceSmallStatefulSet(ctx context.Context, dc *databasev1
 	if err != nil || sts.DeletionTimestamp != nil || !metav1.IsControlledBy(sts, dc) {
 		return client.IgnoreNotFound(err)
 	}
-	template := cachecfg.ClaimTemplateSize(sts, databasev1alpha1.DataVolumeName)
-	if template.Cmp(size) >= 0 {
+	// A StatefulSet without the data claim template has no size to raise: it is left as it is.
+	template, ok := cachecfg.ClaimTemplateSize(sts, databasev1alpha1.DataVolumeName)
+	if !ok || template.Cmp(size) >= 0 {
 		return nil
 	}
 	err = r.Delete(ctx, sts, client.PropagationPolicy(metav1.DeletePropagationOrphan),
