@@ -121,7 +121,8 @@ func StripMeta(obj any) (any, error) {
 // labels, annotations, owners and deletion, and compares only the fields it owns (type,
 // selector, ports, publishNotReadyAddresses, the load balancer's source ranges and class, the
 // external traffic policy; serviceSpec in controllers/databasecluster). The allocated cluster
-// IPs, IP families, the internal traffic policy and the status are dropped. A patch of a
+// IPs, IP families, the internal traffic policy and the status are dropped; the ports are
+// shared with the Services that have the same (shared.go). A patch of a
 // Service is computed between two trimmed copies, so the dropped fields are never written;
 // every field the operator writes must be kept here, or a patch could never remove it.
 func TrimService(obj any) (any, error) {
@@ -136,7 +137,7 @@ func TrimService(obj any) (any, error) {
 		TypeMeta:   svc.TypeMeta,
 		ObjectMeta: svc.ObjectMeta,
 		Spec: corev1.ServiceSpec{
-			Type: svc.Spec.Type, Selector: svc.Spec.Selector, Ports: svc.Spec.Ports,
+			Type: svc.Spec.Type, Selector: svc.Spec.Selector, Ports: sharePorts(svc.Spec.Ports),
 			PublishNotReadyAddresses: svc.Spec.PublishNotReadyAddresses,
 			LoadBalancerSourceRanges: svc.Spec.LoadBalancerSourceRanges,
 			LoadBalancerClass:        svc.Spec.LoadBalancerClass,
@@ -163,8 +164,9 @@ const (
 // but the templates, and its status are kept. Of the templates, only the containers' images
 // (the status reports the database's) and the claim templates' storage requests (a larger
 // spec.storage.size replaces the StatefulSet) are kept, as annotations of a pod template named
-// TrimmedTemplateName: one small map, where a container or a claim template costs a struct of
-// some 400 bytes even when empty. Read them with ContainerImage and ClaimTemplateSize. The
+// TrimmedTemplateName: one small map, shared with the StatefulSets that keep the same
+// (shared.go), where a container or a claim template costs a struct of some 400 bytes even when
+// empty. Read them with ContainerImage and ClaimTemplateSize. The
 // templates are most of a StatefulSet: without them a cached one holds about a third
 // (BenchmarkClusterCacheMemory). The operator compares the pod template with the spec only
 // after reading the StatefulSet whole from the API server, unless the StatefulSet is still at
@@ -195,7 +197,7 @@ func TrimStatefulSet(obj any) (any, error) {
 		}
 		kept[trimmedClaimPrefix+t.Name] = size
 	}
-	sts.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName, Annotations: kept}}
+	sts.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName, Annotations: shareAnnotations(kept)}}
 	sts.Spec.VolumeClaimTemplates = nil
 	return sts, nil
 }
@@ -218,8 +220,7 @@ func Untrim(sts *appsv1.StatefulSet, template *corev1.PodTemplateSpec) {
 		}
 		claim := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if size != "" {
-			// TrimStatefulSet wrote it from a Quantity, so it parses.
-			claim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}
+			claim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: keptSize(size)}
 		}
 		claims = append(claims, claim)
 	}
@@ -250,8 +251,7 @@ func ClaimTemplateSize(sts *appsv1.StatefulSet, name string) (resource.Quantity,
 		if !ok || kept == "" {
 			return resource.Quantity{}, ok
 		}
-		// TrimStatefulSet wrote it from a Quantity, so it parses.
-		return resource.MustParse(kept), true
+		return keptSize(kept), true
 	}
 	for _, t := range sts.Spec.VolumeClaimTemplates {
 		if t.Name == name {
@@ -259,6 +259,12 @@ func ClaimTemplateSize(sts *appsv1.StatefulSet, name string) (resource.Quantity,
 		}
 	}
 	return resource.Quantity{}, false
+}
+
+// keptSize is a claim template's storage request as TrimStatefulSet kept it, not empty: it wrote
+// it from a Quantity, so it parses.
+func keptSize(kept string) resource.Quantity {
+	return resource.MustParse(kept)
 }
 
 // TrimPod is the cache's transform of Pods: the operator only reads a member pod's identity,
@@ -319,8 +325,9 @@ const OwnAnnotationPrefix = "database.seed1b407122.io/"
 // its spec the access modes, the resources, the StorageClass and the bound volume; of its
 // status the phase, the capacity and the resize conditions. The annotations of the volume
 // binder and the provisioners, the finalizers, the data source and the rest of the status are
-// dropped: a cached claim holds about a fifth less (BenchmarkClaimCacheMemory; its resource
-// maps are most of what is left). The operator writes a claim only by merge patches computed
+// dropped, and the resource maps (a request and a capacity of one entry each, 688 bytes apiece)
+// are shared with the claims of the same sizes (shared.go): a cached claim holds less than half
+// (BenchmarkClaimCacheMemory). The operator writes a claim only by merge patches computed
 // between two trimmed copies (the storage request, its own annotation, the owner references),
 // so a dropped field is never written; every field it writes must be kept here.
 func TrimClaim(obj any) (any, error) {
@@ -334,11 +341,13 @@ func TrimClaim(obj any) (any, error) {
 		TypeMeta:   claim.TypeMeta,
 		ObjectMeta: meta,
 		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: claim.Spec.AccessModes, Resources: claim.Spec.Resources,
+			AccessModes: claim.Spec.AccessModes,
+			Resources: corev1.VolumeResourceRequirements{
+				Limits: shareResources(claim.Spec.Resources.Limits), Requests: shareResources(claim.Spec.Resources.Requests)},
 			StorageClassName: claim.Spec.StorageClassName, VolumeName: claim.Spec.VolumeName,
 		},
 		Status: corev1.PersistentVolumeClaimStatus{
-			Phase: claim.Status.Phase, Capacity: claim.Status.Capacity, Conditions: claim.Status.Conditions,
+			Phase: claim.Status.Phase, Capacity: shareResources(claim.Status.Capacity), Conditions: claim.Status.Conditions,
 		},
 	}, nil
 }

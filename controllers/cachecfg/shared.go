@@ -1,0 +1,126 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package cachecfg
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The cached objects of many clusters hold many values alike: every claim of 1Gi has a request
+// and a capacity map of one entry, every StatefulSet of one image and size the same kept
+// annotations, every Service of the same ports the same slice. A Go map of one entry costs a
+// group of eight slots (a ResourceList of one Quantity: 688 bytes), so the transforms give those
+// values one shared copy (shared): 1,000 claims of 1Gi hold one request map, not 1,000.
+//
+// Sharing is safe because nothing writes to a cached object: controller-runtime's cache hands
+// out deep copies on Get and List, and the predicates, the event handlers and the one read
+// without a copy (planRollback) only read. TestSharedValuesAreCopiedOnRead checks the first.
+//
+// Each table keeps at most maxShared values and never forgets one: its cost is bounded (a few
+// hundred KiB at most), and a value past the bound is kept as decoded, as before. Only values
+// that hold nothing of one object are shared (a port with a node port is not), so that the
+// table fills with values many objects hold.
+
+// maxShared bounds each table of shared values.
+const maxShared = 256
+
+// sharedValues holds one copy of each value, by a key that says its whole content.
+type sharedValues[T any] struct {
+	mu     sync.Mutex
+	values map[string]T
+}
+
+// share returns the copy kept under key, and otherwise keeps value under it while the table has
+// room, and returns value.
+func (s *sharedValues[T]) share(key string, value T) T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if kept, ok := s.values[key]; ok {
+		return kept
+	}
+	if len(s.values) < maxShared {
+		if s.values == nil {
+			s.values = map[string]T{}
+		}
+		s.values[key] = value
+	}
+	return value
+}
+
+// size is how many values the table keeps (for the tests).
+func (s *sharedValues[T]) size() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.values)
+}
+
+var (
+	sharedResources   sharedValues[corev1.ResourceList]
+	sharedAnnotations sharedValues[map[string]string]
+	sharedPorts       sharedValues[[]corev1.ServicePort]
+)
+
+// shareResources returns the shared copy of a ResourceList with the same quantities, by their
+// canonical form (a Quantity that prints the same compares the same).
+func shareResources(list corev1.ResourceList) corev1.ResourceList {
+	if len(list) == 0 {
+		return list
+	}
+	var key strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(list)) {
+		q := list[name]
+		key.WriteString(string(name) + "=" + q.String() + "\x00")
+	}
+	return sharedResources.share(key.String(), list)
+}
+
+// shareAnnotations returns the shared copy of a map of strings with the same entries.
+func shareAnnotations(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	var key strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		key.WriteString(k + "=" + m[k] + "\x00")
+	}
+	return sharedAnnotations.share(key.String(), m)
+}
+
+// sharePorts returns the shared copy of a Service's ports with the same fields, unless one has
+// a node port (which the API server allocates per Service).
+func sharePorts(ports []corev1.ServicePort) []corev1.ServicePort {
+	if len(ports) == 0 {
+		return ports
+	}
+	var key strings.Builder
+	for _, p := range ports {
+		if p.NodePort != 0 {
+			return ports
+		}
+		appProtocol := "-"
+		if p.AppProtocol != nil {
+			appProtocol = "=" + *p.AppProtocol
+		}
+		key.WriteString(p.Name + "\x00" + string(p.Protocol) + "\x00" + appProtocol + "\x00" +
+			strconv.Itoa(int(p.Port)) + "\x00" + strconv.Itoa(int(p.TargetPort.Type)) + ":" + p.TargetPort.String() + "\x00")
+	}
+	return sharedPorts.share(key.String(), ports)
+}
