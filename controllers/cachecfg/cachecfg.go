@@ -121,8 +121,9 @@ func StripMeta(obj any) (any, error) {
 // labels, annotations, owners and deletion, and compares only the fields it owns (type,
 // selector, ports, publishNotReadyAddresses, the load balancer's source ranges and class, the
 // external traffic policy; serviceSpec in controllers/databasecluster). The allocated cluster
-// IPs, IP families, the internal traffic policy and the status are dropped; the ports are
-// shared with the Services that have the same (shared.go). A patch of a
+// IPs, IP families, the internal traffic policy and the status are dropped; the labels and the
+// selector are shared with the cluster's other children, and the ports with the Services that
+// have the same (shared.go). A patch of a
 // Service is computed between two trimmed copies, so the dropped fields are never written;
 // every field the operator writes must be kept here, or a patch could never remove it.
 func TrimService(obj any) (any, error) {
@@ -133,11 +134,13 @@ func TrimService(obj any) (any, error) {
 	if _, err := StripMeta(svc); err != nil {
 		return nil, err
 	}
+	meta := svc.ObjectMeta
+	meta.Labels = shareLabels(meta.Labels)
 	return &corev1.Service{
 		TypeMeta:   svc.TypeMeta,
-		ObjectMeta: svc.ObjectMeta,
+		ObjectMeta: meta,
 		Spec: corev1.ServiceSpec{
-			Type: svc.Spec.Type, Selector: svc.Spec.Selector, Ports: sharePorts(svc.Spec.Ports),
+			Type: svc.Spec.Type, Selector: shareLabels(svc.Spec.Selector), Ports: sharePorts(svc.Spec.Ports),
 			PublishNotReadyAddresses: svc.Spec.PublishNotReadyAddresses,
 			LoadBalancerSourceRanges: svc.Spec.LoadBalancerSourceRanges,
 			LoadBalancerClass:        svc.Spec.LoadBalancerClass,
@@ -164,8 +167,8 @@ const (
 // but the templates, and its status are kept. Of the templates, only the containers' images
 // (the status reports the database's) and the claim templates' storage requests (a larger
 // spec.storage.size replaces the StatefulSet) are kept, as annotations of a pod template named
-// TrimmedTemplateName: one small map, shared with the StatefulSets that keep the same
-// (shared.go), where a container or a claim template costs a struct of some 400 bytes even when
+// TrimmedTemplateName: one small map, shared with the StatefulSets that keep the same (and the
+// labels and selector with the cluster's other children; shared.go), where a container or a claim template costs a struct of some 400 bytes even when
 // empty. Read them with ContainerImage and ClaimTemplateSize. The
 // templates are most of a StatefulSet: without them a cached one holds about a third
 // (BenchmarkClusterCacheMemory). The operator compares the pod template with the spec only
@@ -185,6 +188,10 @@ func TrimStatefulSet(obj any) (any, error) {
 	// one the storage phase replaces.
 	if TemplateTrimmed(sts) {
 		return sts, nil
+	}
+	sts.Labels = shareLabels(sts.Labels)
+	if sts.Spec.Selector != nil {
+		sts.Spec.Selector.MatchLabels = shareLabels(sts.Spec.Selector.MatchLabels)
 	}
 	kept := make(map[string]string, len(sts.Spec.Template.Spec.Containers)+len(sts.Spec.VolumeClaimTemplates))
 	for _, c := range sts.Spec.Template.Spec.Containers {
@@ -326,7 +333,8 @@ const OwnAnnotationPrefix = "database.seed1b407122.io/"
 // status the phase, the capacity and the resize conditions. The annotations of the volume
 // binder and the provisioners, the finalizers, the data source and the rest of the status are
 // dropped, and the resource maps (a request and a capacity of one entry each, 688 bytes apiece)
-// are shared with the claims of the same sizes (shared.go): a cached claim holds less than half
+// are shared with the claims of the same sizes, the labels with the cluster's other children
+// (shared.go): a cached claim holds less than half
 // (BenchmarkClaimCacheMemory). The operator writes a claim only by merge patches computed
 // between two trimmed copies (the storage request, its own annotation, the owner references),
 // so a dropped field is never written; every field it writes must be kept here.
@@ -336,6 +344,7 @@ func TrimClaim(obj any) (any, error) {
 		return obj, nil
 	}
 	meta := identity(&claim.ObjectMeta)
+	meta.Labels = shareLabels(meta.Labels)
 	meta.Annotations = ownAnnotations(claim.Annotations)
 	return &corev1.PersistentVolumeClaim{
 		TypeMeta:   claim.TypeMeta,

@@ -15,6 +15,7 @@
 package cachecfg
 
 import (
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strconv"
@@ -63,6 +64,13 @@ func (s *sharedValues[T]) share(key string, value T) T {
 		s.values[key] = value
 	}
 	return value
+}
+
+// forget drops every value the table keeps.
+func (s *sharedValues[T]) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values = nil
 }
 
 // size is how many values the table keeps (for the tests).
@@ -123,4 +131,96 @@ func sharePorts(ports []corev1.ServicePort) []corev1.ServicePort {
 			strconv.Itoa(int(p.Port)) + "\x00" + strconv.Itoa(int(p.TargetPort.Type)) + ":" + p.TargetPort.String() + "\x00")
 	}
 	return sharedPorts.share(key.String(), ports)
+}
+
+// The labels of a cluster's children and their selectors are alike within the cluster (the
+// StatefulSet, the two Services and the claims carry the same labels, the StatefulSet and the
+// Services the same selector) but differ from one cluster to the next, so a table of them is
+// not bounded by what the clusters have in common: sharedMaps keeps them by a hash of their
+// content, in two generations of labelsTurn maps each. A map found in the older generation
+// moves to the newer; when the newer is full, the older is forgotten. So a cluster's children,
+// decoded within a few thousand maps of each other, share one copy, the table holds at most
+// 2×labelsTurn maps (those of clusters deleted since are held no longer than two turns), and a
+// map forgotten is only no longer shared by the objects decoded after.
+
+// labelsTurn is how many maps one generation of sharedLabels holds.
+const labelsTurn = 2048
+
+// sharedMaps holds one copy of each map of strings, by a hash of its content checked on each
+// hit: two maps of one hash but different content are not shared.
+type sharedMaps struct {
+	mu         sync.Mutex
+	seed       maphash.Seed
+	young, old map[uint64]map[string]string
+}
+
+var sharedLabels = sharedMaps{seed: maphash.MakeSeed()}
+
+// shareLabels returns the shared copy of a map of labels (or of a selector) with the same
+// entries.
+func shareLabels(m map[string]string) map[string]string {
+	return sharedLabels.share(m)
+}
+
+// share returns the copy of m's content the table holds, and otherwise holds m and returns it.
+func (s *sharedMaps) share(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	sum := s.hash(m)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if kept, ok := s.young[sum]; ok {
+		if maps.Equal(kept, m) {
+			return kept
+		}
+		return m
+	}
+	if kept, ok := s.old[sum]; ok && maps.Equal(kept, m) {
+		m = kept
+	}
+	if len(s.young) >= labelsTurn || s.young == nil {
+		s.old, s.young = s.young, map[uint64]map[string]string{}
+	}
+	s.young[sum] = m
+	return m
+}
+
+// hash is the hash of m's entries, whatever the order they are visited in.
+func (s *sharedMaps) hash(m map[string]string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	var sum uint64
+	for k, v := range m {
+		h.WriteString(k)
+		h.WriteByte(0)
+		h.WriteString(v)
+		sum += h.Sum64()
+		h.Reset()
+	}
+	return sum
+}
+
+// forget drops every map the table holds.
+func (s *sharedMaps) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.young, s.old = nil, nil
+}
+
+// ForgetShared drops every value the transforms share, so that a benchmark of what the cache
+// holds starts from an empty process (the tables are the process's, and outlive one benchmark
+// run). Objects already cached keep what they hold.
+func ForgetShared() {
+	sharedResources.forget()
+	sharedAnnotations.forget()
+	sharedPorts.forget()
+	sharedLabels.forget()
+}
+
+// held is how many maps the table holds (for the tests).
+func (s *sharedMaps) held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.young) + len(s.old)
 }

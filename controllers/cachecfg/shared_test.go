@@ -16,6 +16,7 @@ package cachecfg
 
 import (
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"testing"
 
@@ -60,9 +61,9 @@ func sizedClaim(name, size string) *corev1.PersistentVolumeClaim {
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: storage}}
 }
 
-func trimmedClaim(t *testing.T, name, size string) *corev1.PersistentVolumeClaim {
+func trimmedClaim(t *testing.T, claim *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaim {
 	t.Helper()
-	got, err := TrimClaim(decoded(t, sizedClaim(name, size), &corev1.PersistentVolumeClaim{}))
+	got, err := TrimClaim(decoded(t, claim, &corev1.PersistentVolumeClaim{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +74,11 @@ func trimmedClaim(t *testing.T, name, size string) *corev1.PersistentVolumeClaim
 // request map and one capacity map; a claim of another size holds its own; the values read the
 // same as decoded.
 func TestTrimClaimSharesTheResourceMaps(t *testing.T) {
-	a, b := trimmedClaim(t, "data-a-0", "3Gi"), trimmedClaim(t, "data-b-0", "3Gi")
+	a, b := trimmedClaim(t, sizedClaim("data-a-0", "3Gi")), trimmedClaim(t, sizedClaim("data-b-0", "3Gi"))
 	if !same(a.Spec.Resources.Requests, b.Spec.Resources.Requests) || !same(a.Status.Capacity, b.Status.Capacity) {
 		t.Fatal("two claims of 3Gi hold two request or capacity maps, want one of each")
 	}
-	c := trimmedClaim(t, "data-c-0", "5Gi")
+	c := trimmedClaim(t, sizedClaim("data-c-0", "5Gi"))
 	if same(a.Spec.Resources.Requests, c.Spec.Resources.Requests) {
 		t.Fatal("a claim of 5Gi shares the request map of the claims of 3Gi")
 	}
@@ -94,7 +95,7 @@ func TestTrimClaimSharesTheResourceMaps(t *testing.T) {
 // from the cache, as the storage phase makes before a patch, leaves the shared map, and the
 // other claims, as they were.
 func TestSharedValuesAreCopiedOnRead(t *testing.T) {
-	a, b := trimmedClaim(t, "data-a-0", "6Gi"), trimmedClaim(t, "data-b-0", "6Gi")
+	a, b := trimmedClaim(t, sizedClaim("data-a-0", "6Gi")), trimmedClaim(t, sizedClaim("data-b-0", "6Gi"))
 	read := a.DeepCopyObject().(*corev1.PersistentVolumeClaim)
 	read.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("8Gi")
 	if q := b.Spec.Resources.Requests[corev1.ResourceStorage]; q.String() != "6Gi" {
@@ -181,5 +182,93 @@ func TestSharedValuesAreBounded(t *testing.T) {
 	past := []int{maxShared + 1}
 	if got := table.share(fmt.Sprint(maxShared+1), past); !same(got, past) || table.size() != maxShared {
 		t.Fatal("a value past the bound was not returned as given, or was kept")
+	}
+}
+
+// TestTheChildrenOfAClusterShareTheirLabels: the StatefulSet, the two Services and the claim of
+// one cluster, decoded apart, hold one map of labels, and the StatefulSet and the Services one
+// selector; the children of another cluster hold their own.
+func TestTheChildrenOfAClusterShareTheirLabels(t *testing.T) {
+	children := func(cluster string) (*appsv1.StatefulSet, [2]*corev1.Service, *corev1.PersistentVolumeClaim) {
+		labels := map[string]string{"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": cluster,
+			"app.kubernetes.io/managed-by": "database-operator"}
+		selector := map[string]string{"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": cluster}
+		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: "ns", Labels: labels},
+			Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector}}}
+		sts, err := TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var services [2]*corev1.Service
+		for i, name := range []string{cluster + "-headless", cluster} {
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels},
+				Spec: corev1.ServiceSpec{Selector: selector}}
+			got, err := TrimService(decoded(t, svc, &corev1.Service{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			services[i] = got.(*corev1.Service)
+		}
+		claim := sizedClaim("data-"+cluster+"-0", "1Gi")
+		claim.Labels = labels
+		return sts.(*appsv1.StatefulSet), services, trimmedClaim(t, claim)
+	}
+	sts, services, claim := children("shared-a")
+	for _, other := range []map[string]string{services[0].Labels, services[1].Labels, claim.Labels} {
+		if !same(sts.Labels, other) {
+			t.Fatal("the children of one cluster hold more than one map of labels")
+		}
+	}
+	for _, svc := range services {
+		if !same(sts.Spec.Selector.MatchLabels, svc.Spec.Selector) {
+			t.Fatal("the StatefulSet and a Service of one cluster hold two selectors")
+		}
+	}
+	read := services[0].DeepCopy()
+	read.Labels["added-to-a-copy"] = "yes"
+	if _, ok := sts.Labels["added-to-a-copy"]; ok {
+		t.Fatal("a label added to a copy of a cached Service shows on the cached StatefulSet")
+	}
+	other, _, _ := children("shared-b")
+	if same(sts.Labels, other.Labels) || other.Labels["app.kubernetes.io/instance"] != "shared-b" {
+		t.Fatalf("two clusters share their labels, or the second holds %v", other.Labels)
+	}
+}
+
+// TestSharedMapsCheckTheContent: a map held under the hash of another is not handed out for it.
+func TestSharedMapsCheckTheContent(t *testing.T) {
+	table := sharedMaps{seed: maphash.MakeSeed()}
+	a, b := map[string]string{"k": "a"}, map[string]string{"k": "b"}
+	table.young = map[uint64]map[string]string{table.hash(a): b}
+	if got := table.share(a); !same(got, a) {
+		t.Fatalf("share of %v returned %v, held under the same hash", a, got)
+	}
+	table.young, table.old = map[uint64]map[string]string{}, map[uint64]map[string]string{table.hash(a): b}
+	if got := table.share(a); !same(got, a) {
+		t.Fatalf("share of %v returned %v, held under the same hash in the older generation", a, got)
+	}
+}
+
+// TestSharedMapsAreBoundedAndKeepWhatIsInUse: the table never holds more than two generations;
+// a map still looked up moves to the newer one and stays shared, one no longer looked up is
+// forgotten after two turns.
+func TestSharedMapsAreBoundedAndKeepWhatIsInUse(t *testing.T) {
+	table := sharedMaps{seed: maphash.MakeSeed()}
+	kept, dropped := map[string]string{"k": "kept"}, map[string]string{"k": "dropped"}
+	table.share(kept)
+	table.share(dropped)
+	for i := range 3 * labelsTurn {
+		table.share(map[string]string{"k": fmt.Sprint(i)})
+		if i%(labelsTurn/2) == 0 {
+			if got := table.share(map[string]string{"k": "kept"}); !same(got, kept) {
+				t.Fatalf("after %d other maps, a map in use is no longer shared", i)
+			}
+		}
+		if held := table.held(); held > 2*labelsTurn {
+			t.Fatalf("the table holds %d maps, more than two generations of %d", held, labelsTurn)
+		}
+	}
+	if got := table.share(map[string]string{"k": "dropped"}); same(got, dropped) {
+		t.Fatal("a map no longer looked up is still held after three turns")
 	}
 }

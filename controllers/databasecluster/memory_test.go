@@ -47,8 +47,11 @@ type protoMessage interface {
 // object built by the operator's builders with the API server's defaults (fuzzspec), decoded as
 // a watch delivers it (protobuf; JSON for the DatabaseCluster, with the status of an Available
 // cluster) and kept through the cache's transform for its kind (cachecfg.Options). The claims
-// are cachecfg's BenchmarkClaimCacheMemory. "StatefulSet whole" is the StatefulSet as the cache
-// held it before TrimStatefulSet (managed fields dropped only), for comparison.
+// are cachecfg's BenchmarkClaimCacheMemory too. "StatefulSet whole" is the StatefulSet as the
+// cache held it before TrimStatefulSet (managed fields dropped only), for comparison. Each kind
+// is measured alone, and "Cluster" is all six objects of each cluster together, which share
+// their labels and selectors (cachecfg's shared.go); each run starts from an empty table of
+// shared values (cachecfg.ForgetShared).
 func BenchmarkClusterCacheMemory(b *testing.B) {
 	const clusters = 1000
 	stored := storedClusters(b, clusters)
@@ -75,11 +78,16 @@ func BenchmarkClusterCacheMemory(b *testing.B) {
 		{"Pod", func(b *testing.B, dc *storedCluster) any {
 			return transformed(b, decodeProto(b, dc.pod, &corev1.Pod{}), cachecfg.TrimPod)
 		}},
+		{"Claim", func(b *testing.B, dc *storedCluster) any {
+			return transformed(b, decodeProto(b, dc.claim, &corev1.PersistentVolumeClaim{}), cachecfg.TrimClaim)
+		}},
+		{"Cluster", func(b *testing.B, dc *storedCluster) any { return cachedCluster(b, decoder, dc) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var held float64
 			for b.Loop() {
 				kept := make([]any, 0, clusters)
+				cachecfg.ForgetShared()
 				before := heapsize.AfterGC()
 				for i := range stored {
 					kept = append(kept, tc.keep(b, &stored[i]))
@@ -92,10 +100,22 @@ func BenchmarkClusterCacheMemory(b *testing.B) {
 	}
 }
 
+// cachedCluster is what the cache holds of one cluster: each object through its kind's
+// transform, the objects of the cluster decoded one after the other as their watch events
+// come, so that they share what the transforms share (cachecfg's shared.go).
+func cachedCluster(b *testing.B, decoder k8sruntime.Decoder, dc *storedCluster) any {
+	return []any{decodeJSONCluster(b, decoder, dc.cluster),
+		transformed(b, decodeProto(b, dc.statefulSet, &appsv1.StatefulSet{}), cachecfg.TrimStatefulSet),
+		transformed(b, decodeProto(b, dc.services[0], &corev1.Service{}), cachecfg.TrimService),
+		transformed(b, decodeProto(b, dc.services[1], &corev1.Service{}), cachecfg.TrimService),
+		transformed(b, decodeProto(b, dc.pod, &corev1.Pod{}), cachecfg.TrimPod),
+		transformed(b, decodeProto(b, dc.claim, &corev1.PersistentVolumeClaim{}), cachecfg.TrimClaim)}
+}
+
 // storedCluster is one cluster and its children, encoded as the API server serves them.
 type storedCluster struct {
-	cluster, statefulSet, pod []byte
-	services                  [2][]byte
+	cluster, statefulSet, pod, claim []byte
+	services                         [2][]byte
 }
 
 // storedClusters builds n clusters of the scale benchmark and their children.
@@ -126,6 +146,7 @@ func storedClusters(b *testing.B, n int) []storedCluster {
 			cluster:     marshalJSON(b, dc),
 			statefulSet: marshalProto(b, sts),
 			pod:         marshalProto(b, memberPod(b, sts)),
+			claim:       marshalProto(b, boundClaim(b, sts)),
 			services: [2][]byte{marshalProto(b, storedAs(b, BuildHeadlessService(dc))),
 				marshalProto(b, storedAs(b, BuildClientService(dc)))},
 		}
@@ -162,6 +183,33 @@ func memberPod(b *testing.B, sts *appsv1.StatefulSet) *corev1.Pod {
 	}
 	pod.Status.Phase, pod.Status.PodIP, pod.Status.HostIP, pod.Status.StartTime = corev1.PodRunning, "10.244.0.7", "10.0.0.1", &now
 	return pod
+}
+
+// boundClaim is the claim of sts's first pod, bound, as the StatefulSet controller creates it
+// from the claim template (the template's labels and the selector's) and the volume binder and
+// the provisioner leave it.
+func boundClaim(b *testing.B, sts *appsv1.StatefulSet) *corev1.PersistentVolumeClaim {
+	b.Helper()
+	template := sts.Spec.VolumeClaimTemplates[0]
+	labels := map[string]string{}
+	for k, v := range template.Labels {
+		labels[k] = v
+	}
+	for k, v := range sts.Spec.Selector.MatchLabels {
+		labels[k] = v
+	}
+	name := template.Name + "-" + sts.Name + "-0"
+	claim := storedAs(b, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sts.Namespace, UID: "0f5b8e0c-2a77-4c3e-9d0e-6d3f2b1a9c11",
+			ResourceVersion: "123456", Labels: labels, Finalizers: []string{"kubernetes.io/pvc-protection"},
+			Annotations: map[string]string{"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes",
+				"volume.kubernetes.io/storage-provisioner": "csi.database.seed1b407122.io", "volume.kubernetes.io/selected-node": "node-1"}},
+		Spec: *template.Spec.DeepCopy(),
+	})
+	claim.Spec.VolumeName = "pvc-0f5b8e0c-2a77-4c3e-9d0e-6d3f2b1a9c11"
+	claim.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, AccessModes: claim.Spec.AccessModes,
+		Capacity: claim.Spec.Resources.Requests.DeepCopy()}
+	return claim
 }
 
 // storedAs returns obj with the API server's defaults, as it stores it on create.
