@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -359,5 +360,20 @@ func TestMemoryParts(t *testing.T) {
 	}
 	if want := len(memstatsParts) + 2; len(parts) != want {
 		t.Errorf("%d parts, want %d: %v", len(parts), want, parts)
+	}
+}
+
+// TestCacheBinaryReadsTheFile: a file that exists is read to its end; one that does not is an
+// error that says what failed.
+func TestCacheBinaryReadsTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "manager")
+	if err := os.WriteFile(path, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cacheBinary(path); err != nil {
+		t.Fatalf("cacheBinary(%s) = %v", path, err)
+	}
+	if err := cacheBinary(path + "-missing"); err == nil || !strings.Contains(err.Error(), "page cache") {
+		t.Fatalf("cacheBinary of a missing file = %v, want an error about the page cache", err)
 	}
 }
