@@ -174,9 +174,11 @@ func runCase(ctx context.Context, bc benchCase, s settings) (res result, err err
 		return res, err
 	}
 	logf("raw write rate: %.0f creates/s", res.RawWritesPerSec)
+	deleting := time.Now()
 	if err := deleteRawConfigMaps(ctx, c); err != nil {
 		return res, err
 	}
+	logf("deleted the ConfigMaps of the raw write rate in %.1fs", time.Since(deleting).Seconds())
 	if bc.Floor {
 		return res, measureFloor(ctx, c, cluster.Config, bc, s, &res)
 	}
@@ -332,14 +334,15 @@ func newClient(ctx context.Context, cfg *rest.Config, namespaces ...string) (cli
 // every ConfigMap it may read (cachecfg.InputsOptions), and the 7,000 to 10,000 of the raw write
 // rate (the count follows the rate) put a few MiB, different in each case, into the manager's
 // baseline, into its collector's target and into the RSS per 1,000 clusters (2026-11-30).
+// (kube-controller-manager's kube-root-ca.crt, which it puts back at once, is left alone.)
 func deleteRawConfigMaps(ctx context.Context, c client.Client) error {
-	if err := c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(rawNamespace)); err != nil {
+	if err := c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(rawNamespace), client.MatchingLabels(rawLabels)); err != nil {
 		return fmt.Errorf("deleting the ConfigMaps of the raw write rate: %w", err)
 	}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		left := &metav1.PartialObjectMetadataList{}
 		left.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-		err := c.List(ctx, left, client.InNamespace(rawNamespace), client.Limit(1))
+		err := c.List(ctx, left, client.InNamespace(rawNamespace), client.MatchingLabels(rawLabels), client.Limit(1))
 		return err == nil && len(left.Items) == 0, err
 	})
 	if err != nil {
@@ -347,6 +350,9 @@ func deleteRawConfigMaps(ctx context.Context, c client.Client) error {
 	}
 	return nil
 }
+
+// rawLabels mark the ConfigMaps of the raw write rate.
+var rawLabels = map[string]string{"bench.database.seed1b407122.io/raw-write": "true"}
 
 // measureRawWrites creates small ConfigMaps with workers goroutines for d and returns how many
 // were created per second.
@@ -356,7 +362,7 @@ func measureRawWrites(ctx context.Context, c client.Client, d time.Duration) (fl
 	err := forEach(workers, workers, func(w string) error {
 		for i := 0; time.Since(start) < d && ctx.Err() == nil; i++ {
 			cm := &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Namespace: rawNamespace, Name: fmt.Sprintf("raw-%s-%d", w, i)},
+				ObjectMeta: metav1.ObjectMeta{Namespace: rawNamespace, Name: fmt.Sprintf("raw-%s-%d", w, i), Labels: rawLabels},
 				Data:       map[string]string{"key": "raw write"},
 			}
 			if err := c.Create(ctx, cm); err != nil {
