@@ -665,8 +665,9 @@ func startManager(ctx context.Context, cluster *controlplane.Cluster, bc benchCa
 // cacheBinary reads the file at path whole, so that the page cache holds all of it when it
 // starts: the kernel maps the cached pages around a page fault of a mapped file, so a binary
 // partly evicted from the page cache (by the control plane of an earlier case) starts with
-// less file-backed RSS than one just built. Both ends of a before/after pair moved by up to 7 MiB
-// of baseline RSS so, as fincore showed (2026-11-30: 26, 58 and 73 of 76.5 MB cached).
+// less file-backed RSS (fincore, 2026-11-30: 26, 58 and 73 MB of 77 cached). A binary written
+// just before still starts with several MiB more than one written long before, read whole or
+// not: build or copy the binaries of a before/after pair together (docs/benchmarks.md).
 func cacheBinary(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
