@@ -123,9 +123,9 @@ func StripMeta(obj any) (any, error) {
 // external traffic policy; serviceSpec in controllers/databasecluster). The allocated cluster
 // IPs, IP families, the internal traffic policy and the status are dropped; the labels and the
 // selector are shared with the cluster's other children, and the ports with the Services that
-// have the same (shared.go). A patch of a
-// Service is computed between two trimmed copies, so the dropped fields are never written;
-// every field the operator writes must be kept here, or a patch could never remove it.
+// have the same (shared.go). A patch of a Service is computed between two trimmed copies, so
+// the dropped fields are never written; every field the operator writes must be kept here, or a
+// patch could never remove it.
 func TrimService(obj any) (any, error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
@@ -168,13 +168,14 @@ const (
 // (the status reports the database's) and the claim templates' storage requests (a larger
 // spec.storage.size replaces the StatefulSet) are kept, as annotations of a pod template named
 // TrimmedTemplateName: one small map, shared with the StatefulSets that keep the same (and the
-// labels and selector with the cluster's other children; shared.go), where a container or a claim template costs a struct of some 400 bytes even when
-// empty. Read them with ContainerImage and ClaimTemplateSize. The
-// templates are most of a StatefulSet: without them a cached one holds about a third
-// (BenchmarkClusterCacheMemory). The operator compares the pod template with the spec only
-// after reading the StatefulSet whole from the API server, unless the StatefulSet is still at
-// the UID and generation at which it last compared it (status.checkedStatefulSet); the claim
-// templates are immutable and never written after the create.
+// labels and selector with the cluster's other children; shared.go), where a container or a
+// claim template costs a struct of some 400 bytes even when empty. Read them with
+// ContainerImage and ClaimTemplateSize. The templates are most of a StatefulSet: without them a
+// cached one holds about a third (BenchmarkClusterCacheMemory). The operator compares the pod
+// template with the spec only after reading the StatefulSet whole from the API server, unless
+// the StatefulSet is still at the UID and generation at which it last compared it
+// (status.checkedStatefulSet); the claim templates are immutable and never written after the
+// create.
 func TrimStatefulSet(obj any) (any, error) {
 	sts, ok := obj.(*appsv1.StatefulSet)
 	if !ok {
@@ -334,10 +335,10 @@ const OwnAnnotationPrefix = "database.seed1b407122.io/"
 // binder and the provisioners, the finalizers, the data source and the rest of the status are
 // dropped, and the resource maps (a request and a capacity of one entry each, 688 bytes apiece)
 // are shared with the claims of the same sizes, the labels with the cluster's other children
-// (shared.go): a cached claim holds less than half
-// (BenchmarkClaimCacheMemory). The operator writes a claim only by merge patches computed
-// between two trimmed copies (the storage request, its own annotation, the owner references),
-// so a dropped field is never written; every field it writes must be kept here.
+// (shared.go): a cached claim holds less than half (BenchmarkClaimCacheMemory). The operator
+// writes a claim only by merge patches computed between two trimmed copies (the storage
+// request, its own annotation, the owner references), so a dropped field is never written;
+// every field it writes must be kept here.
 func TrimClaim(obj any) (any, error) {
 	claim, ok := obj.(*corev1.PersistentVolumeClaim)
 	if !ok {
