@@ -37,6 +37,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 	"github.com/seed1b407122/database-operator/controllers/storageagent"
 )
@@ -138,8 +139,8 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: dc.Namespace, Labels: dc.Labels(),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
-			Spec: corev1.PodSpec{InitContainers: []corev1.Container{buildStorageAgent(agentImage)},
-				Containers: []corev1.Container{{Name: ContainerName, Image: dc.Spec.Image}},
+			Spec: corev1.PodSpec{InitContainers: []corev1.Container{specs.BuildStorageAgent(agentImage)},
+				Containers: []corev1.Container{{Name: specs.ContainerName, Image: dc.Spec.Image}},
 				Volumes: []corev1.Volume{{Name: databasev1alpha1.DataVolumeName, VolumeSource: corev1.VolumeSource{
 					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}}}},
 		}
@@ -148,7 +149,7 @@ var _ = Describe("DatabaseCluster storage auto-grow", Ordered, Label("integratio
 		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0." + strconv.Itoa(int(ordinal)+1), Conditions: []corev1.PodCondition{
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}},
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: databasev1alpha1.StorageAgentContainerName, State: running, Started: ptr.To(true)}},
-			ContainerStatuses:     []corev1.ContainerStatus{{Name: ContainerName, State: running, Ready: true, Started: ptr.To(true)}}}
+			ContainerStatuses:     []corev1.ContainerStatus{{Name: specs.ContainerName, State: running, Ready: true, Started: ptr.To(true)}}}
 		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
 		if len(serve) > 0 && !serve[0] {
 			disks.refuse(name)

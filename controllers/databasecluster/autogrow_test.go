@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // growNow is the time of the auto-grow tables.
@@ -219,25 +220,18 @@ func autoGrowCluster(maxSize string) *databasev1alpha1.DatabaseCluster {
 var _ = Describe("the storage agent sidecar", func() {
 	It("is not added without autoGrow: the template is BuildStatefulSet's, so an upgrade rolls nothing", func() {
 		dc := newCluster("db", withReplicas(3))
-		sts, err := BuildStatefulSet(dc)
-		Expect(err).NotTo(HaveOccurred())
-		before := sts.DeepCopy()
-		withStorageAgent(sts, dc, "registry.example.com/operator@sha256:1")
-		Expect(sts).To(Equal(before))
+		sts := buildStatefulSet(dc, specs.Inputs{AgentImage: "registry.example.com/operator@sha256:1"})
+		Expect(sts).To(Equal(buildStatefulSet(dc, specs.Inputs{})))
 	})
 	It("is not added when the operator has no image for it", func() {
 		dc := autoGrowCluster("10Gi")
-		sts, err := BuildStatefulSet(dc)
-		Expect(err).NotTo(HaveOccurred())
-		withStorageAgent(sts, dc, "")
+		sts := buildStatefulSet(dc, specs.Inputs{})
 		Expect(sts.Spec.Template.Spec.InitContainers).To(BeEmpty())
 	})
 	It("is a restricted native sidecar after the user's, reading the data volume read-only", func() {
 		dc := autoGrowCluster("10Gi")
 		dc.Spec.Sidecars = []corev1.Container{{Name: "exporter", Image: "registry.example.com/exporter:1"}}
-		sts, err := BuildStatefulSet(dc)
-		Expect(err).NotTo(HaveOccurred())
-		withStorageAgent(sts, dc, "registry.example.com/operator@sha256:1")
+		sts := buildStatefulSet(dc, specs.Inputs{AgentImage: "registry.example.com/operator@sha256:1"})
 		init := sts.Spec.Template.Spec.InitContainers
 		Expect(init).To(HaveLen(2))
 		Expect(init[0].Name).To(Equal("exporter"))
@@ -260,7 +254,7 @@ var _ = Describe("the storage agent sidecar", func() {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 		}))
-		Expect(notRestricted(&sts.Spec.Template)).To(BeEmpty())
+		Expect(specs.NotRestricted(&sts.Spec.Template)).To(BeEmpty())
 	})
 })
 

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 var _ = Describe("Builders", Label("unit"), func() {
@@ -44,10 +45,14 @@ var _ = Describe("Builders", Label("unit"), func() {
 
 	Describe("BuildStatefulSet", func() {
 		It("builds the whole StatefulSet of a default cluster", func() {
-			sts, err := BuildStatefulSet(newCluster("db"))
+			sts, err := specs.BuildStatefulSet(newCluster("db"), specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(sts.ObjectMeta).To(Equal(metav1.ObjectMeta{
 				Name: "db", Namespace: "default", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner},
+				Annotations: map[string]string{
+					specs.TemplateHashAnnotation:       specs.TemplateHash(&sts.Spec.Template),
+					specs.TemplateGenerationAnnotation: "1",
+				},
 			}))
 			Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
 			Expect(sts.Spec.ServiceName).To(Equal("db-headless"))
@@ -101,7 +106,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 
 		DescribeTable("follows the spec",
 			func(dc *databasev1alpha1.DatabaseCluster, check func(*appsv1.StatefulSet)) {
-				sts, err := BuildStatefulSet(dc)
+				sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 				Expect(err).NotTo(HaveOccurred())
 				check(sts)
 			},
@@ -156,7 +161,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 		)
 
 		It("refuses a size that is not a quantity instead of panicking", func() {
-			_, err := BuildStatefulSet(newCluster("db", withSize("ten gigs")))
+			_, err := specs.BuildStatefulSet(newCluster("db", withSize("ten gigs")), specs.Inputs{})
 			Expect(err).To(MatchError(ContainSubstring(`spec.storage.size "ten gigs" is not a quantity`)))
 		})
 	})
@@ -207,7 +212,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 
 	Describe("templateInSync", func() {
 		desired := func() corev1.PodTemplateSpec {
-			sts, err := BuildStatefulSet(newCluster("db"))
+			sts, err := specs.BuildStatefulSet(newCluster("db"), specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
 			return sts.Spec.Template
 		}

@@ -94,9 +94,6 @@ type Reconciler struct {
 	replaced replacedPods
 	// replacedLost remembers the pods of lost members phase 6 deleted (reconcileLostMembers).
 	replacedLost replacedPods
-	// checked remembers the StatefulSet whose pod template phase 5 last compared with the spec
-	// (templatecheck.go).
-	checked checkedTemplates
 	// podMonitors starts the watch on PodMonitors once the API server serves them (set up by
 	// SetupWithManager).
 	podMonitors *podMonitorWatch
@@ -149,7 +146,6 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 		obs.recheckAfter = sooner(obs.recheckAfter, r.measureInterval())
 	}
 	withCertificateRecheck(&obs)
-	obs.checked = r.checked.get(client.ObjectKeyFromObject(dc))
 	if !statusDeferred(obs) {
 		dc.Status = computeStatus(dc, obs)
 	}
@@ -173,11 +169,10 @@ func (r *Reconciler) Finalizer() string { return databasev1alpha1.Finalizer }
 
 // ForgetMetrics removes the per-cluster series (replicas, storage, last backup) of a cluster
 // that is gone or being deleted, and what the reconciler remembers of it (the last usage
-// measured, the StatefulSet last checked); the skeleton forgets its conditions.
+// measured); the skeleton forgets its conditions.
 func (r *Reconciler) ForgetMetrics(namespace, name string) {
 	opmetrics.ForgetCluster(namespace, name)
 	r.usage.put(types.NamespacedName{Namespace: namespace, Name: name}, nil)
-	r.checked.put(types.NamespacedName{Namespace: namespace, Name: name}, nil)
 }
 
 // reconcileChildren runs the phases in order and returns what they observed. While the cluster

@@ -30,6 +30,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
 
@@ -110,7 +111,7 @@ func (r *Reconciler) ownStatefulSet(ctx context.Context, dc *databasev1alpha1.Da
 // the StatefulSet controller has observed it. A StatefulSet no controller has observed yet
 // (observedGeneration 0) holds no claim references from an older policy, so it need not wait.
 func (r *Reconciler) alignRetention(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) (bool, error) {
-	want := buildRetentionPolicy(dc)
+	want := specs.RetentionPolicy(dc)
 	if have := sts.Spec.PersistentVolumeClaimRetentionPolicy; have == nil || *have != *want {
 		if sts.DeletionTimestamp != nil {
 			// Too late to change it; the claims are handled below by their references.

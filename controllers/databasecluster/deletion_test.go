@@ -37,6 +37,7 @@ import (
 
 	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 )
@@ -232,7 +233,7 @@ var _ = Describe("DatabaseCluster data safety", Ordered, Label("integration"), f
 		By("the pod exists: the failure is history")
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: ns, Labels: dc.Labels()},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName, Image: dc.Spec.Image}}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: specs.ContainerName, Image: dc.Spec.Image}}},
 		}
 		Expect(k8s.Create(ctx, pod)).To(Succeed())
 		Eventually(degraded).Should(Equal([]string{"False", "AsExpected", "every child is as specified"}))

@@ -30,6 +30,7 @@ import (
 
 	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -76,8 +77,9 @@ func (c *changes) merge(other *changes) {
 }
 
 // statefulSet notes a StatefulSet write: a creation, a scale, a rolling update of the pod
-// template, or a repair of a hand edit.
-func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child.Result, before, desired *appsv1.StatefulSet) {
+// template, or a repair of a hand edit; drift is what the write changed. A write of the
+// operator's own records alone is not told.
+func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child.Result, before, desired *appsv1.StatefulSet, drift specs.Drift) {
 	if result != child.Patched {
 		c.ensured(result, "StatefulSet", desired.Name)
 		if result == child.Created {
@@ -85,22 +87,24 @@ func (c *changes) statefulSet(dc *databasev1alpha1.DatabaseCluster, result child
 		}
 		return
 	}
-	scaled := !ptr.Equal(before.Spec.Replicas, desired.Spec.Replicas)
-	if scaled {
+	if drift.RecordOnly() {
+		return
+	}
+	if drift.Scaled() {
 		c.scaled = fmt.Sprintf("Scaled StatefulSet %s from %d to %d replicas",
 			desired.Name, ptr.Deref(before.Spec.Replicas, 0), *desired.Spec.Replicas)
 	}
-	if templateChanged(desired, before) {
+	if drift.TemplateChanged() {
 		c.updating = fmt.Sprintf("Rolling out a new pod template to StatefulSet %s (image %s)", desired.Name, dc.Spec.Image)
 		c.restricted(desired)
-	} else if !scaled {
+	} else if !drift.Scaled() {
 		c.ensured(result, "StatefulSet", desired.Name)
 	}
 }
 
 // restricted notes what in the pod template of sts breaks the restricted profile.
 func (c *changes) restricted(sts *appsv1.StatefulSet) {
-	if broken := notRestricted(&sts.Spec.Template); broken != "" {
+	if broken := specs.NotRestricted(&sts.Spec.Template); broken != "" {
 		c.notRestricted = fmt.Sprintf("The pods of StatefulSet %s do not meet the restricted Pod Security profile: %s", sts.Name, broken)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
@@ -65,7 +66,7 @@ func fuzzClusters(f *testing.F, test func(t *testing.T, dc *databasev1alpha1.Dat
 func FuzzBuildChildren(f *testing.F) {
 	fuzzClusters(f, func(t *testing.T, dc *databasev1alpha1.DatabaseCluster) {
 		c := fuzzspec.Pure(t, "the builders", dc, func(dc *databasev1alpha1.DatabaseCluster) children {
-			sts, err := BuildStatefulSet(dc)
+			sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			if err != nil {
 				t.Fatalf("an admitted spec does not build: %v", err)
 			}
@@ -155,8 +156,8 @@ func checkPodSpec(dc *databasev1alpha1.DatabaseCluster, spec corev1.PodSpec) err
 	}
 	c := spec.Containers[0]
 	var errs []error
-	if c.Name != ContainerName || c.Image != dc.Spec.Image {
-		errs = append(errs, fmt.Errorf("container %s with image %q, want %s with %q", c.Name, c.Image, ContainerName, dc.Spec.Image))
+	if c.Name != specs.ContainerName || c.Image != dc.Spec.Image {
+		errs = append(errs, fmt.Errorf("container %s with image %q, want %s with %q", c.Name, c.Image, specs.ContainerName, dc.Spec.Image))
 	}
 	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != dc.Spec.Port || c.Ports[0].Name != databasev1alpha1.PortName {
 		errs = append(errs, fmt.Errorf("container ports %+v, want %s on the admitted port %d", c.Ports, databasev1alpha1.PortName, dc.Spec.Port))
@@ -234,11 +235,11 @@ func FuzzDriftChildren(f *testing.F) {
 		if refused, err := must(fuzzspec.SharedAdmitter()).Admit(old); err != nil || len(refused) > 0 {
 			t.Fatalf("the baseline is refused: %v %v", err, refused)
 		}
-		desired, err := BuildStatefulSet(dc)
+		desired, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		observed, err := BuildStatefulSet(old)
+		observed, err := specs.BuildStatefulSet(old, specs.Inputs{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,9 +265,9 @@ var _ = testenv.DescribeSeedsStoredInSync("Drift checks against the API server's
 	"controllers/databasecluster", "FuzzDriftChildren", fuzzspec.DatabaseCluster,
 	func(ctx context.Context, c client.Client, seed fuzzspec.AdmittedSeed[*databasev1alpha1.DatabaseCluster]) bool {
 		dc := seed.Object
-		sts, err := BuildStatefulSet(dc)
+		sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 		Expect(err).NotTo(HaveOccurred(), seed.File)
-		testenv.ExpectStoredInSync(ctx, c, seed.File, sts, statefulSetSpec.InSync)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, sts, statefulSetStoredInSync)
 		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildHeadlessService(dc), serviceSpec.InSync)
 		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildClientService(dc), serviceSpec.InSync)
 		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildPodDisruptionBudget(dc), pdbSpec.InSync)

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // withHibernated sets spec.hibernated.
@@ -45,13 +46,13 @@ func withSecurityContext(sc *databasev1alpha1.SecurityContextSpec) clusterOption
 var _ = Describe("Hibernation and the security context", Label("unit"), func() {
 	DescribeTable("the StatefulSet's replicas and claim retention",
 		func(dc *databasev1alpha1.DatabaseCluster, replicas int32, whenScaled appsv1.PersistentVolumeClaimRetentionPolicyType) {
-			sts, err := BuildStatefulSet(dc)
+			sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(sts.Spec.Replicas).To(Equal(ptr.To(replicas)))
 			Expect(sts.Spec.PersistentVolumeClaimRetentionPolicy).To(Equal(&appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType, WhenScaled: whenScaled,
 			}))
-			Expect(buildRetentionPolicy(dc)).To(Equal(sts.Spec.PersistentVolumeClaimRetentionPolicy),
+			Expect(specs.RetentionPolicy(dc)).To(Equal(sts.Spec.PersistentVolumeClaimRetentionPolicy),
 				"the deletion path aligns the StatefulSet to the same policy")
 		},
 		Entry("running", newCluster("db"), int32(3), appsv1.RetainPersistentVolumeClaimRetentionPolicyType),
@@ -95,7 +96,7 @@ var _ = Describe("Hibernation and the security context", Label("unit"), func() {
 
 	DescribeTable("the pod's security context",
 		func(dc *databasev1alpha1.DatabaseCluster, want *corev1.PodSecurityContext) {
-			sts, err := BuildStatefulSet(dc)
+			sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(sts.Spec.Template.Spec.SecurityContext).To(Equal(want))
 			// The container keeps the restricted profile whatever the spec says.
@@ -137,7 +138,7 @@ var _ = Describe("Hibernation and the security context", Label("unit"), func() {
 		dc := newCluster("db")
 		dc.Spec.Command = []string{"/usr/local/bin/etcd"}
 		dc.Spec.Args = []string{"--name=$(POD_NAME)"}
-		sts, err := BuildStatefulSet(dc)
+		sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(sts.Spec.Template.Spec.Containers[0].Command).To(Equal([]string{"/usr/local/bin/etcd"}))
 		Expect(sts.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"--name=$(POD_NAME)"}))
@@ -161,7 +162,7 @@ var _ = Describe("templateInSync and the user", Label("unit"), func() {
 				RunAsUser: ptr.To[int64](999), RunAsGroup: ptr.To[int64](999),
 			}))
 			dc.Spec.Command = []string{"/usr/local/bin/etcd"}
-			stored, err := BuildStatefulSet(dc)
+			stored, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
 			desired := stored.Spec.Template.DeepCopy()
 			change(desired)

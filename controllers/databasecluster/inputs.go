@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +40,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/certs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -50,58 +50,6 @@ import (
 // watched: get to read them, create to generate one, patch to release it on deletion.
 // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;create;patch
-
-// credentialsFileMode lets the database's user (through the pod's fsGroup) read the credential
-// files, and nobody else.
-const credentialsFileMode int32 = 0o440
-
-// inputVolumes are the volumes of the pod's inputs: the ConfigMap of spec.config and the Secret
-// of spec.credentials.
-func inputVolumes(dc *databasev1alpha1.DatabaseCluster) []corev1.Volume {
-	var volumes []corev1.Volume
-	if name := dc.ConfigSourceName(); name != "" {
-		volumes = append(volumes, corev1.Volume{Name: databasev1alpha1.ConfigVolumeName, VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}},
-		}})
-	}
-	if tls := tlsVolume(dc); tls != nil {
-		volumes = append(volumes, *tls)
-	}
-	if name := dc.CredentialsSecretName(); name != "" {
-		volumes = append(volumes, corev1.Volume{Name: databasev1alpha1.CredentialsVolumeName, VolumeSource: corev1.VolumeSource{
-			Secret: &corev1.SecretVolumeSource{
-				SecretName: name,
-				Items: []corev1.KeyToPath{
-					{Key: databasev1alpha1.UsernameKey, Path: databasev1alpha1.UsernameKey},
-					{Key: databasev1alpha1.PasswordKey, Path: databasev1alpha1.PasswordKey},
-				},
-				DefaultMode: ptr.To(credentialsFileMode),
-			},
-		}})
-	}
-	return volumes
-}
-
-// inputMounts mount the input volumes read-only in the database container.
-func inputMounts(dc *databasev1alpha1.DatabaseCluster) []corev1.VolumeMount {
-	var mounts []corev1.VolumeMount
-	if dc.ConfigSourceName() != "" {
-		mounts = append(mounts, corev1.VolumeMount{
-			Name: databasev1alpha1.ConfigVolumeName, MountPath: databasev1alpha1.ConfigMountPath, ReadOnly: true,
-		})
-	}
-	if dc.TLSSecretName() != "" {
-		mounts = append(mounts, corev1.VolumeMount{
-			Name: databasev1alpha1.TLSVolumeName, MountPath: databasev1alpha1.TLSMountPath, ReadOnly: true,
-		})
-	}
-	if dc.CredentialsSecretName() != "" {
-		mounts = append(mounts, corev1.VolumeMount{
-			Name: databasev1alpha1.CredentialsVolumeName, MountPath: databasev1alpha1.CredentialsMountPath, ReadOnly: true,
-		})
-	}
-	return mounts
-}
 
 // passwordLength and passwordAlphabet make a generated password: 32 letters and digits, about
 // 190 bits from crypto/rand, with no character a shell, a URL or a connection string quotes.
@@ -203,7 +151,7 @@ func configFiles(data map[string]string, binary map[string][]byte) map[string][]
 
 // BuildConfigMap returns the ConfigMap NAME-config of dc's inline config files.
 func BuildConfigMap(dc *databasev1alpha1.DatabaseCluster) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: childMeta(dc, dc.ConfigMapName()), Data: dc.Spec.Config.Files}
+	return &corev1.ConfigMap{ObjectMeta: specs.ChildMeta(dc, dc.ConfigMapName()), Data: dc.Spec.Config.Files}
 }
 
 // reconcileCredentials checks the user's credentials Secret, or generates NAME-credentials once.
@@ -283,7 +231,7 @@ func (r *Reconciler) generateCredentials(ctx context.Context, dc *databasev1alph
 
 // buildCredentialsMeta is the generated credentials Secret without its data.
 func buildCredentialsMeta(dc *databasev1alpha1.DatabaseCluster) *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: childMeta(dc, dc.GeneratedCredentialsName())}
+	return &corev1.Secret{ObjectMeta: specs.ChildMeta(dc, dc.GeneratedCredentialsName())}
 }
 
 // credentialsSpec never changes a credentials Secret's data: the database keeps the password it
@@ -316,18 +264,6 @@ func randomPassword() (string, error) {
 		password[i] = passwordAlphabet[n.Int64()]
 	}
 	return string(password), nil
-}
-
-// withInputsChecksum puts the checksum of the inputs' content on the pod template of sts, so that
-// a change of the content rolls the pods; nothing without inputs (an upgrade rolls no pod).
-func withInputsChecksum(sts *appsv1.StatefulSet, checksum string) {
-	if checksum == "" {
-		return
-	}
-	if sts.Spec.Template.Annotations == nil {
-		sts.Spec.Template.Annotations = map[string]string{}
-	}
-	sts.Spec.Template.Annotations[databasev1alpha1.InputsChecksumAnnotation] = checksum
 }
 
 // releaseCredentials keeps the generated credentials Secret when the cluster is deleted and its

@@ -36,6 +36,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
@@ -265,16 +266,12 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		Eventually(eventReasons(ctx, dc)).Should(ContainElement("Updating"))
 	})
 
-	It("records the StatefulSet whose pod template it compared, and reads and compares it again after a hand edit of the template alone", func(ctx SpecContext) {
+	It("records the generation of the pod template it wrote, and reads and compares it again after a hand edit of the template alone", func(ctx SpecContext) {
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "checked-")))
 		sts := clusters.Create(ctx, dc)
-		hash := sts.Annotations[templateHashAnnotation]
-		Expect(hash).NotTo(BeEmpty())
-		checked := func(g Gomega) *databasev1alpha1.CheckedStatefulSet {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
-			return dc.Status.CheckedStatefulSet
-		}
-		Eventually(checked).Should(Equal(&databasev1alpha1.CheckedStatefulSet{UID: sts.UID, Generation: 1, TemplateHash: hash}))
+		hash := sts.Annotations[specs.TemplateHashAnnotation]
+		Expect(hash).To(Equal(specs.TemplateHash(&buildStatefulSet(dc, specs.Inputs{}).Spec.Template)))
+		Expect(sts.Annotations).To(HaveKeyWithValue(specs.TemplateGenerationAnnotation, "1"))
 
 		patch := client.MergeFrom(sts.DeepCopy())
 		sts.Spec.Template.Spec.Containers[0].Image = "someone/else:latest"
@@ -285,13 +282,47 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 			g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/db:1.0"))
 		}).Should(Succeed())
 		Expect(sts.Generation).To(Equal(int64(3)), "the edit, then the operator's patch that put the template back")
-		Expect(sts.Annotations[templateHashAnnotation]).To(Equal(hash))
-		// The generation its own patch made is compared again on the next pass, then recorded.
-		Eventually(checked).Should(Equal(&databasev1alpha1.CheckedStatefulSet{UID: sts.UID, Generation: 3, TemplateHash: hash}))
-		Consistently(func(g Gomega) int64 {
+		Expect(sts.Annotations).To(HaveKeyWithValue(specs.TemplateHashAnnotation, hash))
+		Expect(sts.Annotations).To(HaveKeyWithValue(specs.TemplateGenerationAnnotation, "3"),
+			"the patch records the generation it makes")
+		Consistently(func(g Gomega) string {
 			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
-			return sts.Generation
-		}, "2s").Should(Equal(int64(3)), "no write follows once the template is in sync")
+			return sts.ResourceVersion
+		}, "2s").Should(Equal(sts.ResourceVersion), "no write follows once the template is in sync")
+		Expect(eventReasons(ctx, dc)(Default)).NotTo(ContainElement("Updating"), "a repair is not a rollout of the spec")
+	})
+
+	It("upgrades a StatefulSet written by 0.4.0 without a pod restart: one write of metadata records its template", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "upgrade-")), withPaused(true))
+		// What 0.4.0 left: its StatefulSet with the template hash and the empty rollback
+		// annotations of a rollback it released, and no record of the template's generation.
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		old := buildStatefulSet(newCluster("db", withNamespace(dc.Namespace)), specs.Inputs{})
+		delete(old.Annotations, specs.TemplateGenerationAnnotation)
+		old.Annotations[specs.RolledBackFromAnnotation], old.Annotations[specs.RolledBackToAnnotation] = "", ""
+		old.OwnerReferences[0].UID = dc.UID
+		Expect(k8s.Create(ctx, old)).To(Succeed())
+		// Two writes of the spec by 0.4.0 (a scale down and up) left the generation at 3.
+		patch := client.MergeFrom(old.DeepCopy())
+		old.Spec.Replicas = ptr.To(int32(2))
+		Expect(k8s.Patch(ctx, old, patch)).To(Succeed())
+		patch = client.MergeFrom(old.DeepCopy())
+		old.Spec.Replicas = ptr.To(dc.DesiredReplicas())
+		Expect(k8s.Patch(ctx, old, patch)).To(Succeed())
+		Expect(old.Generation).To(Equal(int64(3)))
+		patch = client.MergeFrom(dc.DeepCopy())
+		dc.Spec.Paused = false
+		Expect(k8s.Patch(ctx, dc, patch)).To(Succeed())
+
+		sts := &appsv1.StatefulSet{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, key(dc, "db"), sts)).To(Succeed())
+			g.Expect(sts.Annotations).To(HaveKeyWithValue(specs.TemplateGenerationAnnotation, "3"))
+		}).Should(Succeed())
+		Expect(sts.Generation).To(Equal(int64(3)), "the pod template was not written: no pod restarts")
+		Expect(sts.Annotations).NotTo(HaveKey(specs.RolledBackFromAnnotation))
+		Expect(sts.Annotations).NotTo(HaveKey(specs.RolledBackToAnnotation))
+		Expect(eventReasons(ctx, dc)(Default)).NotTo(ContainElement("Updating"))
 	})
 
 	It("puts back a deleted headless Service and a hand-edited StatefulSet", func(ctx SpecContext) {

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
@@ -111,7 +112,7 @@ var _ = Describe("DatabaseCluster lost member", Ordered, Label("integration"), f
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: dc.Namespace, Labels: dc.Labels(),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
-			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: ContainerName, Image: dc.Spec.Image}}},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: specs.ContainerName, Image: dc.Spec.Image}}},
 		}
 		Expect(k8s.Create(ctx, pod)).To(Succeed())
 		now := metav1.Now()

@@ -32,6 +32,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 	"github.com/seed1b407122/database-operator/controllers/internal/heapsize"
 )
@@ -153,7 +154,7 @@ func storedClusters(b *testing.B, n int) []storedCluster {
 		if errs, err := admitter.Admit(dc); err != nil || len(errs) > 0 {
 			b.Fatalf("the benchmark's cluster is not admitted: %v %v", errs, err)
 		}
-		sts, err := BuildStatefulSet(dc)
+		sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 		if err != nil {
 			b.Fatal(err)
 		}

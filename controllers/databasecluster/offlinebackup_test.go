@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // withOfflineBackup marks the cluster as held stopped by the Offline DatabaseBackup name.
@@ -34,7 +35,7 @@ var _ = Describe("A cluster held by an Offline backup", Label("unit"), func() {
 	It("runs no pod and keeps every claim, whatever whenScaled says", func() {
 		dc := newCluster("db", withOfflineBackup("nightly"), withWhenScaled(databasev1alpha1.DeletePVC))
 		Expect(dc.DesiredReplicas()).To(Equal(int32(0)))
-		sts, err := BuildStatefulSet(dc)
+		sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(sts.Spec.Replicas).To(Equal(ptr.To[int32](0)))
 		Expect(sts.Spec.PersistentVolumeClaimRetentionPolicy).To(Equal(&appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{

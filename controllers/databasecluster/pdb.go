@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -29,7 +30,7 @@ import (
 func BuildPodDisruptionBudget(dc *databasev1alpha1.DatabaseCluster) *policyv1.PodDisruptionBudget {
 	maxUnavailable := intstr.FromInt32(1)
 	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: childMeta(dc, dc.PodDisruptionBudgetName()),
+		ObjectMeta: specs.ChildMeta(dc, dc.PodDisruptionBudgetName()),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: &maxUnavailable,
 			Selector:       &metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},

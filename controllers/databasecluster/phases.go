@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -111,62 +113,102 @@ func (r *Reconciler) deleteChild(ctx context.Context, dc *databasev1alpha1.Datab
 }
 
 // reconcileStatefulSet keeps the StatefulSet in place and returns it as the server holds it,
-// with the condemned claims a scale-up waits for (scaleUpTarget). A spec the builder cannot turn
-// into a StatefulSet is a terminal error: retrying cannot help until the user changes it, and the
-// Degraded condition says why.
+// with the condemned claims a scale-up waits for (scaleUpTarget). The StatefulSet is built once
+// from the spec and every resolved input (or, with a rollback, from the revision held: built
+// again with it), and written as built. A spec the builder cannot turn into a StatefulSet is a
+// terminal error: retrying cannot help until the user changes it, and the Degraded condition
+// says why.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
 	claims []corev1.PersistentVolumeClaim, checksum string, noted *changes,
 ) (*appsv1.StatefulSet, child.Result, []string, error) {
-	desired, err := BuildStatefulSet(dc)
-	if err != nil {
-		return nil, "", nil, reconcile.TerminalError(err)
-	}
-	withInputsChecksum(desired, checksum)
-	withStorageAgent(desired, dc, r.AgentImage)
-	withTemplateHash(desired)
-	waits, err := r.holdScaleUp(ctx, dc, claims, desired)
+	in := specs.Inputs{InputsChecksum: checksum, AgentImage: r.AgentImage}
+	replicas, waits, err := r.holdScaleUp(ctx, dc, claims)
 	if err != nil {
 		return nil, "", nil, err
+	}
+	in.Replicas = replicas
+	desired, err := specs.BuildStatefulSet(dc, in)
+	if err != nil {
+		return nil, "", nil, reconcile.TerminalError(err)
 	}
 	rollback, err := r.planRollback(ctx, dc, desired)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	// A StatefulSet being replaced for a new claim size is left alone until it is gone: Ensure
-	// never patches a child that is being deleted.
-	// The observed StatefulSet before the patch tells which change this reconcile applied.
-	before := &appsv1.StatefulSet{}
-	cluster := client.ObjectKeyFromObject(dc)
-	reader := templateReader{Client: r.Client, uncached: r.APIReader, desired: desired,
-		checked: []*databasev1alpha1.CheckedStatefulSet{r.checked.get(cluster), dc.Status.CheckedStatefulSet}}
-	live, result, err := child.Ensure(ctx, reader, r.APIReader, desired, before, statefulSetSpec)
+	if rollback.input != nil {
+		in.Rollback = rollback.input
+		if desired, err = specs.BuildStatefulSet(dc, in); err != nil {
+			return nil, "", nil, reconcile.TerminalError(err)
+		}
+	}
+	live, result, err := r.writeStatefulSet(ctx, dc, desired, noted)
 	if err != nil {
-		return nil, "", nil, terminalIfInvalid(err)
+		return nil, "", nil, err
 	}
-	if checked := checkedStatefulSet(result, desired, before, live); checked != nil {
-		r.checked.put(cluster, checked)
-	}
-	noted.statefulSet(dc, result, before, desired)
 	r.tellRollback(dc, live, rollback)
 	return live, result, waits, nil
 }
 
-// holdScaleUp lowers the replicas of desired to scaleUpTarget's, when dc's claims include a
-// condemned one; the StatefulSet is read (from the cache) only then.
+// writeStatefulSet writes desired and notes what the write changed. A StatefulSet being replaced
+// for a new claim size is left alone until it is gone: Ensure never patches a child that is
+// being deleted. The patch is made under the resourceVersion of the copy read: when another
+// write came between (the cache lags), it is made once more from the API server's copy.
+func (r *Reconciler) writeStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
+	desired *appsv1.StatefulSet, noted *changes,
+) (*appsv1.StatefulSet, child.Result, error) {
+	// The observed StatefulSet before the patch tells which change this reconcile applied.
+	before := &appsv1.StatefulSet{}
+	reader := templateReader{Client: r.Client, uncached: r.APIReader, desired: desired}
+	live, result, err := child.Ensure(ctx, reader, r.APIReader, desired, before, statefulSetSpec)
+	if apierrors.IsConflict(err) {
+		before, reader.fresh = &appsv1.StatefulSet{}, true
+		live, result, err = child.Ensure(ctx, reader, r.APIReader, desired, before, statefulSetSpec)
+	}
+	if err != nil {
+		return nil, "", terminalIfInvalid(err)
+	}
+	noted.statefulSet(dc, result, before, desired, specs.DiffStatefulSet(desired, before))
+	if result == child.Patched {
+		if err := r.recordTemplateGeneration(ctx, live); err != nil {
+			return nil, "", err
+		}
+	}
+	return live, result, nil
+}
+
+// recordTemplateGeneration corrects the record of the template's generation after a patch that
+// the API server found changed nothing of the spec (the generation stayed where it was, while
+// specs.MergeStatefulSet recorded the next one): the template is then the one the patch sent,
+// at live's generation. Without it, the next pass would read and patch the StatefulSet again.
+func (r *Reconciler) recordTemplateGeneration(ctx context.Context, live *appsv1.StatefulSet) error {
+	if specs.Recorded(live) {
+		return nil
+	}
+	base := live.DeepCopy()
+	live.Annotations[specs.TemplateGenerationAnnotation] = strconv.FormatInt(live.Generation, 10)
+	if err := r.Patch(ctx, live, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("recording the template generation of StatefulSet %s: %w", live.Name, err)
+	}
+	return nil
+}
+
+// holdScaleUp is the replicas a scale-up is held at while dc's claims include a condemned one
+// (nil: the spec's), and the claims it waits for; the StatefulSet is read (from the cache) only
+// then.
 func (r *Reconciler) holdScaleUp(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
-	claims []corev1.PersistentVolumeClaim, desired *appsv1.StatefulSet,
-) ([]string, error) {
-	if _, waits := scaleUpTarget(dc, claims, 0, *desired.Spec.Replicas); len(waits) == 0 {
-		return nil, nil
+	claims []corev1.PersistentVolumeClaim,
+) (*int32, []string, error) {
+	want := dc.DesiredReplicas()
+	if _, waits := scaleUpTarget(dc, claims, 0, want); len(waits) == 0 {
+		return nil, nil, nil
 	}
 	live := &appsv1.StatefulSet{}
-	err := r.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, live)
 	if err != nil || !metav1.IsControlledBy(live, dc) {
-		return nil, client.IgnoreNotFound(err)
+		return nil, nil, client.IgnoreNotFound(err)
 	}
-	target, waits := scaleUpTarget(dc, claims, ptr.Deref(live.Spec.Replicas, 0), *desired.Spec.Replicas)
-	desired.Spec.Replicas = ptr.To(target)
-	return waits, nil
+	target, waits := scaleUpTarget(dc, claims, ptr.Deref(live.Spec.Replicas, 0), want)
+	return ptr.To(target), waits, nil
 }
 
 // terminalIfInvalid marks the API server's Invalid answer to a StatefulSet, Service or PDB write

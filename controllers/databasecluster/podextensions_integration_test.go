@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
@@ -63,9 +64,9 @@ var _ = Describe("DatabaseCluster pod extensions and exposure", Ordered, Label("
 			newCluster("inputs", withNamespace(ns), withConfigFiles(map[string]string{"db.conf": "a = 1"}),
 				withCredentials(databasev1alpha1.CredentialsSpec{Username: "app"})),
 		} {
-			sts, err := BuildStatefulSet(dc)
+			sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
-			testenv.ExpectStoredInSync(ctx, k8s, dc.Name, sts, statefulSetSpec.InSync)
+			testenv.ExpectStoredInSync(ctx, k8s, dc.Name, sts, statefulSetStoredInSync)
 			testenv.ExpectStoredInSync(ctx, k8s, dc.Name, BuildClientService(dc), serviceSpec.InSync)
 		}
 	})

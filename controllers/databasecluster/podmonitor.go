@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -54,7 +55,7 @@ var podMonitorGroupKind = schema.GroupKind{Group: monitoringv1.SchemeGroupVersio
 // have spec.monitoring.
 func BuildPodMonitor(dc *databasev1alpha1.DatabaseCluster) *monitoringv1.PodMonitor {
 	return &monitoringv1.PodMonitor{
-		ObjectMeta: childMeta(dc, dc.PodMonitorName()),
+		ObjectMeta: specs.ChildMeta(dc, dc.PodMonitorName()),
 		Spec: monitoringv1.PodMonitorSpec{
 			Selector: metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},
 			PodMetricsEndpoints: []monitoringv1.PodMetricsEndpoint{{

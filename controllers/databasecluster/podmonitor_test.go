@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
@@ -61,7 +62,7 @@ var _ = Describe("PodMonitor", Label("unit"), func() {
 
 	DescribeTable("the database container's ports",
 		func(dc *databasev1alpha1.DatabaseCluster, want []corev1.ContainerPort) {
-			sts, err := BuildStatefulSet(dc)
+			sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(sts.Spec.Template.Spec.Containers[0].Ports).To(Equal(want))
 		},
@@ -75,9 +76,9 @@ var _ = Describe("PodMonitor", Label("unit"), func() {
 	)
 
 	It("rolls the pods when spec.monitoring adds or removes the metrics port", func() {
-		without, err := BuildStatefulSet(newCluster("db"))
+		without, err := specs.BuildStatefulSet(newCluster("db"), specs.Inputs{})
 		Expect(err).NotTo(HaveOccurred())
-		with, err := BuildStatefulSet(newCluster("db", withMonitoring(9100, "", "")))
+		with, err := specs.BuildStatefulSet(newCluster("db", withMonitoring(9100, "", "")), specs.Inputs{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(templateInSync(with.Spec.Template, without.Spec.Template)).To(BeFalse())
 		Expect(templateInSync(without.Spec.Template, with.Spec.Template)).To(BeFalse())

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // DefaultPodReadyTimeout is how long a pod may stay not Ready before the cluster is Degraded.
@@ -91,7 +92,7 @@ func findStuckPod(pods []corev1.Pod, now time.Time, timeout time.Duration) (*stu
 // reported it (e.g. "ImagePullBackOff: Back-off pulling image ..."), or "" when it said nothing.
 func waitingReason(pod *corev1.Pod) string {
 	for _, s := range pod.Status.ContainerStatuses {
-		if s.Name != ContainerName {
+		if s.Name != specs.ContainerName {
 			continue
 		}
 		switch {

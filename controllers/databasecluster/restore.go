@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // EventRestored is the reason of the event that tells a cluster's claims were restored.
@@ -36,13 +37,6 @@ const EventRestored = "Restored"
 
 // restoreRecheck is how often a refused restore is tried again.
 const restoreRecheck = 10 * time.Second
-
-// snapshotGroup and snapshotKind are the API group and kind of VolumeSnapshots, a claim's
-// dataSourceRef to restore from.
-const (
-	snapshotGroup = "snapshot.storage.k8s.io"
-	snapshotKind  = "VolumeSnapshot"
-)
 
 // RestoreRefusedError says why spec.bootstrap.fromBackup cannot be restored (yet). Nothing is
 // created until it can: Degraded says what to do, and the restore is retried.
@@ -90,27 +84,10 @@ func CheckRestore(dc *databasev1alpha1.DatabaseCluster, backup *databasev1alpha1
 	return nil
 }
 
-// BuildRestoreClaim is the data claim of the member ordinal restored from the VolumeSnapshot
-// snapshot (of the cluster's namespace): the claim the StatefulSet's template would create, with
-// the snapshot as its data source.
-func BuildRestoreClaim(dc *databasev1alpha1.DatabaseCluster, ordinal int32, snapshot string) (*corev1.PersistentVolumeClaim, error) {
-	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
-	if err != nil {
-		return nil, fmt.Errorf("spec.storage.size %q is not a quantity: %w", dc.Spec.Storage.Size, err)
-	}
-	claim := buildClaimTemplate(dc, size)
-	claim.Name = dc.ClaimName(ordinal)
-	claim.Namespace = dc.Namespace
-	claim.Spec.DataSourceRef = &corev1.TypedObjectReference{
-		APIGroup: ptr.To(snapshotGroup), Kind: snapshotKind, Name: snapshot,
-	}
-	return &claim, nil
-}
-
 // restoredFrom reports whether claim was created from the snapshot named snapshot.
 func restoredFrom(claim *corev1.PersistentVolumeClaim, snapshot string) bool {
 	ref := claim.Spec.DataSourceRef
-	return ref != nil && ptr.Deref(ref.APIGroup, "") == snapshotGroup && ref.Kind == snapshotKind && ref.Name == snapshot
+	return ref != nil && ptr.Deref(ref.APIGroup, "") == specs.SnapshotGroup && ref.Kind == specs.SnapshotKind && ref.Name == snapshot
 }
 
 // reconcileRestore creates the member claims of a cluster bootstrapped from a backup, each from
@@ -212,7 +189,7 @@ func notAllowed(name, namespace, into string) error {
 // restoreClaim creates the claim of member ordinal from the VolumeSnapshot snapshot of the
 // cluster's namespace, or checks that the existing one was created from it.
 func (r *Reconciler) restoreClaim(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, ordinal int32, snapshot string, noted *changes) error {
-	desired, err := BuildRestoreClaim(dc, ordinal, snapshot)
+	desired, err := specs.BuildRestoreClaim(dc, ordinal, snapshot)
 	if err != nil {
 		return refuse("%v", err)
 	}

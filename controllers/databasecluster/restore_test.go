@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // completedBackup is a Completed backup of a cluster of members members, each snapshot of
@@ -87,9 +88,9 @@ var _ = Describe("Restore from a backup", Label("unit"), func() {
 
 	It("builds each member's claim as the StatefulSet's template would, from the member's snapshot", func() {
 		dc := newCluster("db", withSize("2Gi"))
-		claim, err := BuildRestoreClaim(dc, 1, completedBackup(3, "1Gi").Status.Members[1].VolumeSnapshotName)
+		claim, err := specs.BuildRestoreClaim(dc, 1, completedBackup(3, "1Gi").Status.Members[1].VolumeSnapshotName)
 		Expect(err).NotTo(HaveOccurred())
-		template := buildClaimTemplate(dc, resource.MustParse("2Gi"))
+		template := buildStatefulSet(dc, specs.Inputs{}).Spec.VolumeClaimTemplates[0]
 		Expect(claim.Name).To(Equal("data-db-1"))
 		Expect(claim.Namespace).To(Equal("default"))
 		Expect(claim.Labels).To(Equal(template.Labels))

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;list;watch;create;delete
@@ -60,7 +61,7 @@ func BuildSnapshotContentCopy(dc *databasev1alpha1.DatabaseCluster, ordinal int3
 			Source:           snapshotv1.VolumeSnapshotContentSource{SnapshotHandle: ptr.To(*source.Status.SnapshotHandle)},
 			SourceVolumeMode: source.Spec.SourceVolumeMode,
 			VolumeSnapshotRef: corev1.ObjectReference{
-				APIVersion: snapshotv1.SchemeGroupVersion.String(), Kind: snapshotKind,
+				APIVersion: snapshotv1.SchemeGroupVersion.String(), Kind: specs.SnapshotKind,
 				Namespace: dc.Namespace, Name: dc.RestoreCopyName(ordinal),
 			},
 		},

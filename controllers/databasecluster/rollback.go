@@ -26,18 +26,13 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
-// Annotations on the StatefulSet while spec.rollout.autoRollback holds it at an earlier
-// revision. They are the memory of the rollback, on the object it changed: the status is
-// computed from them, and a restarted operator holds the same revision.
-const (
-	// rolledBackFromAnnotation is the template hash (templateHashAnnotation) of the spec's pod
-	// template whose rollout got stuck; "" once the spec asks for another template.
-	rolledBackFromAnnotation = "database.seed1b407122.io/rolled-back-from"
-	// rolledBackToAnnotation is the revision the StatefulSet was returned to; "" with the other.
-	rolledBackToAnnotation = "database.seed1b407122.io/rolled-back-to"
-)
+// While spec.rollout.autoRollback holds the StatefulSet at an earlier revision, its annotations
+// specs.RolledBackFromAnnotation and specs.RolledBackToAnnotation are the memory of the rollback,
+// on the object it changed: the status is computed from them, and a restarted operator holds the
+// same revision. Once the spec asks for another template they are removed.
 
 // EventRolledBack tells that the operator returned the StatefulSet to its previous revision.
 const EventRolledBack = databasev1alpha1.ReasonRolledBack
@@ -70,7 +65,7 @@ func decideRollback(autoRollback bool, live *appsv1.StatefulSet, desiredHash str
 	if live == nil {
 		return applySpec
 	}
-	if from := live.Annotations[rolledBackFromAnnotation]; from != "" {
+	if from := live.Annotations[specs.RolledBackFromAnnotation]; from != "" {
 		if autoRollback && from == desiredHash {
 			return holdRollback
 		}
@@ -79,55 +74,58 @@ func decideRollback(autoRollback bool, live *appsv1.StatefulSet, desiredHash str
 	status := live.Status
 	if !autoRollback || stuck == nil || live.DeletionTimestamp != nil || status.ObservedGeneration < live.Generation ||
 		status.CurrentRevision == "" || status.CurrentRevision == status.UpdateRevision ||
-		stuck.revision != status.UpdateRevision || live.Annotations[templateHashAnnotation] != desiredHash {
+		stuck.revision != status.UpdateRevision || live.Annotations[specs.TemplateHashAnnotation] != desiredHash {
 		return applySpec
 	}
 	return rollBack
 }
 
-// rollback is what phase 5 did or keeps about a rollback: the step, and for rollBack the member
-// that was stuck.
+// rollback is what phase 5 did or keeps about a rollback: the step, for rollBack the member
+// that was stuck, and the builder's input (nil: the spec's template, without the annotations).
 type rollback struct {
 	step  rollbackStep
 	stuck *stuckMember
 	// to is the revision returned to (rollBack).
 	to string
+	// input is what the StatefulSet is built from for rollBack and holdRollback.
+	input *specs.Rollback
 }
 
 // planRollback reads what decideRollback needs (the live StatefulSet and, when a rollback is
-// possible, the pods) and turns desired into the StatefulSet of the step: for rollBack the
-// template of the current revision's ControllerRevision, for holdRollback live's template, for
-// releaseRollback the spec's with the annotations cleared. Nothing is read beyond the cached
-// StatefulSet unless autoRollback is set or live carries a rollback.
-func (r *Reconciler) planRollback(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, desired *appsv1.StatefulSet) (rollback, error) {
+// possible, the pods) and says what the StatefulSet is built from: for rollBack the template of
+// the current revision's ControllerRevision, for holdRollback live's template, for
+// releaseRollback and applySpec the spec's (whose StatefulSet, spec, has no rollback
+// annotation: the write removes them). Nothing is read beyond the cached StatefulSet unless
+// autoRollback is set or live carries a rollback.
+func (r *Reconciler) planRollback(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, spec *appsv1.StatefulSet) (rollback, error) {
 	// The cache's own copy, read without a deep copy (one fewer copy of the StatefulSet a pass):
 	// live is only read here, never written or kept.
 	live := &appsv1.StatefulSet{}
-	if err := r.Get(ctx, client.ObjectKeyFromObject(desired), live, client.UnsafeDisableDeepCopy); err != nil ||
+	if err := r.Get(ctx, client.ObjectKeyFromObject(spec), live, client.UnsafeDisableDeepCopy); err != nil ||
 		!metav1.IsControlledBy(live, dc) {
 		return rollback{}, client.IgnoreNotFound(err)
 	}
-	if !dc.AutoRollback() && live.Annotations[rolledBackFromAnnotation] == "" {
+	if !dc.AutoRollback() && live.Annotations[specs.RolledBackFromAnnotation] == "" {
 		return rollback{}, nil
 	}
 	var stuck *stuckMember
-	if dc.AutoRollback() && live.Annotations[rolledBackFromAnnotation] == "" {
+	if dc.AutoRollback() && live.Annotations[specs.RolledBackFromAnnotation] == "" {
 		pods, err := r.listPods(ctx, dc)
 		if err != nil {
 			return rollback{}, err
 		}
 		stuck, _ = findStuckRollout(live, pods, r.clock().Now(), dc.ProgressDeadline())
 	}
-	desiredHash := desired.Annotations[templateHashAnnotation]
-	plan := rollback{step: decideRollback(dc.AutoRollback(), live, desiredHash, stuck), stuck: stuck}
+	specHash := spec.Annotations[specs.TemplateHashAnnotation]
+	plan := rollback{step: decideRollback(dc.AutoRollback(), live, specHash, stuck), stuck: stuck}
 	if plan.step == rollBack {
 		// The cache may not show yet a rollback this operator has just written: decide again on
 		// the StatefulSet as the API server has it, so that a rollback is made and told once.
 		live = &appsv1.StatefulSet{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(spec), live); err != nil {
 			return rollback{}, client.IgnoreNotFound(err)
 		}
-		plan.step = decideRollback(dc.AutoRollback(), live, desiredHash, stuck)
+		plan.step = decideRollback(dc.AutoRollback(), live, specHash, stuck)
 	}
 	switch plan.step {
 	case rollBack:
@@ -135,20 +133,15 @@ func (r *Reconciler) planRollback(ctx context.Context, dc *databasev1alpha1.Data
 		if err != nil {
 			return rollback{}, err
 		}
-		desired.Spec.Template = template
-		withTemplateHash(desired)
 		plan.to = live.Status.CurrentRevision
-		setRollbackAnnotations(desired, desiredHash, plan.to)
+		plan.input = &specs.Rollback{Template: template, From: specHash, To: plan.to}
 	case holdRollback:
 		template, err := r.liveTemplate(ctx, live)
 		if err != nil {
 			return rollback{}, err
 		}
-		desired.Spec.Template = template
-		desired.Annotations[templateHashAnnotation] = live.Annotations[templateHashAnnotation]
-		setRollbackAnnotations(desired, live.Annotations[rolledBackFromAnnotation], live.Annotations[rolledBackToAnnotation])
-	case releaseRollback:
-		setRollbackAnnotations(desired, "", "")
+		plan.input = &specs.Rollback{Template: template, TemplateHash: live.Annotations[specs.TemplateHashAnnotation],
+			From: live.Annotations[specs.RolledBackFromAnnotation], To: live.Annotations[specs.RolledBackToAnnotation]}
 	}
 	return plan, nil
 }
@@ -165,16 +158,6 @@ func (r *Reconciler) liveTemplate(ctx context.Context, sts *appsv1.StatefulSet) 
 		return corev1.PodTemplateSpec{}, fmt.Errorf("reading the pod template StatefulSet %s was rolled back to: %w", sts.Name, err)
 	}
 	return whole.Spec.Template, nil
-}
-
-// setRollbackAnnotations sets both rollback annotations on sts ("" clears them: the child's
-// write path merges annotations and never removes one).
-func setRollbackAnnotations(sts *appsv1.StatefulSet, from, to string) {
-	if sts.Annotations == nil {
-		sts.Annotations = map[string]string{}
-	}
-	sts.Annotations[rolledBackFromAnnotation] = from
-	sts.Annotations[rolledBackToAnnotation] = to
 }
 
 // revisionTemplate returns the pod template of sts's ControllerRevision named revision, read
@@ -221,8 +204,8 @@ func (r *Reconciler) tellRollback(dc *databasev1alpha1.DatabaseCluster, sts *app
 
 // progressingOfRollback is the Progressing condition while sts is held at an earlier revision.
 func progressingOfRollback(cond *metav1.Condition, sts *appsv1.StatefulSet) bool {
-	to := sts.Annotations[rolledBackToAnnotation]
-	if sts.Annotations[rolledBackFromAnnotation] == "" || to == "" {
+	to := sts.Annotations[specs.RolledBackToAnnotation]
+	if sts.Annotations[specs.RolledBackFromAnnotation] == "" || to == "" {
 		return false
 	}
 	cond.Status = metav1.ConditionFalse

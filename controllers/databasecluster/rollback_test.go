@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // stsOption changes rollbackSts.
@@ -34,7 +35,7 @@ type stsOption func(*appsv1.StatefulSet)
 // changed by opts.
 func rollbackSts(opts ...stsOption) *appsv1.StatefulSet {
 	sts := rolloutSts()
-	sts.Annotations = map[string]string{templateHashAnnotation: "spec-hash"}
+	sts.Annotations = map[string]string{specs.TemplateHashAnnotation: "spec-hash"}
 	for _, o := range opts {
 		o(sts)
 	}
@@ -43,8 +44,8 @@ func rollbackSts(opts ...stsOption) *appsv1.StatefulSet {
 
 func rolledBackFrom(hash string) stsOption {
 	return func(sts *appsv1.StatefulSet) {
-		sts.Annotations[rolledBackFromAnnotation] = hash
-		sts.Annotations[rolledBackToAnnotation] = "db-old"
+		sts.Annotations[specs.RolledBackFromAnnotation] = hash
+		sts.Annotations[specs.RolledBackToAnnotation] = "db-old"
 	}
 }
 
@@ -91,7 +92,7 @@ var _ = Describe("Automatic rollback", Label("unit"), func() {
 	It("reads the pod template a StatefulSet's ControllerRevision records (revisionPodTemplate)", func() {
 		template := corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName, Image: "db:good"}}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: specs.ContainerName, Image: "db:good"}}},
 		}
 		data, err := json.Marshal(map[string]any{"spec": map[string]any{"template": template, "$patch": "replace"}})
 		Expect(err).NotTo(HaveOccurred())

@@ -31,6 +31,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // Events about a stuck rollout.
@@ -144,7 +145,7 @@ func memberStuck(pod *corev1.Pod, now time.Time, deadline time.Duration) (detail
 	}
 	detail = fmt.Sprintf("not Ready within spec.rollout.progressDeadlineSeconds (%ds)", int64(deadline/time.Second))
 	if why := waitingReason(pod); why != "" {
-		detail += ": container " + ContainerName + " " + why
+		detail += ": container " + specs.ContainerName + " " + why
 	}
 	return detail, 0
 }

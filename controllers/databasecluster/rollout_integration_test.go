@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
@@ -63,14 +64,14 @@ var _ = Describe("DatabaseCluster stuck rollout", Ordered, Label("integration"),
 		podLabels[appsv1.ControllerRevisionHashLabelKey] = revision
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: dc.Namespace, Labels: podLabels},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: ContainerName, Image: dc.Spec.Image}}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: specs.ContainerName, Image: dc.Spec.Image}}},
 		}
 		if sts != nil {
 			pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}
 		}
 		Expect(k8s.Create(ctx, pod)).To(Succeed())
 		now := metav1.Now()
-		status := corev1.ContainerStatus{Name: ContainerName, Image: dc.Spec.Image, Ready: ready,
+		status := corev1.ContainerStatus{Name: specs.ContainerName, Image: dc.Spec.Image, Ready: ready,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}
 		readyStatus := corev1.ConditionTrue
 		if !ready {
@@ -196,8 +197,8 @@ var _ = Describe("DatabaseCluster stuck rollout", Ordered, Label("integration"),
 		Eventually(image).Should(Equal(good.Spec.Containers[0].Image))
 		rolledBack := clusters.Child(ctx, dc)(Default)
 		Expect(rolledBack.Generation).To(Equal(int64(3)))
-		Expect(rolledBack.Annotations).To(HaveKeyWithValue(rolledBackToAnnotation, "db-good"))
-		Expect(rolledBack.Annotations[rolledBackFromAnnotation]).NotTo(BeEmpty())
+		Expect(rolledBack.Annotations).To(HaveKeyWithValue(specs.RolledBackToAnnotation, "db-good"))
+		Expect(rolledBack.Annotations[specs.RolledBackFromAnnotation]).NotTo(BeEmpty())
 		Eventually(rollbackEvents).Should(Equal([]string{"Warning RolledBack: Returned StatefulSet db to revision db-good, " +
 			"the last every member ran Ready: pod db-2: container database CrashLoopBackOff (last exit code 1) of revision db-crash; " +
 			"the spec still asks for that template: change it to roll forward"}))
@@ -221,8 +222,8 @@ var _ = Describe("DatabaseCluster stuck rollout", Ordered, Label("integration"),
 		changeImage(ctx, dc, "registry.example/db:1.1")
 		Eventually(image).Should(Equal("registry.example/db:1.1"))
 		released := clusters.Child(ctx, dc)(Default)
-		Expect(released.Annotations).To(HaveKeyWithValue(rolledBackFromAnnotation, ""))
-		Expect(released.Annotations).To(HaveKeyWithValue(rolledBackToAnnotation, ""))
+		Expect(released.Annotations).To(HaveKeyWithValue(specs.RolledBackFromAnnotation, ""))
+		Expect(released.Annotations).To(HaveKeyWithValue(specs.RolledBackToAnnotation, ""))
 		setRevisions(ctx, dc, 4, "db-good", "db-fixed", 3, 0)
 		Eventually(k8s.Condition(ctx, dc, "Progressing")).Should(Equal([]string{"True", "RollingUpdate", "0/3 pods run the current revision"}))
 	})

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // rolloutNow is the clock of the rollout tables; rolloutDeadline their progress deadline.
@@ -58,7 +59,7 @@ func member(ordinal int, revision string, opts ...podOption) corev1.Pod {
 		Status: corev1.PodStatus{
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue,
 				LastTransitionTime: metav1.NewTime(rolloutNow.Add(-time.Hour))}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: ContainerName, Ready: true,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: specs.ContainerName, Ready: true,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}},
 		},
 	}

@@ -26,6 +26,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -167,7 +168,7 @@ func splitKeys(list string) []string {
 
 func buildService(dc *databasev1alpha1.DatabaseCluster, name string) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: childMeta(dc, name),
+		ObjectMeta: specs.ChildMeta(dc, name),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: dc.SelectorLabels(),

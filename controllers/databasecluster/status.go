@@ -29,6 +29,7 @@ import (
 	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
@@ -65,9 +66,6 @@ type observation struct {
 	// statefulSetCreated says that this reconcile created the StatefulSet (and restored no
 	// claims): see statusDeferred.
 	statefulSetCreated bool
-	// checked is the StatefulSet whose pod template this process last compared with the spec's
-	// (templatecheck.go), nil when none.
-	checked *databasev1alpha1.CheckedStatefulSet
 }
 
 // statusDeferred reports whether the status this reconcile observed is left for the next one
@@ -90,17 +88,13 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 		ObservedGeneration: dc.Generation,
 		Selector:           podSelector(dc),
 		RestoredFromBackup: dc.Status.RestoredFromBackup,
-		CheckedStatefulSet: dc.Status.CheckedStatefulSet,
 		Conditions:         append([]metav1.Condition(nil), dc.Status.Conditions...),
-	}
-	if obs.checked != nil {
-		status.CheckedStatefulSet = obs.checked
 	}
 	if sts := obs.statefulSet; sts != nil {
 		status.Replicas = sts.Status.Replicas
 		status.ReadyReplicas = sts.Status.ReadyReplicas
 		status.UpdatedReplicas = sts.Status.UpdatedReplicas
-		status.CurrentImage = cachecfg.ContainerImage(sts, ContainerName)
+		status.CurrentImage = cachecfg.ContainerImage(sts, specs.ContainerName)
 	}
 	status.CertificateNotAfter = certificateNotAfter(dc, obs)
 	status.Storage = storageStatus(dc, obs.autoGrow)

@@ -30,13 +30,14 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 )
 
 // stsWithStatus is a StatefulSet at generation 2 with the given status counts.
 func stsWithStatus(replicas, ready, updated int32, current, update string) *appsv1.StatefulSet {
-	sts, _ := BuildStatefulSet(newCluster("db"))
+	sts, _ := specs.BuildStatefulSet(newCluster("db"), specs.Inputs{})
 	sts.Generation = 2
 	sts.Status = appsv1.StatefulSetStatus{
 		ObservedGeneration: 2, Replicas: replicas, ReadyReplicas: ready, UpdatedReplicas: updated,
@@ -48,7 +49,7 @@ func stsWithStatus(replicas, ready, updated int32, current, update string) *apps
 // newStatefulSet is the StatefulSet of "db" as created (generation 1), with no pod, and its
 // generation observedGeneration (0 or 1) observed by the StatefulSet controller.
 func newStatefulSet(observedGeneration int64) *appsv1.StatefulSet {
-	sts, _ := BuildStatefulSet(newCluster("db"))
+	sts, _ := specs.BuildStatefulSet(newCluster("db"), specs.Inputs{})
 	sts.Generation = 1
 	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: observedGeneration}
 	return sts
@@ -172,7 +173,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 			}()},
 			[]string{"Resizing", "True", "StorageExpanding", "claim data-db-1 is being expanded from 2Gi to 3Gi"}),
 		Entry("done", func() *appsv1.StatefulSet {
-			sts, _ := BuildStatefulSet(newCluster("db", withSize("2Gi")))
+			sts, _ := specs.BuildStatefulSet(newCluster("db", withSize("2Gi")), specs.Inputs{})
 			return sts
 		}(), []corev1.PersistentVolumeClaim{claim("2Gi"), claim("2Gi")},
 			[]string{"Resizing", "False", "StorageAsRequested", "every bound claim has at least 2Gi"}),
@@ -202,16 +203,12 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		Expect(meta.FindStatusCondition(second.Conditions, "Paused").LastTransitionTime).To(Equal(past))
 	})
 
-	It("keeps the StatefulSet last checked until this process checks one, and records an image from a cached StatefulSet", func() {
+	It("records the image of a cached StatefulSet", func() {
 		dc := newCluster("db")
-		dc.Status.CheckedStatefulSet = check("u1", 4, "h1")
 		cached, err := cachecfg.TrimStatefulSet(stsWithStatus(3, 3, 3, "r1", "r1"))
 		Expect(err).NotTo(HaveOccurred())
-		kept := computeStatus(dc, observation{statefulSet: cached.(*appsv1.StatefulSet)})
-		Expect(kept.CheckedStatefulSet).To(Equal(check("u1", 4, "h1")))
-		Expect(kept.CurrentImage).To(Equal("registry.example/db:1.0"))
-		checked := computeStatus(dc, observation{checked: check("u1", 5, "h2")})
-		Expect(checked.CheckedStatefulSet).To(Equal(check("u1", 5, "h2")))
+		status := computeStatus(dc, observation{statefulSet: cached.(*appsv1.StatefulSet)})
+		Expect(status.CurrentImage).To(Equal("registry.example/db:1.0"))
 	})
 })
 

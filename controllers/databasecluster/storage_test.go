@@ -27,6 +27,7 @@ import (
 
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/operator"
 )
 
@@ -34,7 +35,7 @@ import (
 // after trims passes of its transform (0: as the API server sends it), changed by change.
 func cachedAs(dc string, size string, trims int, change func(*appsv1.StatefulSet)) func() *appsv1.StatefulSet {
 	return func() *appsv1.StatefulSet {
-		sts, err := BuildStatefulSet(newCluster(dc, withSize(size)))
+		sts, err := specs.BuildStatefulSet(newCluster(dc, withSize(size)), specs.Inputs{})
 		Expect(err).NotTo(HaveOccurred())
 		if change != nil {
 			change(sts)

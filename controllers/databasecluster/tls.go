@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/certs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -35,9 +36,6 @@ import (
 // operator does not watch Secrets (it only reads those it is told to, by name), and a
 // cert-manager renewal, 30 days ahead by default, can wait that long.
 const userTLSRecheck = 10 * time.Minute
-
-// tlsFileMode lets the database's user (through the pod's fsGroup) read the key, and nobody else.
-const tlsFileMode int32 = 0o440
 
 // servingCertificate is what the TLS phase found: the content the pods mount (for the checksum),
 // when the certificate expires, and when to look again.
@@ -127,7 +125,7 @@ func (r *Reconciler) ensureSecret(ctx context.Context, dc *databasev1alpha1.Data
 	if err != nil {
 		return nil, fmt.Errorf("issuing the certificate of the Secret %s: %w", name, err)
 	}
-	desired := &corev1.Secret{ObjectMeta: childMeta(dc, name), Type: corev1.SecretTypeTLS, Data: data}
+	desired := &corev1.Secret{ObjectMeta: specs.ChildMeta(dc, name), Type: corev1.SecretTypeTLS, Data: data}
 	_, result, err := child.Ensure(ctx, secretReader{r.Client, r.APIReader}, r.APIReader, desired, &corev1.Secret{}, tlsSecretSpec)
 	if err != nil {
 		return nil, err
@@ -190,25 +188,6 @@ func certificateState(data map[string][]byte, now time.Time, caPEM []byte) (*ser
 	}
 	state.recheck = max(state.recheck, time.Second)
 	return state, nil
-}
-
-// tlsVolume is the volume of the pods' certificate, or nil.
-func tlsVolume(dc *databasev1alpha1.DatabaseCluster) *corev1.Volume {
-	name := dc.TLSSecretName()
-	if name == "" {
-		return nil
-	}
-	return &corev1.Volume{Name: databasev1alpha1.TLSVolumeName, VolumeSource: corev1.VolumeSource{
-		Secret: &corev1.SecretVolumeSource{
-			SecretName: name,
-			Items: []corev1.KeyToPath{
-				{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey},
-				{Key: corev1.TLSPrivateKeyKey, Path: corev1.TLSPrivateKeyKey},
-				{Key: certs.CACertKey, Path: certs.CACertKey},
-			},
-			DefaultMode: ptr.To(tlsFileMode),
-		},
-	}}
 }
 
 // withCertificateRecheck brings the cluster back when its certificate (or CA) is due for

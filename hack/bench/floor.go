@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
 // The floor case: the same cluster, N and DatabaseClusters as the operator case, but no
@@ -26,7 +27,7 @@ import (
 func floorChildren(name string) ([]client.Object, error) {
 	dc := newDatabaseCluster(name)
 	dc.UID = types.UID("floor-" + name) // the builders set a controller reference to it
-	sts, err := databasecluster.BuildStatefulSet(dc)
+	sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 	if err != nil {
 		return nil, err
 	}

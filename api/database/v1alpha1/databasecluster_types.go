@@ -17,7 +17,6 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // DefaultPort is the port the database listens on when spec.port is not set.
@@ -394,14 +393,6 @@ type DatabaseClusterStatus struct {
 	// +optional
 	Storage *StorageStatus `json:"storage,omitempty"`
 
-	// CheckedStatefulSet is the StatefulSet whose pod template the operator last compared in
-	// full with the spec's (or created). The operator caches StatefulSets without their pod
-	// template: while the StatefulSet keeps this UID and generation nobody changed its spec
-	// since, and while the spec asks for the same template it is not read again from the API
-	// server to be compared.
-	// +optional
-	CheckedStatefulSet *CheckedStatefulSet `json:"checkedStatefulSet,omitempty"`
-
 	// Conditions: Available, Progressing, Degraded, Resizing, Paused, Hibernated, MemberLost,
 	// MonitoringReady while spec.monitoring is set, and StorageAutoGrow while
 	// spec.storage.autoGrow is set.
@@ -409,20 +400,6 @@ type DatabaseClusterStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-}
-
-// CheckedStatefulSet is a StatefulSet whose pod template the operator compared in full with
-// the template it wanted (or created with it), at one generation.
-type CheckedStatefulSet struct {
-	// UID is the StatefulSet's metadata.uid.
-	UID types.UID `json:"uid"`
-
-	// Generation is the StatefulSet's metadata.generation when it was compared.
-	Generation int64 `json:"generation"`
-
-	// TemplateHash is the hash of the pod template the operator wanted then, as the
-	// StatefulSet's annotation database.seed1b407122.io/template-hash carries it.
-	TemplateHash string `json:"templateHash"`
 }
 
 // The rules on the name are checked on create only (optionalOldSelf, oldSelf has no value): a name

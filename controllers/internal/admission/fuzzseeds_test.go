@@ -33,6 +33,7 @@ import (
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
@@ -56,7 +57,7 @@ var seedCorpora = []seedCorpus{
 		pkg: "controllers/databasecluster", target: "FuzzBuildChildren", decode: fuzzspec.DatabaseCluster,
 		build: func(obj client.Object) ([]client.Object, string, error) {
 			dc := obj.(*databasev1alpha1.DatabaseCluster)
-			sts, err := databasecluster.BuildStatefulSet(dc)
+			sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			if err != nil {
 				return nil, "", err
 			}

@@ -61,6 +61,13 @@ type Spec[T client.Object] struct {
 	// the controller reference (a child meant to outlive the resource carries none); nil: only
 	// a child controlled by desired's controller (the same UID) is the resource's.
 	Owned func(observed T) bool
+	// OwnAnnotations are annotation keys that InSync and Merge decide (e.g. a record of the
+	// generation a write makes): the generic metadata comparison and merge leave them alone.
+	OwnAnnotations []string
+	// OptimisticLock makes the patch carry observed's resourceVersion, so that it fails with a
+	// Conflict when another write came between the read and the patch: for a Merge that
+	// records what the server holds after it.
+	OptimisticLock bool
 }
 
 // Ensure creates desired when it does not exist and otherwise patches the owned fields of the
@@ -108,15 +115,19 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, uncached clie
 	if observed.GetDeletionTimestamp() != nil {
 		return observed, Unchanged, nil
 	}
-	if metaInSync(desired, observed) && spec.InSync(desired, observed) {
+	if metaInSync(desired, observed, spec.OwnAnnotations) && spec.InSync(desired, observed) {
 		return observed, Unchanged, nil
 	}
 	patched := observed.DeepCopyObject().(T)
 	// Merge sees the observed metadata before desired's is merged in, so that it can compare a
 	// record an earlier write left (e.g. which annotations came from the spec) with desired's.
 	spec.Merge(desired, patched)
-	mergeMeta(desired, patched)
-	if err := c.Patch(ctx, patched, client.MergeFrom(observed)); err != nil {
+	mergeMeta(desired, patched, spec.OwnAnnotations)
+	patch := client.MergeFrom(observed)
+	if spec.OptimisticLock {
+		patch = client.MergeFromWithOptions(observed, client.MergeFromWithOptimisticLock{})
+	}
+	if err := c.Patch(ctx, patched, patch); err != nil {
 		return observed, "", fmt.Errorf("patching %s: %w", describe(desired), err)
 	}
 	return patched, Patched, nil
@@ -190,17 +201,17 @@ func checkOwner(desired, observed client.Object) error {
 }
 
 // metaInSync reports whether observed carries the desired labels, annotations and owner.
-func metaInSync(desired, observed metav1.Object) bool {
+func metaInSync(desired, observed metav1.Object, own []string) bool {
 	return containsAll(observed.GetLabels(), desired.GetLabels()) &&
-		containsAll(observed.GetAnnotations(), desired.GetAnnotations()) &&
+		containsAll(observed.GetAnnotations(), without(desired.GetAnnotations(), own)) &&
 		hasControllerRef(observed, desired.GetOwnerReferences())
 }
 
 // mergeMeta adds the desired labels, annotations and controller reference to observed, keeping
 // whatever else others put there.
-func mergeMeta(desired, observed metav1.Object) {
+func mergeMeta(desired, observed metav1.Object, own []string) {
 	observed.SetLabels(mergeMaps(observed.GetLabels(), desired.GetLabels()))
-	observed.SetAnnotations(mergeMaps(observed.GetAnnotations(), desired.GetAnnotations()))
+	observed.SetAnnotations(mergeMaps(observed.GetAnnotations(), without(desired.GetAnnotations(), own)))
 	if !hasControllerRef(observed, desired.GetOwnerReferences()) {
 		refs := observed.GetOwnerReferences()
 		for _, ref := range desired.GetOwnerReferences() {
@@ -208,6 +219,20 @@ func mergeMeta(desired, observed metav1.Object) {
 		}
 		observed.SetOwnerReferences(refs)
 	}
+}
+
+// without is m without the keys (m itself when it holds none of them).
+func without(m map[string]string, keys []string) map[string]string {
+	for _, key := range keys {
+		if _, ok := m[key]; ok {
+			m = maps.Clone(m)
+			for _, k := range keys {
+				delete(m, k)
+			}
+			return m
+		}
+	}
+	return m
 }
 
 func containsAll(have, want map[string]string) bool {

@@ -81,12 +81,12 @@ func FuzzMeta(f *testing.F) {
 			t.Fatalf("our own child is a conflict: %v", err)
 		}
 		patched := observed.DeepCopy()
-		mergeMeta(desired, patched)
+		mergeMeta(desired, patched, nil)
 		after, err := fuzzspec.Patched(observed, patched)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !metaInSync(desired, after) {
+		if !metaInSync(desired, after, nil) {
 			t.Fatalf("not in sync after the patch: labels %v annotations %v refs %+v", after.Labels, after.Annotations, after.OwnerReferences)
 		}
 		for _, m := range []struct{ before, want, got map[string]string }{

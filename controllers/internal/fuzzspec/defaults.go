@@ -40,6 +40,7 @@ func Stored[T client.Object](obj T) (T, error) {
 		return out, err
 	}
 	serverDefaults(out)
+	out.SetGeneration(1)
 	return out, nil
 }
 
@@ -57,7 +58,33 @@ func Patched[T client.Object](observed, patched T) (T, error) {
 		return out, err
 	}
 	serverDefaults(out)
+	out.SetGeneration(observed.GetGeneration())
+	if changed, err := specChanged(observed, out); err != nil || changed {
+		// A write that changes the spec moves the generation by one, as the API server's
+		// strategies of the kinds with a generation do.
+		out.SetGeneration(observed.GetGeneration() + 1)
+		return out, err
+	}
 	return out, nil
+}
+
+// specChanged says whether the spec of after differs from before's, as their JSON holds it.
+func specChanged(before, after client.Object) (bool, error) {
+	spec := func(obj client.Object) (any, error) {
+		data, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		var fields map[string]any
+		err = json.Unmarshal(data, &fields)
+		return fields["spec"], err
+	}
+	a, err := spec(before)
+	if err != nil {
+		return false, err
+	}
+	b, err := spec(after)
+	return !reflect.DeepEqual(a, b), err
 }
 
 // roundTrip encodes obj, applies the merge patch when there is one, and decodes the result into

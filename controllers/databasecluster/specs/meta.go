@@ -12,17 +12,24 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package databasecluster
+package specs
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
 
-// childMeta is the metadata of every child of dc: its name, dc's namespace, the operator's labels
+// Kind is the kind of the owner of every child built here.
+const Kind = "DatabaseCluster"
+
+// ChildMeta is the metadata of every child of dc: its name, dc's namespace, the operator's labels
 // and a controller reference to dc, so that children are garbage collected with it.
-func childMeta(dc *databasev1alpha1.DatabaseCluster, name string) metav1.ObjectMeta {
-	return child.Meta(dc, databasev1alpha1.GroupVersion.WithKind(kind), name, dc.Labels())
+func ChildMeta(dc *databasev1alpha1.DatabaseCluster, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:            name,
+		Namespace:       dc.Namespace,
+		Labels:          dc.Labels(),
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dc, databasev1alpha1.GroupVersion.WithKind(Kind))},
+	}
 }

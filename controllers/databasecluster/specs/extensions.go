@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package databasecluster
+package specs
 
 import (
 	"fmt"
@@ -21,27 +21,18 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/api/labels"
 	"github.com/seed1b407122/database-operator/controllers/internal/podsecurity"
 )
 
 // defaultTerminationGracePeriod is the API server's default, set explicitly so that removing
 // spec.terminationGracePeriodSeconds is applied too (the drift check compares it exactly).
 const defaultTerminationGracePeriod int64 = 30
-
-// The API server's defaults of a probe's timings, set on the user's probes where they are zero so
-// that the drift check can compare every timing exactly.
-const (
-	probeDefaultPeriodSeconds    = 10
-	probeDefaultFailureThreshold = 3
-)
 
 // checkPodExtensions reports the rules on spec's pod extensions that admission cannot check at an
 // acceptable cost (it cannot bound the comparison of every name of one list with every name of
@@ -65,11 +56,13 @@ func checkPodExtensions(spec *databasev1alpha1.DatabaseClusterSpec) error {
 // after the other, then the sidecars, as native sidecars (restartPolicy Always) that the kubelet
 // starts after the init containers and before the database, and stops after it. The init
 // containers come first so that they can prepare the data directory before an agent reads it.
-func buildInitContainers(spec *databasev1alpha1.DatabaseClusterSpec) []corev1.Container {
-	if len(spec.InitContainers)+len(spec.Sidecars) == 0 {
+func buildInitContainers(dc *databasev1alpha1.DatabaseCluster, agentImage string) []corev1.Container {
+	spec := &dc.Spec
+	agent := dc.AutoGrows() && agentImage != ""
+	if len(spec.InitContainers)+len(spec.Sidecars) == 0 && !agent {
 		return nil
 	}
-	containers := make([]corev1.Container, 0, len(spec.InitContainers)+len(spec.Sidecars))
+	containers := make([]corev1.Container, 0, len(spec.InitContainers)+len(spec.Sidecars)+1)
 	for _, c := range spec.InitContainers {
 		containers = append(containers, userContainer(c))
 	}
@@ -77,6 +70,12 @@ func buildInitContainers(spec *databasev1alpha1.DatabaseClusterSpec) []corev1.Co
 		c = userContainer(c)
 		c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 		containers = append(containers, c)
+	}
+	// The storage agent, with spec.storage.autoGrow and when the operator knows its own image,
+	// comes last. Without autoGrow the template has none: clusters that do not ask for it are
+	// never rolled for it.
+	if agent {
+		containers = append(containers, BuildStorageAgent(agentImage))
 	}
 	return containers
 }
@@ -192,20 +191,6 @@ func defaultSpread(selector map[string]string) []corev1.TopologySpreadConstraint
 	return []corev1.TopologySpreadConstraint{constraint(corev1.LabelTopologyZone), constraint(corev1.LabelHostname)}
 }
 
-// spreadInSync compares the spread constraints of two templates. A template written before the
-// operator had a default (no constraints at all) is in sync with the default: the upgrade to a
-// version with the default does not roll every cluster's pods; the default is written with the
-// next change of the template.
-func spreadInSync(desired, observed corev1.PodTemplateSpec) bool {
-	have := observed.Spec.TopologySpreadConstraints
-	want := desired.Spec.TopologySpreadConstraints
-	selector := labels.Selector(desired.Labels[labels.Name], desired.Labels[labels.Instance])
-	if len(have) == 0 && equality.Semantic.DeepEqual(want, defaultSpread(selector)) {
-		return true
-	}
-	return len(want) == len(have) && equality.Semantic.DeepDerivative(want, have)
-}
-
 // restrictedEvaluator checks pod templates against the Pod Security Standards with the API
 // server's own checks.
 var restrictedEvaluator = mustEvaluator()
@@ -218,11 +203,11 @@ func mustEvaluator() policy.Evaluator {
 	return evaluator
 }
 
-// notRestricted says what in template breaks the restricted Pod Security profile (the latest
+// NotRestricted says what in template breaks the restricted Pod Security profile (the latest
 // version of it), e.g. `privileged (container "agent" must not set securityContext.privileged=true)`;
 // empty when nothing does. The operator's own parts always meet the profile, so only a user's
 // container or volume can.
-func notRestricted(template *corev1.PodTemplateSpec) string {
+func NotRestricted(template *corev1.PodTemplateSpec) string {
 	results := restrictedEvaluator.EvaluatePod(psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()},
 		&template.ObjectMeta, &template.Spec)
 	var forbidden []string
