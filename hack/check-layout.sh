@@ -9,8 +9,24 @@
 #   5. No two packages share a name (main and the API version packages aside).
 #   6. Every file of a suite carries its suite's build tag (the "//go:build" line of its
 #      suite_test.go), so that "go vet ./..." and "go test ./..." without tags compile and skip it.
+#   7. The front page and the benchmark report stay short: README.md at most 200 lines,
+#      docs/benchmarks.md at most 450 (a report leads with its conclusions and current figures;
+#      per-run tables and the history go to the index of runs, docs/bench/README.md). Checked
+#      first, and alone with DOCS_ONLY=1; DOCS_ROOT=<dir> checks the copies under <dir> instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+docs_root=${DOCS_ROOT:-.}
+for limit in "README.md:200:keep the front page to what the project is and where to read on; the detail goes to docs/" \
+  "docs/benchmarks.md:450:lead with the conclusions and the current figures; move per-run tables and the entries of What was tried to docs/bench/README.md"; do
+  IFS=: read -r doc max hint <<< "$limit"
+  lines=$(wc -l < "$docs_root/$doc")
+  if [ "$lines" -gt "$max" ]; then
+    echo "rule 7: $doc has $lines lines, more than $max: $hint"
+    bad7=1
+  fi
+done
+if [ -n "${bad7:-}" ]; then echo "The layout rule is broken (rule 7, the length of the front page and the report)."; exit 1; fi
+if [ -n "${DOCS_ONLY:-}" ]; then echo "Rule 7 holds: README.md and docs/benchmarks.md are within their limits."; exit 0; fi
 module=$(go list -m)
 suites="test/e2e test/ha test/faults test/olme2e test/nodee2e"
 format='{{.ImportPath}} {{.Name}} {{len .GoFiles}} {{join .Imports ","}},{{join .TestImports ","}},{{join .XTestImports ","}}'
