@@ -32,8 +32,8 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 	"github.com/seed1b407122/database-operator/controllers/internal/heapsize"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
 )
 
 // protoMessage is a built-in kind as the API server serves it to the manager: protobuf.

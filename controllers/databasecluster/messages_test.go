@@ -31,7 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // endInAWord matches a condition message that is not empty and does not end in a separator

@@ -34,9 +34,9 @@ import (
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 	"github.com/seed1b407122/database-operator/controllers/voteconfig"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // seedCorpus is the committed seed corpus of one builder fuzz target: the decoder its inputs go
