@@ -39,16 +39,19 @@ import (
 // Options keep the cache small: only the given namespaces (all when empty), only children that
 // carry the operator's managed-by label, no managedFields or last-applied configuration
 // (StripMeta), and of a StatefulSet, a pod, a Service or a claim only what the operator reads
-// (TrimStatefulSet, TrimPod, TrimService, TrimClaim).
+// (TrimStatefulSet, TrimPod, TrimService, TrimClaim). Each call makes the tables of values the
+// transforms share (NewShared), which so belong to the one cache these options configure: the
+// manager's, for as long as it runs.
 func Options(namespaces []string) cache.Options {
+	shared := NewShared()
 	owned := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: labels.ManagedByValue})}
 	opts := cache.Options{
 		DefaultTransform: StripMeta,
 		ByObject: map[client.Object]cache.ByObject{
-			&appsv1.StatefulSet{}:           {Label: owned.Label, Transform: TrimStatefulSet},
-			&corev1.Service{}:               {Label: owned.Label, Transform: TrimService},
+			&appsv1.StatefulSet{}:           {Label: owned.Label, Transform: shared.TrimStatefulSet},
+			&corev1.Service{}:               {Label: owned.Label, Transform: shared.TrimService},
 			&policyv1.PodDisruptionBudget{}: owned,
-			&corev1.PersistentVolumeClaim{}: {Label: owned.Label, Transform: TrimClaim},
+			&corev1.PersistentVolumeClaim{}: {Label: owned.Label, Transform: shared.TrimClaim},
 			&corev1.Pod{}:                   {Label: owned.Label, Transform: TrimPod},
 			&batchv1.Job{}:                  owned,
 			&batchv1.CronJob{}:              owned,
@@ -123,10 +126,10 @@ func StripMeta(obj any) (any, error) {
 // external traffic policy; serviceSpec in controllers/databasecluster). The allocated cluster
 // IPs, IP families, the internal traffic policy and the status are dropped; the labels and the
 // selector are shared with the cluster's other children, and the ports with the Services that
-// have the same (shared.go). A patch of a Service is computed between two trimmed copies, so
+// have the same (s, shared.go). A patch of a Service is computed between two trimmed copies, so
 // the dropped fields are never written; every field the operator writes must be kept here, or a
 // patch could never remove it.
-func TrimService(obj any) (any, error) {
+func (s *Shared) TrimService(obj any) (any, error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return obj, nil
@@ -135,12 +138,12 @@ func TrimService(obj any) (any, error) {
 		return nil, err
 	}
 	meta := svc.ObjectMeta
-	meta.Labels = shareLabels(meta.Labels)
+	meta.Labels = s.shareLabels(meta.Labels)
 	return &corev1.Service{
 		TypeMeta:   svc.TypeMeta,
 		ObjectMeta: meta,
 		Spec: corev1.ServiceSpec{
-			Type: svc.Spec.Type, Selector: shareLabels(svc.Spec.Selector), Ports: sharePorts(svc.Spec.Ports),
+			Type: svc.Spec.Type, Selector: s.shareLabels(svc.Spec.Selector), Ports: s.sharePorts(svc.Spec.Ports),
 			PublishNotReadyAddresses: svc.Spec.PublishNotReadyAddresses,
 			LoadBalancerSourceRanges: svc.Spec.LoadBalancerSourceRanges,
 			LoadBalancerClass:        svc.Spec.LoadBalancerClass,
@@ -168,15 +171,16 @@ const (
 // (the status reports the database's) and the claim templates' storage requests (a larger
 // spec.storage.size replaces the StatefulSet) are kept, as annotations of a pod template named
 // TrimmedTemplateName: one small map, shared with the StatefulSets that keep the same (and the
-// labels and selector with the cluster's other children; shared.go), where a container or a
+// labels and selector with the cluster's other children; s, shared.go), where a container or a
 // claim template costs a struct of some 400 bytes even when empty. Read them with
-// ContainerImage and ClaimTemplateSize. The templates are most of a StatefulSet: without them a
-// cached one holds about a third (BenchmarkClusterCacheMemory). The operator compares the pod
+// ContainerImage and ClaimTemplateSize. The templates are most of a StatefulSet, and the
+// operator reads them only to compare them (BenchmarkClusterCacheMemory measures what is left).
+// The operator compares the pod
 // template with the spec only after reading the StatefulSet whole from the API server, unless
 // the StatefulSet is still at the UID and generation at which it last compared it
 // (status.checkedStatefulSet); the claim templates are immutable and never written after the
 // create.
-func TrimStatefulSet(obj any) (any, error) {
+func (s *Shared) TrimStatefulSet(obj any) (any, error) {
 	sts, ok := obj.(*appsv1.StatefulSet)
 	if !ok {
 		return obj, nil
@@ -190,9 +194,9 @@ func TrimStatefulSet(obj any) (any, error) {
 	if TemplateTrimmed(sts) {
 		return sts, nil
 	}
-	sts.Labels = shareLabels(sts.Labels)
+	sts.Labels = s.shareLabels(sts.Labels)
 	if sts.Spec.Selector != nil {
-		sts.Spec.Selector.MatchLabels = shareLabels(sts.Spec.Selector.MatchLabels)
+		sts.Spec.Selector.MatchLabels = s.shareLabels(sts.Spec.Selector.MatchLabels)
 	}
 	kept := make(map[string]string, len(sts.Spec.Template.Spec.Containers)+len(sts.Spec.VolumeClaimTemplates))
 	for _, c := range sts.Spec.Template.Spec.Containers {
@@ -205,9 +209,16 @@ func TrimStatefulSet(obj any) (any, error) {
 		}
 		kept[trimmedClaimPrefix+t.Name] = size
 	}
-	sts.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName, Annotations: shareAnnotations(kept)}}
+	sts.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName, Annotations: s.shareAnnotations(kept)}}
 	sts.Spec.VolumeClaimTemplates = nil
 	return sts, nil
+}
+
+// TrimStatefulSet is what the cache holds of one StatefulSet, its values shared with no other
+// object ((*Shared)(nil).TrimStatefulSet): for code that needs a StatefulSet as cached without
+// a cache of its own.
+func TrimStatefulSet(obj any) (any, error) {
+	return (*Shared)(nil).TrimStatefulSet(obj)
 }
 
 // TemplateTrimmed says whether sts is a cached StatefulSet whose templates TrimStatefulSet
@@ -333,19 +344,19 @@ const OwnAnnotationPrefix = "database.seed1b407122.io/"
 // its spec the access modes, the resources, the StorageClass and the bound volume; of its
 // status the phase, the capacity and the resize conditions. The annotations of the volume
 // binder and the provisioners, the finalizers, the data source and the rest of the status are
-// dropped, and the resource maps (a request and a capacity of one entry each, 688 bytes apiece)
-// are shared with the claims of the same sizes, the labels with the cluster's other children
-// (shared.go): a cached claim holds less than half (BenchmarkClaimCacheMemory). The operator
+// dropped, and the resource maps (a request and a capacity of one entry each) are shared with
+// the claims of the same sizes, the labels with the cluster's other children (s, shared.go;
+// BenchmarkClaimCacheMemory measures what a cached claim holds). The operator
 // writes a claim only by merge patches computed between two trimmed copies (the storage
 // request, its own annotation, the owner references), so a dropped field is never written;
 // every field it writes must be kept here.
-func TrimClaim(obj any) (any, error) {
+func (s *Shared) TrimClaim(obj any) (any, error) {
 	claim, ok := obj.(*corev1.PersistentVolumeClaim)
 	if !ok {
 		return obj, nil
 	}
 	meta := identity(&claim.ObjectMeta)
-	meta.Labels = shareLabels(meta.Labels)
+	meta.Labels = s.shareLabels(meta.Labels)
 	meta.Annotations = ownAnnotations(claim.Annotations)
 	return &corev1.PersistentVolumeClaim{
 		TypeMeta:   claim.TypeMeta,
@@ -353,11 +364,11 @@ func TrimClaim(obj any) (any, error) {
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: claim.Spec.AccessModes,
 			Resources: corev1.VolumeResourceRequirements{
-				Limits: shareResources(claim.Spec.Resources.Limits), Requests: shareResources(claim.Spec.Resources.Requests)},
+				Limits: s.shareResources(claim.Spec.Resources.Limits), Requests: s.shareResources(claim.Spec.Resources.Requests)},
 			StorageClassName: claim.Spec.StorageClassName, VolumeName: claim.Spec.VolumeName,
 		},
 		Status: corev1.PersistentVolumeClaimStatus{
-			Phase: claim.Status.Phase, Capacity: shareResources(claim.Status.Capacity), Conditions: claim.Status.Conditions,
+			Phase: claim.Status.Phase, Capacity: s.shareResources(claim.Status.Capacity), Conditions: claim.Status.Conditions,
 		},
 	}, nil
 }

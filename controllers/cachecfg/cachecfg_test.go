@@ -105,7 +105,7 @@ func TestTrimServiceKeepsWhatTheOperatorCompares(t *testing.T) {
 			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyCluster)},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}}},
 	}
-	got, err := TrimService(svc)
+	got, err := NewShared().TrimService(svc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestTrimServiceKeepsWhatTheOperatorCompares(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("TrimService =\n%+v\nwant\n%+v", got, want)
 	}
-	if other, _ := TrimService("not a service"); other != "not a service" {
+	if other, _ := NewShared().TrimService("not a service"); other != "not a service" {
 		t.Fatalf("TrimService of another type = %v, want it unchanged", other)
 	}
 }
@@ -154,7 +154,7 @@ func TestTrimClaimKeepsWhatTheOperatorReads(t *testing.T) {
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: capacity, Conditions: resizing,
 			AccessModes: modes, AllocatedResources: resources.Requests},
 	}
-	got, err := TrimClaim(claim)
+	got, err := NewShared().TrimClaim(claim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,10 +170,10 @@ func TestTrimClaimKeepsWhatTheOperatorReads(t *testing.T) {
 		t.Fatalf("TrimClaim =\n%+v\nwant\n%+v", got, want)
 	}
 	claim.Annotations = map[string]string{"pv.kubernetes.io/bind-completed": "yes"}
-	if got, _ := TrimClaim(claim); got.(*corev1.PersistentVolumeClaim).Annotations != nil {
+	if got, _ := NewShared().TrimClaim(claim); got.(*corev1.PersistentVolumeClaim).Annotations != nil {
 		t.Fatalf("TrimClaim of a claim without the operator's annotations kept %v, want nil", got.(*corev1.PersistentVolumeClaim).Annotations)
 	}
-	if other, _ := TrimClaim("not a claim"); other != "not a claim" {
+	if other, _ := NewShared().TrimClaim("not a claim"); other != "not a claim" {
 		t.Fatalf("TrimClaim of another type = %v, want it unchanged", other)
 	}
 }
@@ -218,7 +218,7 @@ func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 				corev1.ResourceStorage: resource.MustParse("2Gi"), corev1.ResourceName("example.com/iops"): resource.MustParse("100")}}},
 	}, {ObjectMeta: metav1.ObjectMeta{Name: "logs"}}}
 	wholeCopy := whole.DeepCopy()
-	got, err := TrimStatefulSet(whole)
+	got, err := NewShared().TrimStatefulSet(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestTrimStatefulSetKeepsWhatTheOperatorReads(t *testing.T) {
 	if size, ok := ClaimTemplateSize(untrimmed, "data"); !ok || size.Cmp(resource.MustParse("2Gi")) != 0 {
 		t.Errorf("ClaimTemplateSize(data) untrimmed = %s, %v; want 2Gi, true", size.String(), ok)
 	}
-	if other, _ := TrimStatefulSet("not a StatefulSet"); other != "not a StatefulSet" {
+	if other, _ := NewShared().TrimStatefulSet("not a StatefulSet"); other != "not a StatefulSet" {
 		t.Fatalf("TrimStatefulSet of another type = %v, want it unchanged", other)
 	}
 }
@@ -326,15 +326,16 @@ func TestTransformsAreIdempotent(t *testing.T) {
 	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "ns",
 		Annotations: map[string]string{OwnAnnotationPrefix + "auto-grown-at": "t", "pv.kubernetes.io/bind-completed": "yes"}},
 		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-1"}}
+	shared := NewShared()
 	for _, tc := range []struct {
 		name      string
 		obj       any
 		transform func(any) (any, error)
 	}{
-		{"StatefulSet", sts, TrimStatefulSet},
+		{"StatefulSet", sts, shared.TrimStatefulSet},
 		{"Pod", pod, TrimPod},
-		{"Service", svc, TrimService},
-		{"PersistentVolumeClaim", claim, TrimClaim},
+		{"Service", svc, shared.TrimService},
+		{"PersistentVolumeClaim", claim, shared.TrimClaim},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			once, err := tc.transform(tc.obj)
@@ -351,11 +352,11 @@ func TestTransformsAreIdempotent(t *testing.T) {
 			}
 		})
 	}
-	trimmed, err := TrimStatefulSet(sts.DeepCopy())
+	trimmed, err := shared.TrimStatefulSet(sts.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := TrimStatefulSet(trimmed)
+	again, _ := shared.TrimStatefulSet(trimmed)
 	if size, ok := ClaimTemplateSize(again.(*appsv1.StatefulSet), "data"); !ok || size.Cmp(resource.MustParse("1Gi")) != 0 {
 		t.Fatalf("ClaimTemplateSize of a StatefulSet trimmed twice = %s, %v; want 1Gi, true", size.String(), ok)
 	}

@@ -94,22 +94,22 @@ func cachedClaims(b *testing.B, n int, transform func(any) (any, error)) []any {
 }
 
 // BenchmarkClaimCacheMemory reports the heap that 1,000 cached claims of 1,000 clusters hold,
-// with the default transform (StripMeta: without managed fields) and with TrimClaim, from an
-// empty process (ForgetShared). Each claim's labels are its cluster's, held here by the claim
+// with the default transform (StripMeta: without managed fields) and with TrimClaim, each run
+// with empty tables of shared values (NewShared), as a new manager's cache. Each claim's labels are its cluster's, held here by the claim
 // alone; in the cache they are shared with the cluster's StatefulSet and Services
 // (BenchmarkClusterCacheMemory's "Cluster").
 func BenchmarkClaimCacheMemory(b *testing.B) {
 	const claims = 1000
 	for _, tc := range []struct {
 		name      string
-		transform func(any) (any, error)
-	}{{"StripMeta", StripMeta}, {"TrimClaim", TrimClaim}} {
+		transform func(shared *Shared, obj any) (any, error)
+	}{{"StripMeta", func(_ *Shared, obj any) (any, error) { return StripMeta(obj) }}, {"TrimClaim", (*Shared).TrimClaim}} {
 		b.Run(tc.name, func(b *testing.B) {
 			var held float64
 			for b.Loop() {
-				ForgetShared()
+				shared := NewShared()
 				before := heapsize.AfterGC()
-				kept := cachedClaims(b, claims, tc.transform)
+				kept := cachedClaims(b, claims, func(obj any) (any, error) { return tc.transform(shared, obj) })
 				held = float64(heapsize.AfterGC()) - float64(before)
 				runtime.KeepAlive(kept)
 			}

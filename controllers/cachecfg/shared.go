@@ -28,17 +28,35 @@ import (
 // The cached objects of many clusters hold many values alike: every claim of 1Gi has a request
 // and a capacity map of one entry, every StatefulSet of one image and size the same kept
 // annotations, every Service of the same ports the same slice. A Go map of one entry costs a
-// group of eight slots (a ResourceList of one Quantity: 688 bytes), so the transforms give those
-// values one shared copy (shared): 1,000 claims of 1Gi hold one request map, not 1,000.
+// group of eight slots (a ResourceList of one Quantity), so the transforms give those values
+// one shared copy: 1,000 claims of 1Gi hold one request map, not 1,000.
 //
 // Sharing is safe because nothing writes to a cached object: controller-runtime's cache hands
 // out deep copies on Get and List, and the predicates, the event handlers and the one read
 // without a copy (planRollback) only read. TestSharedValuesAreCopiedOnRead checks the first.
 //
-// Each table keeps at most maxShared values and never forgets one: its cost is bounded (a few
-// hundred KiB at most), and a value past the bound is kept as decoded, as before. Only values
-// that hold nothing of one object are shared (a port with a node port is not), so that the
-// table fills with values many objects hold.
+// Each table of values alike keeps at most maxShared values and never forgets one: its cost is
+// bounded (a few hundred KiB at most), and a value past the bound is kept as decoded, as
+// before. Only values that hold nothing of one object are shared (a port with a node port is
+// not), so that the table fills with values many objects hold.
+
+// Shared holds the tables of values that the transforms of one cache share (TrimStatefulSet,
+// TrimService, TrimClaim are its methods). It belongs to the cache whose transforms use it:
+// Options makes one for the manager's cache, and a test or a benchmark makes its own with
+// NewShared, so that no table outlives the cache it serves. A nil *Shared shares nothing: its
+// transforms trim as the cache does and keep each value as decoded. Safe for concurrent use (the
+// informers of several kinds transform at once).
+type Shared struct {
+	resources   sharedValues[corev1.ResourceList]
+	annotations sharedValues[map[string]string]
+	ports       sharedValues[[]corev1.ServicePort]
+	labels      sharedMaps
+}
+
+// NewShared returns empty tables of shared values.
+func NewShared() *Shared {
+	return &Shared{labels: sharedMaps{seed: maphash.MakeSeed()}}
+}
 
 // maxShared bounds each table of shared values.
 const maxShared = 256
@@ -66,13 +84,6 @@ func (s *sharedValues[T]) share(key string, value T) T {
 	return value
 }
 
-// forget drops every value the table keeps.
-func (s *sharedValues[T]) forget() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.values = nil
-}
-
 // size is how many values the table keeps (for the tests).
 func (s *sharedValues[T]) size() int {
 	s.mu.Lock()
@@ -80,16 +91,10 @@ func (s *sharedValues[T]) size() int {
 	return len(s.values)
 }
 
-var (
-	sharedResources   sharedValues[corev1.ResourceList]
-	sharedAnnotations sharedValues[map[string]string]
-	sharedPorts       sharedValues[[]corev1.ServicePort]
-)
-
 // shareResources returns the shared copy of a ResourceList with the same quantities, by their
 // canonical form (a Quantity that prints the same compares the same).
-func shareResources(list corev1.ResourceList) corev1.ResourceList {
-	if len(list) == 0 {
+func (s *Shared) shareResources(list corev1.ResourceList) corev1.ResourceList {
+	if s == nil || len(list) == 0 {
 		return list
 	}
 	var key strings.Builder
@@ -97,25 +102,25 @@ func shareResources(list corev1.ResourceList) corev1.ResourceList {
 		q := list[name]
 		key.WriteString(string(name) + "=" + q.String() + "\x00")
 	}
-	return sharedResources.share(key.String(), list)
+	return s.resources.share(key.String(), list)
 }
 
 // shareAnnotations returns the shared copy of a map of strings with the same entries.
-func shareAnnotations(m map[string]string) map[string]string {
-	if len(m) == 0 {
+func (s *Shared) shareAnnotations(m map[string]string) map[string]string {
+	if s == nil || len(m) == 0 {
 		return m
 	}
 	var key strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		key.WriteString(k + "=" + m[k] + "\x00")
 	}
-	return sharedAnnotations.share(key.String(), m)
+	return s.annotations.share(key.String(), m)
 }
 
 // sharePorts returns the shared copy of a Service's ports with the same fields, unless one has
 // a node port (which the API server allocates per Service).
-func sharePorts(ports []corev1.ServicePort) []corev1.ServicePort {
-	if len(ports) == 0 {
+func (s *Shared) sharePorts(ports []corev1.ServicePort) []corev1.ServicePort {
+	if s == nil || len(ports) == 0 {
 		return ports
 	}
 	var key strings.Builder
@@ -130,7 +135,16 @@ func sharePorts(ports []corev1.ServicePort) []corev1.ServicePort {
 		key.WriteString(p.Name + "\x00" + string(p.Protocol) + "\x00" + appProtocol + "\x00" +
 			strconv.Itoa(int(p.Port)) + "\x00" + strconv.Itoa(int(p.TargetPort.Type)) + ":" + p.TargetPort.String() + "\x00")
 	}
-	return sharedPorts.share(key.String(), ports)
+	return s.ports.share(key.String(), ports)
+}
+
+// shareLabels returns the shared copy of a map of labels (or of a selector) with the same
+// entries.
+func (s *Shared) shareLabels(m map[string]string) map[string]string {
+	if s == nil {
+		return m
+	}
+	return s.labels.share(m)
 }
 
 // The labels of a cluster's children and their selectors are alike within the cluster (the
@@ -143,7 +157,7 @@ func sharePorts(ports []corev1.ServicePort) []corev1.ServicePort {
 // 2×labelsTurn maps (those of clusters deleted since are held no longer than two turns), and a
 // map forgotten is only no longer shared by the objects decoded after.
 
-// labelsTurn is how many maps one generation of sharedLabels holds.
+// labelsTurn is how many maps one generation of a sharedMaps holds.
 const labelsTurn = 2048
 
 // sharedMaps holds one copy of each map of strings, by a hash of its content checked on each
@@ -152,14 +166,6 @@ type sharedMaps struct {
 	mu         sync.Mutex
 	seed       maphash.Seed
 	young, old map[uint64]map[string]string
-}
-
-var sharedLabels = sharedMaps{seed: maphash.MakeSeed()}
-
-// shareLabels returns the shared copy of a map of labels (or of a selector) with the same
-// entries.
-func shareLabels(m map[string]string) map[string]string {
-	return sharedLabels.share(m)
 }
 
 // share returns the copy of m's content the table holds, and otherwise holds m and returns it.
@@ -199,23 +205,6 @@ func (s *sharedMaps) hash(m map[string]string) uint64 {
 		h.Reset()
 	}
 	return sum
-}
-
-// forget drops every map the table holds.
-func (s *sharedMaps) forget() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.young, s.old = nil, nil
-}
-
-// ForgetShared drops every value the transforms share, so that a benchmark of what the cache
-// holds starts from an empty process (the tables are the process's, and outlive one benchmark
-// run). Objects already cached keep what they hold.
-func ForgetShared() {
-	sharedResources.forget()
-	sharedAnnotations.forget()
-	sharedPorts.forget()
-	sharedLabels.forget()
 }
 
 // held is how many maps the table holds (for the tests).

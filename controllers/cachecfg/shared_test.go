@@ -61,9 +61,9 @@ func sizedClaim(name, size string) *corev1.PersistentVolumeClaim {
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: storage}}
 }
 
-func trimmedClaim(t *testing.T, claim *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaim {
+func trimmedClaim(t *testing.T, shared *Shared, claim *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaim {
 	t.Helper()
-	got, err := TrimClaim(decoded(t, claim, &corev1.PersistentVolumeClaim{}))
+	got, err := shared.TrimClaim(decoded(t, claim, &corev1.PersistentVolumeClaim{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +74,12 @@ func trimmedClaim(t *testing.T, claim *corev1.PersistentVolumeClaim) *corev1.Per
 // request map and one capacity map; a claim of another size holds its own; the values read the
 // same as decoded.
 func TestTrimClaimSharesTheResourceMaps(t *testing.T) {
-	a, b := trimmedClaim(t, sizedClaim("data-a-0", "3Gi")), trimmedClaim(t, sizedClaim("data-b-0", "3Gi"))
+	shared := NewShared()
+	a, b := trimmedClaim(t, shared, sizedClaim("data-a-0", "3Gi")), trimmedClaim(t, shared, sizedClaim("data-b-0", "3Gi"))
 	if !same(a.Spec.Resources.Requests, b.Spec.Resources.Requests) || !same(a.Status.Capacity, b.Status.Capacity) {
 		t.Fatal("two claims of 3Gi hold two request or capacity maps, want one of each")
 	}
-	c := trimmedClaim(t, sizedClaim("data-c-0", "5Gi"))
+	c := trimmedClaim(t, shared, sizedClaim("data-c-0", "5Gi"))
 	if same(a.Spec.Resources.Requests, c.Spec.Resources.Requests) {
 		t.Fatal("a claim of 5Gi shares the request map of the claims of 3Gi")
 	}
@@ -95,7 +96,8 @@ func TestTrimClaimSharesTheResourceMaps(t *testing.T) {
 // from the cache, as the storage phase makes before a patch, leaves the shared map, and the
 // other claims, as they were.
 func TestSharedValuesAreCopiedOnRead(t *testing.T) {
-	a, b := trimmedClaim(t, sizedClaim("data-a-0", "6Gi")), trimmedClaim(t, sizedClaim("data-b-0", "6Gi"))
+	shared := NewShared()
+	a, b := trimmedClaim(t, shared, sizedClaim("data-a-0", "6Gi")), trimmedClaim(t, shared, sizedClaim("data-b-0", "6Gi"))
 	read := a.DeepCopyObject().(*corev1.PersistentVolumeClaim)
 	read.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("8Gi")
 	if q := b.Spec.Resources.Requests[corev1.ResourceStorage]; q.String() != "6Gi" {
@@ -109,11 +111,12 @@ func TestSharedValuesAreCopiedOnRead(t *testing.T) {
 // TestTrimServiceSharesPortsWithoutNodePorts: two Services with the same ports hold one slice;
 // different ports, or a node port (the API server's, one per Service), are not shared.
 func TestTrimServiceSharesPortsWithoutNodePorts(t *testing.T) {
+	shared := NewShared()
 	svc := func(name string, port int32, nodePort int32) *corev1.Service {
 		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: []corev1.ServicePort{{Name: "db", Port: port,
 				TargetPort: intstr.FromString("db"), Protocol: corev1.ProtocolTCP, NodePort: nodePort, AppProtocol: ptr.To("postgresql")}}}}
-		got, err := TrimService(decoded(t, s, &corev1.Service{}))
+		got, err := shared.TrimService(decoded(t, s, &corev1.Service{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,6 +137,7 @@ func TestTrimServiceSharesPortsWithoutNodePorts(t *testing.T) {
 // TestTrimStatefulSetSharesWhatItKeeps: two StatefulSets of the same image and size keep one
 // map; another image keeps its own.
 func TestTrimStatefulSetSharesWhatItKeeps(t *testing.T) {
+	shared := NewShared()
 	sts := func(name, image string) *appsv1.StatefulSet {
 		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
 			Spec: appsv1.StatefulSetSpec{
@@ -141,7 +145,7 @@ func TestTrimStatefulSetSharesWhatItKeeps(t *testing.T) {
 				VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
 					Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
 						Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}}}
-		got, err := TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
+		got, err := shared.TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,6 +160,37 @@ func TestTrimStatefulSetSharesWhatItKeeps(t *testing.T) {
 	}
 	if got := ContainerImage(c, "database"); got != "db:shared-2" {
 		t.Fatalf("ContainerImage of c = %q", got)
+	}
+}
+
+// TestSharedTablesBelongToTheirCache: the transforms of two caches (two Shared) share nothing
+// with each other, and a nil Shared (TrimStatefulSet's) shares nothing at all; each trims the
+// same.
+func TestSharedTablesBelongToTheirCache(t *testing.T) {
+	first, second := NewShared(), NewShared()
+	a, b := trimmedClaim(t, first, sizedClaim("data-a-0", "2Gi")), trimmedClaim(t, second, sizedClaim("data-b-0", "2Gi"))
+	if same(a.Spec.Resources.Requests, b.Spec.Resources.Requests) {
+		t.Fatal("claims trimmed by the transforms of two caches share a request map")
+	}
+	c, d := trimmedClaim(t, nil, sizedClaim("data-c-0", "2Gi")), trimmedClaim(t, nil, sizedClaim("data-d-0", "2Gi"))
+	if same(c.Spec.Resources.Requests, d.Spec.Resources.Requests) || same(a.Spec.Resources.Requests, c.Spec.Resources.Requests) {
+		t.Fatal("claims trimmed without tables share a request map")
+	}
+	if !reflect.DeepEqual(a.Spec, c.Spec) || !reflect.DeepEqual(a.Status, c.Status) {
+		t.Fatalf("a claim trimmed with tables =\n%+v\nwithout\n%+v", a, c)
+	}
+	labels := map[string]string{"app.kubernetes.io/instance": "db"}
+	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", Labels: labels}}
+	x, err := TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same(x.(*appsv1.StatefulSet).Labels, y.(*appsv1.StatefulSet).Labels) || !TemplateTrimmed(x.(*appsv1.StatefulSet)) {
+		t.Fatal("TrimStatefulSet shared the labels of two StatefulSets, or did not trim")
 	}
 }
 
@@ -189,13 +224,14 @@ func TestSharedValuesAreBounded(t *testing.T) {
 // one cluster, decoded apart, hold one map of labels, and the StatefulSet and the Services one
 // selector; the children of another cluster hold their own.
 func TestTheChildrenOfAClusterShareTheirLabels(t *testing.T) {
+	shared := NewShared()
 	children := func(cluster string) (*appsv1.StatefulSet, [2]*corev1.Service, *corev1.PersistentVolumeClaim) {
 		labels := map[string]string{"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": cluster,
 			"app.kubernetes.io/managed-by": "database-operator"}
 		selector := map[string]string{"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": cluster}
 		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: "ns", Labels: labels},
 			Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector}}}
-		sts, err := TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
+		sts, err := shared.TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +239,7 @@ func TestTheChildrenOfAClusterShareTheirLabels(t *testing.T) {
 		for i, name := range []string{cluster + "-headless", cluster} {
 			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels},
 				Spec: corev1.ServiceSpec{Selector: selector}}
-			got, err := TrimService(decoded(t, svc, &corev1.Service{}))
+			got, err := shared.TrimService(decoded(t, svc, &corev1.Service{}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +247,7 @@ func TestTheChildrenOfAClusterShareTheirLabels(t *testing.T) {
 		}
 		claim := sizedClaim("data-"+cluster+"-0", "1Gi")
 		claim.Labels = labels
-		return sts.(*appsv1.StatefulSet), services, trimmedClaim(t, claim)
+		return sts.(*appsv1.StatefulSet), services, trimmedClaim(t, shared, claim)
 	}
 	sts, services, claim := children("shared-a")
 	for _, other := range []map[string]string{services[0].Labels, services[1].Labels, claim.Labels} {

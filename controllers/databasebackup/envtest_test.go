@@ -35,8 +35,8 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 	"github.com/seed1b407122/database-operator/controllers/operator"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // snapshotModule ships the VolumeSnapshot CRDs (config/crd) with its Go types.

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 )
 
@@ -202,7 +203,7 @@ func setCompletedCondition(conditions *[]metav1.Condition, b *databasev1alpha1.D
 }
 
 // setFailedCondition: True once the backup cannot complete, with what to do in the message.
-func setFailedCondition(conditions *[]metav1.Condition, b *databasev1alpha1.DatabaseBackup, st backupState) {
+func setFailedCondition(list *[]metav1.Condition, b *databasev1alpha1.DatabaseBackup, st backupState) {
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionFailed,
 		Status:             conditionStatus(st.phase == databasev1alpha1.BackupFailed),
@@ -211,9 +212,9 @@ func setFailedCondition(conditions *[]metav1.Condition, b *databasev1alpha1.Data
 		ObservedGeneration: b.Generation,
 	}
 	if st.phase != databasev1alpha1.BackupFailed && st.reason != databasev1alpha1.ReasonBackupSyncFailed {
-		cond.Reason, cond.Message = "AsExpected", "nothing keeps the backup from completing"
+		cond.Reason, cond.Message = conditions.ReasonAsExpected, "nothing keeps the backup from completing"
 	}
-	meta.SetStatusCondition(conditions, cond)
+	meta.SetStatusCondition(list, cond)
 }
 
 // conditionStatus is True for true.

@@ -20,7 +20,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 func TestDatabaseBackup(t *testing.T) { testenv.RunSuite(t, "DatabaseBackup controller") }

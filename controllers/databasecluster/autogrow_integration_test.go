@@ -38,8 +38,8 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 	"github.com/seed1b407122/database-operator/controllers/storageagent"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // agentImage is the storage agent image the specs' operator is given.

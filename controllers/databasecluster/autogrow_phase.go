@@ -258,7 +258,7 @@ func (r *Reconciler) measureMembers(ctx context.Context, dc *databasev1alpha1.Da
 			e := memoEntry{uid: pod.UID, at: now, claimCapacity: capacities[pod.Name],
 				usage: memberUsage{used: u.UsedBytes, capacity: u.CapacityBytes, at: now}}
 			if err != nil {
-				e.err = err.Error()
+				e.err = agentFailure(err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -270,7 +270,7 @@ func (r *Reconciler) measureMembers(ctx context.Context, dc *databasev1alpha1.Da
 	usage := make(map[string]memberUsage, len(kept))
 	for name, e := range kept {
 		if e.err != "" {
-			obs.unknown = append(obs.unknown, name+": "+e.err)
+			obs.unknown = append(obs.unknown, withDetail(name, ": ", e.err, ""))
 			continue
 		}
 		usage[name] = e.usage
@@ -279,6 +279,16 @@ func (r *Reconciler) measureMembers(ctx context.Context, dc *databasev1alpha1.Da
 	}
 	sortMembers(obs)
 	return usage
+}
+
+// agentFailure is why a member's agent could not be read, as StorageAutoGrow tells it: err's
+// text on one line without the separator an empty part left at its end ("the agent answered 404
+// Not Found: " when the answer has no body), and never "", which would read as a measurement.
+func agentFailure(err error) string {
+	if why := tidyDetail(err.Error()); why != "" {
+		return why
+	}
+	return "the read failed without saying why"
 }
 
 // sortMembers orders the members and the unknown ones by name: the status must not change with

@@ -38,8 +38,8 @@ import (
 	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 	"github.com/seed1b407122/database-operator/controllers/operator"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // The deletion specs try to make the finalizer delete or release the wrong claims. envtest runs

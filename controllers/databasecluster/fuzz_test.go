@@ -31,8 +31,8 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // maxRevisionHash is the longest hash the StatefulSet controller appends to the StatefulSet's

@@ -37,7 +37,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // podReadyTimeout is short in the envtest specs so that a stuck pod is seen within seconds.

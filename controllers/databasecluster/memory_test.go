@@ -33,8 +33,8 @@ import (
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
 	"github.com/seed1b407122/database-operator/controllers/internal/heapsize"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
 )
 
 // protoMessage is a built-in kind as the API server serves it to the manager: protobuf.
@@ -51,8 +51,8 @@ type protoMessage interface {
 // are cachecfg's BenchmarkClaimCacheMemory too. "StatefulSet whole" is the StatefulSet as the
 // cache held it before TrimStatefulSet (managed fields dropped only), for comparison. Each kind
 // is measured alone, and "Cluster" is all six objects of each cluster together, which share
-// their labels and selectors (cachecfg's shared.go); each run starts from an empty table of
-// shared values (cachecfg.ForgetShared).
+// their labels and selectors (cachecfg's shared.go); each run starts from empty tables of
+// shared values (cachecfg.NewShared), as a new manager's cache does.
 func BenchmarkClusterCacheMemory(b *testing.B) {
 	const clusters = 1000
 	stored := storedClusters(b, clusters)
@@ -61,34 +61,35 @@ func BenchmarkClusterCacheMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	decoder := serializer.NewCodecFactory(kinds).UniversalDeserializer()
+	var shared *cachecfg.Shared // the tables of the run, made anew by each
 	for _, tc := range []struct {
 		name string
 		keep func(b *testing.B, dc *storedCluster) any
 	}{
 		{"DatabaseCluster", func(b *testing.B, dc *storedCluster) any { return decodeJSONCluster(b, decoder, dc.cluster) }},
 		{"StatefulSet", func(b *testing.B, dc *storedCluster) any {
-			return transformed(b, decodeProto(b, dc.statefulSet, &appsv1.StatefulSet{}), cachecfg.TrimStatefulSet)
+			return transformed(b, decodeProto(b, dc.statefulSet, &appsv1.StatefulSet{}), shared.TrimStatefulSet)
 		}},
 		{"StatefulSet whole", func(b *testing.B, dc *storedCluster) any {
 			return transformed(b, decodeProto(b, dc.statefulSet, &appsv1.StatefulSet{}), cachecfg.StripMeta)
 		}},
 		{"Services", func(b *testing.B, dc *storedCluster) any {
-			return []any{transformed(b, decodeProto(b, dc.services[0], &corev1.Service{}), cachecfg.TrimService),
-				transformed(b, decodeProto(b, dc.services[1], &corev1.Service{}), cachecfg.TrimService)}
+			return []any{transformed(b, decodeProto(b, dc.services[0], &corev1.Service{}), shared.TrimService),
+				transformed(b, decodeProto(b, dc.services[1], &corev1.Service{}), shared.TrimService)}
 		}},
 		{"Pod", func(b *testing.B, dc *storedCluster) any {
 			return transformed(b, decodeProto(b, dc.pod, &corev1.Pod{}), cachecfg.TrimPod)
 		}},
 		{"Claim", func(b *testing.B, dc *storedCluster) any {
-			return transformed(b, decodeProto(b, dc.claim, &corev1.PersistentVolumeClaim{}), cachecfg.TrimClaim)
+			return transformed(b, decodeProto(b, dc.claim, &corev1.PersistentVolumeClaim{}), shared.TrimClaim)
 		}},
-		{"Cluster", func(b *testing.B, dc *storedCluster) any { return cachedCluster(b, decoder, dc) }},
+		{"Cluster", func(b *testing.B, dc *storedCluster) any { return cachedCluster(b, decoder, shared, dc) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var held float64
 			for b.Loop() {
 				kept := make([]any, 0, clusters)
-				cachecfg.ForgetShared()
+				shared = cachecfg.NewShared()
 				before := heapsize.AfterGC()
 				for i := range stored {
 					kept = append(kept, tc.keep(b, &stored[i]))
@@ -113,25 +114,25 @@ func BenchmarkClusterCacheTransform(b *testing.B) {
 		b.Fatal(err)
 	}
 	decoder := serializer.NewCodecFactory(kinds).UniversalDeserializer()
-	cachecfg.ForgetShared()
+	shared := cachecfg.NewShared()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		runtime.KeepAlive(cachedCluster(b, decoder, &stored[i%len(stored)]))
+		runtime.KeepAlive(cachedCluster(b, decoder, shared, &stored[i%len(stored)]))
 		i++
 	}
 }
 
 // cachedCluster is what the cache holds of one cluster: each object through its kind's
 // transform, the objects of the cluster decoded one after the other as their watch events
-// come, so that they share what the transforms share (cachecfg's shared.go).
-func cachedCluster(b *testing.B, decoder k8sruntime.Decoder, dc *storedCluster) any {
+// come, so that they share what the transforms share (shared, cachecfg's shared.go).
+func cachedCluster(b *testing.B, decoder k8sruntime.Decoder, shared *cachecfg.Shared, dc *storedCluster) any {
 	return []any{decodeJSONCluster(b, decoder, dc.cluster),
-		transformed(b, decodeProto(b, dc.statefulSet, &appsv1.StatefulSet{}), cachecfg.TrimStatefulSet),
-		transformed(b, decodeProto(b, dc.services[0], &corev1.Service{}), cachecfg.TrimService),
-		transformed(b, decodeProto(b, dc.services[1], &corev1.Service{}), cachecfg.TrimService),
+		transformed(b, decodeProto(b, dc.statefulSet, &appsv1.StatefulSet{}), shared.TrimStatefulSet),
+		transformed(b, decodeProto(b, dc.services[0], &corev1.Service{}), shared.TrimService),
+		transformed(b, decodeProto(b, dc.services[1], &corev1.Service{}), shared.TrimService),
 		transformed(b, decodeProto(b, dc.pod, &corev1.Pod{}), cachecfg.TrimPod),
-		transformed(b, decodeProto(b, dc.claim, &corev1.PersistentVolumeClaim{}), cachecfg.TrimClaim)}
+		transformed(b, decodeProto(b, dc.claim, &corev1.PersistentVolumeClaim{}), shared.TrimClaim)}
 }
 
 // storedCluster is one cluster and its children, encoded as the API server serves them.

@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // The ownership rule, for every child of a DatabaseCluster and every kind of holder: a name

@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // podMonitorCRD is the Prometheus Operator's PodMonitor CRD (testdata/crds, v0.85.0).

@@ -28,7 +28,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // withMonitoring sets spec.monitoring: the metrics port, path and interval.

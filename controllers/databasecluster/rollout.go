@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,19 +60,53 @@ type stuckMember struct {
 	pod      string
 	uid      types.UID
 	revision string
+	// resourceVersion is the pod's as the operator saw it stuck (stuckPodToReplace only).
+	resourceVersion string
 	// detail says what keeps it from becoming Ready, e.g. "container database CrashLoopBackOff
 	// (last exit code 1)".
 	detail string
 }
 
 // message is the Progressing message of a stuck member of the update revision.
-func (m *stuckMember) message() string { return "pod " + m.pod + ": " + m.detail }
+func (m *stuckMember) message() string {
+	return withDetail("pod "+m.pod, ": ", m.detail, "is stuck")
+}
 
 // replaced says what the operator did to a stuck member it deleted, under sts's update
 // revision: the Progressing message is "deleted " and the event "Deleted " followed by it.
 func (m *stuckMember) replaced(sts *appsv1.StatefulSet) string {
-	return fmt.Sprintf("pod %s of revision %s (%s) so that StatefulSet %s recreates it from revision %s",
-		m.pod, m.revision, m.detail, sts.Name, sts.Status.UpdateRevision)
+	what := "pod " + m.pod + " of revision " + m.revision
+	if detail := tidyDetail(m.detail); detail != "" {
+		what += " (" + detail + ")"
+	}
+	to := "its update revision"
+	if sts.Status.UpdateRevision != "" {
+		to = "revision " + sts.Status.UpdateRevision
+	}
+	return fmt.Sprintf("%s so that StatefulSet %s recreates it from %s", what, sts.Name, to)
+}
+
+// messageSeparators are what a condition message or an event note never ends in: each ends in
+// a word (a part left empty, such as an agent's empty answer, must not leave "...: " behind).
+const messageSeparators = ":;,- \t\r\n"
+
+// tidyDetail is a detail as a message tells it: on one line (a body or a kubelet's message may
+// span several), without the separators an empty part of it left at its end.
+func tidyDetail(detail string) string {
+	return strings.TrimRight(strings.Join(strings.Fields(detail), " "), messageSeparators)
+}
+
+// withDetail is head, then sep and detail (tidyDetail), or, when detail has nothing to say,
+// head and otherwise: "pod db-2: container database CrashLoopBackOff", or "pod db-2 is
+// stuck". An empty otherwise leaves head alone.
+func withDetail(head, sep, detail, otherwise string) string {
+	if detail = tidyDetail(detail); detail != "" {
+		return head + sep + detail
+	}
+	if otherwise == "" {
+		return head
+	}
+	return head + " " + otherwise
 }
 
 // rolloutObservation is what the operator saw and did about a stuck rollout in one pass.
@@ -105,7 +140,8 @@ func containerFailure(pod *corev1.Pod) string {
 		case reason == waitingImagePullBackOff || reason == waitingErrImagePull:
 			return "container " + s.Name + " " + waitingImagePullBackOff
 		case reason == waitingCreateConfigError:
-			return fmt.Sprintf("container %s %s: %s", s.Name, reason, s.State.Waiting.Message)
+			// The kubelet's message names what is missing; without it the reason says enough.
+			return withDetail("container "+s.Name+" "+reason, ": ", s.State.Waiting.Message, "")
 		case reason == waitingCrashLoopBackOff || crashedBeforeReady(s, readySince):
 			msg := "container " + s.Name + " " + waitingCrashLoopBackOff
 			if last := s.LastTerminationState.Terminated; last != nil {
@@ -144,10 +180,7 @@ func memberStuck(pod *corev1.Pod, now time.Time, deadline time.Duration) (detail
 		return "", deadline - age
 	}
 	detail = fmt.Sprintf("not Ready within spec.rollout.progressDeadlineSeconds (%ds)", int64(deadline/time.Second))
-	if why := waitingReason(pod); why != "" {
-		detail += ": container " + specs.ContainerName + " " + why
-	}
-	return detail, 0
+	return withDetail(detail, ": container "+specs.ContainerName+" ", waitingReason(pod), ""), 0
 }
 
 // podRevision is the StatefulSet revision a pod was created from.
@@ -179,9 +212,15 @@ func findStuckRollout(sts *appsv1.StatefulSet, pods []corev1.Pod, now time.Time,
 }
 
 // stuckPodToReplace decides which member, if any, the operator deletes so that the StatefulSet
-// recreates it from its update revision (kubernetes/kubernetes#67250: the StatefulSet controller
-// waits for a broken pod of an older revision to become Ready before it replaces anything, and
-// it never will). It chooses only a pod that
+// recreates it from its update revision, where the StatefulSet controller leaves it
+// (kubernetes/kubernetes#67250: it waits for a broken pod of an older revision to become Ready,
+// and it never will). With the Parallel pod management BuildStatefulSet sets, the StatefulSet
+// controller deletes such a pod itself, in the sync that computes the new update revision and
+// before it writes that revision to the status, unless the MaxUnavailableStatefulSet feature
+// gate is on without kubernetes/kubernetes#137666 (on by default in 1.35.0 to 1.35.3, by hand
+// before 1.37: kubernetes/kubernetes#137409 counts the broken pod against maxUnavailable). So
+// on a Kubernetes that replaces it, this finds the pod terminating or gone, and does nothing.
+// It chooses only a pod that
 //   - sts controls (pods is every pod with the cluster's labels),
 //   - is of a revision the StatefulSet no longer asks for: its controller-revision-hash is not
 //     the update revision, which the StatefulSet controller has computed for sts's current
@@ -217,7 +256,7 @@ func stuckPodToReplace(sts *appsv1.StatefulSet, pods []corev1.Pod, now time.Time
 			continue
 		}
 		if detail, _ := memberStuck(pod, now, deadline); detail != "" {
-			return &stuckMember{pod: pod.Name, uid: pod.UID, revision: revision, detail: detail}
+			return &stuckMember{pod: pod.Name, uid: pod.UID, revision: revision, detail: detail, resourceVersion: pod.ResourceVersion}
 		}
 	}
 	return nil
@@ -254,8 +293,11 @@ func (p *replacedPods) add(namespace, name string, uid types.UID) {
 }
 
 // reconcileRollout is phase 6: it deletes the stuck member that stuckPodToReplace chooses, if
-// any, with its UID as a precondition (a pod recreated under the same name in the meantime is
-// left alone), and says so in an event. sts is the StatefulSet as phase 5 left it.
+// any, with its UID and resourceVersion as preconditions, and says so in an event. sts is the
+// StatefulSet as phase 5 left it. The preconditions leave alone a pod recreated under the same
+// name, and one the StatefulSet controller deleted (its deletionTimestamp changed it) while the
+// cache still showed the StatefulSet's new status before the pod's deletion: deleting a pod that
+// is already terminating succeeds, and would tell of a replacement Kubernetes made.
 func (r *Reconciler) reconcileRollout(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) (rolloutObservation, error) {
 	if sts == nil || !metav1.IsControlledBy(sts, dc) {
 		return rolloutObservation{}, nil
@@ -269,10 +311,15 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, dc *databasev1alpha1.
 		return rolloutObservation{}, nil
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: dc.Namespace, Name: victim.pod}}
-	err = r.Delete(ctx, pod, client.Preconditions{UID: &victim.uid})
+	preconditions := client.Preconditions{UID: &victim.uid}
+	if victim.resourceVersion != "" {
+		preconditions.ResourceVersion = &victim.resourceVersion
+	}
+	err = r.Delete(ctx, pod, preconditions)
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-		// Gone already, or recreated under the same name (the UID differs): nothing to replace.
+		// Gone already, recreated under the same name, or changed since it was seen (being
+		// deleted, or a new status that the next pass looks at): nothing to replace now.
 		return rolloutObservation{}, nil
 	case err != nil:
 		return rolloutObservation{}, fmt.Errorf("deleting stuck pod %s: %w", victim.pod, err)

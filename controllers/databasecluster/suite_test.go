@@ -17,7 +17,7 @@ package databasecluster
 import (
 	"testing"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 func TestDatabaseCluster(t *testing.T) { testenv.RunSuite(t, "DatabaseCluster controller") }

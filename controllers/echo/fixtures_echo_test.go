@@ -22,7 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // echoOption changes a test Echo.

@@ -17,7 +17,7 @@ package echo
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // testImage is the image the operator under test is configured with (ECHO_IMAGE): in the fuzz

@@ -25,8 +25,8 @@ import (
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // maxJobSuffix is the longest suffix the CronJob controller gives the Jobs it creates:

@@ -23,7 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
 )
 
 // FuzzBuildJob builds the Job of any admitted Echo and checks: no panic, the name within what

@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 var _ = Describe("ScheduledEcho status", Label("unit"), func() {

@@ -17,7 +17,7 @@ package echo
 import (
 	"testing"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 func TestEcho(t *testing.T) { testenv.RunSuite(t, "Echo and ScheduledEcho controllers") }

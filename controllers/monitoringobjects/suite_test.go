@@ -17,7 +17,7 @@ package monitoringobjects
 import (
 	"testing"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 func TestMonitoringObjects(t *testing.T) { testenv.RunSuite(t, "The operator's monitoring objects") }

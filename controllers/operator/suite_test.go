@@ -17,7 +17,7 @@ package operator_test
 import (
 	"testing"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 func TestOperator(t *testing.T) { testenv.RunSuite(t, "The operator's manager") }

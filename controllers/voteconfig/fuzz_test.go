@@ -26,7 +26,7 @@ import (
 
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
 )
 
 // maxConfigMapBytes is the API server's limit on the data of a ConfigMap.

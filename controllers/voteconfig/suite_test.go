@@ -17,7 +17,7 @@ package voteconfig
 import (
 	"testing"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 func TestVoteConfig(t *testing.T) { testenv.RunSuite(t, "VoteConfig controller") }

@@ -37,7 +37,7 @@ import (
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/echo"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // Minimum size of the refused half of the corpus (issue 13): in all, and per kind.

@@ -35,9 +35,9 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/echo"
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
-	"github.com/seed1b407122/database-operator/controllers/internal/testenv"
 	"github.com/seed1b407122/database-operator/controllers/voteconfig"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
+	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
 // seedCorpus is the committed seed corpus of one builder fuzz target: the decoder its inputs go

@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
 )
 
 // Bits of the refs argument of FuzzMeta: how the observed child's owner references differ from

@@ -30,7 +30,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/fuzzspec"
+	"github.com/seed1b407122/database-operator/test/harness/fuzzspec"
 )
 
 // What the envtest specs of every controller read and write the same way: their own namespace,

@@ -26,8 +26,8 @@ func TestRootFromThisPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	wd, _ := os.Getwd()
-	if want := filepath.Join(root, "controllers", "internal", "repodir"); wd != want {
-		t.Errorf("Root() = %s: the working directory %s is not its controllers/internal/repodir", root, wd)
+	if want := filepath.Join(root, "test", "harness", "repodir"); wd != want {
+		t.Errorf("Root() = %s: the working directory %s is not its test/harness/repodir", root, wd)
 	}
 }
 

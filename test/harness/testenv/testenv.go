@@ -19,6 +19,10 @@
 // It is also what the specs of every controller share: reading and writing resources in that API
 // server (specs.go, Kind), the ownership rule (ownership.go), the operator's metrics
 // (metrics.go), and the fixtures of the unit specs (fixtures.go).
+//
+// It is a harness library: only the controllers' *_test.go files import it (hack/check-layout.sh
+// keeps Ginkgo, Gomega and envtest out of the product's code), so the manager never links it.
+// Named testenv, not envtest, so as not to shadow controller-runtime's envtest, which it wraps.
 package testenv
 
 import (
@@ -44,8 +48,8 @@ import (
 
 	"github.com/seed1b407122/database-operator/api/scheme"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
-	"github.com/seed1b407122/database-operator/controllers/internal/repodir"
 	"github.com/seed1b407122/database-operator/controllers/operator"
+	"github.com/seed1b407122/database-operator/test/harness/repodir"
 )
 
 // RunSuite runs the Ginkgo specs of a controller's package as the go test t, under the suite

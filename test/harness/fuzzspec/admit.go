@@ -18,7 +18,8 @@
 // CEL rules; run in-process with the API server's own code from k8s.io/apiextensions-apiserver),
 // the structural invariants every built child must hold, and a reader of Go's seed corpus files.
 //
-// It is test support: only *_test.go files import it, so the manager binary never links it.
+// It is test support, a harness library: only *_test.go files import it (hack/check-layout.sh
+// keeps test frameworks out of the product's code), so the manager binary never links it.
 package fuzzspec
 
 import (
@@ -47,7 +48,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed1b407122/database-operator/api/scheme"
-	"github.com/seed1b407122/database-operator/controllers/internal/repodir"
+	"github.com/seed1b407122/database-operator/test/harness/repodir"
 )
 
 // Admitter decides, as the API server does on create, whether a custom resource of one of the

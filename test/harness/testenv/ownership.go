@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	"github.com/seed1b407122/database-operator/api/scheme"
 )
 
@@ -169,7 +170,7 @@ func ExpectOwnershipRule(ctx context.Context, k8s client.Client, c OwnershipCase
 	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c.Child), before)).To(Succeed())
 	Expect(k8s.Create(ctx, c.Resource)).To(Succeed())
 
-	want := []string{"True", "ChildConflict", fmt.Sprintf(
+	want := []string{"True", conditions.ReasonChildConflict, fmt.Sprintf(
 		"%s %s exists and is not controlled by this resource (held by %s): it is left as it is until the name is free",
 		c.Kind, c.Child.GetName(), holder)}
 	Eventually(degraded(ctx, k8s, c.Resource, gvk.Kind)).Should(Equal(want))
@@ -199,7 +200,7 @@ func ExpectOwnershipRule(ctx context.Context, k8s client.Client, c OwnershipCase
 		g.Expect(owner).NotTo(BeNil())
 		return owner.UID
 	}, time.Minute).Should(Equal(c.Resource.GetUID()))
-	Eventually(degraded(ctx, k8s, c.Resource, gvk.Kind), time.Minute).Should(HaveExactElements("False", "AsExpected", Not(BeEmpty())))
+	Eventually(degraded(ctx, k8s, c.Resource, gvk.Kind), time.Minute).Should(HaveExactElements("False", conditions.ReasonAsExpected, Not(BeEmpty())))
 	Eventually(conflict).Should(Equal(map[string]float64{"{}": 0}))
 	return time.Since(began)
 }
@@ -217,15 +218,15 @@ func degraded(ctx context.Context, k8s client.Client, obj client.Object, kind st
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), u)).To(Succeed())
 		raw, _, err := unstructured.NestedSlice(u.Object, "status", "conditions")
 		g.Expect(err).NotTo(HaveOccurred())
-		var conditions []metav1.Condition
+		var list []metav1.Condition
 		for _, item := range raw {
 			var c metav1.Condition
 			fields, ok := item.(map[string]any)
 			g.Expect(ok).To(BeTrue())
 			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(fields, &c)).To(Succeed())
-			conditions = append(conditions, c)
+			list = append(list, c)
 		}
-		c := meta.FindStatusCondition(conditions, "Degraded")
+		c := meta.FindStatusCondition(list, conditions.Degraded)
 		g.Expect(c).NotTo(BeNil(), "%s has no Degraded condition", kind)
 		return []string{string(c.Status), c.Reason, c.Message}
 	}
@@ -237,7 +238,7 @@ func conflictEvents(ctx context.Context, k8s client.Client, obj client.Object, k
 	Expect(k8s.List(ctx, &list, client.InNamespace(obj.GetNamespace()))).To(Succeed())
 	n := 0
 	for _, e := range list.Items {
-		if e.Regarding.Kind == kind && e.Regarding.Name == obj.GetName() && e.Reason == "ChildConflict" {
+		if e.Regarding.Kind == kind && e.Regarding.Name == obj.GetName() && e.Reason == conditions.ReasonChildConflict {
 			n++
 		}
 	}
