@@ -15,6 +15,10 @@
 #      docs/benchmarks.md at most 450 (a report leads with its conclusions and current figures;
 #      per-run tables and the history go to the index of runs, docs/bench/README.md). Checked
 #      first, and alone with DOCS_ONLY=1; DOCS_ROOT=<dir> checks the copies under <dir> instead.
+#   8. The pure layer (PURE_PACKAGES: the desired objects, the comparator, the deciders) depends
+#      on no client: none of its dependencies is controller-runtime's client or cache, client-go,
+#      or a package of the module outside the API, the pure layer and the leaf helpers it may use
+#      (PURE_ALLOWED). The phases are the only code that reads or writes the API.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs_root=${DOCS_ROOT:-.}
@@ -85,4 +89,18 @@ for s in $suites; do
   done
 done
 if [ -n "${bad6:-}" ]; then echo "The layout rule is broken (docs/development.md, Layout)."; exit 1; fi
+pure=${PURE_PACKAGES:-./controllers/databasecluster/specs}
+allowed="$module/api/ $module/controllers/databasecluster/specs $module/controllers/internal/certs \
+$module/controllers/internal/podsecurity $module/controllers/storageagent"
+for dep in $(go list -deps $pure); do
+  case "$dep" in
+    sigs.k8s.io/controller-runtime/pkg/client* | sigs.k8s.io/controller-runtime/pkg/cache* | k8s.io/client-go/*)
+      echo "rule 8: the pure layer ($pure) depends on $dep"; bad8=1 ;;
+    "$module"/*)
+      ok=""
+      for a in $allowed; do case "$dep" in "$a"*) ok=1 ;; esac; done
+      if [ -z "$ok" ]; then echo "rule 8: the pure layer ($pure) depends on $dep, which is not pure"; bad8=1; fi ;;
+  esac
+done
+if [ -n "${bad8:-}" ]; then echo "The layout rule is broken (rule 8: the pure layer reads and writes nothing)."; exit 1; fi
 echo "Layout rule holds ($(wc -l <<< "$listing") packages)."
