@@ -175,11 +175,11 @@ const (
 // claim template costs a struct of some 400 bytes even when empty. Read them with
 // ContainerImage and ClaimTemplateSize. The templates are most of a StatefulSet, and the
 // operator reads them only to compare them (BenchmarkClusterCacheMemory measures what is left).
-// The operator compares the pod
-// template with the spec only after reading the StatefulSet whole from the API server, unless
-// the StatefulSet is still at the UID and generation at which it last compared it
-// (status.checkedStatefulSet); the claim templates are immutable and never written after the
-// create.
+// The operator compares the pod template with the spec only after reading the StatefulSet whole
+// from the API server, unless the StatefulSet records that it is still at the generation at
+// which its template was written or compared (its template-generation annotation); the claim
+// templates are immutable and never written after the create. Reconcile code reads a cached
+// StatefulSet only through StatefulSetView.
 func (s *Shared) TrimStatefulSet(obj any) (any, error) {
 	sts, ok := obj.(*appsv1.StatefulSet)
 	if !ok {

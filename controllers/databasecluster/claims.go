@@ -18,12 +18,12 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
 // isMemberClaim reports whether claim is the data claim of one of dc's members, the only claims
@@ -36,7 +36,7 @@ import (
 //     does not);
 //   - nothing but dc's StatefulSet (when sts is known, by UID) or one of its pods owns it: a claim a
 //     backup tool or another controller took ownership of is not ours to touch.
-func isMemberClaim(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) bool {
+func isMemberClaim(dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView, claim *corev1.PersistentVolumeClaim) bool {
 	ordinal, ok := strings.CutPrefix(claim.Name, databasev1alpha1.DataVolumeName+"-"+dc.StatefulSetName()+"-")
 	if !ok || !isOrdinal(ordinal) {
 		return false
@@ -63,7 +63,7 @@ func isOrdinal(s string) bool {
 
 // ownedByMember reports whether ref points at dc's StatefulSet (the claim retention policy's
 // whenDeleted: Delete) or at one of its pods (whenScaled: Delete).
-func ownedByMember(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, ref metav1.OwnerReference) bool {
+func ownedByMember(dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView, ref metav1.OwnerReference) bool {
 	switch {
 	case ref.APIVersion == "apps/v1" && ref.Kind == "StatefulSet":
 		return ref.Name == dc.StatefulSetName() && (sts == nil || ref.UID == sts.UID)

@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
@@ -63,7 +64,7 @@ var _ = Describe("isMemberClaim", Label("unit"), func() {
 
 	DescribeTable("tells a member's data claim from every look-alike",
 		func(sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim, want bool) {
-			Expect(isMemberClaim(dc, sts, claim)).To(Equal(want))
+			Expect(isMemberClaim(dc, cachecfg.ViewStatefulSet(sts), claim)).To(Equal(want))
 		},
 		Entry("a member's claim", sts, memberClaim("data-db-0"), true),
 		Entry("a retained claim of a removed pod", sts, memberClaim("data-db-7"), true),

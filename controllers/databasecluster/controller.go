@@ -31,7 +31,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -241,15 +240,11 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 // ready, and Degraded says what failed.
 func (r *Reconciler) observe(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, err error) observation {
 	obs := observation{err: err}
-	sts := &appsv1.StatefulSet{}
-	getErr := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
-	// A StatefulSet of that name that is not ours says nothing about this cluster.
-	if getErr == nil && metav1.IsControlledBy(sts, dc) {
-		obs.statefulSet = sts
-	}
+	sts, getErr := r.cachedStatefulSet(ctx, dc)
+	obs.statefulSet = sts
 	claims, listErr := r.listClaims(ctx, dc)
 	obs.claims = claims
-	obs.err = errors.Join(obs.err, client.IgnoreNotFound(getErr), listErr)
+	obs.err = errors.Join(obs.err, getErr, listErr)
 	return obs
 }
 

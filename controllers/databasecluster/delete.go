@@ -30,6 +30,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 )
@@ -138,7 +139,7 @@ func (r *Reconciler) memberClaims(ctx context.Context, dc *databasev1alpha1.Data
 	}
 	claims := list.Items[:0]
 	for i := range list.Items {
-		if isMemberClaim(dc, sts, &list.Items[i]) {
+		if isMemberClaim(dc, cachecfg.ViewStatefulSet(sts), &list.Items[i]) {
 			claims = append(claims, list.Items[i])
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
@@ -67,7 +68,7 @@ var _ = Describe("Hibernation and the security context", Label("unit"), func() {
 
 	DescribeTable("conditions of a hibernated cluster",
 		func(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, want [][]string) {
-			status := computeStatus(dc, observation{statefulSet: sts})
+			status := computeStatus(dc, observation{statefulSet: cachecfg.ViewStatefulSet(sts)})
 			for _, w := range want {
 				Expect(conditionOf(status.Conditions, w[0])).To(Equal(w))
 			}

@@ -24,7 +24,6 @@ import (
 	"slices"
 	"strconv"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,14 +198,13 @@ func checkUserCredentials(dc *databasev1alpha1.DatabaseCluster, secret *corev1.S
 // no StatefulSet yet: a cluster that already ran initialized its data with the password of a
 // Secret that is now gone, and a new password would not open it.
 func (r *Reconciler) generateCredentials(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
-	sts := &appsv1.StatefulSet{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
-	if err == nil && metav1.IsControlledBy(sts, dc) {
+	sts, err := r.cachedStatefulSet(ctx, dc)
+	if err == nil && sts != nil {
 		return &inputMissingError{fmt.Sprintf(
 			"the Secret %s that holds the database's password is gone: restore it (the data was initialized with that password), or name a Secret of yours in spec.credentials.secretName; the operator does not generate a new password for a cluster that already ran",
 			dc.GeneratedCredentialsName())}
 	}
-	if client.IgnoreNotFound(err) != nil {
+	if err != nil {
 		return err
 	}
 	password, err := randomPassword()

@@ -25,13 +25,13 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
 // terminatingMargin is how long after its deletionTimestamp (the time of the deletion plus the
@@ -262,7 +262,7 @@ func (r *lostReplacement) did(sts string) string {
 // the lowest ordinal, one per pass. Its claim is deleted only when it is dc's member claim
 // (isMemberClaim) and its volume is pinned to the lost node; a claim that is not dc's holds the
 // whole replacement.
-func lostMemberToReplace(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, pods []corev1.Pod,
+func lostMemberToReplace(dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView, pods []corev1.Pod,
 	claims []corev1.PersistentVolumeClaim, lost []lostMember, replaced map[string]types.UID,
 ) (*lostReplacement, string) {
 	switch {
@@ -285,7 +285,7 @@ func lostMemberToReplace(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.State
 // lostMemberOf returns the lost member of the lowest ordinal below replicas, when every other
 // member has a Ready pod or is lost itself, at least one is Ready, and none is being replaced
 // (replaced); otherwise why none.
-func lostMemberOf(sts *appsv1.StatefulSet, replicas int32, pods []corev1.Pod, lost []lostMember,
+func lostMemberOf(sts *cachecfg.StatefulSetView, replicas int32, pods []corev1.Pod, lost []lostMember,
 	replaced map[string]types.UID,
 ) (*lostMember, string) {
 	isLost := map[string]*lostMember{}
@@ -324,7 +324,7 @@ func lostMemberOf(sts *appsv1.StatefulSet, replicas int32, pods []corev1.Pod, lo
 }
 
 // membersOf returns the pods sts controls, by ordinal.
-func membersOf(sts *appsv1.StatefulSet, pods []corev1.Pod) map[int32]*corev1.Pod {
+func membersOf(sts *cachecfg.StatefulSetView, pods []corev1.Pod) map[int32]*corev1.Pod {
 	members := map[int32]*corev1.Pod{}
 	for i := range pods {
 		if ordinal, ok := podOrdinal(sts.Name, pods[i].Name); ok && metav1.IsControlledBy(&pods[i], sts) {
@@ -337,7 +337,7 @@ func membersOf(sts *appsv1.StatefulSet, pods []corev1.Pod) map[int32]*corev1.Pod
 // replacementOf says what to delete of victim: its claim only when it is dc's member claim, not
 // being deleted yet, and bound to the volume pinned to the lost node; a claim that is not dc's,
 // or none in the cache for a member that cannot be scheduled, holds the whole replacement.
-func replacementOf(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim,
+func replacementOf(dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView, claims []corev1.PersistentVolumeClaim,
 	victim *lostMember,
 ) (*lostReplacement, string) {
 	out := &lostReplacement{member: *victim, force: victim.kind == lostTerminating}

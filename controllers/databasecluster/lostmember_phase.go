@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +28,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
 // Events about a lost member.
@@ -42,7 +42,7 @@ const (
 // reconcileLostMembers is phase 6's part for lost members: it finds them (findLostMembers) and,
 // when lostMemberToReplace chooses one, replaces it (replaceLostMember). Nothing is deleted when
 // another member was just replaced this pass (busy). sts is the StatefulSet as phase 5 left it.
-func (r *Reconciler) reconcileLostMembers(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
+func (r *Reconciler) reconcileLostMembers(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView,
 	claims []corev1.PersistentVolumeClaim, busy bool,
 ) (lostObservation, error) {
 	if sts == nil || !metav1.IsControlledBy(sts, dc) {
@@ -104,7 +104,7 @@ func (r *Reconciler) reads(ctx context.Context) memberReads {
 
 // findLostMembers judges every member pod of sts at now (judgeMember). A cluster whose pods all
 // run reads nothing.
-func findLostMembers(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, pods []corev1.Pod,
+func findLostMembers(dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView, pods []corev1.Pod,
 	claims []corev1.PersistentVolumeClaim, now time.Time, reads memberReads,
 ) (lostObservation, error) {
 	obs := lostObservation{checked: true, threshold: dc.LostMemberAfter()}

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
 // lostThreshold is spec.autoHeal.lostMemberAfterSeconds of the lost-member tables (the default).
@@ -148,7 +149,7 @@ func claimsOf(n int) []corev1.PersistentVolumeClaim {
 var _ = Describe("lost members", func() {
 	DescribeTable("lost or not",
 		func(pod corev1.Pod, world lostWorld, wantMessage string, wantWait time.Duration) {
-			obs, err := findLostMembers(lostCluster(3, false), rolloutSts(), []corev1.Pod{pod}, claimsOf(3), rolloutNow, world.reads())
+			obs, err := findLostMembers(lostCluster(3, false), cachecfg.ViewStatefulSet(rolloutSts()), []corev1.Pod{pod}, claimsOf(3), rolloutNow, world.reads())
 			Expect(err).NotTo(HaveOccurred())
 			var got []string
 			for i := range obs.members {
@@ -254,9 +255,9 @@ var _ = Describe("lost members", func() {
 		func(dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod, claims []corev1.PersistentVolumeClaim, w lostWorld,
 			replaced map[string]types.UID, want string,
 		) {
-			obs, err := findLostMembers(dc, rolloutSts(), pods, claims, rolloutNow, w.reads())
+			obs, err := findLostMembers(dc, cachecfg.ViewStatefulSet(rolloutSts()), pods, claims, rolloutNow, w.reads())
 			Expect(err).NotTo(HaveOccurred())
-			Expect(replacement(lostMemberToReplace(dc, rolloutSts(), pods, claims, obs.members, replaced))).To(Equal(want))
+			Expect(replacement(lostMemberToReplace(dc, cachecfg.ViewStatefulSet(rolloutSts()), pods, claims, obs.members, replaced))).To(Equal(want))
 		},
 		Entry("db-1 lost with its gone node, the others Ready: its claim, then its pod",
 			lostCluster(3, true),

@@ -164,7 +164,7 @@ func storedClusters(b *testing.B, n int) []storedCluster {
 		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 1, ReadyReplicas: 1, CurrentReplicas: 1,
 			UpdatedReplicas: 1, AvailableReplicas: 1, CurrentRevision: sts.Name + "-5d4f8c7b9", UpdateRevision: sts.Name + "-5d4f8c7b9",
 			CollisionCount: ptr.To[int32](0)}
-		dc.Status = computeStatus(dc, observation{statefulSet: sts})
+		dc.Status = computeStatus(dc, observation{statefulSet: cachecfg.ViewStatefulSet(sts)})
 		out[i] = storedCluster{
 			cluster:     marshalJSON(b, dc),
 			statefulSet: marshalProto(b, sts),

@@ -31,6 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
@@ -53,16 +54,18 @@ func messagePod(revision, reason, message string) corev1.Pod {
 // revision), or stuckPodToReplace (of an older one).
 func stuckOn(pod corev1.Pod) *stuckMember {
 	sts := rolloutSts()
-	if m, _ := findStuckRollout(sts, []corev1.Pod{pod}, rolloutNow, rolloutDeadline); m != nil {
+	if m, _ := findStuckRollout(cachecfg.ViewStatefulSet(sts), []corev1.Pod{pod}, rolloutNow, rolloutDeadline); m != nil {
 		return m
 	}
-	return stuckPodToReplace(sts, []corev1.Pod{member(0, "db-new"), member(1, "db-new"), pod}, rolloutNow, rolloutDeadline, nil)
+	return stuckPodToReplace(cachecfg.ViewStatefulSet(sts), []corev1.Pod{member(0, "db-new"), member(1, "db-new"), pod}, rolloutNow, rolloutDeadline, nil)
 }
 
 // progressing sets the Progressing condition of "db" with sts, the claims waited for and the
 // rollout observation.
 func progressing(sts *appsv1.StatefulSet, waits []string, rollout rolloutObservation) func(*[]metav1.Condition) {
-	return func(c *[]metav1.Condition) { setProgressingCondition(c, newCluster("db"), sts, waits, rollout) }
+	return func(c *[]metav1.Condition) {
+		setProgressingCondition(c, newCluster("db"), cachecfg.ViewStatefulSet(sts), waits, rollout)
+	}
 }
 
 // degraded sets the Degraded condition of "db" from obs.
@@ -109,12 +112,12 @@ var _ = Describe("Condition messages", Label("unit"), func() {
 		Entry("Available: stopped for a backup", func(c *[]metav1.Condition) {
 			dc := newCluster("db")
 			dc.Annotations = map[string]string{databasev1alpha1.OfflineBackupAnnotation: "b"}
-			setAvailableCondition(c, dc, rolloutSts())
+			setAvailableCondition(c, dc, cachecfg.ViewStatefulSet(rolloutSts()))
 		}),
 		Entry("Hibernated: stopping", func(c *[]metav1.Condition) {
 			dc := newCluster("db")
 			dc.Spec.Hibernated = true
-			setHibernatedCondition(c, dc, rolloutSts())
+			setHibernatedCondition(c, dc, cachecfg.ViewStatefulSet(rolloutSts()))
 		}),
 		Entry("Paused", func(c *[]metav1.Condition) {
 			dc := newCluster("db")
@@ -138,9 +141,9 @@ var _ = Describe("Condition messages", Label("unit"), func() {
 			progressing(rolloutSts(), nil, rolloutObservation{stuck: stuckOn(messagePod("db-new", "ContainerCreating", "waiting for:"))})),
 		Entry("Progressing: RolloutStuck with no detail", progressing(rolloutSts(), nil, rolloutObservation{stuck: &stuckMember{pod: "db-2"}})),
 		Entry("Progressing: StuckPodReplaced, every name empty", progressing(rolloutSts(), nil,
-			rolloutObservation{replaced: &stuckMember{}, statefulSet: &appsv1.StatefulSet{}})),
+			rolloutObservation{replaced: &stuckMember{}, statefulSet: cachecfg.ViewStatefulSet(&appsv1.StatefulSet{})})),
 		Entry("Progressing: StuckPodReplaced, a pod with no waiting reason", progressing(rolloutSts(), nil,
-			rolloutObservation{replaced: stuckOn(messagePod("db-old", "", "")), statefulSet: rolloutSts()})),
+			rolloutObservation{replaced: stuckOn(messagePod("db-old", "", "")), statefulSet: cachecfg.ViewStatefulSet(rolloutSts())})),
 
 		Entry("Degraded: a stuck pod with nothing said", degraded(observation{stuck: &stuckPod{name: "db-2"}})),
 		Entry("Degraded: a stuck pod, no reason, a message", degraded(observation{stuck: &stuckPod{name: "db-2",

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
@@ -46,7 +47,7 @@ var _ = Describe("A cluster held by an Offline backup", Label("unit"), func() {
 
 	DescribeTable("its Hibernated and Available conditions name the backup",
 		func(sts *appsv1.StatefulSet, hibernated, available []string) {
-			status := computeStatus(newCluster("db", withOfflineBackup("nightly")), observation{statefulSet: sts})
+			status := computeStatus(newCluster("db", withOfflineBackup("nightly")), observation{statefulSet: cachecfg.ViewStatefulSet(sts)})
 			Expect(conditionOf(status.Conditions, "Hibernated")).To(Equal(hibernated))
 			Expect(conditionOf(status.Conditions, "Available")).To(Equal(available))
 		},

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -120,7 +121,7 @@ func (r *Reconciler) deleteChild(ctx context.Context, dc *databasev1alpha1.Datab
 // says why.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
 	claims []corev1.PersistentVolumeClaim, checksum string, noted *changes,
-) (*appsv1.StatefulSet, child.Result, []string, error) {
+) (*cachecfg.StatefulSetView, child.Result, []string, error) {
 	in := specs.Inputs{InputsChecksum: checksum, AgentImage: r.AgentImage}
 	replicas, waits, err := r.holdScaleUp(ctx, dc, claims)
 	if err != nil {
@@ -145,8 +146,9 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 	if err != nil {
 		return nil, "", nil, err
 	}
-	r.tellRollback(dc, live, rollback)
-	return live, result, waits, nil
+	view := cachecfg.ViewStatefulSet(live)
+	r.tellRollback(dc, view, rollback)
+	return view, result, waits, nil
 }
 
 // writeStatefulSet writes desired and notes what the write changed. A StatefulSet being replaced
@@ -202,10 +204,9 @@ func (r *Reconciler) holdScaleUp(ctx context.Context, dc *databasev1alpha1.Datab
 	if _, waits := scaleUpTarget(dc, claims, 0, want); len(waits) == 0 {
 		return nil, nil, nil
 	}
-	live := &appsv1.StatefulSet{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, live)
-	if err != nil || !metav1.IsControlledBy(live, dc) {
-		return nil, nil, client.IgnoreNotFound(err)
+	live, err := r.cachedStatefulSet(ctx, dc)
+	if err != nil || live == nil {
+		return nil, nil, err
 	}
 	target, waits := scaleUpTarget(dc, claims, ptr.Deref(live.Spec.Replicas, 0), want)
 	return ptr.To(target), waits, nil

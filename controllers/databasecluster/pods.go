@@ -22,11 +22,11 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
@@ -147,7 +147,7 @@ func (r *Reconciler) observePods(ctx context.Context, dc *databasev1alpha1.Datab
 // desired, so it may have failed to create one. A StatefulSet it has not observed yet (just
 // created) or that reports every pod created (the cache has not seen them all yet) has no
 // FailedCreate to look for: at 1,000 new clusters that saves 1,000 event lists.
-func podsMissing(sts *appsv1.StatefulSet, pods int, desired int32) bool {
+func podsMissing(sts *cachecfg.StatefulSetView, pods int, desired int32) bool {
 	return sts != nil && int32(pods) < desired && sts.Status.ObservedGeneration > 0 && sts.Status.Replicas < desired
 }
 

@@ -20,11 +20,9 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -108,12 +106,11 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, dc *databasev1alpha1.
 		}
 		return nil
 	}
-	sts := &appsv1.StatefulSet{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading StatefulSet %s: %w", dc.StatefulSetName(), err)
+	sts, err := r.cachedStatefulSet(ctx, dc)
+	if err != nil {
+		return err
 	}
-	if err == nil && metav1.IsControlledBy(sts, dc) {
+	if sts != nil {
 		// This phase runs before the StatefulSet is created: it exists, so the claims were
 		// restored (a status write was lost since).
 		dc.Status.RestoredFromBackup = dc.RestoredFromValue()

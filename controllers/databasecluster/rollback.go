@@ -61,7 +61,7 @@ const (
 //     CurrentRevision (the last revision every member reached) to another UpdateRevision,
 //   - the stuck member is of that update revision, and the update revision is the spec's
 //     template: live's template hash is desiredHash (a spec changed since is applied instead).
-func decideRollback(autoRollback bool, live *appsv1.StatefulSet, desiredHash string, stuck *stuckMember) rollbackStep {
+func decideRollback(autoRollback bool, live *cachecfg.StatefulSetView, desiredHash string, stuck *stuckMember) rollbackStep {
 	if live == nil {
 		return applySpec
 	}
@@ -98,12 +98,9 @@ type rollback struct {
 // annotation: the write removes them). Nothing is read beyond the cached StatefulSet unless
 // autoRollback is set or live carries a rollback.
 func (r *Reconciler) planRollback(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, spec *appsv1.StatefulSet) (rollback, error) {
-	// The cache's own copy, read without a deep copy (one fewer copy of the StatefulSet a pass):
-	// live is only read here, never written or kept.
-	live := &appsv1.StatefulSet{}
-	if err := r.Get(ctx, client.ObjectKeyFromObject(spec), live, client.UnsafeDisableDeepCopy); err != nil ||
-		!metav1.IsControlledBy(live, dc) {
-		return rollback{}, client.IgnoreNotFound(err)
+	live, err := r.cachedStatefulSet(ctx, dc)
+	if err != nil || live == nil {
+		return rollback{}, err
 	}
 	if !dc.AutoRollback() && live.Annotations[specs.RolledBackFromAnnotation] == "" {
 		return rollback{}, nil
@@ -121,10 +118,11 @@ func (r *Reconciler) planRollback(ctx context.Context, dc *databasev1alpha1.Data
 	if plan.step == rollBack {
 		// The cache may not show yet a rollback this operator has just written: decide again on
 		// the StatefulSet as the API server has it, so that a rollback is made and told once.
-		live = &appsv1.StatefulSet{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(spec), live); err != nil {
+		whole := &appsv1.StatefulSet{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(spec), whole); err != nil {
 			return rollback{}, client.IgnoreNotFound(err)
 		}
+		live = cachecfg.ViewStatefulSet(whole)
 		plan.step = decideRollback(dc.AutoRollback(), live, specHash, stuck)
 	}
 	switch plan.step {
@@ -146,15 +144,12 @@ func (r *Reconciler) planRollback(ctx context.Context, dc *databasev1alpha1.Data
 	return plan, nil
 }
 
-// liveTemplate is the pod template of sts: the cache's copy lacks it (cachecfg.TrimStatefulSet),
-// so a trimmed one is read from the API server. That is one read a pass while a rollback is
-// held, until the spec asks for another template.
-func (r *Reconciler) liveTemplate(ctx context.Context, sts *appsv1.StatefulSet) (corev1.PodTemplateSpec, error) {
-	if !cachecfg.TemplateTrimmed(sts) {
-		return *sts.Spec.Template.DeepCopy(), nil
-	}
+// liveTemplate is the pod template of sts, read from the API server: the cache holds none
+// (cachecfg.StatefulSetView). That is one read a pass while a rollback is held, until the spec
+// asks for another template.
+func (r *Reconciler) liveTemplate(ctx context.Context, sts *cachecfg.StatefulSetView) (corev1.PodTemplateSpec, error) {
 	whole := &appsv1.StatefulSet{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sts), whole); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, whole); err != nil {
 		return corev1.PodTemplateSpec{}, fmt.Errorf("reading the pod template StatefulSet %s was rolled back to: %w", sts.Name, err)
 	}
 	return whole.Spec.Template, nil
@@ -163,7 +158,7 @@ func (r *Reconciler) liveTemplate(ctx context.Context, sts *appsv1.StatefulSet) 
 // revisionTemplate returns the pod template of sts's ControllerRevision named revision, read
 // from the API server (ControllerRevisions are not cached: one read per rollback), and refuses
 // one that sts does not control.
-func (r *Reconciler) revisionTemplate(ctx context.Context, sts *appsv1.StatefulSet, revision string) (corev1.PodTemplateSpec, error) {
+func (r *Reconciler) revisionTemplate(ctx context.Context, sts *cachecfg.StatefulSetView, revision string) (corev1.PodTemplateSpec, error) {
 	rev := &appsv1.ControllerRevision{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: revision}, rev); err != nil {
 		return corev1.PodTemplateSpec{}, fmt.Errorf("reading revision %s to roll back to: %w", revision, err)
@@ -192,7 +187,7 @@ func revisionPodTemplate(rev *appsv1.ControllerRevision) (corev1.PodTemplateSpec
 }
 
 // tellRollback records, after phase 5 wrote the StatefulSet, the rollback it made.
-func (r *Reconciler) tellRollback(dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet, plan rollback) {
+func (r *Reconciler) tellRollback(dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView, plan rollback) {
 	if plan.step != rollBack {
 		return
 	}
@@ -203,7 +198,7 @@ func (r *Reconciler) tellRollback(dc *databasev1alpha1.DatabaseCluster, sts *app
 }
 
 // progressingOfRollback is the Progressing condition while sts is held at an earlier revision.
-func progressingOfRollback(cond *metav1.Condition, sts *appsv1.StatefulSet) bool {
+func progressingOfRollback(cond *metav1.Condition, sts *cachecfg.StatefulSetView) bool {
 	to := sts.Annotations[specs.RolledBackToAnnotation]
 	if sts.Annotations[specs.RolledBackFromAnnotation] == "" || to == "" {
 		return false

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
@@ -63,7 +64,7 @@ func stuckOf(revision string) *stuckMember {
 var _ = Describe("Automatic rollback", Label("unit"), func() {
 	DescribeTable("what phase 5 does (decideRollback)",
 		func(autoRollback bool, live *appsv1.StatefulSet, desiredHash string, stuck *stuckMember, want rollbackStep) {
-			Expect(decideRollback(autoRollback, live, desiredHash, stuck)).To(Equal(want))
+			Expect(decideRollback(autoRollback, cachecfg.ViewStatefulSet(live), desiredHash, stuck)).To(Equal(want))
 		},
 		Entry("the spec's update revision is stuck: roll back", true, rollbackSts(), "spec-hash", stuckOf("db-new"), rollBack),
 		Entry("autoRollback off: only reported", false, rollbackSts(), "spec-hash", stuckOf("db-new"), applySpec),
@@ -108,11 +109,11 @@ var _ = Describe("Automatic rollback", Label("unit"), func() {
 
 	It("says Progressing False RolledBack while held, and nothing once released (progressingOfRollback)", func() {
 		cond := metav1.Condition{}
-		Expect(progressingOfRollback(&cond, rollbackSts(rolledBackFrom("spec-hash")))).To(BeTrue())
+		Expect(progressingOfRollback(&cond, cachecfg.ViewStatefulSet(rollbackSts(rolledBackFrom("spec-hash"))))).To(BeTrue())
 		Expect(cond).To(Equal(metav1.Condition{Status: metav1.ConditionFalse, Reason: databasev1alpha1.ReasonRolledBack,
 			Message: "spec.rollout.autoRollback returned StatefulSet db to revision db-old after the rollout of the spec's " +
 				"template got stuck; change the spec to roll forward"}))
-		Expect(progressingOfRollback(&metav1.Condition{}, rollbackSts(rolledBackFrom("")))).To(BeFalse())
-		Expect(progressingOfRollback(&metav1.Condition{}, rollbackSts())).To(BeFalse())
+		Expect(progressingOfRollback(&metav1.Condition{}, cachecfg.ViewStatefulSet(rollbackSts(rolledBackFrom(""))))).To(BeFalse())
+		Expect(progressingOfRollback(&metav1.Condition{}, cachecfg.ViewStatefulSet(rollbackSts()))).To(BeFalse())
 	})
 })

@@ -32,6 +32,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
@@ -74,7 +75,7 @@ func (m *stuckMember) message() string {
 
 // replaced says what the operator did to a stuck member it deleted, under sts's update
 // revision: the Progressing message is "deleted " and the event "Deleted " followed by it.
-func (m *stuckMember) replaced(sts *appsv1.StatefulSet) string {
+func (m *stuckMember) replaced(sts *cachecfg.StatefulSetView) string {
 	what := "pod " + m.pod + " of revision " + m.revision
 	if detail := tidyDetail(m.detail); detail != "" {
 		what += " (" + detail + ")"
@@ -116,7 +117,7 @@ type rolloutObservation struct {
 	// replaced is the stuck member of an older revision this pass deleted, if any.
 	replaced *stuckMember
 	// statefulSet is the StatefulSet the replaced pod belonged to.
-	statefulSet *appsv1.StatefulSet
+	statefulSet *cachecfg.StatefulSetView
 }
 
 // containerFailure says which container of pod the kubelet cannot start and why, e.g.
@@ -190,7 +191,7 @@ func podRevision(pod *corev1.Pod) string { return pod.Labels[revisionLabel] }
 // otherwise how long until the first not-Ready one reaches the deadline (0: none is waiting). A
 // member of the update revision that stops starting later (its image gone from the registry, a
 // Secret it needs deleted) is stuck too: the StatefulSet cannot bring it back either.
-func findStuckRollout(sts *appsv1.StatefulSet, pods []corev1.Pod, now time.Time, deadline time.Duration) (*stuckMember, time.Duration) {
+func findStuckRollout(sts *cachecfg.StatefulSetView, pods []corev1.Pod, now time.Time, deadline time.Duration) (*stuckMember, time.Duration) {
 	if sts == nil || sts.Status.UpdateRevision == "" {
 		return nil, 0
 	}
@@ -230,7 +231,7 @@ func findStuckRollout(sts *appsv1.StatefulSet, pods []corev1.Pod, now time.Time,
 //
 // and none while a member is being deleted or is missing (being recreated): one member at a
 // time. Of several, the highest ordinal: the one the StatefulSet's rolling update reaches first.
-func stuckPodToReplace(sts *appsv1.StatefulSet, pods []corev1.Pod, now time.Time, deadline time.Duration,
+func stuckPodToReplace(sts *cachecfg.StatefulSetView, pods []corev1.Pod, now time.Time, deadline time.Duration,
 	replaced map[string]types.UID,
 ) *stuckMember {
 	if sts == nil || sts.DeletionTimestamp != nil || sts.Status.UpdateRevision == "" ||
@@ -298,7 +299,7 @@ func (p *replacedPods) add(namespace, name string, uid types.UID) {
 // name, and one the StatefulSet controller deleted (its deletionTimestamp changed it) while the
 // cache still showed the StatefulSet's new status before the pod's deletion: deleting a pod that
 // is already terminating succeeds, and would tell of a replacement Kubernetes made.
-func (r *Reconciler) reconcileRollout(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) (rolloutObservation, error) {
+func (r *Reconciler) reconcileRollout(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView) (rolloutObservation, error) {
 	if sts == nil || !metav1.IsControlledBy(sts, dc) {
 		return rolloutObservation{}, nil
 	}

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
@@ -160,7 +161,7 @@ var _ = Describe("Stuck rollout", Label("unit"), func() {
 
 	DescribeTable("the rollout is stuck or not (findStuckRollout)",
 		func(sts *appsv1.StatefulSet, pods []corev1.Pod, stuck *stuckMember, wait time.Duration) {
-			got, gotWait := findStuckRollout(sts, pods, rolloutNow, rolloutDeadline)
+			got, gotWait := findStuckRollout(cachecfg.ViewStatefulSet(sts), pods, rolloutNow, rolloutDeadline)
 			Expect(got).To(Equal(stuck))
 			Expect(gotWait).To(Equal(wait))
 		},
@@ -187,7 +188,7 @@ var _ = Describe("Stuck rollout", Label("unit"), func() {
 
 	DescribeTable("which stuck member is replaced (stuckPodToReplace)",
 		func(sts *appsv1.StatefulSet, pods []corev1.Pod, replaced map[string]types.UID, want string) {
-			got := stuckPodToReplace(sts, pods, rolloutNow, rolloutDeadline, replaced)
+			got := stuckPodToReplace(cachecfg.ViewStatefulSet(sts), pods, rolloutNow, rolloutDeadline, replaced)
 			if want == "" {
 				Expect(got).To(BeNil())
 				return
@@ -234,12 +235,12 @@ var _ = Describe("Stuck rollout", Label("unit"), func() {
 	DescribeTable("Progressing tells a stuck rollout and a replacement",
 		func(rollout rolloutObservation, want []string) {
 			var conditions []metav1.Condition
-			setProgressingCondition(&conditions, newCluster("db"), rolloutSts(), nil, rollout)
+			setProgressingCondition(&conditions, newCluster("db"), cachecfg.ViewStatefulSet(rolloutSts()), nil, rollout)
 			Expect(conditionOf(conditions, "Progressing")).To(Equal(want))
 		},
 		Entry("stuck", rolloutObservation{stuck: &stuckMember{pod: "db-2", revision: "db-new", detail: "container database CrashLoopBackOff (last exit code 1)"}},
 			[]string{"Progressing", "False", "RolloutStuck", "pod db-2: container database CrashLoopBackOff (last exit code 1)"}),
-		Entry("replaced", rolloutObservation{statefulSet: rolloutSts(),
+		Entry("replaced", rolloutObservation{statefulSet: cachecfg.ViewStatefulSet(rolloutSts()),
 			replaced: &stuckMember{pod: "db-2", revision: "db-old", detail: "container database CrashLoopBackOff (last exit code 1)"}},
 			[]string{"Progressing", "True", "StuckPodReplaced",
 				"deleted pod db-2 of revision db-old (container database CrashLoopBackOff (last exit code 1)) so that StatefulSet db recreates it from revision db-new"}),

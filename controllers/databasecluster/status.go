@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -36,7 +35,7 @@ import (
 // observation is what one reconcile saw of a cluster's children.
 type observation struct {
 	// statefulSet is the StatefulSet as the server holds it, nil when it does not exist.
-	statefulSet *appsv1.StatefulSet
+	statefulSet *cachecfg.StatefulSetView
 	// claims are the data claims of the cluster.
 	claims []corev1.PersistentVolumeClaim
 	// scaleUpWaits are the condemned claims a scale-up waits for (scaleUpTarget).
@@ -94,7 +93,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 		status.Replicas = sts.Status.Replicas
 		status.ReadyReplicas = sts.Status.ReadyReplicas
 		status.UpdatedReplicas = sts.Status.UpdatedReplicas
-		status.CurrentImage = cachecfg.ContainerImage(sts, specs.ContainerName)
+		status.CurrentImage = sts.Image(specs.ContainerName)
 	}
 	status.CertificateNotAfter = certificateNotAfter(dc, obs)
 	status.Storage = storageStatus(dc, obs.autoGrow)
@@ -131,7 +130,7 @@ func podSelector(dc *databasev1alpha1.DatabaseCluster) string {
 // setAvailableCondition: True when the StatefulSet reports as many Ready pods as spec.replicas;
 // a stopped cluster (hibernated, or held for an Offline backup) is not available, and the reason
 // says it was stopped on purpose.
-func setAvailableCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+func setAvailableCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView) {
 	want := *dc.Spec.Replicas
 	var ready int32
 	if sts != nil {
@@ -159,7 +158,7 @@ func setAvailableCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databa
 // reason names the step (Creating until a new StatefulSet has its first pod), and a scale-up that waits for condemned claims (waits) names them.
 // False with reason RolloutStuck while a member of the update revision is stuck (rollout), and
 // with reason RolledBack while spec.rollout.autoRollback holds sts at an earlier revision.
-func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
+func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView,
 	waits []string, rollout rolloutObservation,
 ) {
 	want := dc.DesiredReplicas()
@@ -203,7 +202,7 @@ func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.Data
 // cluster is at the same step, and one message for both saves every new cluster a status patch
 // (the StatefulSet controller's first status update, before its first pod, changes nothing the
 // cluster's status says).
-func newWithoutPods(sts *appsv1.StatefulSet, want int32, waits []string) bool {
+func newWithoutPods(sts *cachecfg.StatefulSetView, want int32, waits []string) bool {
 	return sts.Generation == 1 && sts.Status.Replicas == 0 && want > 0 && len(waits) == 0
 }
 
@@ -265,7 +264,7 @@ func stoppedBy(dc *databasev1alpha1.DatabaseCluster) string {
 
 // setHibernatedCondition: True while the cluster is stopped, by spec.hibernated or for an
 // Offline backup (the message names it); the reason says whether pods are still running.
-func setHibernatedCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+func setHibernatedCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView) {
 	cond := metav1.Condition{
 		Type:               databasev1alpha1.ConditionHibernated,
 		Status:             metav1.ConditionFalse,
@@ -298,7 +297,7 @@ func setHibernatedCondition(list *[]metav1.Condition, dc *databasev1alpha1.Datab
 // feeds the same alert). Claims not bound yet have no capacity and are being provisioned, not
 // resized.
 func setResizingCondition(list *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster,
-	sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim,
+	sts *cachecfg.StatefulSetView, claims []corev1.PersistentVolumeClaim,
 ) {
 	size, err := resource.ParseQuantity(dc.Spec.Storage.Size)
 	if err != nil {
@@ -326,7 +325,7 @@ func setResizingCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databas
 	}
 	templateSmall := false
 	if sts != nil {
-		template, ok := cachecfg.ClaimTemplateSize(sts, databasev1alpha1.DataVolumeName)
+		template, ok := sts.ClaimSize(databasev1alpha1.DataVolumeName)
 		templateSmall = ok && template.Cmp(size) < 0
 	}
 	if grown < bound || templateSmall {

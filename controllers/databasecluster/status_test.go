@@ -70,10 +70,10 @@ var conditionOf = testenv.ConditionOf
 // fromStatefulSet is the body of the table of a condition that set computes from the StatefulSet
 // of the cluster "db": the condition conditionType it sets has the entry's status, reason and
 // message.
-func fromStatefulSet(conditionType string, set func(*[]metav1.Condition, *databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet),
+func fromStatefulSet(conditionType string, set func(*[]metav1.Condition, *databasev1alpha1.DatabaseCluster, *cachecfg.StatefulSetView),
 ) func(sts *appsv1.StatefulSet, status, reason, message string) {
 	return func(sts *appsv1.StatefulSet, status, reason, message string) {
-		conditions := testenv.SetOn(func(c *[]metav1.Condition) { set(c, newCluster("db"), sts) })
+		conditions := testenv.SetOn(func(c *[]metav1.Condition) { set(c, newCluster("db"), cachecfg.ViewStatefulSet(sts)) })
 		Expect(conditionOf(conditions, conditionType)).To(Equal([]string{conditionType, status, reason, message}))
 	}
 }
@@ -85,7 +85,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		Entry("all ready", stsWithStatus(3, 3, 3, "r1", "r1"), "True", "AllReplicasReady", "3/3 replicas are ready"),
 	)
 
-	DescribeTable("Progressing", fromStatefulSet("Progressing", func(c *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet) {
+	DescribeTable("Progressing", fromStatefulSet("Progressing", func(c *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView) {
 		setProgressingCondition(c, dc, sts, nil, rolloutObservation{})
 	}),
 		Entry("creating", nil, "True", "Creating", "the StatefulSet does not exist yet"),
@@ -108,7 +108,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 
 	It("Progressing names the condemned claims a scale-up waits for", func() {
 		var conditions []metav1.Condition
-		setProgressingCondition(&conditions, newCluster("db"), stsWithStatus(1, 1, 1, "r1", "r1"), []string{"data-db-1", "data-db-2"}, rolloutObservation{})
+		setProgressingCondition(&conditions, newCluster("db"), cachecfg.ViewStatefulSet(stsWithStatus(1, 1, 1, "r1", "r1")), []string{"data-db-1", "data-db-2"}, rolloutObservation{})
 		Expect(conditionOf(conditions, "Progressing")).To(Equal([]string{"Progressing", "True", "Scaling",
 			"scaling from 1 to 3 pods; waiting for the claims of removed members to be deleted first: data-db-1, data-db-2"}))
 	})
@@ -149,7 +149,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 	DescribeTable("Resizing",
 		func(sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim, want []string) {
 			var conditions []metav1.Condition
-			setResizingCondition(&conditions, newCluster("db", withSize("2Gi")), sts, claims)
+			setResizingCondition(&conditions, newCluster("db", withSize("2Gi")), cachecfg.ViewStatefulSet(sts), claims)
 			Expect(conditionOf(conditions, "Resizing")).To(Equal(want))
 		},
 		Entry("no claims yet", nil, nil,
@@ -182,7 +182,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 	It("computes the status from the StatefulSet and keeps transition times of unchanged conditions", func() {
 		dc := newCluster("db")
 		dc.Generation = 4
-		first := computeStatus(dc, observation{statefulSet: stsWithStatus(3, 2, 3, "r1", "r1")})
+		first := computeStatus(dc, observation{statefulSet: cachecfg.ViewStatefulSet(stsWithStatus(3, 2, 3, "r1", "r1"))})
 		Expect(first.ObservedGeneration).To(Equal(int64(4)))
 		Expect(first.Replicas).To(Equal(int32(3)))
 		Expect(first.ReadyReplicas).To(Equal(int32(2)))
@@ -198,7 +198,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 			first.Conditions[i].LastTransitionTime = past
 		}
 		dc.Status = first
-		second := computeStatus(dc, observation{statefulSet: stsWithStatus(3, 3, 3, "r1", "r1")})
+		second := computeStatus(dc, observation{statefulSet: cachecfg.ViewStatefulSet(stsWithStatus(3, 3, 3, "r1", "r1"))})
 		Expect(meta.FindStatusCondition(second.Conditions, "Available").LastTransitionTime).NotTo(Equal(past))
 		Expect(meta.FindStatusCondition(second.Conditions, "Paused").LastTransitionTime).To(Equal(past))
 	})
@@ -207,7 +207,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 		dc := newCluster("db")
 		cached, err := cachecfg.TrimStatefulSet(stsWithStatus(3, 3, 3, "r1", "r1"))
 		Expect(err).NotTo(HaveOccurred())
-		status := computeStatus(dc, observation{statefulSet: cached.(*appsv1.StatefulSet)})
+		status := computeStatus(dc, observation{statefulSet: cachecfg.ViewStatefulSet(cached.(*appsv1.StatefulSet))})
 		Expect(status.CurrentImage).To(Equal("registry.example/db:1.0"))
 	})
 })
@@ -273,7 +273,7 @@ var _ = Describe("podsMissing: when the StatefulSet controller's FailedCreate ev
 		return &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{ObservedGeneration: generation, Replicas: replicas}}
 	}
 	DescribeTable("", func(sts *appsv1.StatefulSet, pods int, want bool) {
-		Expect(podsMissing(sts, pods, 3)).To(Equal(want))
+		Expect(podsMissing(cachecfg.ViewStatefulSet(sts), pods, 3)).To(Equal(want))
 	},
 		Entry("no StatefulSet", nil, 0, false),
 		Entry("just created: its controller has not observed it", observed(0, 0), 0, false),
@@ -290,6 +290,6 @@ var _ = DescribeTable("statusDeferred: a reconcile that created the StatefulSet 
 	Entry("StatefulSet created, nothing failed", observation{statefulSetCreated: true}, true),
 	Entry("StatefulSet created, the PodMonitor failed: Degraded is written now",
 		observation{statefulSetCreated: true, err: errors.New("creating PodMonitor db: forbidden")}, false),
-	Entry("StatefulSet there already", observation{statefulSet: stsWithStatus(1, 1, 1, "a", "a")}, false),
+	Entry("StatefulSet there already", observation{statefulSet: cachecfg.ViewStatefulSet(stsWithStatus(1, 1, 1, "a", "a"))}, false),
 	Entry("no StatefulSet, a child failed", observation{err: errors.New("creating Service db: forbidden")}, false),
 )

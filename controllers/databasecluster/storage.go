@@ -29,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 )
 
 // storageSize parses spec.storage.size. The API server's pattern makes a parse error
@@ -116,17 +115,17 @@ func setClaimRequest(claim *corev1.PersistentVolumeClaim, size resource.Quantity
 func (r *Reconciler) replaceSmallStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
 	size resource.Quantity, noted *changes,
 ) error {
-	sts := &appsv1.StatefulSet{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)
-	if err != nil || sts.DeletionTimestamp != nil || !metav1.IsControlledBy(sts, dc) {
-		return client.IgnoreNotFound(err)
+	sts, err := r.cachedStatefulSet(ctx, dc)
+	if err != nil || sts == nil || sts.DeletionTimestamp != nil {
+		return err
 	}
 	// A StatefulSet without the data claim template has no size to raise: it is left as it is.
-	template, ok := cachecfg.ClaimTemplateSize(sts, databasev1alpha1.DataVolumeName)
+	template, ok := sts.ClaimSize(databasev1alpha1.DataVolumeName)
 	if !ok || template.Cmp(size) >= 0 {
 		return nil
 	}
-	err = r.Delete(ctx, sts, client.PropagationPolicy(metav1.DeletePropagationOrphan),
+	target := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	err = r.Delete(ctx, target, client.PropagationPolicy(metav1.DeletePropagationOrphan),
 		client.Preconditions{UID: ptr.To(sts.UID)})
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("replacing StatefulSet %s for its new claim size: %w", sts.Name, err)

@@ -16,10 +16,14 @@ package databasecluster
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
@@ -60,4 +64,20 @@ func (t templateReader) Get(ctx context.Context, key client.ObjectKey, obj clien
 	}
 	*sts = appsv1.StatefulSet{}
 	return t.uncached.Get(ctx, key, sts, opts...)
+}
+
+// cachedStatefulSet is the StatefulSet of dc as the cache holds it, through the only type that
+// shows a cached StatefulSet (cachecfg.StatefulSetView); nil when there is none or dc does not
+// control it (a StatefulSet of that name that is not dc's says nothing about dc).
+func (r *Reconciler) cachedStatefulSet(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (*cachecfg.StatefulSetView, error) {
+	sts := &appsv1.StatefulSet{}
+	// The cache's own object, not a copy: the view copies what it shows, and nothing writes it.
+	err := r.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts, client.UnsafeDisableDeepCopy)
+	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(sts, dc)) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading StatefulSet %s: %w", dc.StatefulSetName(), err)
+	}
+	return cachecfg.ViewStatefulSet(sts), nil
 }
