@@ -22,11 +22,9 @@ import (
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
@@ -50,34 +48,12 @@ func (r *Reconciler) monitoringRecheck() time.Duration {
 // podMonitorGroupKind is the Prometheus Operator's PodMonitor.
 var podMonitorGroupKind = schema.GroupKind{Group: monitoringv1.SchemeGroupVersion.Group, Kind: monitoringv1.PodMonitorsKind}
 
-// BuildPodMonitor returns the PodMonitor that has Prometheus scrape the metrics port of every pod
-// of dc (selected by the operator's labels, in dc's namespace) at spec.monitoring.path. dc must
-// have spec.monitoring.
-func BuildPodMonitor(dc *databasev1alpha1.DatabaseCluster) *monitoringv1.PodMonitor {
-	return &monitoringv1.PodMonitor{
-		ObjectMeta: specs.ChildMeta(dc, dc.PodMonitorName()),
-		Spec: monitoringv1.PodMonitorSpec{
-			Selector: metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},
-			PodMetricsEndpoints: []monitoringv1.PodMetricsEndpoint{{
-				Port:     ptr.To(databasev1alpha1.MetricsPortName),
-				Path:     dc.MetricsPath(),
-				Interval: monitoringv1.Duration(dc.Spec.Monitoring.Interval),
-			}},
-		},
-	}
-}
-
-// podMonitorSpec keeps the selector and the endpoints of the PodMonitor: an endpoint added by
-// hand is removed, as it would scrape what the spec does not ask for.
+// podMonitorSpec is the PodMonitor's write path: specs.PodMonitorInSync decides and
+// specs.MergePodMonitor writes the selector and the endpoints (an endpoint added by hand is
+// removed, as it would scrape what the spec does not ask for).
 var podMonitorSpec = child.Spec[*monitoringv1.PodMonitor]{
-	InSync: func(desired, observed *monitoringv1.PodMonitor) bool {
-		return equality.Semantic.DeepEqual(desired.Spec.Selector, observed.Spec.Selector) &&
-			equality.Semantic.DeepEqual(desired.Spec.PodMetricsEndpoints, observed.Spec.PodMetricsEndpoints)
-	},
-	Merge: func(desired, observed *monitoringv1.PodMonitor) {
-		observed.Spec.Selector = desired.Spec.Selector
-		observed.Spec.PodMetricsEndpoints = desired.Spec.PodMetricsEndpoints
-	},
+	InSync: specs.PodMonitorInSync,
+	Merge:  specs.MergePodMonitor,
 }
 
 // podMonitorState is what a reconcile found of the PodMonitor.
@@ -162,7 +138,7 @@ func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alph
 	case !served:
 		return podMonitorCRDMissing, nil
 	}
-	if err := ensureChild(ctx, r, "PodMonitor", BuildPodMonitor(dc), &monitoringv1.PodMonitor{}, podMonitorSpec, noted); err != nil {
+	if err := ensureChild(ctx, r, "PodMonitor", specs.BuildPodMonitor(dc), &monitoringv1.PodMonitor{}, podMonitorSpec, noted); err != nil {
 		return podMonitorFailed, err
 	}
 	return podMonitorReady, nil
