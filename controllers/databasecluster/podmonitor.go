@@ -17,13 +17,11 @@ package databasecluster
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -164,41 +162,4 @@ func withMonitoringRecheck(obs *observation, every time.Duration) {
 	if obs.recheckAfter == 0 || obs.recheckAfter > every {
 		obs.recheckAfter = every
 	}
-}
-
-// setMonitoringReadyCondition: present only while spec.monitoring is set. True when the
-// PodMonitor is in place; False when the Prometheus Operator's CRD is missing (the message says
-// to install it) or the PodMonitor could not be written. Kept as it was when the phase did not
-// run.
-func setMonitoringReadyCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs observation) {
-	if dc.Spec.Monitoring == nil {
-		meta.RemoveStatusCondition(conditions, databasev1alpha1.ConditionMonitoringReady)
-		return
-	}
-	cond := metav1.Condition{
-		Type:               databasev1alpha1.ConditionMonitoringReady,
-		Status:             metav1.ConditionFalse,
-		ObservedGeneration: dc.Generation,
-	}
-	switch obs.podMonitor {
-	case podMonitorNotReached:
-		return
-	case podMonitorReady:
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = databasev1alpha1.ReasonPodMonitorReady
-		cond.Message = fmt.Sprintf("PodMonitor %s scrapes port %s (%d) at %s on every pod",
-			dc.PodMonitorName(), databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port, dc.MetricsPath())
-	case podMonitorCRDMissing:
-		cond.Reason = databasev1alpha1.ReasonPodMonitorCRDMissing
-		cond.Message = fmt.Sprintf("the API server does not serve %s/%s PodMonitors: install the Prometheus Operator (its PodMonitor CRD) "+
-			"and PodMonitor %s is created within %s; the pods name the metrics port %s (%d) meanwhile",
-			podMonitorGroupKind.Group, monitoringv1.SchemeGroupVersion.Version, dc.PodMonitorName(), obs.monitoringRecheck,
-			databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port)
-	case podMonitorFailed:
-		cond.Reason = databasev1alpha1.ReasonPodMonitorFailed
-		if obs.err != nil {
-			cond.Message, _, _ = strings.Cut(strings.TrimPrefix(obs.err.Error(), "terminal error: "), "\n")
-		}
-	}
-	meta.SetStatusCondition(conditions, cond)
 }
