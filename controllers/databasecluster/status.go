@@ -16,6 +16,7 @@ package databasecluster
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -185,8 +186,9 @@ func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.Data
 		cond.Reason = databasev1alpha1.ReasonScaling
 		cond.Message = fmt.Sprintf("scaling from %d to %d pods", sts.Status.Replicas, want)
 		if len(waits) > 0 {
-			cond.Message += fmt.Sprintf("; waiting for the claims of removed members to be deleted first: %s",
-				strings.Join(waits, ", "))
+			named := slices.DeleteFunc(slices.Clone(waits), func(name string) bool { return name == "" })
+			cond.Message += withDetail("; waiting for the claims of removed members to be deleted first", ": ",
+				strings.Join(named, ", "), "")
 		}
 	case sts.Status.UpdatedReplicas < want || sts.Status.CurrentRevision != sts.Status.UpdateRevision:
 		cond.Reason = databasev1alpha1.ReasonRollingUpdate
@@ -231,21 +233,30 @@ func setDegradedCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databas
 		case isInputMissing(err):
 			cond.Reason = databasev1alpha1.ReasonInputMissing
 		}
-		// The API server may append a diff of the object on further lines; the first line
-		// says what was refused and why.
-		cond.Message, _, _ = strings.Cut(err.Error(), "\n")
-		// A terminal error is one that is not retried; the user needs only what was refused.
-		cond.Message = strings.TrimPrefix(cond.Message, "terminal error: ")
+		cond.Message = errorMessage(err, "the children could not be brought to the spec, and the error does not say why")
 	} else if obs.createFailure != "" {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPodCreateFailed
-		cond.Message = "the StatefulSet cannot create every pod: " + obs.createFailure
+		cond.Message = withDetail("the StatefulSet cannot create every pod", ": ", obs.createFailure, "")
 	} else if stuck != nil {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPodNotReady
 		cond.Message = stuck.message()
 	}
 	meta.SetStatusCondition(list, cond)
+}
+
+// errorMessage is err as a condition message tells it: its first line (the API server may append
+// a diff of the object on further lines; the first says what was refused and why), without the
+// "terminal error: " prefix (the user needs only what was refused) and without the separator an
+// empty part left at its end ("reading ConfigMap db-config: " of an error with no text), or
+// otherwise when nothing is left.
+func errorMessage(err error, otherwise string) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	if msg := strings.TrimRight(strings.TrimPrefix(first, "terminal error: "), messageSeparators); msg != "" {
+		return msg
+	}
+	return otherwise
 }
 
 // setPausedCondition: True while spec.paused holds every child as it is.
@@ -385,8 +396,9 @@ func setMonitoringReadyCondition(conditions *[]metav1.Condition, dc *databasev1a
 			databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port)
 	case podMonitorFailed:
 		cond.Reason = databasev1alpha1.ReasonPodMonitorFailed
+		cond.Message = fmt.Sprintf("PodMonitor %s could not be written", dc.PodMonitorName())
 		if obs.err != nil {
-			cond.Message, _, _ = strings.Cut(strings.TrimPrefix(obs.err.Error(), "terminal error: "), "\n")
+			cond.Message = errorMessage(obs.err, cond.Message)
 		}
 	}
 	meta.SetStatusCondition(conditions, cond)
