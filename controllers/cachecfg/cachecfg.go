@@ -123,12 +123,12 @@ func StripMeta(obj any) (any, error) {
 // TrimService is the cache's transform of Services: the operator reads a Service's identity,
 // labels, annotations, owners and deletion, and compares only the fields it owns (type,
 // selector, ports, publishNotReadyAddresses, the load balancer's source ranges and class, the
-// external traffic policy; serviceSpec in controllers/databasecluster). The allocated cluster
-// IPs, IP families, the internal traffic policy and the status are dropped; the labels and the
-// selector are shared with the cluster's other children, and the ports with the Services that
-// have the same (s, shared.go). A patch of a Service is computed between two trimmed copies, so
-// the dropped fields are never written; every field the operator writes must be kept here, or a
-// patch could never remove it.
+// external traffic policy; specs.ServiceInSync in controllers/databasecluster/specs). The
+// allocated cluster IPs, IP families, the internal traffic policy and the status are dropped; the
+// labels and the selector are shared with the cluster's other children, and the ports with the
+// Services that have the same (s, shared.go). A patch of a Service is computed between two
+// trimmed copies, so the dropped fields are never written; every field the operator writes must
+// be kept here, or a patch could never remove it.
 func (s *Shared) TrimService(obj any) (any, error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {

@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -328,46 +327,4 @@ func recordAutoGrow(dc *databasev1alpha1.DatabaseCluster, obs autoGrowObservatio
 		members = append(members, opmetrics.MemberUsage{Member: m.Name, UsedBytes: m.UsedBytes, Capacity: m.CapacityBytes})
 	}
 	opmetrics.RecordAutoGrow(dc.Namespace, dc.Name, members, obs.plan.fullAtMax)
-}
-
-// setStorageAutoGrowCondition: present only while spec.storage.autoGrow is set. False when a
-// member over the threshold cannot grow (AtMaxSize, ExpansionNotAllowed) or a member's usage
-// cannot be read (UsageUnknown); True with Growing while a claim grows or waits to, and with
-// BelowThreshold otherwise. Left as it is while the phases stopped before auto-grow.
-func setStorageAutoGrowCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs autoGrowObservation) {
-	if !dc.AutoGrows() {
-		meta.RemoveStatusCondition(conditions, databasev1alpha1.ConditionStorageAutoGrow)
-		return
-	}
-	if !obs.ran {
-		return
-	}
-	threshold := dc.Spec.Storage.AutoGrow.AutoGrowThreshold()
-	cond := metav1.Condition{Type: databasev1alpha1.ConditionStorageAutoGrow, Status: metav1.ConditionFalse, ObservedGeneration: dc.Generation}
-	switch {
-	case obs.noImage:
-		cond.Reason = databasev1alpha1.ReasonUsageUnknown
-		cond.Message = "the operator has no storage agent image (RELATED_IMAGE_STORAGE_AGENT is not set on the manager): usage cannot be measured"
-	case len(obs.plan.atMax) > 0:
-		cond.Reason, cond.Message = databasev1alpha1.ReasonAtMaxSize, strings.Join(obs.plan.atMax, "; ")
-	case len(obs.plan.notAllowed) > 0:
-		cond.Reason, cond.Message = databasev1alpha1.ReasonExpansionNotAllowed, strings.Join(obs.plan.notAllowed, "; ")
-	case len(obs.unknown) > 0:
-		cond.Reason = databasev1alpha1.ReasonUsageUnknown
-		cond.Message = "cannot read the storage agent of " + strings.Join(obs.unknown, "; ")
-	case obs.grew != nil:
-		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonStorageGrowing
-		cond.Message = strings.Join(append([]string{obs.grew.note(threshold)}, obs.plan.waiting...), "; ")
-	case len(obs.plan.waiting) > 0:
-		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonStorageGrowing
-		cond.Message = strings.Join(obs.plan.waiting, "; ")
-	case len(obs.members) == 0:
-		// No member runs the agent yet (being created, rolled, or stopped): nothing to grow.
-		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonBelowThreshold
-		cond.Message = "no member runs the storage agent yet: nothing is measured"
-	default:
-		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonBelowThreshold
-		cond.Message = fmt.Sprintf("%d measured members are below %d%% full", len(obs.members), threshold)
-	}
-	meta.SetStatusCondition(conditions, cond)
 }

@@ -171,7 +171,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 			Name: "db", Port: 9000, TargetPort: intstr.FromString("db"), Protocol: corev1.ProtocolTCP,
 		}}
 		It("builds the headless Service", func() {
-			svc := BuildHeadlessService(newCluster("db"))
+			svc := specs.BuildHeadlessService(newCluster("db"))
 			Expect(svc.ObjectMeta).To(Equal(metav1.ObjectMeta{
 				Name: "db-headless", Namespace: "default", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner},
 			}))
@@ -181,18 +181,18 @@ var _ = Describe("Builders", Label("unit"), func() {
 			}))
 		})
 		It("builds the client Service", func() {
-			svc := BuildClientService(newCluster("db"))
+			svc := specs.BuildClientService(newCluster("db"))
 			Expect(svc.Name).To(Equal("db"))
 			Expect(svc.Spec).To(Equal(corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector, Ports: port}))
 		})
 		It("exposes spec.port", func() {
-			Expect(BuildClientService(newCluster("db", withPort(5432))).Spec.Ports[0].Port).To(Equal(int32(5432)))
+			Expect(specs.BuildClientService(newCluster("db", withPort(5432))).Spec.Ports[0].Port).To(Equal(int32(5432)))
 		})
 	})
 
 	Describe("BuildPodDisruptionBudget", func() {
 		It("allows one pod down at a time", func() {
-			pdb := BuildPodDisruptionBudget(newCluster("db"))
+			pdb := specs.BuildPodDisruptionBudget(newCluster("db"))
 			Expect(pdb.Name).To(Equal("db"))
 			Expect(pdb.OwnerReferences).To(Equal([]metav1.OwnerReference{owner}))
 			Expect(*pdb.Spec.MaxUnavailable).To(Equal(intstr.FromInt32(1)))

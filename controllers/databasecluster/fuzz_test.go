@@ -70,7 +70,7 @@ func FuzzBuildChildren(f *testing.F) {
 			if err != nil {
 				t.Fatalf("an admitted spec does not build: %v", err)
 			}
-			return children{sts, BuildHeadlessService(dc), BuildClientService(dc), BuildPodDisruptionBudget(dc)}
+			return children{sts, specs.BuildHeadlessService(dc), specs.BuildClientService(dc), specs.BuildPodDisruptionBudget(dc)}
 		})
 		sts, headless, clientSvc, pdb := c.StatefulSet, c.Headless, c.ClientSvc, c.PodDisruptionBudget
 		for _, err := range []error{
@@ -244,9 +244,9 @@ func FuzzDriftChildren(f *testing.F) {
 			t.Fatal(err)
 		}
 		fuzzspec.CheckDrift(t, desired, observed, statefulSetSpec.InSync, statefulSetSpec.Merge)
-		fuzzspec.CheckDrift(t, BuildHeadlessService(dc), BuildHeadlessService(old), serviceSpec.InSync, serviceSpec.Merge)
-		fuzzspec.CheckDrift(t, BuildClientService(dc), BuildClientService(old), serviceSpec.InSync, serviceSpec.Merge)
-		fuzzspec.CheckDrift(t, BuildPodDisruptionBudget(dc), BuildPodDisruptionBudget(old), pdbSpec.InSync, pdbSpec.Merge)
+		fuzzspec.CheckDrift(t, specs.BuildHeadlessService(dc), specs.BuildHeadlessService(old), serviceSpec.InSync, serviceSpec.Merge)
+		fuzzspec.CheckDrift(t, specs.BuildClientService(dc), specs.BuildClientService(old), serviceSpec.InSync, serviceSpec.Merge)
+		fuzzspec.CheckDrift(t, specs.BuildPodDisruptionBudget(dc), specs.BuildPodDisruptionBudget(old), pdbSpec.InSync, pdbSpec.Merge)
 	})
 }
 
@@ -268,8 +268,8 @@ var _ = testenv.DescribeSeedsStoredInSync("Drift checks against the API server's
 		sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 		Expect(err).NotTo(HaveOccurred(), seed.File)
 		testenv.ExpectStoredInSync(ctx, c, seed.File, sts, statefulSetStoredInSync)
-		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildHeadlessService(dc), serviceSpec.InSync)
-		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildClientService(dc), serviceSpec.InSync)
-		testenv.ExpectStoredInSync(ctx, c, seed.File, BuildPodDisruptionBudget(dc), pdbSpec.InSync)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, specs.BuildHeadlessService(dc), serviceSpec.InSync)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, specs.BuildClientService(dc), serviceSpec.InSync)
+		testenv.ExpectStoredInSync(ctx, c, seed.File, specs.BuildPodDisruptionBudget(dc), pdbSpec.InSync)
 		return true
 	})

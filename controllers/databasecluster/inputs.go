@@ -121,7 +121,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, dc *databasev1alpha1.D
 		return nil, nil
 	}
 	if config.ConfigMapRef == nil {
-		err := ensureChild(ctx, r, "ConfigMap", BuildConfigMap(dc), &corev1.ConfigMap{}, child.ConfigMapData, noted)
+		err := ensureChild(ctx, r, "ConfigMap", specs.BuildConfigMap(dc), &corev1.ConfigMap{}, child.ConfigMapData, noted)
 		return configFiles(config.Files, nil), err
 	}
 	// The user's ConfigMap is read from the API server: the cache holds only the operator's.
@@ -146,11 +146,6 @@ func configFiles(data map[string]string, binary map[string][]byte) map[string][]
 	}
 	maps.Copy(files, binary)
 	return files
-}
-
-// BuildConfigMap returns the ConfigMap NAME-config of dc's inline config files.
-func BuildConfigMap(dc *databasev1alpha1.DatabaseCluster) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: specs.ChildMeta(dc, dc.ConfigMapName()), Data: dc.Spec.Config.Files}
 }
 
 // reconcileCredentials checks the user's credentials Secret, or generates NAME-credentials once.

@@ -15,8 +15,9 @@
 package databasecluster
 
 // This file is the pure half of lost members: the evidence a pod shows, the judgement of its
-// node, the choice of the member to replace and the MemberLost condition, from values only.
-// lostmember_phase.go reads the volumes and nodes and deletes the claim and pod it chose.
+// node, the choice of the member to replace and the MemberLost condition's message, from values
+// only. lostmember_phase.go reads the volumes and nodes and deletes the claim and pod it chose;
+// status.go sets the condition (setMemberLostCondition).
 
 import (
 	"cmp"
@@ -26,7 +27,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -383,30 +383,6 @@ func sooner(a, b time.Duration) time.Duration {
 		return b
 	}
 	return a
-}
-
-// setMemberLostCondition: True with reason MemberLost while a member is lost (the message names
-// each, its node and why, and why the operator does not replace it), True with reason
-// LostMemberReplaced in the pass that replaced one, False otherwise.
-func setMemberLostCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, lost lostObservation) {
-	cond := metav1.Condition{
-		Type:               databasev1alpha1.ConditionMemberLost,
-		Status:             metav1.ConditionFalse,
-		Reason:             databasev1alpha1.ReasonNoMemberLost,
-		Message:            "no member is lost with its node",
-		ObservedGeneration: dc.Generation,
-	}
-	switch {
-	case lost.replaced != nil:
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = databasev1alpha1.ReasonLostMemberReplaced
-		cond.Message = "deleted " + lost.replaced.did(lost.statefulSet)
-	case len(lost.members) > 0:
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = databasev1alpha1.ReasonMemberLost
-		cond.Message = lostMessage(lost)
-	}
-	meta.SetStatusCondition(conditions, cond)
 }
 
 // lostMessage names each lost member of lost, its node and why, the threshold, and why none is

@@ -170,8 +170,8 @@ func storedClusters(b *testing.B, n int) []storedCluster {
 			statefulSet: marshalProto(b, sts),
 			pod:         marshalProto(b, memberPod(b, sts)),
 			claim:       marshalProto(b, boundClaim(b, sts)),
-			services: [2][]byte{marshalProto(b, storedAs(b, BuildHeadlessService(dc))),
-				marshalProto(b, storedAs(b, BuildClientService(dc)))},
+			services: [2][]byte{marshalProto(b, storedAs(b, specs.BuildHeadlessService(dc))),
+				marshalProto(b, storedAs(b, specs.BuildClientService(dc)))},
 		}
 	}
 	return out

@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/test/harness/testenv"
@@ -162,21 +163,49 @@ var _ = Describe("Condition messages", Label("unit"), func() {
 			setMemberLostCondition(c, newCluster("db"), lostObservation{replaced: &lostReplacement{}})
 		}),
 
-		// Builders in files this change does not own; each entry names the fix it waits for.
-		PEntry("Progressing: Scaling waits for a claim of no name (status.go joins the names after \": \")",
+		Entry("Progressing: Scaling waits for a claim of no name",
 			progressing(stsWithStatus(2, 2, 2, "r", "r"), []string{""}, rolloutObservation{})),
-		PEntry("Degraded: an error with no text (status.go takes the error's first line as it is)",
+		Entry("Degraded: an error with no text",
 			degraded(observation{err: errors.New("")})),
-		PEntry("Degraded: an error wrapping one with no text (status.go)",
+		Entry("Degraded: an error wrapping one with no text",
 			degraded(observation{err: fmt.Errorf("reading ConfigMap db-config: %w", errors.New(""))})),
-		PEntry("Degraded: a FailedCreate note that ends in a colon (status.go appends the event's note as it is)",
+		Entry("Degraded: a FailedCreate note that ends in a colon",
 			degraded(observation{createFailure: "create Pod db-0 in StatefulSet db failed error: "})),
-		PEntry("MonitoringReady: PodMonitorFailed without an error (podmonitor.go leaves the message empty)",
+		Entry("MonitoringReady: PodMonitorFailed without an error",
 			func(c *[]metav1.Condition) {
 				dc := newCluster("db")
 				dc.Spec.Monitoring = &databasev1alpha1.MonitoringSpec{}
 				setMonitoringReadyCondition(c, dc, observation{podMonitor: podMonitorFailed})
 			}),
+	)
+
+	DescribeTable("tell what is left of a part that is empty, or what the part would have said",
+		func(set func(*[]metav1.Condition), conditionType, want string) {
+			Expect(conditionOf(testenv.SetOn(set), conditionType)).To(HaveExactElements(conditionType, Not(BeEmpty()), Not(BeEmpty()), want))
+		},
+		Entry("Scaling: the claims of no name are not named",
+			progressing(stsWithStatus(2, 2, 2, "r", "r"), []string{"", "data-db-3"}, rolloutObservation{}),
+			databasev1alpha1.ConditionProgressing,
+			"scaling from 2 to 3 pods; waiting for the claims of removed members to be deleted first: data-db-3"),
+		Entry("Scaling: no claim named",
+			progressing(stsWithStatus(2, 2, 2, "r", "r"), []string{""}, rolloutObservation{}),
+			databasev1alpha1.ConditionProgressing,
+			"scaling from 2 to 3 pods; waiting for the claims of removed members to be deleted first"),
+		Entry("Degraded: an error with no text", degraded(observation{err: errors.New("")}), conditions.Degraded,
+			"the children could not be brought to the spec, and the error does not say why"),
+		Entry("Degraded: a terminal error with no text", degraded(observation{err: errors.New("terminal error: ")}), conditions.Degraded,
+			"the children could not be brought to the spec, and the error does not say why"),
+		Entry("Degraded: an error wrapping one with no text",
+			degraded(observation{err: fmt.Errorf("reading ConfigMap db-config: %w", errors.New(""))}), conditions.Degraded,
+			"reading ConfigMap db-config"),
+		Entry("Degraded: a FailedCreate note that ends in a colon",
+			degraded(observation{createFailure: "create Pod db-0 in StatefulSet db failed error: "}), conditions.Degraded,
+			"the StatefulSet cannot create every pod: create Pod db-0 in StatefulSet db failed error"),
+		Entry("MonitoringReady: PodMonitorFailed without an error", func(c *[]metav1.Condition) {
+			dc := newCluster("db")
+			dc.Spec.Monitoring = &databasev1alpha1.MonitoringSpec{}
+			setMonitoringReadyCondition(c, dc, observation{podMonitor: podMonitorFailed})
+		}, databasev1alpha1.ConditionMonitoringReady, "PodMonitor db could not be written"),
 	)
 
 	DescribeTable("StorageAutoGrow tells an agent's answer without a trailing separator",

@@ -46,10 +46,10 @@ import (
 func (r *Reconciler) reconcileSpecChildren(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
 	steps := []func(*changes) error{
 		func(l *changes) error {
-			return ensureChild(ctx, r, "Service", BuildHeadlessService(dc), &corev1.Service{}, serviceSpec, l)
+			return ensureChild(ctx, r, "Service", specs.BuildHeadlessService(dc), &corev1.Service{}, serviceSpec, l)
 		},
 		func(l *changes) error {
-			return ensureChild(ctx, r, "Service", BuildClientService(dc), &corev1.Service{}, serviceSpec, l)
+			return ensureChild(ctx, r, "Service", specs.BuildClientService(dc), &corev1.Service{}, serviceSpec, l)
 		},
 		func(l *changes) error { return r.reconcilePodDisruptionBudget(ctx, dc, l) },
 	}
@@ -72,7 +72,7 @@ func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, dc *datab
 	if !dc.PDBEnabled() {
 		return r.deletePodDisruptionBudget(ctx, dc, noted)
 	}
-	return ensureChild(ctx, r, "PodDisruptionBudget", BuildPodDisruptionBudget(dc), &policyv1.PodDisruptionBudget{}, pdbSpec, noted)
+	return ensureChild(ctx, r, "PodDisruptionBudget", specs.BuildPodDisruptionBudget(dc), &policyv1.PodDisruptionBudget{}, pdbSpec, noted)
 }
 
 // ensureChild keeps one child that is built from the spec alone (a Service, the

@@ -67,7 +67,7 @@ var _ = Describe("DatabaseCluster pod extensions and exposure", Ordered, Label("
 			sts, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
 			testenv.ExpectStoredInSync(ctx, k8s, dc.Name, sts, statefulSetStoredInSync)
-			testenv.ExpectStoredInSync(ctx, k8s, dc.Name, BuildClientService(dc), serviceSpec.InSync)
+			testenv.ExpectStoredInSync(ctx, k8s, dc.Name, specs.BuildClientService(dc), serviceSpec.InSync)
 		}
 	})
 

@@ -312,7 +312,7 @@ var _ = Describe("Template hash", Label("unit"), func() {
 
 var _ = Describe("Client Service", Label("unit"), func() {
 	It("records the keys of labels alone (no annotations given)", func() {
-		svc := BuildClientService(newCluster("db", func(dc *databasev1alpha1.DatabaseCluster) {
+		svc := specs.BuildClientService(newCluster("db", func(dc *databasev1alpha1.DatabaseCluster) {
 			dc.Spec.Service = &databasev1alpha1.ServiceSpec{Labels: map[string]string{"team": "a", "tier": "db"}}
 		}))
 		Expect(svc.Annotations).To(Equal(map[string]string{"database.seed1b407122.io/service-labels": "team,tier"}))
@@ -320,7 +320,7 @@ var _ = Describe("Client Service", Label("unit"), func() {
 	})
 
 	It("adds nothing to the default Service", func() {
-		svc := BuildClientService(newCluster("db"))
+		svc := specs.BuildClientService(newCluster("db"))
 		Expect(svc.Annotations).To(BeNil())
 		Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
 	})

@@ -17,16 +17,12 @@ package databasecluster
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
@@ -50,34 +46,12 @@ func (r *Reconciler) monitoringRecheck() time.Duration {
 // podMonitorGroupKind is the Prometheus Operator's PodMonitor.
 var podMonitorGroupKind = schema.GroupKind{Group: monitoringv1.SchemeGroupVersion.Group, Kind: monitoringv1.PodMonitorsKind}
 
-// BuildPodMonitor returns the PodMonitor that has Prometheus scrape the metrics port of every pod
-// of dc (selected by the operator's labels, in dc's namespace) at spec.monitoring.path. dc must
-// have spec.monitoring.
-func BuildPodMonitor(dc *databasev1alpha1.DatabaseCluster) *monitoringv1.PodMonitor {
-	return &monitoringv1.PodMonitor{
-		ObjectMeta: specs.ChildMeta(dc, dc.PodMonitorName()),
-		Spec: monitoringv1.PodMonitorSpec{
-			Selector: metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},
-			PodMetricsEndpoints: []monitoringv1.PodMetricsEndpoint{{
-				Port:     ptr.To(databasev1alpha1.MetricsPortName),
-				Path:     dc.MetricsPath(),
-				Interval: monitoringv1.Duration(dc.Spec.Monitoring.Interval),
-			}},
-		},
-	}
-}
-
-// podMonitorSpec keeps the selector and the endpoints of the PodMonitor: an endpoint added by
-// hand is removed, as it would scrape what the spec does not ask for.
+// podMonitorSpec is the PodMonitor's write path: specs.PodMonitorInSync decides and
+// specs.MergePodMonitor writes the selector and the endpoints (an endpoint added by hand is
+// removed, as it would scrape what the spec does not ask for).
 var podMonitorSpec = child.Spec[*monitoringv1.PodMonitor]{
-	InSync: func(desired, observed *monitoringv1.PodMonitor) bool {
-		return equality.Semantic.DeepEqual(desired.Spec.Selector, observed.Spec.Selector) &&
-			equality.Semantic.DeepEqual(desired.Spec.PodMetricsEndpoints, observed.Spec.PodMetricsEndpoints)
-	},
-	Merge: func(desired, observed *monitoringv1.PodMonitor) {
-		observed.Spec.Selector = desired.Spec.Selector
-		observed.Spec.PodMetricsEndpoints = desired.Spec.PodMetricsEndpoints
-	},
+	InSync: specs.PodMonitorInSync,
+	Merge:  specs.MergePodMonitor,
 }
 
 // podMonitorState is what a reconcile found of the PodMonitor.
@@ -162,7 +136,7 @@ func (r *Reconciler) reconcilePodMonitor(ctx context.Context, dc *databasev1alph
 	case !served:
 		return podMonitorCRDMissing, nil
 	}
-	if err := ensureChild(ctx, r, "PodMonitor", BuildPodMonitor(dc), &monitoringv1.PodMonitor{}, podMonitorSpec, noted); err != nil {
+	if err := ensureChild(ctx, r, "PodMonitor", specs.BuildPodMonitor(dc), &monitoringv1.PodMonitor{}, podMonitorSpec, noted); err != nil {
 		return podMonitorFailed, err
 	}
 	return podMonitorReady, nil
@@ -188,41 +162,4 @@ func withMonitoringRecheck(obs *observation, every time.Duration) {
 	if obs.recheckAfter == 0 || obs.recheckAfter > every {
 		obs.recheckAfter = every
 	}
-}
-
-// setMonitoringReadyCondition: present only while spec.monitoring is set. True when the
-// PodMonitor is in place; False when the Prometheus Operator's CRD is missing (the message says
-// to install it) or the PodMonitor could not be written. Kept as it was when the phase did not
-// run.
-func setMonitoringReadyCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs observation) {
-	if dc.Spec.Monitoring == nil {
-		meta.RemoveStatusCondition(conditions, databasev1alpha1.ConditionMonitoringReady)
-		return
-	}
-	cond := metav1.Condition{
-		Type:               databasev1alpha1.ConditionMonitoringReady,
-		Status:             metav1.ConditionFalse,
-		ObservedGeneration: dc.Generation,
-	}
-	switch obs.podMonitor {
-	case podMonitorNotReached:
-		return
-	case podMonitorReady:
-		cond.Status = metav1.ConditionTrue
-		cond.Reason = databasev1alpha1.ReasonPodMonitorReady
-		cond.Message = fmt.Sprintf("PodMonitor %s scrapes port %s (%d) at %s on every pod",
-			dc.PodMonitorName(), databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port, dc.MetricsPath())
-	case podMonitorCRDMissing:
-		cond.Reason = databasev1alpha1.ReasonPodMonitorCRDMissing
-		cond.Message = fmt.Sprintf("the API server does not serve %s/%s PodMonitors: install the Prometheus Operator (its PodMonitor CRD) "+
-			"and PodMonitor %s is created within %s; the pods name the metrics port %s (%d) meanwhile",
-			podMonitorGroupKind.Group, monitoringv1.SchemeGroupVersion.Version, dc.PodMonitorName(), obs.monitoringRecheck,
-			databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port)
-	case podMonitorFailed:
-		cond.Reason = databasev1alpha1.ReasonPodMonitorFailed
-		if obs.err != nil {
-			cond.Message, _, _ = strings.Cut(strings.TrimPrefix(obs.err.Error(), "terminal error: "), "\n")
-		}
-	}
-	meta.SetStatusCondition(conditions, cond)
 }

@@ -46,7 +46,7 @@ var _ = Describe("PodMonitor", Label("unit"), func() {
 	It("builds the whole PodMonitor of spec.monitoring", func() {
 		dc := newCluster("db", withMonitoring(9100, "/custom", "30s"))
 		parent := testenv.ParentOf(dc, "database")
-		Expect(BuildPodMonitor(dc)).To(Equal(&monitoringv1.PodMonitor{
+		Expect(specs.BuildPodMonitor(dc)).To(Equal(&monitoringv1.PodMonitor{
 			ObjectMeta: parent.ChildMeta("db"),
 			Spec: monitoringv1.PodMonitorSpec{
 				Selector:            metav1.LabelSelector{MatchLabels: parent.Selector()},
@@ -56,7 +56,7 @@ var _ = Describe("PodMonitor", Label("unit"), func() {
 	})
 
 	It("scrapes /metrics at Prometheus's own interval when path and interval are not set", func() {
-		Expect(BuildPodMonitor(newCluster("db", withMonitoring(9100, "", ""))).Spec.PodMetricsEndpoints).To(Equal(
+		Expect(specs.BuildPodMonitor(newCluster("db", withMonitoring(9100, "", ""))).Spec.PodMetricsEndpoints).To(Equal(
 			[]monitoringv1.PodMetricsEndpoint{{Port: ptr.To("metrics"), Path: "/metrics"}}))
 	})
 
@@ -87,7 +87,7 @@ var _ = Describe("PodMonitor", Label("unit"), func() {
 
 	DescribeTable("podMonitorSpec puts back the selector and the endpoints",
 		func(change func(*monitoringv1.PodMonitor)) {
-			desired := BuildPodMonitor(newCluster("db", withMonitoring(9100, "", "")))
+			desired := specs.BuildPodMonitor(newCluster("db", withMonitoring(9100, "", "")))
 			observed := desired.DeepCopy()
 			Expect(podMonitorSpec.InSync(desired, observed)).To(BeTrue())
 			change(observed)

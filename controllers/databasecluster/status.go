@@ -16,9 +16,11 @@ package databasecluster
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -183,8 +185,9 @@ func setProgressingCondition(list *[]metav1.Condition, dc *databasev1alpha1.Data
 		cond.Reason = databasev1alpha1.ReasonScaling
 		cond.Message = fmt.Sprintf("scaling from %d to %d pods", sts.Status.Replicas, want)
 		if len(waits) > 0 {
-			cond.Message += fmt.Sprintf("; waiting for the claims of removed members to be deleted first: %s",
-				strings.Join(waits, ", "))
+			named := slices.DeleteFunc(slices.Clone(waits), func(name string) bool { return name == "" })
+			cond.Message += withDetail("; waiting for the claims of removed members to be deleted first", ": ",
+				strings.Join(named, ", "), "")
 		}
 	case sts.Status.UpdatedReplicas < want || sts.Status.CurrentRevision != sts.Status.UpdateRevision:
 		cond.Reason = databasev1alpha1.ReasonRollingUpdate
@@ -229,21 +232,30 @@ func setDegradedCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databas
 		case isInputMissing(err):
 			cond.Reason = databasev1alpha1.ReasonInputMissing
 		}
-		// The API server may append a diff of the object on further lines; the first line
-		// says what was refused and why.
-		cond.Message, _, _ = strings.Cut(err.Error(), "\n")
-		// A terminal error is one that is not retried; the user needs only what was refused.
-		cond.Message = strings.TrimPrefix(cond.Message, "terminal error: ")
+		cond.Message = errorMessage(err, "the children could not be brought to the spec, and the error does not say why")
 	} else if obs.createFailure != "" {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPodCreateFailed
-		cond.Message = "the StatefulSet cannot create every pod: " + obs.createFailure
+		cond.Message = withDetail("the StatefulSet cannot create every pod", ": ", obs.createFailure, "")
 	} else if stuck != nil {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPodNotReady
 		cond.Message = stuck.message()
 	}
 	meta.SetStatusCondition(list, cond)
+}
+
+// errorMessage is err as a condition message tells it: its first line (the API server may append
+// a diff of the object on further lines; the first says what was refused and why), without the
+// "terminal error: " prefix (the user needs only what was refused) and without the separator an
+// empty part left at its end ("reading ConfigMap db-config: " of an error with no text), or
+// otherwise when nothing is left.
+func errorMessage(err error, otherwise string) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	if msg := strings.TrimRight(strings.TrimPrefix(first, "terminal error: "), messageSeparators); msg != "" {
+		return msg
+	}
+	return otherwise
 }
 
 // setPausedCondition: True while spec.paused holds every child as it is.
@@ -351,4 +363,108 @@ func expandingClaim(claims []corev1.PersistentVolumeClaim) string {
 		}
 	}
 	return ""
+}
+
+// setMonitoringReadyCondition: present only while spec.monitoring is set. True when the
+// PodMonitor is in place; False when the Prometheus Operator's CRD is missing (the message says
+// to install it) or the PodMonitor could not be written. Kept as it was when the phase did not
+// run.
+func setMonitoringReadyCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs observation) {
+	if dc.Spec.Monitoring == nil {
+		meta.RemoveStatusCondition(conditions, databasev1alpha1.ConditionMonitoringReady)
+		return
+	}
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionMonitoringReady,
+		Status:             metav1.ConditionFalse,
+		ObservedGeneration: dc.Generation,
+	}
+	switch obs.podMonitor {
+	case podMonitorNotReached:
+		return
+	case podMonitorReady:
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonPodMonitorReady
+		cond.Message = fmt.Sprintf("PodMonitor %s scrapes port %s (%d) at %s on every pod",
+			dc.PodMonitorName(), databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port, dc.MetricsPath())
+	case podMonitorCRDMissing:
+		cond.Reason = databasev1alpha1.ReasonPodMonitorCRDMissing
+		cond.Message = fmt.Sprintf("the API server does not serve %s/%s PodMonitors: install the Prometheus Operator (its PodMonitor CRD) "+
+			"and PodMonitor %s is created within %s; the pods name the metrics port %s (%d) meanwhile",
+			podMonitorGroupKind.Group, monitoringv1.SchemeGroupVersion.Version, dc.PodMonitorName(), obs.monitoringRecheck,
+			databasev1alpha1.MetricsPortName, dc.Spec.Monitoring.Port)
+	case podMonitorFailed:
+		cond.Reason = databasev1alpha1.ReasonPodMonitorFailed
+		cond.Message = fmt.Sprintf("PodMonitor %s could not be written", dc.PodMonitorName())
+		if obs.err != nil {
+			cond.Message = errorMessage(obs.err, cond.Message)
+		}
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
+
+// setMemberLostCondition: True with reason MemberLost while a member is lost (the message names
+// each, its node and why, and why the operator does not replace it), True with reason
+// LostMemberReplaced in the pass that replaced one, False otherwise.
+func setMemberLostCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, lost lostObservation) {
+	cond := metav1.Condition{
+		Type:               databasev1alpha1.ConditionMemberLost,
+		Status:             metav1.ConditionFalse,
+		Reason:             databasev1alpha1.ReasonNoMemberLost,
+		Message:            "no member is lost with its node",
+		ObservedGeneration: dc.Generation,
+	}
+	switch {
+	case lost.replaced != nil:
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonLostMemberReplaced
+		cond.Message = "deleted " + lost.replaced.did(lost.statefulSet)
+	case len(lost.members) > 0:
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonMemberLost
+		cond.Message = lostMessage(lost)
+	}
+	meta.SetStatusCondition(conditions, cond)
+}
+
+// setStorageAutoGrowCondition: present only while spec.storage.autoGrow is set. False when a
+// member over the threshold cannot grow (AtMaxSize, ExpansionNotAllowed) or a member's usage
+// cannot be read (UsageUnknown); True with Growing while a claim grows or waits to, and with
+// BelowThreshold otherwise. Left as it is while the phases stopped before auto-grow.
+func setStorageAutoGrowCondition(conditions *[]metav1.Condition, dc *databasev1alpha1.DatabaseCluster, obs autoGrowObservation) {
+	if !dc.AutoGrows() {
+		meta.RemoveStatusCondition(conditions, databasev1alpha1.ConditionStorageAutoGrow)
+		return
+	}
+	if !obs.ran {
+		return
+	}
+	threshold := dc.Spec.Storage.AutoGrow.AutoGrowThreshold()
+	cond := metav1.Condition{Type: databasev1alpha1.ConditionStorageAutoGrow, Status: metav1.ConditionFalse, ObservedGeneration: dc.Generation}
+	switch {
+	case obs.noImage:
+		cond.Reason = databasev1alpha1.ReasonUsageUnknown
+		cond.Message = "the operator has no storage agent image (RELATED_IMAGE_STORAGE_AGENT is not set on the manager): usage cannot be measured"
+	case len(obs.plan.atMax) > 0:
+		cond.Reason, cond.Message = databasev1alpha1.ReasonAtMaxSize, strings.Join(obs.plan.atMax, "; ")
+	case len(obs.plan.notAllowed) > 0:
+		cond.Reason, cond.Message = databasev1alpha1.ReasonExpansionNotAllowed, strings.Join(obs.plan.notAllowed, "; ")
+	case len(obs.unknown) > 0:
+		cond.Reason = databasev1alpha1.ReasonUsageUnknown
+		cond.Message = "cannot read the storage agent of " + strings.Join(obs.unknown, "; ")
+	case obs.grew != nil:
+		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonStorageGrowing
+		cond.Message = strings.Join(append([]string{obs.grew.note(threshold)}, obs.plan.waiting...), "; ")
+	case len(obs.plan.waiting) > 0:
+		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonStorageGrowing
+		cond.Message = strings.Join(obs.plan.waiting, "; ")
+	case len(obs.members) == 0:
+		// No member runs the agent yet (being created, rolled, or stopped): nothing to grow.
+		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonBelowThreshold
+		cond.Message = "no member runs the storage agent yet: nothing is measured"
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, databasev1alpha1.ReasonBelowThreshold
+		cond.Message = fmt.Sprintf("%d measured members are below %d%% full", len(obs.members), threshold)
+	}
+	meta.SetStatusCondition(conditions, cond)
 }

@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -127,7 +128,11 @@ func Read(ctx context.Context, hc *http.Client, addr string) (Usage, error) {
 		return Usage{}, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Usage{}, fmt.Errorf("the agent answered %s: %s", resp.Status, body)
+		// An answer without a body is told by its status alone: no ": " left before nothing.
+		if text := strings.TrimSpace(string(body)); text != "" {
+			return Usage{}, fmt.Errorf("the agent answered %s: %s", resp.Status, text)
+		}
+		return Usage{}, fmt.Errorf("the agent answered %s", resp.Status)
 	}
 	var u Usage
 	if err := json.Unmarshal(body, &u); err != nil {

@@ -119,6 +119,22 @@ func TestReadFailures(t *testing.T) {
 	}
 }
 
+// TestReadAnswerWithoutBody: a refusal with no body (or white space only) is told by its status
+// alone, with no separator left before nothing.
+func TestReadAnswerWithoutBody(t *testing.T) {
+	for _, body := range []string{"", " \n"} {
+		agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(body))
+		}))
+		_, err := Read(context.Background(), &http.Client{Timeout: time.Second}, strings.TrimPrefix(agent.URL, "http://"))
+		agent.Close()
+		if err == nil || err.Error() != "the agent answered 404 Not Found" {
+			t.Fatalf("Read of a 404 with body %q: err = %v, want \"the agent answered 404 Not Found\"", body, err)
+		}
+	}
+}
+
 // TestHandlerServesOnlyUsage: other paths and methods are refused.
 func TestHandlerServesOnlyUsage(t *testing.T) {
 	h := Handler("/data", func(string) (Usage, error) { return Usage{UsedBytes: 1, CapacityBytes: 2}, nil })

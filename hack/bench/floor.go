@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
@@ -31,9 +30,9 @@ func floorChildren(name string) ([]client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	children := []client.Object{databasecluster.BuildHeadlessService(dc), databasecluster.BuildClientService(dc), sts}
+	children := []client.Object{specs.BuildHeadlessService(dc), specs.BuildClientService(dc), sts}
 	if dc.PDBEnabled() {
-		children = append(children, databasecluster.BuildPodDisruptionBudget(dc))
+		children = append(children, specs.BuildPodDisruptionBudget(dc))
 	}
 	for _, c := range children {
 		c.SetOwnerReferences(nil)

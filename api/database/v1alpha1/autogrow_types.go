@@ -135,27 +135,6 @@ type MemberStorage struct {
 	MeasuredAt metav1.Time `json:"measuredAt"`
 }
 
-// The StorageAutoGrow condition (see AutoGrowSpec); it exists only while
-// spec.storage.autoGrow is set.
-const (
-	// ConditionStorageAutoGrow is True while auto-grow can do its work (every member measured,
-	// below the threshold or growing) and False when something keeps a member from growing.
-	ConditionStorageAutoGrow = "StorageAutoGrow"
-	// ReasonBelowThreshold: every member is measured and below thresholdPercent.
-	ReasonBelowThreshold = "BelowThreshold"
-	// ReasonStorageGrowing: a claim was grown and its expansion is in flight, or a member over
-	// the threshold waits for minIntervalSeconds; the message says which.
-	ReasonStorageGrowing = "Growing"
-	// ReasonAtMaxSize: a member over the threshold has reached maxSize: it will not grow again.
-	ReasonAtMaxSize = "AtMaxSize"
-	// ReasonExpansionNotAllowed: a member is over the threshold and its StorageClass does not
-	// allow volume expansion (allowVolumeExpansion).
-	ReasonExpansionNotAllowed = "ExpansionNotAllowed"
-	// ReasonUsageUnknown: a member's usage could not be read from its storage agent (the pod is
-	// not running, or the agent does not answer); the message says which and why.
-	ReasonUsageUnknown = "UsageUnknown"
-)
-
 // AutoGrownAtAnnotation on a data claim is when the operator last grew it (RFC 3339): the
 // minimum interval between growths is counted from it.
 const AutoGrownAtAnnotation = "database.seed1b407122.io/auto-grown-at"

@@ -61,17 +61,3 @@ func (dc *DatabaseCluster) LostMemberAfter() time.Duration {
 func (dc *DatabaseCluster) ReplacesLostMembers() bool {
 	return dc.Spec.AutoHeal != nil && dc.Spec.AutoHeal.ReplaceLostMembers
 }
-
-// The MemberLost condition (see AutoHealSpec).
-const (
-	// ConditionMemberLost is True while a member is lost with its node.
-	ConditionMemberLost = "MemberLost"
-	// ReasonMemberLost: a member is lost; the message names it, its node and why, and why the
-	// operator does not replace it.
-	ReasonMemberLost = "MemberLost"
-	// ReasonLostMemberReplaced: the operator deleted a lost member's claim and pod (the message
-	// says which) so that the StatefulSet recreates it on a healthy node.
-	ReasonLostMemberReplaced = "LostMemberReplaced"
-	// ReasonNoMemberLost: no member is lost.
-	ReasonNoMemberLost = "NoMemberLost"
-)

@@ -86,6 +86,57 @@ const (
 	ReasonPodMonitorFailed = "PodMonitorFailed"
 )
 
+// Reasons of the Progressing condition about a stuck rollout (see RolloutSpec).
+const (
+	// ReasonRolloutStuck: a member of the update revision is not Ready past
+	// spec.rollout.progressDeadlineSeconds, or its container cannot start; the message names the
+	// pod and its container's state.
+	ReasonRolloutStuck = "RolloutStuck"
+	// ReasonStuckPodReplaced: the operator deleted a stuck member of a revision the spec no
+	// longer asks for, so that the StatefulSet recreates it from the current template; the
+	// message names the pod.
+	ReasonStuckPodReplaced = "StuckPodReplaced"
+	// ReasonRolledBack: spec.rollout.autoRollback returned the StatefulSet to the revision before
+	// a stuck rollout; the spec still asks for the template that got stuck. The message names
+	// the revision.
+	ReasonRolledBack = "RolledBack"
+)
+
+// The StorageAutoGrow condition (see AutoGrowSpec); it exists only while
+// spec.storage.autoGrow is set.
+const (
+	// ConditionStorageAutoGrow is True while auto-grow can do its work (every member measured,
+	// below the threshold or growing) and False when something keeps a member from growing.
+	ConditionStorageAutoGrow = "StorageAutoGrow"
+	// ReasonBelowThreshold: every member is measured and below thresholdPercent.
+	ReasonBelowThreshold = "BelowThreshold"
+	// ReasonStorageGrowing: a claim was grown and its expansion is in flight, or a member over
+	// the threshold waits for minIntervalSeconds; the message says which.
+	ReasonStorageGrowing = "Growing"
+	// ReasonAtMaxSize: a member over the threshold has reached maxSize: it will not grow again.
+	ReasonAtMaxSize = "AtMaxSize"
+	// ReasonExpansionNotAllowed: a member is over the threshold and its StorageClass does not
+	// allow volume expansion (allowVolumeExpansion).
+	ReasonExpansionNotAllowed = "ExpansionNotAllowed"
+	// ReasonUsageUnknown: a member's usage could not be read from its storage agent (the pod is
+	// not running, or the agent does not answer); the message says which and why.
+	ReasonUsageUnknown = "UsageUnknown"
+)
+
+// The MemberLost condition (see AutoHealSpec).
+const (
+	// ConditionMemberLost is True while a member is lost with its node.
+	ConditionMemberLost = "MemberLost"
+	// ReasonMemberLost: a member is lost; the message names it, its node and why, and why the
+	// operator does not replace it.
+	ReasonMemberLost = "MemberLost"
+	// ReasonLostMemberReplaced: the operator deleted a lost member's claim and pod (the message
+	// says which) so that the StatefulSet recreates it on a healthy node.
+	ReasonLostMemberReplaced = "LostMemberReplaced"
+	// ReasonNoMemberLost: no member is lost.
+	ReasonNoMemberLost = "NoMemberLost"
+)
+
 // Finalizer guards the cleanup of a DatabaseCluster's claims.
 const Finalizer = "database.seed1b407122.io/finalizer"
 
@@ -129,6 +180,28 @@ const (
 	ReasonSnapshotFailed = "SnapshotFailed"
 	// ReasonBackupSyncFailed: an API call failed; the backup is retried.
 	ReasonBackupSyncFailed = "SyncFailed"
+)
+
+// Condition types of a ScheduledDatabaseBackup.
+const (
+	// ConditionScheduleReady is True while the schedule is valid and its runs are created.
+	ConditionScheduleReady = "Ready"
+	// ConditionSuspended is True while spec.suspend is true.
+	ConditionSuspended = "Suspended"
+)
+
+// Condition reasons of a ScheduledDatabaseBackup.
+const (
+	// ReasonScheduled: the schedule is valid and the next run is planned.
+	ReasonScheduled = "Scheduled"
+	// ReasonInvalidSchedule: the schedule is one the cron parser refuses or that never fires.
+	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonScheduleSyncFailed: an API call failed; it is retried.
+	ReasonScheduleSyncFailed = "SyncFailed"
+	// ReasonSuspendedByUser: spec.suspend is true.
+	ReasonSuspendedByUser = "SuspendedByUser"
+	// ReasonNotSuspended: spec.suspend is false.
+	ReasonNotSuspended = "NotSuspended"
 )
 
 // BackupFinalizer is on a DatabaseBackup while it holds its cluster stopped (Offline), so that

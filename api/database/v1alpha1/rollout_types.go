@@ -61,19 +61,3 @@ func (dc *DatabaseCluster) ProgressDeadline() time.Duration {
 	}
 	return time.Duration(seconds) * time.Second
 }
-
-// Reasons of the Progressing condition about a stuck rollout (see RolloutSpec).
-const (
-	// ReasonRolloutStuck: a member of the update revision is not Ready past
-	// spec.rollout.progressDeadlineSeconds, or its container cannot start; the message names the
-	// pod and its container's state.
-	ReasonRolloutStuck = "RolloutStuck"
-	// ReasonStuckPodReplaced: the operator deleted a stuck member of a revision the spec no
-	// longer asks for, so that the StatefulSet recreates it from the current template; the
-	// message names the pod.
-	ReasonStuckPodReplaced = "StuckPodReplaced"
-	// ReasonRolledBack: spec.rollout.autoRollback returned the StatefulSet to the revision before
-	// a stuck rollout; the spec still asks for the template that got stuck. The message names
-	// the revision.
-	ReasonRolledBack = "RolledBack"
-)

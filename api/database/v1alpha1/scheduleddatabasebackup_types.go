@@ -198,28 +198,6 @@ func (s *ScheduledDatabaseBackup) BackupName(t time.Time) string {
 	return s.Name + "-" + strconv.FormatInt(t.Unix(), 10)
 }
 
-// Condition types of a ScheduledDatabaseBackup.
-const (
-	// ConditionScheduleReady is True while the schedule is valid and its runs are created.
-	ConditionScheduleReady = "Ready"
-	// ConditionSuspended is True while spec.suspend is true.
-	ConditionSuspended = "Suspended"
-)
-
-// Condition reasons of a ScheduledDatabaseBackup.
-const (
-	// ReasonScheduled: the schedule is valid and the next run is planned.
-	ReasonScheduled = "Scheduled"
-	// ReasonInvalidSchedule: the schedule is one the cron parser refuses or that never fires.
-	ReasonInvalidSchedule = "InvalidSchedule"
-	// ReasonScheduleSyncFailed: an API call failed; it is retried.
-	ReasonScheduleSyncFailed = "SyncFailed"
-	// ReasonSuspendedByUser: spec.suspend is true.
-	ReasonSuspendedByUser = "SuspendedByUser"
-	// ReasonNotSuspended: spec.suspend is false.
-	ReasonNotSuspended = "NotSuspended"
-)
-
 func init() {
 	register(&ScheduledDatabaseBackup{}, &ScheduledDatabaseBackupList{})
 }

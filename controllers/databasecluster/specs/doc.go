@@ -17,6 +17,10 @@
 // client, no clock, no logging, no Reconciler. The phases (package databasecluster) resolve the
 // inputs by reading the API, call BuildStatefulSet once with all of them, and write its output
 // as it is; DiffStatefulSet alone decides whether the live StatefulSet must be patched, and why.
+// The other children are built from dc alone (BuildHeadlessService, BuildClientService,
+// BuildPodDisruptionBudget, BuildPodMonitor, BuildConfigMap); the rules that say whether a live
+// one is in sync and what a patch writes into it (ServiceInSync and MergeService, and so on) are
+// here too, and the phases' write path (child.Spec) only wires them.
 //
 // make verify's layout rule (hack/check-layout.sh) fails when this package depends on
 // controller-runtime's client or on client-go.

@@ -32,7 +32,6 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	echov1alpha1 "github.com/seed1b407122/database-operator/api/echo/v1alpha1"
 	votingv1alpha1 "github.com/seed1b407122/database-operator/api/voting/v1alpha1"
-	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/echo"
 	"github.com/seed1b407122/database-operator/controllers/voteconfig"
@@ -61,9 +60,9 @@ var seedCorpora = []seedCorpus{
 			if err != nil {
 				return nil, "", err
 			}
-			children := []client.Object{sts, databasecluster.BuildHeadlessService(dc), databasecluster.BuildClientService(dc)}
+			children := []client.Object{sts, specs.BuildHeadlessService(dc), specs.BuildClientService(dc)}
 			if dc.PDBEnabled() {
-				children = append(children, databasecluster.BuildPodDisruptionBudget(dc))
+				children = append(children, specs.BuildPodDisruptionBudget(dc))
 			}
 			return children, "", nil
 		},
