@@ -316,10 +316,10 @@ var defaultedFields = map[reflect.Type][]string{
 	reflect.TypeFor[corev1.Probe]():                         {"TimeoutSeconds", "PeriodSeconds", "SuccessThreshold", "FailureThreshold"},
 	reflect.TypeFor[corev1.HTTPGetAction]():                 {"Scheme"},
 	reflect.TypeFor[corev1.VolumeSource]():                  {"EmptyDir"},
-	reflect.TypeFor[corev1.ConfigMapVolumeSource]():         {"DefaultMode"},
-	reflect.TypeFor[corev1.SecretVolumeSource]():            {"DefaultMode"},
-	reflect.TypeFor[corev1.ProjectedVolumeSource]():         {"DefaultMode"},
-	reflect.TypeFor[corev1.DownwardAPIVolumeSource]():       {"DefaultMode"},
+	reflect.TypeFor[corev1.ConfigMapVolumeSource]():         {defaultMode},
+	reflect.TypeFor[corev1.SecretVolumeSource]():            {defaultMode},
+	reflect.TypeFor[corev1.ProjectedVolumeSource]():         {defaultMode},
+	reflect.TypeFor[corev1.DownwardAPIVolumeSource]():       {defaultMode},
 	reflect.TypeFor[corev1.HostPathVolumeSource]():          {"Type"},
 	reflect.TypeFor[corev1.ObjectFieldSelector]():           {"APIVersion"},
 	reflect.TypeFor[corev1.ServiceAccountTokenProjection](): {"ExpirationSeconds"},
@@ -329,6 +329,9 @@ var defaultedFields = map[reflect.Type][]string{
 	reflect.TypeFor[corev1.AzureDiskVolumeSource]():         {"CachingMode", "FSType", "ReadOnly", "Kind"},
 	reflect.TypeFor[corev1.ScaleIOVolumeSource]():           {"StorageMode", "FSType"},
 }
+
+// defaultMode is the field of the volume sources that carry a file mode.
+const defaultMode = "DefaultMode"
 
 // serverDefaulted says whether the API server defaults field name of struct type t.
 func serverDefaulted(t reflect.Type, name string) bool {
