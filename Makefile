@@ -327,7 +327,7 @@ test-fresh-machine: ## Clone HEAD and run "make test" with empty module, build a
 .PHONY: test-unit
 test-unit: $(GINKGO) ## Unit specs (label "unit"): pure builders and conditions, no API server; the harness's child processes.
 	$(GINKGO) $(GINKGO_FLAGS) --label-filter=unit ./controllers/...
-	go test -count=1 . ./api/... ./test/harness/proc/ ./test/harness/manager/ ./test/harness/csisim/ ./cmd/... ./hack/release/
+	go test -count=1 . ./api/... ./test/harness/proc/ ./test/harness/manager/ ./test/harness/csisim/ ./test/harness/fuzzspec/ ./test/harness/repodir/ ./cmd/... ./hack/release/
 
 .PHONY: test-fuzz
 test-fuzz: ## Native Go fuzzing: each fuzz target for FUZZ_TIME (2000x executions), one at a time; a failing input is written to the package's testdata/fuzz/.

@@ -39,11 +39,10 @@ import (
 // Options keep the cache small: only the given namespaces (all when empty), only children that
 // carry the operator's managed-by label, no managedFields or last-applied configuration
 // (StripMeta), and of a StatefulSet, a pod, a Service or a claim only what the operator reads
-// (TrimStatefulSet, TrimPod, TrimService, TrimClaim). Each call makes the tables of values the
-// transforms share (NewShared), which so belong to the one cache these options configure: the
-// manager's, for as long as it runs.
-func Options(namespaces []string) cache.Options {
-	shared := NewShared()
+// (TrimStatefulSet, TrimPod, TrimService, TrimClaim). shared are the tables of values the
+// transforms share: the caller's (the manager makes one for its cache, for as long as it runs;
+// a test or a benchmark its own), nil to share nothing.
+func Options(namespaces []string, shared *Shared) cache.Options {
 	owned := cache.ByObject{Label: k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: labels.ManagedByValue})}
 	opts := cache.Options{
 		DefaultTransform: StripMeta,
@@ -212,13 +211,6 @@ func (s *Shared) TrimStatefulSet(obj any) (any, error) {
 	sts.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Name: TrimmedTemplateName, Annotations: s.shareAnnotations(kept)}}
 	sts.Spec.VolumeClaimTemplates = nil
 	return sts, nil
-}
-
-// TrimStatefulSet is what the cache holds of one StatefulSet, its values shared with no other
-// object ((*Shared)(nil).TrimStatefulSet): for code that needs a StatefulSet as cached without
-// a cache of its own.
-func TrimStatefulSet(obj any) (any, error) {
-	return (*Shared)(nil).TrimStatefulSet(obj)
 }
 
 // TemplateTrimmed says whether sts is a cached StatefulSet whose templates TrimStatefulSet

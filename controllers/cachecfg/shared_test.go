@@ -164,7 +164,7 @@ func TestTrimStatefulSetSharesWhatItKeeps(t *testing.T) {
 }
 
 // TestSharedTablesBelongToTheirCache: the transforms of two caches (two Shared) share nothing
-// with each other, and a nil Shared (TrimStatefulSet's) shares nothing at all; each trims the
+// with each other, and a nil Shared shares nothing at all; each trims the
 // same.
 func TestSharedTablesBelongToTheirCache(t *testing.T) {
 	first, second := NewShared(), NewShared()
@@ -181,11 +181,11 @@ func TestSharedTablesBelongToTheirCache(t *testing.T) {
 	}
 	labels := map[string]string{"app.kubernetes.io/instance": "db"}
 	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns", Labels: labels}}
-	x, err := TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
+	x, err := (*Shared)(nil).TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
+	y, err := (*Shared)(nil).TrimStatefulSet(decoded(t, s, &appsv1.StatefulSet{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // StatefulSetView is the one way reconcile code reads a StatefulSet of the cache. The cache holds
-// StatefulSets without their pod and claim templates (TrimStatefulSet): a template is most of a
+// StatefulSets without their pod and claim templates (Shared.TrimStatefulSet): a template is most of a
 // StatefulSet, and the operator needs it only to compare it with the spec's, which the write
 // path does from the API server's copy unless the StatefulSet records that it still holds the
 // spec's template. A trimmed object read as if it were whole would tell of a template that is

@@ -28,7 +28,7 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 )
 
-// The cache holds StatefulSets without their pod template (cachecfg.TrimStatefulSet): at 1,000
+// The cache holds StatefulSets without their pod template (cachecfg.Shared.TrimStatefulSet): at 1,000
 // clusters the templates would be most of what it holds of them. Phase 5 therefore reads the
 // StatefulSet whole from the API server, to compare its template with the spec's, unless the
 // StatefulSet records that it is still at the generation at which its template, of the hash the

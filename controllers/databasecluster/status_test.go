@@ -205,7 +205,7 @@ var _ = Describe("Conditions", Label("unit"), func() {
 
 	It("records the image of a cached StatefulSet", func() {
 		dc := newCluster("db")
-		cached, err := cachecfg.TrimStatefulSet(stsWithStatus(3, 3, 3, "r1", "r1"))
+		cached, err := cachecfg.NewShared().TrimStatefulSet(stsWithStatus(3, 3, 3, "r1", "r1"))
 		Expect(err).NotTo(HaveOccurred())
 		status := computeStatus(dc, observation{statefulSet: cachecfg.ViewStatefulSet(cached.(*appsv1.StatefulSet))})
 		Expect(status.CurrentImage).To(Equal("registry.example/db:1.0"))

@@ -41,7 +41,7 @@ func cachedAs(dc string, size string, trims int, change func(*appsv1.StatefulSet
 			change(sts)
 		}
 		for range trims {
-			obj, err := cachecfg.TrimStatefulSet(sts)
+			obj, err := cachecfg.NewShared().TrimStatefulSet(sts)
 			Expect(err).NotTo(HaveOccurred())
 			sts = obj.(*appsv1.StatefulSet)
 		}

@@ -116,7 +116,7 @@ func managerOptions(s Settings) ctrl.Options {
 		LeaseDuration:                 ptr.To(s.LeaseDuration),
 		RenewDeadline:                 ptr.To(s.RenewDeadline),
 		RetryPeriod:                   ptr.To(s.RetryPeriod),
-		Cache:                         cachecfg.Options(s.Namespaces),
+		Cache:                         cachecfg.Options(s.Namespaces, cachecfg.NewShared()),
 		// A replica that does not lead still starts its controllers' watches, so that its cache
 		// is full when it takes over: the new leader reconciles at once instead of listing
 		// everything first. It reconciles nothing until it leads.

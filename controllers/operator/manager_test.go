@@ -272,7 +272,7 @@ func TestWithSnapshotCache(t *testing.T) {
 				_, _ = w.Write([]byte(tc.body))
 			}))
 			defer server.Close()
-			got, err := withSnapshotCache(&rest.Config{Host: server.URL}, cachecfg.Options(nil))
+			got, err := withSnapshotCache(&rest.Config{Host: server.URL}, cachecfg.Options(nil, cachecfg.NewShared()))
 			if err != nil {
 				t.Fatal(err)
 			}

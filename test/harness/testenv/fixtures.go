@@ -115,7 +115,7 @@ func ConditionOf(conditions []metav1.Condition, conditionType string) []string {
 // CacheSelector is the label selector by which the operator's cache (cachecfg, as main.go sets
 // it up) selects the objects of obj's type; nil if the cache has no entry for that type.
 func CacheSelector(obj client.Object) labels.Selector {
-	for entry, byObject := range cachecfg.Options(nil).ByObject {
+	for entry, byObject := range cachecfg.Options(nil, nil).ByObject {
 		if reflect.TypeOf(entry) == reflect.TypeOf(obj) {
 			return byObject.Label
 		}

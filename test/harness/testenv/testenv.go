@@ -152,7 +152,7 @@ func (e *Env) startManager(cfg *rest.Config, setup func(ctrl.Manager) error) err
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  kinds,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cachecfg.Options(nil),
+		Cache:   cachecfg.Options(nil, cachecfg.NewShared()),
 		// A suite may start one environment per Describe, each with the same controller; the
 		// names must be unique only per manager here.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
