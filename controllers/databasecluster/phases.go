@@ -169,11 +169,14 @@ func (r *Reconciler) writeStatefulSet(ctx context.Context, dc *databasev1alpha1.
 	if err != nil {
 		return nil, "", terminalIfInvalid(err)
 	}
+	if result != child.Patched {
+		noted.statefulSet(dc, result, before, desired, specs.Drift{})
+		return live, result, nil
+	}
+	// What the patch changed, for the events: compared only when there was a patch.
 	noted.statefulSet(dc, result, before, desired, specs.DiffStatefulSet(desired, before))
-	if result == child.Patched {
-		if err := r.recordTemplateGeneration(ctx, live); err != nil {
-			return nil, "", err
-		}
+	if err := r.recordTemplateGeneration(ctx, live); err != nil {
+		return nil, "", err
 	}
 	return live, result, nil
 }

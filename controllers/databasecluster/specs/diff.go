@@ -171,10 +171,13 @@ func MergeStatefulSet(desired, patched *appsv1.StatefulSet) {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	for _, key := range append([]string{TemplateHashAnnotation}, removedWhenUnwanted...) {
+	if hash, ok := desired.Annotations[TemplateHashAnnotation]; ok {
+		annotations[TemplateHashAnnotation] = hash
+	}
+	for _, key := range removedWhenUnwanted {
 		if value, want := desired.Annotations[key]; want {
 			annotations[key] = value
-		} else if slices.Contains(removedWhenUnwanted, key) {
+		} else {
 			delete(annotations, key)
 		}
 	}

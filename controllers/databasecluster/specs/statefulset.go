@@ -17,7 +17,6 @@ package specs
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -160,8 +159,7 @@ func TemplateHash(template *corev1.PodTemplateSpec) string {
 // still at the generation at which that template was written or compared.
 func TemplateRecorded(desired, live *appsv1.StatefulSet) bool {
 	want := desired.Annotations[TemplateHashAnnotation]
-	return want != "" && live.Annotations[TemplateHashAnnotation] == want &&
-		live.Annotations[TemplateGenerationAnnotation] == strconv.FormatInt(live.Generation, 10)
+	return want != "" && live.Annotations[TemplateHashAnnotation] == want && Recorded(live)
 }
 
 // RetentionPolicy is the StatefulSet's claim retention policy: the spec's, except that a
