@@ -176,6 +176,11 @@ type BackupSource struct {
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is set when the cluster is created and never added or removed: create a new DatabaseCluster to restore a backup"
 // +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || self.monitoring.port != (has(self.port) ? self.port : 9000)",fieldPath=".monitoring.port",message="monitoring.port must differ from spec.port: the database port is named db and the metrics port metrics, and a container cannot declare one port twice"
 // +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.service.ports) || self.service.ports.all(p, p.port != (has(self.port) ? self.port : 9000))",fieldPath=".service.ports",message="service.ports cannot use spec.port: the client Service already exposes the database port as db"
+// +kubebuilder:validation:XValidation:rule="(has(self.engine) ? self.engine : 'none') == (has(oldSelf.engine) ? oldSelf.engine : 'none')",fieldPath=".engine",message="engine is set when the cluster is created and never changes: the members' data and roles were made for it; create a new DatabaseCluster (e.g. bootstrapped from a backup) to change it"
+// +kubebuilder:validation:XValidation:rule="!has(self.roles) || (has(self.engine) && self.engine != 'none')",fieldPath=".roles",message="roles needs engine etcd or postgresql: without an engine the operator knows no roles"
+// +kubebuilder:validation:XValidation:rule="!has(self.roles) || !has(self.roles.failover) || !has(self.roles.failover.enabled) || !self.roles.failover.enabled || self.replicas >= 2",fieldPath=".roles.failover.enabled",message="roles.failover.enabled needs replicas of 2 or more: with one member there is no replica to promote"
+// +kubebuilder:validation:XValidation:rule="!has(self.roles) || !has(self.roles.synchronous) || self.roles.synchronous.number < self.replicas",fieldPath=".roles.synchronous.number",message="roles.synchronous.number must be below replicas: the primary cannot wait for more replicas than the cluster has, and a commit that waits for every replica stops with the first one down"
+// +kubebuilder:validation:XValidation:rule="!has(self.roles) || !has(self.roles.synchronous) || (has(self.engine) && self.engine == 'postgresql')",fieldPath=".roles.synchronous",message="roles.synchronous needs engine postgresql: it sets PostgreSQL's synchronous_standby_names (etcd commits by quorum already)"
 type DatabaseClusterSpec struct {
 	// Replicas is the number of database pods. kubectl scale, a HorizontalPodAutoscaler or KEDA
 	// may set it through the scale subresource, within minReplicas and 9.
@@ -350,6 +355,17 @@ type DatabaseClusterSpec struct {
 	// +optional
 	AutoHeal *AutoHealSpec `json:"autoHeal,omitempty"`
 
+	// Engine says how the operator learns and changes the members' roles: none (default; the
+	// StatefulSet rolls the pods and the operator knows no roles, as in 0.4), etcd or
+	// postgresql. Set when the cluster is created; it never changes.
+	// +optional
+	Engine Engine `json:"engine,omitempty"`
+
+	// Roles says how the operator updates the primary, whether it fails over, and PostgreSQL's
+	// synchronous replication. Needs an engine.
+	// +optional
+	Roles *RolesSpec `json:"roles,omitempty"`
+
 	PodExtensions `json:",inline"`
 }
 
@@ -400,6 +416,22 @@ type DatabaseClusterStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// CurrentPrimary is the member observed as the only writable one (etcd: the leader), with
+	// an engine.
+	// +optional
+	CurrentPrimary string `json:"currentPrimary,omitempty"`
+
+	// TargetPrimary is the member a switchover or failover in progress hands the primary role
+	// to; empty when none is in progress.
+	// +optional
+	TargetPrimary string `json:"targetPrimary,omitempty"`
+
+	// Members are the members' roles and replication positions, with an engine.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Members []MemberStatus `json:"members,omitempty"`
 }
 
 // The rules on the name are checked on create only (optionalOldSelf, oldSelf has no value): a name
@@ -421,6 +453,7 @@ type DatabaseClusterStatus struct {
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.currentPrimary`
 // +kubebuilder:printcolumn:name="Hibernated",type=string,JSONPath=`.status.conditions[?(@.type=="Hibernated")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DatabaseCluster struct {

@@ -1,0 +1,154 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1alpha1
+
+import "time"
+
+// Engine says how the operator learns and changes the roles of a cluster's members.
+// +kubebuilder:validation:Enum=none;etcd;postgresql
+type Engine string
+
+const (
+	// EngineNone is 0.4's behaviour: the operator knows no roles, the StatefulSet rolls its pods
+	// (highest ordinal first) and membership is the database's own business.
+	EngineNone Engine = "none"
+	// EngineEtcd is etcd: the leader is the primary; the operator moves leadership before it
+	// deletes the leader's pod and changes the membership when the cluster is scaled.
+	EngineEtcd Engine = "etcd"
+	// EnginePostgreSQL is PostgreSQL with streaming replication: one primary, the other members
+	// replicas cloned from it.
+	EnginePostgreSQL Engine = "postgresql"
+)
+
+// UpdateMethod is how the primary is updated once every replica runs the new template.
+// +kubebuilder:validation:Enum=switchover;restart
+type UpdateMethod string
+
+const (
+	// UpdateMethodSwitchover hands the primary role to the most advanced healthy replica first,
+	// then deletes the old primary's pod: writes pause for the switchover only.
+	UpdateMethodSwitchover UpdateMethod = "switchover"
+	// UpdateMethodRestart deletes the primary's pod in place: writes pause until it is back.
+	UpdateMethodRestart UpdateMethod = "restart"
+)
+
+// DefaultFailoverAfterSeconds is spec.roles.failover.afterSeconds when unset.
+const DefaultFailoverAfterSeconds int32 = 30
+
+// RolesSpec says how the operator changes the roles of the members of a cluster with an engine.
+type RolesSpec struct {
+	// UpdateMethod is how the primary takes a new template once every replica runs it:
+	// switchover (default) hands the role to the most advanced healthy replica before the old
+	// primary's pod is deleted; restart deletes the primary's pod in place.
+	// +optional
+	// +kubebuilder:default=switchover
+	UpdateMethod UpdateMethod `json:"updateMethod,omitempty"`
+
+	// Failover, when enabled, promotes the most advanced healthy replica once the primary has
+	// been unavailable for afterSeconds and is fenced (its pod gone, its node confirmed gone, or
+	// its agent has demoted it). Never while two members claim to be primary. Off by default.
+	// +optional
+	Failover *FailoverSpec `json:"failover,omitempty"`
+
+	// Synchronous makes commits wait for that many replicas (PostgreSQL:
+	// synchronous_standby_names = 'ANY number (replicas)'). Unset: asynchronous replication.
+	// +optional
+	Synchronous *SynchronousSpec `json:"synchronous,omitempty"`
+}
+
+// FailoverSpec opts in to automatic failover.
+type FailoverSpec struct {
+	// Enabled turns failover on. It needs replicas of 2 or more.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// AfterSeconds is how long the primary must have been unreachable and not Ready before a
+	// replica is promoted (once the primary is fenced). 10 to 3600; default 30.
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=3600
+	AfterSeconds *int32 `json:"afterSeconds,omitempty"`
+}
+
+// SynchronousSpec is PostgreSQL's synchronous replication.
+type SynchronousSpec struct {
+	// Number is how many replicas must confirm a commit before it is acknowledged: 1 or more,
+	// and fewer than replicas (a commit that waits for every member stops with the first one
+	// down).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=8
+	Number int32 `json:"number"`
+}
+
+// MemberRole is a member's role as its agent reports it.
+// +kubebuilder:validation:Enum=primary;replica;unknown
+type MemberRole string
+
+const (
+	// MemberRolePrimary is the writable member (etcd: the leader).
+	MemberRolePrimary MemberRole = "primary"
+	// MemberRoleReplica follows the primary.
+	MemberRoleReplica MemberRole = "replica"
+	// MemberRoleUnknown is a member whose agent did not answer.
+	MemberRoleUnknown MemberRole = "unknown"
+)
+
+// MemberStatus is one member as the operator last observed it through its agent.
+type MemberStatus struct {
+	// Name is the member's pod name, NAME-<ordinal>.
+	Name string `json:"name"`
+	// Role is the member's role.
+	Role MemberRole `json:"role"`
+	// Position is the member's replication position: PostgreSQL's WAL location (e.g.
+	// 0/3000060), etcd's raft index.
+	// +optional
+	Position string `json:"position,omitempty"`
+}
+
+// EngineName is spec.engine, or none when unset.
+func (dc *DatabaseCluster) EngineName() Engine {
+	if dc.Spec.Engine == "" {
+		return EngineNone
+	}
+	return dc.Spec.Engine
+}
+
+// HasEngine reports whether the cluster has an engine other than none.
+func (dc *DatabaseCluster) HasEngine() bool {
+	return dc.EngineName() != EngineNone
+}
+
+// PrimaryUpdateMethod is spec.roles.updateMethod, or switchover when unset.
+func (dc *DatabaseCluster) PrimaryUpdateMethod() UpdateMethod {
+	if r := dc.Spec.Roles; r != nil && r.UpdateMethod != "" {
+		return r.UpdateMethod
+	}
+	return UpdateMethodSwitchover
+}
+
+// FailoverEnabled reports whether spec.roles.failover.enabled is true.
+func (dc *DatabaseCluster) FailoverEnabled() bool {
+	return dc.Spec.Roles != nil && dc.Spec.Roles.Failover != nil && dc.Spec.Roles.Failover.Enabled
+}
+
+// FailoverAfter is spec.roles.failover.afterSeconds as a duration, or its default.
+func (dc *DatabaseCluster) FailoverAfter() time.Duration {
+	seconds := DefaultFailoverAfterSeconds
+	if r := dc.Spec.Roles; r != nil && r.Failover != nil && r.Failover.AfterSeconds != nil {
+		seconds = *r.Failover.AfterSeconds
+	}
+	return time.Duration(seconds) * time.Second
+}
