@@ -1,0 +1,198 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package memberagent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// freePort is a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startEtcd runs a one-member etcd named m0 on 127.0.0.1 for the test's life (the binary of
+// envtest's assets) and returns its client URL. The process is killed and its data removed
+// when the test ends, failed or not.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		t.Skip("KUBEBUILDER_ASSETS is unset: export it to the envtest assets (bin/k8s/...) to run etcd")
+	}
+	dir := t.TempDir()
+	client := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
+	peer := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
+	var log bytes.Buffer
+	cmd := exec.Command(filepath.Join(assets, "etcd"), "--name=m0", "--data-dir="+filepath.Join(dir, "data"),
+		"--listen-client-urls="+client, "--advertise-client-urls="+client,
+		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
+		"--initial-cluster=m0="+peer, "--unsafe-no-fsync")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("etcd's log:\n%s", log.String())
+		}
+	})
+	waitEtcd(t, client)
+	return client
+}
+
+// waitEtcd waits up to 30 seconds for the etcd at client to have a leader.
+func waitEtcd(t *testing.T, client string) {
+	t.Helper()
+	e := NewEtcd(client, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		obs, err := e.Observe(ctx)
+		cancel()
+		if err == nil && obs.Role == RolePrimary {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd at %s has no leader after 30s: %+v, %v", client, obs, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// putKey writes a key through the gateway, which moves the raft index on.
+func putKey(t *testing.T, client string) {
+	t.Helper()
+	// "a" and "b" base64-encoded, as the gateway takes bytes.
+	resp, err := http.Post(client+"/v3/kv/put", "application/json", strings.NewReader(`{"key":"YQ==","value":"Yg=="}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("put: %s", resp.Status)
+	}
+}
+
+// TestEtcdObserveLeader: the only member of a cluster is its leader, writable and unfenced,
+// lists itself, and its position grows with a write.
+func TestEtcdObserveLeader(t *testing.T) {
+	client := startEtcd(t)
+	e := NewEtcd(client, nil)
+	ctx := context.Background()
+	before, err := e.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Member != "m0" || before.Role != RolePrimary || !before.Writable || before.Fenced {
+		t.Fatalf("Observe = %+v, want m0, primary, writable, not fenced", before)
+	}
+	if len(before.Members) != 1 || before.Members[0].Name != "m0" || before.Members[0].ID == "" {
+		t.Fatalf("Members = %+v, want m0 alone", before.Members)
+	}
+	putKey(t, client)
+	after, err := e.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Position <= before.Position || after.PositionText != strconv.FormatUint(after.Position, 10) {
+		t.Fatalf("position %d (%q) after a put, want more than %d", after.Position, after.PositionText, before.Position)
+	}
+}
+
+// TestEtcdAddAndRemoveLearner: AddMember adds an unknown member as a learner, found again by
+// the pod name in its peer URL although it has no name yet; a second AddMember asks to promote
+// it, which etcd refuses while it has not caught up (it never started), and RemoveMember removes
+// it, once and again (idempotent).
+func TestEtcdAddAndRemoveLearner(t *testing.T) {
+	e := NewEtcd(startEtcd(t), nil)
+	ctx := context.Background()
+	const peerURL = "http://m1.db-headless.ns.svc:2380"
+	if err := e.AddMember(ctx, "m1", peerURL); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := e.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learner, ok := peerAt(obs.Members, peerURL)
+	if !ok || !learner.Learner || len(obs.Members) != 2 {
+		t.Fatalf("Members = %+v, want m0 and a learner at %s", obs.Members, peerURL)
+	}
+	if obs.Role != RolePrimary || !obs.Writable {
+		t.Fatalf("Observe after adding a learner = %+v, want the quorum kept", obs)
+	}
+	if err := e.AddMember(ctx, "m1", peerURL); err == nil || !strings.Contains(err.Error(), "learner") {
+		t.Fatalf("promoting a learner that never started: err = %v, want etcd's refusal", err)
+	}
+	for range 2 {
+		if err := e.RemoveMember(ctx, "m1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if obs, err = e.Observe(ctx); err != nil || len(obs.Members) != 1 {
+		t.Fatalf("Members after RemoveMember = %+v, %v, want m0 alone", obs.Members, err)
+	}
+}
+
+// TestEtcdRefusals: leadership cannot go to a member that does not exist, etcd cannot be
+// fenced, and the leader's Promote is a no-op.
+func TestEtcdRefusals(t *testing.T) {
+	e := NewEtcd(startEtcd(t), nil)
+	ctx := context.Background()
+	if err := e.TransferLeadership(ctx, "nobody"); err == nil || !strings.Contains(err.Error(), "nobody") {
+		t.Fatalf("TransferLeadership to an unknown member: err = %v", err)
+	}
+	if err := e.Fence(ctx); !isUnsupported(err) {
+		t.Fatalf("Fence: err = %v, want ErrUnsupported", err)
+	}
+	if err := e.Promote(ctx); err != nil {
+		t.Fatalf("Promote of the leader: %v", err)
+	}
+}
+
+// peerAt is the peer reached at peerURL.
+func peerAt(peers []Peer, peerURL string) (Peer, bool) {
+	for _, p := range peers {
+		for _, u := range p.PeerURLs {
+			if u == peerURL {
+				return p, true
+			}
+		}
+	}
+	return Peer{}, false
+}
+
+// isUnsupported tells whether err is ErrUnsupported.
+func isUnsupported(err error) bool { return errors.Is(err, ErrUnsupported) }
