@@ -15,6 +15,8 @@
 package databasecluster
 
 import (
+	"maps"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -187,6 +189,28 @@ var _ = Describe("Builders", Label("unit"), func() {
 		})
 		It("exposes spec.port", func() {
 			Expect(specs.BuildClientService(newCluster("db", withPort(5432))).Spec.Ports[0].Port).To(Equal(int32(5432)))
+		})
+		It("builds no role Services without an engine, nor with engine none", func() {
+			Expect(specs.BuildRoleServices(newCluster("db"))).To(BeEmpty())
+			Expect(specs.BuildRoleServices(newCluster("db", withEngine(databasev1alpha1.EngineNone)))).To(BeEmpty())
+		})
+		It("builds NAME-rw for the primary and NAME-ro for the replicas with an engine", func() {
+			roleSelector := func(role string) map[string]string {
+				s := maps.Clone(selector)
+				s["database.seed1b407122.io/role"] = role
+				return s
+			}
+			got := specs.BuildRoleServices(newCluster("db", withEngine(databasev1alpha1.EnginePostgreSQL), withServiceType(corev1.ServiceTypeNodePort)))
+			Expect(got).To(HaveLen(2))
+			for i, want := range []struct{ name, role string }{{"db-rw", "primary"}, {"db-ro", "replica"}} {
+				Expect(got[i].ObjectMeta).To(Equal(metav1.ObjectMeta{
+					Name: want.name, Namespace: "default", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner},
+				}))
+				Expect(got[i].Spec).To(Equal(corev1.ServiceSpec{
+					Type: corev1.ServiceTypeClusterIP, Selector: roleSelector(want.role), Ports: port,
+				}), "a ClusterIP Service whatever spec.service says: it exposes NAME only")
+			}
+			Expect(selector).NotTo(HaveKey("database.seed1b407122.io/role"), "the shared selector is not changed")
 		})
 	})
 

@@ -48,6 +48,14 @@ func withReplicas(n int32) clusterOption {
 	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Replicas = ptr.To(n) }
 }
 
+func withEngine(engine databasev1alpha1.Engine) clusterOption {
+	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Engine = engine }
+}
+
+func withServiceType(t corev1.ServiceType) clusterOption {
+	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Service = &databasev1alpha1.ServiceSpec{Type: t} }
+}
+
 func withPort(port int32) clusterOption {
 	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Port = port }
 }

@@ -171,6 +171,35 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		Consistently(events(ctx, dc), 2*time.Second).Should(HaveLen(1), "nothing else happened")
 	})
 
+	It("creates NAME-rw and NAME-ro, selecting by role, only for a cluster with an engine", func(ctx SpecContext) {
+		ns := k8s.Namespace(ctx, "dbc-")
+		plain := newCluster("plain", withNamespace(ns))
+		clusters.Create(ctx, plain)
+		dc := newCluster("db", withNamespace(ns), withEngine(databasev1alpha1.EngineEtcd))
+		clusters.Create(ctx, dc)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+
+		parent := testenv.Parent{APIVersion: "database.seed1b407122.io/v1alpha1", Kind: "DatabaseCluster", App: "database", Name: "db", UID: dc.UID}
+		for name, role := range map[string]string{"db-rw": "primary", "db-ro": "replica"} {
+			svc := &corev1.Service{}
+			Expect(k8s.Get(ctx, key(dc, name), svc)).To(Succeed())
+			Expect(svc.OwnerReferences).To(Equal(parent.OwnerReferences()))
+			Expect(svc.Labels).To(Equal(parent.Labels()))
+			want := parent.Selector()
+			want["database.seed1b407122.io/role"] = role
+			Expect(svc.Spec.Selector).To(Equal(want))
+			Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
+			Expect(svc.Spec.Ports).To(Equal([]corev1.ServicePort{{
+				Name: "db", Port: 9000, TargetPort: intstr.FromString("db"), Protocol: corev1.ProtocolTCP,
+			}}))
+		}
+		Eventually(events(ctx, dc)).Should(ConsistOf(
+			"Created: Created Service db-headless, Service db, PodDisruptionBudget db, Service db-rw, Service db-ro, StatefulSet db"))
+		for _, name := range []string{"plain-rw", "plain-ro"} {
+			Expect(apierrors.IsNotFound(k8s.Get(ctx, key(plain, name), &corev1.Service{}))).To(BeTrue(), name)
+		}
+	})
+
 	It("turns Available true when the StatefulSet reports every replica ready", func(ctx SpecContext) {
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")))
 		clusters.Create(ctx, dc)

@@ -37,7 +37,8 @@ import (
 )
 
 // reconcileSpecChildren keeps the children that are built from the spec alone in place: the
-// headless and the client Service and the PodDisruptionBudget. They depend on nothing but the
+// headless and the client Service, the PodDisruptionBudget, and with an engine the Services
+// NAME-rw and NAME-ro. They depend on nothing but the
 // spec and not on each other, so they are written at once: a new cluster's first pass waits one
 // API round trip for the three instead of three in a row. Each notes its changes in a record of
 // its own; the records are merged in this fixed order, so the events read the same whatever
@@ -52,6 +53,11 @@ func (r *Reconciler) reconcileSpecChildren(ctx context.Context, dc *databasev1al
 			return ensureChild(ctx, r, "Service", specs.BuildClientService(dc), &corev1.Service{}, serviceSpec, l)
 		},
 		func(l *changes) error { return r.reconcilePodDisruptionBudget(ctx, dc, l) },
+	}
+	for _, svc := range specs.BuildRoleServices(dc) {
+		steps = append(steps, func(l *changes) error {
+			return ensureChild(ctx, r, "Service", svc, &corev1.Service{}, serviceSpec, l)
+		})
 	}
 	records := make([]changes, len(steps))
 	errs := make([]error, len(steps))

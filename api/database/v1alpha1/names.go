@@ -51,6 +51,17 @@ func (dc *DatabaseCluster) HeadlessServiceName() string { return dc.Name + "-hea
 // ClientServiceName is the name of the ClusterIP Service clients connect to.
 func (dc *DatabaseCluster) ClientServiceName() string { return dc.Name }
 
+// ReadWriteServiceName is the name of the Service that routes to the primary (with an engine).
+func (dc *DatabaseCluster) ReadWriteServiceName() string { return dc.Name + "-rw" }
+
+// ReadOnlyServiceName is the name of the Service that routes to the replicas (with an engine).
+func (dc *DatabaseCluster) ReadOnlyServiceName() string { return dc.Name + "-ro" }
+
+// RoleLabel is the label the operator sets on each member's pod, with an engine: the member's
+// role as its agent last reported it (MemberRolePrimary or MemberRoleReplica). The Services
+// NAME-rw and NAME-ro select on it.
+const RoleLabel = "database.seed1b407122.io/role"
+
 // StatefulSetName is the name of the StatefulSet running the database pods.
 func (dc *DatabaseCluster) StatefulSetName() string { return dc.Name }
 

@@ -75,6 +75,27 @@ func BuildClientService(dc *databasev1alpha1.DatabaseCluster) *corev1.Service {
 	return svc
 }
 
+// BuildRoleServices returns the Services of a cluster with an engine that route by role:
+// NAME-rw to the primary and NAME-ro to the replicas, as the pods' role label says; none
+// without an engine. They route to Ready pods only, on the database port, as ClusterIP Services
+// (spec.service exposes the client Service NAME only).
+func BuildRoleServices(dc *databasev1alpha1.DatabaseCluster) []*corev1.Service {
+	if !dc.HasEngine() {
+		return nil
+	}
+	return []*corev1.Service{
+		roleService(dc, dc.ReadWriteServiceName(), databasev1alpha1.MemberRolePrimary),
+		roleService(dc, dc.ReadOnlyServiceName(), databasev1alpha1.MemberRoleReplica),
+	}
+}
+
+// roleService is the ClusterIP Service name of dc that routes to the members of role.
+func roleService(dc *databasev1alpha1.DatabaseCluster, name string, role databasev1alpha1.MemberRole) *corev1.Service {
+	svc := buildService(dc, name)
+	svc.Spec.Selector[databasev1alpha1.RoleLabel] = string(role)
+	return svc
+}
+
 // The annotations of the client Service that list the keys of the labels and annotations that
 // came from spec.service, so that a key removed from the spec is removed from the Service too,
 // while keys others added (a cloud controller's, a user's by hand) are kept.
