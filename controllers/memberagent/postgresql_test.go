@@ -94,27 +94,70 @@ func postgresAs(t *testing.T) (*syscall.Credential, string) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, dir
 }
 
-// startPostgres runs a PostgreSQL 15 primary on a free port of 127.0.0.1 for the test's life
-// and returns its DSN (user postgres, trust authentication). It is stopped and its data
-// removed when the test ends, failed or not.
-func startPostgres(t *testing.T) string {
+// pgHost runs the test's PostgreSQL servers as one identity in one directory, logging into log.
+type pgHost struct {
+	cred *syscall.Credential
+	dir  string
+	log  bytes.Buffer
+}
+
+// newPGHost is the test's pgHost; it prints the servers' log if the test fails.
+func newPGHost(t *testing.T) *pgHost {
 	t.Helper()
 	cred, dir := postgresAs(t)
-	data := filepath.Join(dir, "data")
-	var log bytes.Buffer
-	run := func(name string, args ...string) *exec.Cmd {
-		cmd := exec.Command(filepath.Join(postgresBin, name), args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		cmd.Stdout, cmd.Stderr = &log, &log
-		return cmd
-	}
-	if err := run("initdb", "--pgdata="+data, "--username=postgres", "--auth=trust", "--no-sync",
+	h := &pgHost{cred: cred, dir: dir}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("PostgreSQL's log:\n%s", h.log.String())
+		}
+	})
+	return h
+}
+
+// command is the PostgreSQL program name with args, run as the host's identity.
+func (h *pgHost) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(postgresBin, name), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: h.cred}
+	cmd.Stdout, cmd.Stderr = &h.log, &h.log
+	return cmd
+}
+
+// startPostgres runs a PostgreSQL 15 primary on a free port of 127.0.0.1 for the test's life
+// and returns its DSN (user postgres, trust authentication, replication allowed from
+// 127.0.0.1 as initdb's pg_hba.conf does). It is stopped and its data removed when the test
+// ends, failed or not.
+func startPostgres(t *testing.T, h *pgHost) string {
+	t.Helper()
+	data := filepath.Join(h.dir, "primary")
+	if err := h.command("initdb", "--pgdata="+data, "--username=postgres", "--auth=trust", "--no-sync",
 		"--encoding=UTF8", "--locale=C").Run(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, log.String())
+		t.Fatalf("initdb: %v", err)
 	}
+	return h.start(t, data)
+}
+
+// startReplica copies the primary of dsn (pg_basebackup, writing the standby's settings) and
+// runs the copy as a streaming replica; it returns the replica's DSN.
+func startReplica(t *testing.T, h *pgHost, primary string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(primary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(h.dir, "replica")
+	if err := h.command("pg_basebackup", "--pgdata="+data, "--host=127.0.0.1", "--port="+strconv.Itoa(int(cfg.Port)),
+		"--username=postgres", "--write-recovery-conf", "--wal-method=stream", "--no-sync").Run(); err != nil {
+		t.Fatalf("pg_basebackup: %v", err)
+	}
+	return h.start(t, data)
+}
+
+// start runs the server of data on a free port until the test ends and returns its DSN.
+func (h *pgHost) start(t *testing.T, data string) string {
+	t.Helper()
 	port := freePort(t)
-	server := run("postgres", "-D", data, "-c", "listen_addresses=127.0.0.1", "-c", "port="+strconv.Itoa(port),
-		"-c", "unix_socket_directories="+dir, "-c", "fsync=off")
+	server := h.command("postgres", "-D", data, "-c", "listen_addresses=127.0.0.1", "-c", "port="+strconv.Itoa(port),
+		"-c", "unix_socket_directories="+h.dir, "-c", "fsync=off")
 	if err := server.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +171,6 @@ func startPostgres(t *testing.T) string {
 		case <-time.After(10 * time.Second):
 			_ = server.Process.Kill()
 			<-stopped
-		}
-		if t.Failed() {
-			t.Logf("PostgreSQL's log:\n%s", log.String())
 		}
 	})
 	dsn := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=disable", port)
@@ -180,7 +220,7 @@ func observe(t *testing.T, e Engine) Observation {
 // write; Fence ends a session with an open transaction, makes a new write fail as read-only
 // and is observed; Promote lifts it; the actions PostgreSQL lacks are ErrUnsupported.
 func TestPostgreSQLPrimary(t *testing.T) {
-	dsn := startPostgres(t)
+	dsn := startPostgres(t, newPGHost(t))
 	pg := NewPostgreSQL("db-0", dsn)
 	ctx := context.Background()
 	before := observe(t, pg)
@@ -241,5 +281,38 @@ func expectReadOnly(t *testing.T, dsn string) {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "25006" {
 		t.Fatalf("a write after Fence: err = %v, want read_only_sql_transaction (25006)", err)
+	}
+}
+
+// TestPostgreSQLReplica: a streaming replica is observed as a replica, not writable, at the
+// primary's position once it has caught up; Promote makes it a writable primary.
+func TestPostgreSQLReplica(t *testing.T) {
+	h := newPGHost(t)
+	primaryDSN := startPostgres(t, h)
+	ctx := context.Background()
+	if _, err := connect(t, primaryDSN).Exec(ctx, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	replica := NewPostgreSQL("db-1", startReplica(t, h, primaryDSN))
+	obs := observe(t, replica)
+	if obs.Role != RoleReplica || obs.Writable || obs.Fenced || obs.PositionText == "" {
+		t.Fatalf("Observe of the replica = %+v, want a replica with a position, not writable", obs)
+	}
+	if _, err := connect(t, primaryDSN).Exec(ctx, "INSERT INTO t VALUES (2)"); err != nil {
+		t.Fatal(err)
+	}
+	primary := observe(t, NewPostgreSQL("db-0", primaryDSN))
+	deadline := time.Now().Add(10 * time.Second)
+	for obs = observe(t, replica); obs.Position < primary.Position; obs = observe(t, replica) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica stays at %s, the primary is at %s", obs.PositionText, primary.PositionText)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := replica.Promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if obs = observe(t, replica); obs.Role != RolePrimary || !obs.Writable {
+		t.Fatalf("Observe after Promote = %+v, want a writable primary", obs)
 	}
 }
