@@ -224,8 +224,8 @@ func newSetups(deps operator.ReconcilerBase, o options) map[string]func(ctrl.Man
 	echoes := &echo.Reconciler{ReconcilerBase: deps, Image: echoImage()}
 	return map[string]func(ctrl.Manager) error{
 		"databasecluster": (&databasecluster.Reconciler{ReconcilerBase: deps, PodReadyTimeout: o.podReadyTimeout, Namespaces: o.manager.Namespaces,
-			MeasureInterval: o.measureInterval,
-			AgentImage:      strings.TrimSpace(os.Getenv(storageAgentImageEnv))}).SetupWithManager,
+			MeasureInterval: o.measureInterval, Members: &databasecluster.AgentMembers{APIReader: deps.APIReader},
+			AgentImage: strings.TrimSpace(os.Getenv(storageAgentImageEnv))}).SetupWithManager,
 		"databasebackup":          (&databasebackup.Reconciler{ReconcilerBase: deps}).SetupWithManager,
 		"scheduleddatabasebackup": (&scheduleddatabasebackup.Reconciler{ReconcilerBase: deps, Now: time.Now}).SetupWithManager,
 		"echo":                    echoes.SetupEchoWithManager,

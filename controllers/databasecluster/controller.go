@@ -87,6 +87,14 @@ type Reconciler struct {
 	AgentAddress func(pod *corev1.Pod) string
 	// MeasureInterval is how often a member's usage is measured (default DefaultMeasureInterval).
 	MeasureInterval time.Duration
+	// Members reads the members' roles through their agents, for clusters with an engine; nil
+	// reads none (the roles phase does not run).
+	Members MemberReader
+	// ObserveInterval is how often the members' roles are read (default
+	// DefaultObserveInterval).
+	ObserveInterval time.Duration
+	// roles remembers the last read of each cluster's members (reconcileRoles).
+	roles rolesMemo
 	// usage remembers the last measurement of each member (reconcileAutoGrow).
 	usage usageMemo
 	// replaced remembers the stuck pods phase 6 deleted (reconcileRollout).
@@ -120,7 +128,7 @@ func (r *Reconciler) clock() clock.PassiveClock {
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups=core,resources=nodes,verbs=get;list
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
@@ -143,6 +151,9 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	withMonitoringRecheck(&obs, r.monitoringRecheck())
 	if dc.AutoGrows() {
 		obs.recheckAfter = sooner(obs.recheckAfter, r.measureInterval())
+	}
+	if obs.roles.ran {
+		obs.recheckAfter = sooner(obs.recheckAfter, r.observeInterval())
 	}
 	withCertificateRecheck(&obs)
 	if !statusDeferred(obs) {
@@ -172,6 +183,10 @@ func (r *Reconciler) Finalizer() string { return databasev1alpha1.Finalizer }
 func (r *Reconciler) ForgetMetrics(namespace, name string) {
 	opmetrics.ForgetCluster(namespace, name)
 	r.usage.put(types.NamespacedName{Namespace: namespace, Name: name}, nil)
+	r.roles.put(types.NamespacedName{Namespace: namespace, Name: name}, rolesMemoEntry{})
+	if f, ok := r.Members.(interface{ Forget(types.NamespacedName) }); ok {
+		f.Forget(types.NamespacedName{Namespace: namespace, Name: name})
+	}
 }
 
 // reconcileChildren runs the phases in order and returns what they observed. While the cluster
@@ -191,7 +206,10 @@ func (r *Reconciler) ForgetMetrics(namespace, name string) {
 //     and a stuck rollout, from the revision before it: rollback.go);
 //  6. Auto Pilot's actions on members (a stuck rollout's pod, a lost member), from what the pods
 //     show after the StatefulSet is written: at most one member per pass, never a Ready one;
-//  7. the PodMonitor, last: it must never keep the database from running.
+//  7. with an engine, the members' roles, read through their agents and published in the
+//     pods' role labels (NAME-rw, NAME-ro) and the status; a read that fails is reported, and
+//     does not keep the next phase from running;
+//  8. the PodMonitor, last: it must never keep the database from running.
 func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) observation {
 	if dc.Spec.Paused {
 		return r.observe(ctx, dc, nil)
@@ -227,11 +245,12 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
+	roles, rolesErr := r.reconcileRoles(ctx, dc)
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
 	podMonitor, err := r.reconcilePodMonitor(ctx, dc, noted)
 	return observation{
-		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: errors.Join(growErr, err), tls: inputs.tls,
-		rollout: rollout, lost: lost, autoGrow: autoGrow, statefulSetCreated: result == child.Created && noted.restored == "",
+		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: errors.Join(growErr, rolesErr, err), tls: inputs.tls,
+		rollout: rollout, lost: lost, autoGrow: autoGrow, roles: roles, statefulSetCreated: result == child.Created && noted.restored == "",
 	}
 }
 

@@ -52,6 +52,8 @@ type observation struct {
 	lost lostObservation
 	// autoGrow is what auto-grow measured and grew (autogrow_phase.go).
 	autoGrow autoGrowObservation
+	// roles is what the roles phase read and published (roles_phase.go).
+	roles rolesObservation
 	// createFailure is why the StatefulSet controller could not create a missing pod, if it said.
 	createFailure string
 	// recheckAfter is when a pod that is not Ready yet reaches the bound (0: none is waiting).
@@ -99,6 +101,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	}
 	status.CertificateNotAfter = certificateNotAfter(dc, obs)
 	status.Storage = storageStatus(dc, obs.autoGrow)
+	status.CurrentPrimary, status.Members = rolesStatus(dc, obs.roles)
 	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
 	setProgressingCondition(&status.Conditions, dc, obs.statefulSet, obs.scaleUpWaits, obs.rollout)
 	setDegradedCondition(&status.Conditions, dc, obs)
@@ -233,6 +236,11 @@ func setDegradedCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databas
 			cond.Reason = databasev1alpha1.ReasonInputMissing
 		}
 		cond.Message = errorMessage(err, "the children could not be brought to the spec, and the error does not say why")
+	} else if primaries := obs.roles.published.primaries; len(primaries) > 1 {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = databasev1alpha1.ReasonSplitBrain
+		cond.Message = fmt.Sprintf("%s each report themselves primary: no member is routed to for writes (%s) until one of them steps down",
+			strings.Join(primaries, " and "), dc.ReadWriteServiceName())
 	} else if obs.createFailure != "" {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPodCreateFailed
@@ -467,4 +475,16 @@ func setStorageAutoGrowCondition(conditions *[]metav1.Condition, dc *databasev1a
 		cond.Message = fmt.Sprintf("%d measured members are below %d%% full", len(obs.members), threshold)
 	}
 	meta.SetStatusCondition(conditions, cond)
+}
+
+// rolesStatus is the primary and the members as the roles phase published them; as last known
+// while the phases stopped before it; none without an engine.
+func rolesStatus(dc *databasev1alpha1.DatabaseCluster, roles rolesObservation) (string, []databasev1alpha1.MemberStatus) {
+	switch {
+	case !dc.HasEngine():
+		return "", nil
+	case !roles.ran:
+		return dc.Status.CurrentPrimary, dc.Status.Members
+	}
+	return roles.published.primary, roles.published.members
 }

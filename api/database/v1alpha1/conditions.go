@@ -60,6 +60,9 @@ const (
 	ReasonInputMissing = "InputMissing"
 	// ReasonPodCreateFailed: the StatefulSet controller reports that it cannot create a pod.
 	ReasonPodCreateFailed = "PodCreateFailed"
+	// ReasonSplitBrain (Degraded True): two or more members report themselves primary. No pod
+	// carries the primary role label (NAME-rw routes to none) and the operator changes no role.
+	ReasonSplitBrain = "SplitBrain"
 	// ReasonStorageExpanding: claims are being expanded to the new size.
 	ReasonStorageExpanding = "StorageExpanding"
 	// ReasonStorageAsRequested: every claim has the requested size.

@@ -1,0 +1,132 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasecluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/certs"
+	"github.com/seed1b407122/database-operator/controllers/memberagent"
+)
+
+// AgentMembers reads the members through their agents over mutual TLS. The operator presents a
+// client certificate it issues itself, in memory, from the cluster's CA (the Secret NAME-ca,
+// read by name from the API server), and trusts an agent only if the same CA signed its
+// serving certificate for the member's DNS name in the headless Service.
+type AgentMembers struct {
+	// APIReader reads the CA Secret (Secrets are never cached).
+	APIReader client.Reader
+	// Address is where a member's agent is dialled (host:port); nil means its pod IP and
+	// memberagent.Port. Tests whose pods run nothing point it at agents of their own.
+	Address func(pod *corev1.Pod) string
+	// Clock tells the time; nil means the real clock.
+	Clock clock.PassiveClock
+
+	mu      sync.Mutex
+	clients map[types.NamespacedName]memberClient
+}
+
+// memberClient is one cluster's client, for the CA it was issued from, until renewAt.
+type memberClient struct {
+	caPEM   []byte
+	renewAt time.Time
+	client  *memberagent.Client
+}
+
+// Observe reads pod's member through its agent.
+func (a *AgentMembers) Observe(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error) {
+	c, err := a.client(ctx, dc)
+	if err != nil {
+		return memberagent.Observation{}, err
+	}
+	return c.Observe(ctx, memberagent.Agent{Address: a.address(pod), ServerName: memberDNSName(dc, pod.Name)})
+}
+
+func (a *AgentMembers) address(pod *corev1.Pod) string {
+	if a.Address != nil {
+		return a.Address(pod)
+	}
+	return net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(memberagent.Port))
+}
+
+func (a *AgentMembers) now() time.Time {
+	if a.Clock == nil {
+		return time.Now()
+	}
+	return a.Clock.Now()
+}
+
+// memberDNSName is member's name in the headless Service of dc, which its serving certificate
+// carries.
+func memberDNSName(dc *databasev1alpha1.DatabaseCluster, member string) string {
+	return member + "." + dc.HeadlessServiceName() + "." + dc.Namespace + ".svc"
+}
+
+// client returns the client of dc: the one made before while the CA is the same and the client
+// certificate is not two thirds through its life, otherwise a new one.
+func (a *AgentMembers) client(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (*memberagent.Client, error) {
+	ca, err := a.readCA(ctx, dc)
+	if err != nil {
+		return nil, err
+	}
+	key := client.ObjectKeyFromObject(dc)
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.clients[key]; ok && bytes.Equal(c.caPEM, ca.CertPEM) && now.Before(c.renewAt) {
+		return c.client, nil
+	}
+	pair, err := memberagent.NewClientCertificate(ca, memberagent.OperatorClientName, now, memberagent.ClientValidity)
+	if err != nil {
+		return nil, fmt.Errorf("issuing the operator's client certificate from the CA of %s: %w", dc.Name, err)
+	}
+	c, err := memberagent.NewClient(ca.CertPEM, pair.CertPEM, pair.KeyPEM, agentTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if a.clients == nil {
+		a.clients = map[types.NamespacedName]memberClient{}
+	}
+	a.clients[key] = memberClient{caPEM: ca.CertPEM, renewAt: now.Add(memberagent.ClientValidity * 2 / 3), client: c}
+	return c, nil
+}
+
+// readCA reads the cluster's CA from its Secret.
+func (a *AgentMembers) readCA(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (certs.Pair, error) {
+	secret := &corev1.Secret{}
+	if err := a.APIReader.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.CASecretName()}, secret); err != nil {
+		return certs.Pair{}, fmt.Errorf("reading the CA Secret %s: %w", dc.CASecretName(), err)
+	}
+	return certs.PairFromSecretData(secret.Data)
+}
+
+// Forget drops the client of a cluster that is gone.
+func (a *AgentMembers) Forget(cluster types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.clients, cluster)
+}

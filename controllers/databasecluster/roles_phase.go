@@ -1,0 +1,204 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasecluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/memberagent"
+)
+
+// DefaultObserveInterval is how often the members of a cluster with an engine are asked for
+// their roles: a role change (a switchover the operator made, a failover the database made by
+// itself) is published in the pods' role labels, and so in NAME-rw and NAME-ro, at most that
+// late. A read is one small HTTPS request per member.
+const DefaultObserveInterval = 10 * time.Second
+
+// MemberReader reads a member's role and position through the member agent in its pod.
+type MemberReader interface {
+	Observe(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error)
+}
+
+// rolesObservation is what the roles phase observed and published in one pass.
+type rolesObservation struct {
+	// ran says that the phase ran (the cluster has an engine, the phases got that far).
+	ran bool
+	// published is the members' roles and the primary, as the status shows them.
+	published publishedRoles
+	// unknown says, per member whose agent could not be read, why.
+	unknown []string
+}
+
+// memberRead is one member's answer, or why its agent could not be read.
+type memberRead struct {
+	pod         string
+	observation memberagent.Observation
+	err         error
+}
+
+// rolesMemo remembers the last reads of each cluster's members, so that a cluster's agents are
+// asked at most once per interval, whatever the number of reconciles in between.
+type rolesMemo struct {
+	mu sync.Mutex
+	of map[types.NamespacedName]rolesMemoEntry
+}
+
+// rolesMemoEntry is one cluster's last reads and when they were made.
+type rolesMemoEntry struct {
+	at    time.Time
+	reads []memberRead
+}
+
+func (m *rolesMemo) get(cluster types.NamespacedName) (rolesMemoEntry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.of[cluster]
+	return e, ok
+}
+
+// put replaces the memo of cluster; a zero entry forgets it.
+func (m *rolesMemo) put(cluster types.NamespacedName, e rolesMemoEntry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.of == nil {
+		m.of = map[types.NamespacedName]rolesMemoEntry{}
+	}
+	if e.at.IsZero() {
+		delete(m.of, cluster)
+		return
+	}
+	m.of[cluster] = e
+}
+
+func (r *Reconciler) observeInterval() time.Duration {
+	if r.ObserveInterval <= 0 {
+		return DefaultObserveInterval
+	}
+	return r.ObserveInterval
+}
+
+// reconcileRoles is phase 6b for a cluster with an engine: it reads each member's role through
+// its agent (at most once per observeInterval), decides what to publish (publishRoles) and sets
+// the pods' role labels to it. It changes no role: the members' roles are the database's.
+func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (rolesObservation, error) {
+	key := client.ObjectKeyFromObject(dc)
+	if !dc.HasEngine() || r.Members == nil {
+		r.roles.put(key, rolesMemoEntry{})
+		return rolesObservation{}, nil
+	}
+	pods, err := r.listPods(ctx, dc)
+	if err != nil {
+		return rolesObservation{ran: true}, err
+	}
+	now := r.clock().Now()
+	memo, ok := r.roles.get(key)
+	if !ok || now.Sub(memo.at) >= r.observeInterval() || !samePods(memo.reads, pods) {
+		memo = rolesMemoEntry{at: now, reads: r.readMembers(ctx, dc, pods)}
+		r.roles.put(key, memo)
+	}
+	obs := rolesObservation{ran: true, published: publishRoles(pods, memo.reads, dc.Status.CurrentPrimary)}
+	for _, read := range memo.reads {
+		if read.err != nil {
+			obs.unknown = append(obs.unknown, fmt.Sprintf("%s: %v", read.pod, read.err))
+		}
+	}
+	return obs, r.labelRoles(ctx, pods, obs.published.labels)
+}
+
+// samePods says whether reads were made of exactly pods (a pod created or gone since is read).
+func samePods(reads []memberRead, pods []corev1.Pod) bool {
+	if len(reads) != len(pods) {
+		return false
+	}
+	for i := range pods {
+		if reads[i].pod != pods[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// readMembers asks every member's agent at once, each read bounded by agentTimeout; a pod
+// without an IP or being deleted is not asked.
+func (r *Reconciler) readMembers(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod) []memberRead {
+	reads := make([]memberRead, len(pods))
+	var wg sync.WaitGroup
+	for i := range pods {
+		reads[i].pod = pods[i].Name
+		if pods[i].DeletionTimestamp != nil || pods[i].Status.PodIP == "" {
+			reads[i].err = errNotRunning
+			continue
+		}
+		wg.Go(func() {
+			readCtx, cancel := context.WithTimeout(ctx, agentTimeout)
+			defer cancel()
+			reads[i].observation, reads[i].err = r.Members.Observe(readCtx, dc, &pods[i])
+		})
+	}
+	wg.Wait()
+	return reads
+}
+
+// errNotRunning is the read of a member whose pod has no IP yet or is being deleted.
+var errNotRunning = fmt.Errorf("the pod is not running")
+
+// labelRoles sets each pod's role label to want (by pod name; a pod not in want keeps its
+// label), one merge patch per pod whose label differs. An empty value removes the label.
+func (r *Reconciler) labelRoles(ctx context.Context, pods []corev1.Pod, want map[string]string) error {
+	for i := range pods {
+		role, ok := want[pods[i].Name]
+		if !ok || pods[i].Labels[databasev1alpha1.RoleLabel] == role {
+			continue
+		}
+		if err := r.patchRoleLabel(ctx, &pods[i], role); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// patchRoleLabel writes the role label of pod (removes it when role is empty), guarded by the
+// pod's resourceVersion: a label decided from a pod that has changed since is decided again.
+func (r *Reconciler) patchRoleLabel(ctx context.Context, pod *corev1.Pod, role string) error {
+	patched := pod.DeepCopy()
+	if role == "" {
+		delete(patched.Labels, databasev1alpha1.RoleLabel)
+	} else {
+		if patched.Labels == nil {
+			patched.Labels = map[string]string{}
+		}
+		patched.Labels[databasev1alpha1.RoleLabel] = role
+	}
+	err := r.Patch(ctx, patched, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
+	if err != nil {
+		return fmt.Errorf("labelling pod %s %s: %w", pod.Name, roleOrNone(role), err)
+	}
+	return nil
+}
+
+func roleOrNone(role string) string {
+	if role == "" {
+		return "with no role"
+	}
+	return "as " + role
+}

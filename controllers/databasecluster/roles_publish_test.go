@@ -1,0 +1,84 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasecluster
+
+import (
+	"errors"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/memberagent"
+)
+
+var _ = Describe("publishRoles", Label("unit"), func() {
+	// member is one pod, carrying label (none when empty), and its read: a role, or an agent
+	// that did not answer (role "").
+	type member struct{ label, role string }
+	run := func(lastPrimary string, members ...member) publishedRoles {
+		var pods []corev1.Pod
+		var reads []memberRead
+		for i, m := range members {
+			name := "db-" + string(rune('0'+i))
+			pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			if m.label != "" {
+				pod.Labels = map[string]string{databasev1alpha1.RoleLabel: m.label}
+			}
+			pods = append(pods, pod)
+			read := memberRead{pod: name, observation: memberagent.Observation{Member: name, Role: m.role, PositionText: "0/" + name}}
+			if m.role == "" {
+				read = memberRead{pod: name, err: errors.New("timeout")}
+			}
+			reads = append(reads, read)
+		}
+		return publishRoles(pods, reads, lastPrimary)
+	}
+	const p, r = "primary", "replica"
+
+	DescribeTable("labels and primary",
+		func(lastPrimary string, members []member, wantLabels map[string]string, wantPrimary string, wantPrimaries []string) {
+			got := run(lastPrimary, members...)
+			Expect(got.labels).To(Equal(wantLabels))
+			Expect(got.primary).To(Equal(wantPrimary))
+			Expect(got.primaries).To(Equal(wantPrimaries))
+		},
+		Entry("one primary: it is labelled primary, the others replica", "",
+			[]member{{"", p}, {"", r}, {"", r}}, map[string]string{"db-0": p, "db-1": r, "db-2": r}, "db-0", []string{"db-0"}),
+		Entry("a switchover the database made: the labels follow the reads", "db-0",
+			[]member{{p, r}, {r, p}, {r, r}}, map[string]string{"db-0": r, "db-1": p, "db-2": r}, "db-1", []string{"db-1"}),
+		Entry("the primary's agent misses a read and nobody else claims the role: it keeps its label", "db-0",
+			[]member{{p, ""}, {r, r}, {r, r}}, map[string]string{"db-1": r, "db-2": r}, "db-0", []string(nil)),
+		Entry("an unanswering member labelled primary while another is primary: its label is removed", "db-0",
+			[]member{{p, ""}, {r, p}, {r, r}}, map[string]string{"db-0": "", "db-1": p, "db-2": r}, "db-1", []string{"db-1"}),
+		Entry("an unanswering replica keeps its label", "db-0",
+			[]member{{p, p}, {r, ""}, {r, r}}, map[string]string{"db-0": p, "db-2": r}, "db-0", []string{"db-0"}),
+		Entry("a split brain: neither claimant is labelled primary, the last primary stays the status's", "db-0",
+			[]member{{p, p}, {r, p}, {r, r}}, map[string]string{"db-0": "", "db-1": "", "db-2": r}, "db-0", []string{"db-0", "db-1"}),
+		Entry("a split brain with a third, unanswering member labelled primary: no label primary is left", "db-2",
+			[]member{{r, p}, {r, p}, {p, ""}}, map[string]string{"db-0": "", "db-1": "", "db-2": ""}, "db-2", []string{"db-0", "db-1"}),
+	)
+
+	It("reports each member's role and position, unknown for one whose agent did not answer", func() {
+		got := run("", member{"", p}, member{"", ""}, member{"", r})
+		Expect(got.members).To(Equal([]databasev1alpha1.MemberStatus{
+			{Name: "db-0", Role: databasev1alpha1.MemberRolePrimary, Position: "0/db-0"},
+			{Name: "db-1", Role: databasev1alpha1.MemberRoleUnknown},
+			{Name: "db-2", Role: databasev1alpha1.MemberRoleReplica, Position: "0/db-2"},
+		}))
+	})
+})
