@@ -1,0 +1,672 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package roles
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"time"
+)
+
+// This file is the simulator the safety property runs Plan in: a cluster's true state, the
+// agents that observe it, the operator that calls Plan and carries out its action, and the
+// faults. Every check of the property is here, beside the state it reads.
+
+// process is the state of a member's database process.
+type process int
+
+const (
+	running process = iota
+	// killed: the process is gone; the kubelet restarts it at restartAt.
+	killed
+	// frozen: SIGSTOP. The agent times out, but the database still believes what it believed,
+	// and a frozen primary accepts writes again the moment it is thawed.
+	frozen
+)
+
+// simMember is the true state of one member.
+type simMember struct {
+	name    string
+	ordinal int
+	// podExists is false between a deletion (or the loss of its node) and recreateAt.
+	podExists  bool
+	recreateAt time.Time
+	proc       process
+	restartAt  time.Time
+	// readyAt: a started process is not Ready before it.
+	readyAt time.Time
+	// sick: running and answering, but its readiness probe fails.
+	sick bool
+	// primary is what the database believes, kept on its volume across restarts.
+	primary  bool
+	position uint64
+	upToDate bool
+	// agentTimeout: the agent's answer to the next observation times out.
+	agentTimeout bool
+	// unavailableSince is what the pod's conditions tell: when it was first seen not Ready or
+	// unreachable.
+	unavailableSince time.Time
+	// downByOperator: its pod was deleted by the operator and is not up again yet.
+	downByOperator bool
+}
+
+// running tells whether the database process runs (not killed, not frozen) in an existing pod.
+func (m *simMember) running() bool { return m.podExists && m.proc == running }
+
+// writer tells whether the member accepts writes, or will as soon as it is thawed.
+func (m *simMember) writer() bool { return m.primary && m.podExists && m.proc != killed }
+
+// up tells whether the member is running and Ready.
+func (m *simMember) up(now time.Time) bool {
+	return m.running() && !m.sick && !now.Before(m.readyAt)
+}
+
+// crash is where an operator restart stops the pass it interrupts.
+type crash int
+
+const (
+	noCrash crash = iota
+	// crashBeforePersist: the decision is lost.
+	crashBeforePersist
+	// crashBeforeAction: the progress is persisted, the action not carried out.
+	crashBeforeAction
+)
+
+// stepRecord is what the failure report shows of one step.
+type stepRecord struct {
+	step     int
+	at       time.Duration
+	events   []string
+	observed []Member
+	decision *Decision
+	applied  []string
+}
+
+// String is the step as the report prints it.
+func (r stepRecord) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %d at +%s\n  events: %s\n  observed:", r.step, r.at, strings.Join(r.events, "; "))
+	for _, m := range r.observed {
+		fmt.Fprintf(&b, " [%s %s pos=%d%s]", m.Name, m.Role, m.Position, flags(m))
+	}
+	if d := r.decision; d != nil {
+		fmt.Fprintf(&b, "\n  decision: %s %s->%s (%s) degraded=%q progress={primary=%s switchover=%v} done=%v",
+			d.Action.Kind, d.Action.Member, d.Action.Target, d.Action.Reason, d.Degraded, d.Progress.CurrentPrimary,
+			d.Progress.Switchover, d.Done)
+	}
+	fmt.Fprintf(&b, "\n  applied: %s", strings.Join(r.applied, "; "))
+	return b.String()
+}
+
+// flags are the booleans of an observed member, short.
+func flags(m Member) string {
+	s := ""
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{!m.Exists, " gone"}, {!m.Ready, " unready"}, {!m.Reachable, " unreachable"}, {m.Fenced, " fenced"}, {!m.UpToDate, " outdated"}} {
+		if f.on {
+			s += f.name
+		}
+	}
+	return s
+}
+
+// historyLen is how many steps the failure report shows.
+const historyLen = 20
+
+// sim is a simulated cluster and its operator.
+type sim struct {
+	seed    int64
+	rng     *rand.Rand
+	plan    func(Input) Decision
+	start   time.Time
+	now     time.Time
+	step    int
+	members []*simMember
+	policy  Policy
+	// progress is what the operator persisted in the cluster's status: all that survives an
+	// operator restart.
+	progress Progress
+	request  *Request
+	faults   bool
+	// eventChance is the chance, in percent, that a step draws an event (a step draws up to
+	// two): from calm seeds, where updates finish, to stormy ones.
+	eventChance int
+	crash       crash
+	last        *Decision
+	history     []stepRecord
+	rec         *stepRecord
+	// violation is the first broken invariant, "" while none is.
+	violation string
+	// seen counts the decisions by kind and reason, and what was carried out, for the log.
+	seen map[string]int
+	// quiet is how many steps it took to settle after the faults ended.
+	quiet int
+}
+
+// newSim is a cluster of 1 to 5 members, member db-0 its primary, under a random policy.
+func newSim(seed int64, plan func(Input) Decision) *sim {
+	rng := rand.New(rand.NewSource(seed))
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := &sim{seed: seed, rng: rng, plan: plan, start: start, now: start, faults: true}
+	for i := range 1 + rng.Intn(5) {
+		s.members = append(s.members, &simMember{name: fmt.Sprintf("db-%d", i), ordinal: i, podExists: true,
+			primary: i == 0, position: 100, upToDate: true})
+	}
+	s.progress.CurrentPrimary = "db-0"
+	s.eventChance = 5 + rng.Intn(36)
+	s.policy = Policy{Failover: rng.Intn(2) == 0, FailoverAfter: s.between(10, 60),
+		SwitchoverTimeout: s.between(30, 120), UpdateMethod: []UpdateMethod{"", UpdateSwitchover, UpdateRestart}[rng.Intn(3)]}
+	return s
+}
+
+// between is a random duration of lo to hi seconds.
+func (s *sim) between(lo, hi int) time.Duration {
+	return time.Duration(lo+s.rng.Intn(hi-lo+1)) * time.Second
+}
+
+// fail records the first violation.
+func (s *sim) fail(format string, args ...any) {
+	if s.violation == "" {
+		s.violation = fmt.Sprintf(format, args...)
+	}
+}
+
+// count counts what for the log of the property.
+func (s *sim) count(what string) {
+	if s.seen == nil {
+		s.seen = map[string]int{}
+	}
+	s.seen[what]++
+}
+
+// note adds a line to the current step's record of what was carried out.
+func (s *sim) note(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	s.rec.applied = append(s.rec.applied, line)
+	s.count(strings.Fields(line)[0])
+}
+
+// runStep is one step: time passes, the cluster moves, faults happen, the operator passes.
+func (s *sim) runStep() {
+	s.step++
+	s.now = s.now.Add(s.between(1, 10))
+	s.rec = &stepRecord{step: s.step, at: s.now.Sub(s.start)}
+	s.tick()
+	if s.faults {
+		s.randomEvents()
+	}
+	s.checkWriters("after the events")
+	s.operatorPass()
+	s.checkWriters("after the operator's action")
+	s.checkDown()
+	s.history = append(s.history, *s.rec)
+	if len(s.history) > historyLen {
+		s.history = s.history[1:]
+	}
+}
+
+// tick is what happens without anyone's intent: the StatefulSet recreates deleted pods (at the
+// update revision), the kubelet restarts killed processes, the primary takes writes and the
+// replicas replay them.
+func (s *sim) tick() {
+	for _, m := range s.members {
+		switch {
+		case !m.podExists && !s.now.Before(m.recreateAt):
+			m.podExists, m.upToDate, m.sick = true, true, false
+			s.startProcess(m)
+			s.rec.events = append(s.rec.events, m.name+" pod recreated")
+		case m.podExists && m.proc == killed && !s.now.Before(m.restartAt):
+			s.startProcess(m)
+			s.rec.events = append(s.rec.events, m.name+" process restarted")
+		}
+	}
+	s.replicate()
+}
+
+// startProcess starts m's database. The member's agent starts it as the primary only when it
+// was the primary, the persisted progress names it the current primary and no switchover is in
+// flight; otherwise as a replica. This is the contract Plan relies on for a member that comes
+// back (see doc.go).
+func (s *sim) startProcess(m *simMember) {
+	m.proc = running
+	m.readyAt = s.now.Add(s.between(3, 15))
+	m.primary = m.primary && s.progress.Switchover == nil && s.progress.CurrentPrimary == m.name
+}
+
+// replicate moves the positions: the one running writer takes writes; running replicas
+// replay towards it (or, with no writer, towards the most advanced running member), and a
+// replica ahead of the writer is rewound to it.
+func (s *sim) replicate() {
+	var writers []*simMember
+	var source uint64
+	for _, m := range s.members {
+		if m.running() && m.primary {
+			writers = append(writers, m)
+		}
+		if m.running() {
+			source = max(source, m.position)
+		}
+	}
+	if len(writers) == 1 {
+		writers[0].position += uint64(s.rng.Intn(6))
+		source = writers[0].position
+	}
+	for _, m := range s.members {
+		if !m.running() || m.primary {
+			continue
+		}
+		if m.position < source {
+			m.position += min(source-m.position, uint64(1+s.rng.Intn(8)))
+		} else if len(writers) == 1 {
+			m.position = source
+		}
+	}
+}
+
+// checkWriters is the safety invariant itself: never two members that accept writes.
+func (s *sim) checkWriters(when string) {
+	var writers []string
+	for _, m := range s.members {
+		if m.writer() {
+			writers = append(writers, m.name)
+		}
+	}
+	if len(writers) > 1 {
+		s.fail("two writers %s: %v", when, writers)
+	}
+}
+
+// checkDown: never more than one member down by the operator's hand.
+func (s *sim) checkDown() {
+	var down []string
+	for _, m := range s.members {
+		if m.downByOperator && m.up(s.now) {
+			m.downByOperator = false
+		}
+		if m.downByOperator {
+			down = append(down, m.name)
+		}
+	}
+	if len(down) > 1 {
+		s.fail("members %v are all down by the operator's hand", down)
+	}
+}
+
+// observe is what the agents and the pods tell the operator.
+func (s *sim) observe() []Member {
+	out := make([]Member, 0, len(s.members))
+	for _, m := range s.members {
+		reachable := m.running() && !m.agentTimeout
+		m.agentTimeout = false
+		obs := Member{Name: m.name, Ordinal: m.ordinal, Exists: m.podExists, Ready: m.up(s.now), Reachable: reachable,
+			Role: RoleUnknown, UpToDate: m.upToDate, Fenced: !m.podExists || reachable && !m.primary}
+		if reachable {
+			obs.Role, obs.Position = RoleReplica, m.position
+			if m.primary {
+				obs.Role = RolePrimary
+			}
+		}
+		if obs.Ready && obs.Reachable {
+			m.unavailableSince = time.Time{}
+		} else if m.unavailableSince.IsZero() {
+			m.unavailableSince = s.now
+		}
+		obs.UnavailableSince = m.unavailableSince
+		out = append(out, obs)
+	}
+	return out
+}
+
+// operatorPass is one pass of the operator: observe, Plan, persist the progress, act. An
+// operator restart stops it before the progress is persisted or before the action.
+func (s *sim) operatorPass() {
+	in := Input{Members: s.observe(), Policy: s.policy, Progress: s.progress, Now: s.now, Request: s.request}
+	d := s.plan(in)
+	s.rec.observed, s.rec.decision, s.last = in.Members, &d, &d
+	s.count(string(d.Action.Kind) + "/" + d.Action.Reason)
+	if d.Done != nil {
+		s.count("done " + string(d.Done.Reason))
+	}
+	s.checkDone(d)
+	c := s.crash
+	s.crash = noCrash
+	if c == crashBeforePersist {
+		s.note("operator restarted before persisting")
+		return
+	}
+	s.progress = d.Progress
+	s.consumeRequest(d)
+	if c == crashBeforeAction {
+		s.note("operator restarted before acting")
+		return
+	}
+	s.apply(d.Action, in.Members)
+}
+
+// consumeRequest clears the request once a decision accepted, completed or refused it.
+func (s *sim) consumeRequest(d Decision) {
+	accepted := d.Progress.Switchover != nil && d.Progress.Switchover.Reason == SwitchRequested
+	done := d.Done != nil && d.Done.Reason == SwitchRequested
+	if s.request != nil && (accepted || done || d.Degraded == DegradedSwitchoverTargetNotHealthy) {
+		s.request = nil
+	}
+}
+
+// checkDone: a switchover or failover is reported done only when exactly one member is the
+// primary in the true state, and it is the target.
+func (s *sim) checkDone(d Decision) {
+	if d.Done == nil {
+		return
+	}
+	var writers []string
+	for _, m := range s.members {
+		if m.writer() {
+			writers = append(writers, m.name)
+		}
+	}
+	if len(writers) != 1 || writers[0] != d.Done.To {
+		s.fail("switchover to %s reported done while the writers are %v", d.Done.To, writers)
+	}
+}
+
+// member is the simulated member named name.
+func (s *sim) member(name string) *simMember {
+	for _, m := range s.members {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// apply carries out the action, through the agents, on the true state.
+func (s *sim) apply(a Action, observed []Member) {
+	m := s.member(a.Member)
+	switch a.Kind {
+	case ActionDeletePod:
+		s.deletePod(m, observed)
+	case ActionPromote:
+		if m.running() {
+			s.promote(m, observed)
+		}
+	case ActionFence:
+		if m.running() {
+			m.primary = false
+			s.note("fenced %s", m.name)
+		}
+	case ActionSwitchover:
+		s.switchover(m, s.member(a.Target), observed)
+	}
+}
+
+// deletePod deletes m's pod for an update, after checking that no other member is down and
+// that the primary is deleted only when no healthy replica could take over.
+func (s *sim) deletePod(m *simMember, observed []Member) {
+	for _, o := range s.members {
+		if o != m && !o.up(s.now) {
+			s.fail("deleted %s while %s is down", m.name, o.name)
+		}
+	}
+	if m.writer() && s.policy.UpdateMethod != UpdateRestart {
+		for _, o := range observed {
+			if o.Name != m.name && healthyReplica(o) {
+				s.fail("deleted the primary %s while the healthy replica %s could take over", m.name, o.Name)
+			}
+		}
+	}
+	m.podExists, m.proc, m.downByOperator = false, killed, true
+	m.recreateAt = s.now.Add(s.between(5, 30))
+	s.note("deleted pod %s", m.name)
+}
+
+// switchover carries out one repetition of a switchover: demote from if it is still the
+// primary, then promote to once it has replayed everything from wrote. Either half may be
+// interrupted; the next repetition resumes.
+func (s *sim) switchover(from, to *simMember, observed []Member) {
+	if !to.running() {
+		return
+	}
+	if from.writer() {
+		if !from.running() {
+			s.note("failed to demote %s", from.name)
+			return
+		}
+		from.primary = false
+		s.note("demoted %s", from.name)
+		if s.rng.Intn(3) == 0 {
+			s.note("switchover interrupted")
+			return
+		}
+	}
+	if from != to && (!from.running() || to.position < from.position) {
+		s.note("waiting for %s to catch up with %s", to.name, from.name)
+		return
+	}
+	s.promote(to, observed)
+}
+
+// promote makes m the primary, after checking that no other member may still write and that no
+// healthy replica the operator saw is further along.
+func (s *sim) promote(m *simMember, observed []Member) {
+	for _, o := range s.members {
+		if o != m && o.writer() {
+			s.fail("promoted %s while %s may still write", m.name, o.name)
+		}
+	}
+	for _, o := range observed {
+		if o.Name != m.name && healthyReplica(o) && o.Position > m.position {
+			s.fail("promoted %s at %d behind the healthy replica %s at %d", m.name, m.position, o.Name, o.Position)
+		}
+	}
+	m.primary = true
+	s.note("promoted %s", m.name)
+}
+
+// event is one fault or change from outside the operator; it returns what it did, or "" when it
+// did not apply to the member drawn.
+type event func(s *sim, m *simMember) string
+
+// events are the faults and changes, each with its weight in the draw.
+var events = []struct {
+	weight int
+	do     event
+}{
+	{3, func(s *sim, m *simMember) string {
+		if !m.podExists || m.proc == killed {
+			return ""
+		}
+		m.proc, m.restartAt = killed, s.now.Add(s.between(5, 90))
+		return m.name + " killed"
+	}},
+	{3, func(s *sim, m *simMember) string {
+		if !m.running() {
+			return ""
+		}
+		m.proc = frozen
+		return m.name + " frozen"
+	}},
+	{4, func(_ *sim, m *simMember) string {
+		if !m.podExists || m.proc != frozen {
+			return ""
+		}
+		m.proc = running
+		return m.name + " thawed"
+	}},
+	{2, func(s *sim, m *simMember) string {
+		if !m.podExists || m.proc == killed {
+			return ""
+		}
+		m.proc, m.restartAt = killed, s.now
+		return m.name + " restarting"
+	}},
+	{2, func(s *sim, m *simMember) string {
+		return s.losePod(m, s.between(5, 40), " pod deleted by someone else")
+	}},
+	{1, func(s *sim, m *simMember) string { return s.losePod(m, s.between(30, 120), " node gone") }},
+	{4, func(_ *sim, m *simMember) string {
+		m.agentTimeout = true
+		return m.name + " agent timeout"
+	}},
+	{2, func(_ *sim, m *simMember) string {
+		if !m.running() || m.sick {
+			return ""
+		}
+		m.sick = true
+		return m.name + " readiness failing"
+	}},
+	{3, func(_ *sim, m *simMember) string {
+		if !m.sick {
+			return ""
+		}
+		m.sick = false
+		return m.name + " readiness back"
+	}},
+	{2, func(s *sim, _ *simMember) string {
+		for _, o := range s.members {
+			o.upToDate = false
+		}
+		return "spec changed"
+	}},
+	{2, func(s *sim, m *simMember) string {
+		to := ""
+		if s.rng.Intn(2) == 0 {
+			to = m.name
+		}
+		s.request = &Request{To: to}
+		return fmt.Sprintf("switchover to %q requested", to)
+	}},
+	{1, func(s *sim, _ *simMember) string {
+		switch s.rng.Intn(3) {
+		case 0:
+			s.policy.Failover = !s.policy.Failover
+		case 1:
+			s.policy.UpdateMethod = []UpdateMethod{UpdateSwitchover, UpdateRestart}[s.rng.Intn(2)]
+		default:
+			s.policy.FailoverAfter = s.between(0, 60)
+		}
+		return fmt.Sprintf("policy now %+v", s.policy)
+	}},
+	{2, func(s *sim, _ *simMember) string {
+		s.crash = []crash{crashBeforePersist, crashBeforeAction}[s.rng.Intn(2)]
+		return "operator restart"
+	}},
+}
+
+// eventWeights is the sum of the events' weights.
+var eventWeights = func() int {
+	sum := 0
+	for _, e := range events {
+		sum += e.weight
+	}
+	return sum
+}()
+
+// losePod deletes m's pod (its process dies with it); the StatefulSet recreates it after delay.
+func (s *sim) losePod(m *simMember, delay time.Duration, what string) string {
+	if !m.podExists {
+		return ""
+	}
+	m.podExists, m.proc, m.recreateAt = false, killed, s.now.Add(delay)
+	return m.name + what
+}
+
+// randomEvents draws the step's faults and changes.
+func (s *sim) randomEvents() {
+	for range 2 {
+		if s.rng.Intn(100) >= s.eventChance {
+			continue
+		}
+		n := s.rng.Intn(eventWeights)
+		for _, e := range events {
+			if n -= e.weight; n < 0 {
+				if what := e.do(s, s.members[s.rng.Intn(len(s.members))]); what != "" {
+					s.rec.events = append(s.rec.events, what)
+				}
+				break
+			}
+		}
+	}
+}
+
+// heal ends the faults: no more events, frozen processes thawed, failing readiness back, and
+// failover on (with failover off, a primary fenced earlier waits for a person). The spec changes
+// once more, so that settling means an update finished.
+func (s *sim) heal() {
+	s.faults = false
+	for _, m := range s.members {
+		if m.proc == frozen {
+			m.proc = running
+		}
+		m.sick, m.upToDate = false, false
+	}
+	s.policy.Failover = true
+	s.rec = &stepRecord{step: s.step, at: s.now.Sub(s.start), events: []string{"faults end, spec changed"}}
+	s.history = append(s.history, *s.rec)
+}
+
+// settled tells whether the cluster is where it should end without faults: every member up and
+// up to date, one writer, no switchover in flight, and the operator waiting with nothing
+// degraded.
+func (s *sim) settled() bool {
+	writers := 0
+	for _, m := range s.members {
+		if !m.up(s.now) || !m.upToDate {
+			return false
+		}
+		if m.writer() {
+			writers++
+		}
+	}
+	return writers == 1 && s.progress.Switchover == nil && s.request == nil && s.last != nil &&
+		s.last.Action.Kind == ActionWait && s.last.Degraded == ""
+}
+
+// report is the failure report: the seed and the last steps.
+func (s *sim) report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d (replay: go test ./controllers/databasecluster/roles/ -run TestSafetyProperty -roles.seed=%d)\n"+
+		"violation at step %d: %s\npolicy: %+v\nlast steps:\n", s.seed, s.seed, s.step, s.violation, s.policy)
+	for _, r := range s.history {
+		b.WriteString(r.String())
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// run runs faulty steps, then quiet steps until the cluster settles, and returns the first
+// violation ("" when none).
+func (s *sim) run(faulty, quiet int) string {
+	for s.step < faulty && s.violation == "" {
+		s.runStep()
+	}
+	if s.violation != "" {
+		return s.violation
+	}
+	s.heal()
+	for range quiet {
+		s.runStep()
+		s.quiet++
+		if s.violation != "" || s.settled() {
+			break
+		}
+	}
+	if s.violation == "" && !s.settled() {
+		s.fail("liveness: not settled %d steps after the faults ended", quiet)
+	}
+	return s.violation
+}
