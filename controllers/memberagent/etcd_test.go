@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -40,55 +41,79 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startEtcd runs a one-member etcd named m0 on 127.0.0.1 for the test's life (the binary of
-// envtest's assets) and returns its client URL. The process is killed and its data removed
-// when the test ends, failed or not.
+// startEtcd runs a one-member etcd named m0 on 127.0.0.1 for the test's life and returns its
+// client URL.
 func startEtcd(t *testing.T) string {
+	t.Helper()
+	return startEtcdCluster(t, 1)[0]
+}
+
+// startEtcdCluster runs an etcd of n members m0, m1 ... on 127.0.0.1 for the test's life (the
+// binary of envtest's assets) and returns their client URLs once the cluster has a leader. The
+// processes are killed and their data removed when the test ends, failed or not.
+func startEtcdCluster(t *testing.T, n int) []string {
 	t.Helper()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		t.Skip("KUBEBUILDER_ASSETS is unset: export it to the envtest assets (bin/k8s/...) to run etcd")
 	}
 	dir := t.TempDir()
-	client := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
-	peer := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
-	var log bytes.Buffer
-	cmd := exec.Command(filepath.Join(assets, "etcd"), "--name=m0", "--data-dir="+filepath.Join(dir, "data"),
-		"--listen-client-urls="+client, "--advertise-client-urls="+client,
-		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
-		"--initial-cluster=m0="+peer, "--unsafe-no-fsync")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var clients, peers, initial []string
+	for i := range n {
+		clients = append(clients, "http://127.0.0.1:"+strconv.Itoa(freePort(t)))
+		peers = append(peers, "http://127.0.0.1:"+strconv.Itoa(freePort(t)))
+		initial = append(initial, fmt.Sprintf("m%d=%s", i, peers[i]))
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("etcd's log:\n%s", log.String())
+	for i := range n {
+		name := fmt.Sprintf("m%d", i)
+		var log bytes.Buffer
+		cmd := exec.Command(filepath.Join(assets, "etcd"), "--name="+name, "--data-dir="+filepath.Join(dir, name),
+			"--listen-client-urls="+clients[i], "--advertise-client-urls="+clients[i],
+			"--listen-peer-urls="+peers[i], "--initial-advertise-peer-urls="+peers[i],
+			"--initial-cluster="+strings.Join(initial, ","), "--unsafe-no-fsync")
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-	})
-	waitEtcd(t, client)
-	return client
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("%s's log:\n%s", name, log.String())
+			}
+		})
+	}
+	waitEtcd(t, clients)
+	return clients
 }
 
-// waitEtcd waits up to 30 seconds for the etcd at client to have a leader.
-func waitEtcd(t *testing.T, client string) {
+// waitEtcd waits up to 30 seconds for one of the etcd members at clients to be the leader.
+func waitEtcd(t *testing.T, clients []string) {
 	t.Helper()
-	e := NewEtcd(client, nil)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		obs, err := e.Observe(ctx)
-		cancel()
-		if err == nil && obs.Role == RolePrimary {
+		if _, err := etcdLeader(clients); err == nil {
 			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd at %s has no leader after 30s: %+v, %v", client, obs, err)
+		} else if time.Now().After(deadline) {
+			t.Fatalf("etcd has no leader after 30s: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// etcdLeader is the observation of the leader among the members at clients.
+func etcdLeader(clients []string) (Observation, error) {
+	var err error
+	for _, client := range clients {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		var obs Observation
+		obs, err = NewEtcd(client, nil).Observe(ctx)
+		cancel()
+		if err == nil && obs.Role == RolePrimary {
+			return obs, nil
+		}
+	}
+	return Observation{}, fmt.Errorf("no member is the leader (last error: %w)", err)
 }
 
 // putKey writes a key through the gateway, which moves the raft index on.
@@ -196,3 +221,30 @@ func peerAt(peers []Peer, peerURL string) (Peer, bool) {
 
 // isUnsupported tells whether err is ErrUnsupported.
 func isUnsupported(err error) bool { return errors.Is(err, ErrUnsupported) }
+
+// TestEtcdTransferLeadership: in a cluster of three, the leader hands its role to a follower,
+// which is then observed as the leader; a follower cannot Promote itself.
+func TestEtcdTransferLeadership(t *testing.T) {
+	clients := startEtcdCluster(t, 3)
+	ctx := context.Background()
+	leader, err := etcdLeader(clients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := "m0"
+	if leader.Member == to {
+		to = "m1"
+	}
+	index, _ := strconv.Atoi(strings.TrimPrefix(to, "m"))
+	follower := NewEtcd(clients[index], nil)
+	if err := follower.Promote(ctx); !isUnsupported(err) {
+		t.Fatalf("Promote of a follower: err = %v, want ErrUnsupported", err)
+	}
+	from, _ := strconv.Atoi(strings.TrimPrefix(leader.Member, "m"))
+	if err := NewEtcd(clients[from], nil).TransferLeadership(ctx, to); err != nil {
+		t.Fatal(err)
+	}
+	if obs := observe(t, follower); obs.Member != to || obs.Role != RolePrimary || !obs.Writable {
+		t.Fatalf("Observe of %s after the transfer = %+v, want the leader", to, obs)
+	}
+}
