@@ -17,6 +17,8 @@ package memberagent
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -28,6 +30,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/certs"
 )
 
 // freePort is a TCP port of 127.0.0.1 that was free a moment ago.
@@ -45,22 +49,27 @@ func freePort(t *testing.T) int {
 // client URL.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	return startEtcdCluster(t, 1)[0]
+	return startEtcdCluster(t, 1, nil)[0]
 }
 
 // startEtcdCluster runs an etcd of n members m0, m1 ... on 127.0.0.1 for the test's life (the
 // binary of envtest's assets) and returns their client URLs once the cluster has a leader. The
-// processes are killed and their data removed when the test ends, failed or not.
-func startEtcdCluster(t *testing.T, n int) []string {
+// processes are killed and their data removed when the test ends, failed or not. With an
+// authority, the members serve their clients over https with its serving pair.
+func startEtcdCluster(t *testing.T, n int, a *authority) []string {
 	t.Helper()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		t.Skip("KUBEBUILDER_ASSETS is unset: export it to the envtest assets (bin/k8s/...) to run etcd")
 	}
 	dir := t.TempDir()
+	scheme, tlsFlags := "http", []string(nil)
+	if a != nil {
+		scheme, tlsFlags = "https", etcdTLSFlags(t, dir, a.serving)
+	}
 	var clients, peers, initial []string
 	for i := range n {
-		clients = append(clients, "http://127.0.0.1:"+strconv.Itoa(freePort(t)))
+		clients = append(clients, scheme+"://127.0.0.1:"+strconv.Itoa(freePort(t)))
 		peers = append(peers, "http://127.0.0.1:"+strconv.Itoa(freePort(t)))
 		initial = append(initial, fmt.Sprintf("m%d=%s", i, peers[i]))
 	}
@@ -71,6 +80,7 @@ func startEtcdCluster(t *testing.T, n int) []string {
 			"--listen-client-urls="+clients[i], "--advertise-client-urls="+clients[i],
 			"--listen-peer-urls="+peers[i], "--initial-advertise-peer-urls="+peers[i],
 			"--initial-cluster="+strings.Join(initial, ","), "--unsafe-no-fsync")
+		cmd.Args = append(cmd.Args, tlsFlags...)
 		cmd.Stdout, cmd.Stderr = &log, &log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -83,16 +93,40 @@ func startEtcdCluster(t *testing.T, n int) []string {
 			}
 		})
 	}
-	waitEtcd(t, clients)
+	waitEtcd(t, clients, etcdClientTLS(a))
 	return clients
 }
 
+// etcdClientTLS is the agent's TLS configuration for the etcd of a: its CA, and the member's
+// DNS name since it dials 127.0.0.1. It is nil without an authority.
+func etcdClientTLS(a *authority) *tls.Config {
+	if a == nil {
+		return nil
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(a.ca.CertPEM)
+	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: memberDNSName}
+}
+
+// etcdTLSFlags writes serving into dir and returns the flags that serve clients with it.
+func etcdTLSFlags(t *testing.T, dir string, serving certs.Pair) []string {
+	t.Helper()
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(cert, serving.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, serving.KeyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--cert-file=" + cert, "--key-file=" + key}
+}
+
 // waitEtcd waits up to 30 seconds for one of the etcd members at clients to be the leader.
-func waitEtcd(t *testing.T, clients []string) {
+func waitEtcd(t *testing.T, clients []string, tlsConfig *tls.Config) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := etcdLeader(clients); err == nil {
+		if _, err := etcdLeader(clients, tlsConfig); err == nil {
 			return
 		} else if time.Now().After(deadline) {
 			t.Fatalf("etcd has no leader after 30s: %v", err)
@@ -102,12 +136,12 @@ func waitEtcd(t *testing.T, clients []string) {
 }
 
 // etcdLeader is the observation of the leader among the members at clients.
-func etcdLeader(clients []string) (Observation, error) {
+func etcdLeader(clients []string, tlsConfig *tls.Config) (Observation, error) {
 	var err error
 	for _, client := range clients {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		var obs Observation
-		obs, err = NewEtcd(client, nil).Observe(ctx)
+		obs, err = NewEtcd(client, tlsConfig).Observe(ctx)
 		cancel()
 		if err == nil && obs.Role == RolePrimary {
 			return obs, nil
@@ -225,9 +259,9 @@ func isUnsupported(err error) bool { return errors.Is(err, ErrUnsupported) }
 // TestEtcdTransferLeadership: in a cluster of three, the leader hands its role to a follower,
 // which is then observed as the leader; a follower cannot Promote itself.
 func TestEtcdTransferLeadership(t *testing.T) {
-	clients := startEtcdCluster(t, 3)
+	clients := startEtcdCluster(t, 3, nil)
 	ctx := context.Background()
-	leader, err := etcdLeader(clients)
+	leader, err := etcdLeader(clients, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +280,19 @@ func TestEtcdTransferLeadership(t *testing.T) {
 	}
 	if obs := observe(t, follower); obs.Member != to || obs.Role != RolePrimary || !obs.Writable {
 		t.Fatalf("Observe of %s after the transfer = %+v, want the leader", to, obs)
+	}
+}
+
+// TestEtcdOverTLS: the engine reaches an https member through the cluster's CA, naming the
+// member's certificate while it dials 127.0.0.1, and refuses a member another CA vouches for.
+func TestEtcdOverTLS(t *testing.T) {
+	a := newAuthority(t, "db-ca")
+	client := startEtcdCluster(t, 1, &a)[0]
+	if obs := observe(t, NewEtcd(client, etcdClientTLS(&a))); obs.Role != RolePrimary {
+		t.Fatalf("Observe over TLS = %+v, want the leader", obs)
+	}
+	other := newAuthority(t, "other-ca")
+	if _, err := NewEtcd(client, etcdClientTLS(&other)).Observe(context.Background()); err == nil {
+		t.Fatal("the engine trusted a member whose certificate another CA signed")
 	}
 }

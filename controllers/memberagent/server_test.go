@@ -19,6 +19,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -217,7 +218,7 @@ func TestEngineErrors(t *testing.T) {
 	sim := NewSimEngine("db-0", RolePrimary)
 	agent, c := startAgent(t, sim, a)
 	ctx := context.Background()
-	sim.Fail(ActionTransferLeadership, errorsJoin("no transfer here"))
+	sim.Fail(ActionTransferLeadership, fmt.Errorf("%w: no transfer here", ErrUnsupported))
 	if _, err := c.TransferLeadership(ctx, agent, "db-1"); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "501") {
 		t.Fatalf("TransferLeadership: err = %v, want ErrUnsupported from a 501", err)
 	}
@@ -229,9 +230,6 @@ func TestEngineErrors(t *testing.T) {
 		t.Fatalf("TransferLeadership to nobody: err = %v, want a 400", err)
 	}
 }
-
-// errorsJoin is ErrUnsupported wrapped with a reason, as an engine returns it.
-func errorsJoin(reason string) error { return errors.Join(ErrUnsupported, errors.New(reason)) }
 
 // TestCertificatesAreReread: when the mounted files change to another CA's, the agent serves
 // the new certificate and trusts the new CA's operator only, without a restart.
