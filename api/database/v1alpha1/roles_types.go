@@ -44,6 +44,26 @@ const (
 	UpdateMethodRestart UpdateMethod = "restart"
 )
 
+// MemberAgentPort is the port of the member agent, the operator's sidecar in the pods of a
+// cluster with an engine (the storage agent's container, in its member mode): the operator
+// reads and changes each member's role there, over mutual TLS.
+const MemberAgentPort int32 = 9191
+
+// MemberAgentPortName is the name of the member agent's container port.
+const MemberAgentPortName = "member-agent"
+
+// The member agent's certificate: a serving certificate for the members' DNS names, issued by
+// the cluster's CA (NAME-ca), with the CA that the operator's client certificate comes from.
+const (
+	// AgentTLSVolumeName is its volume, mounted in the agent only.
+	AgentTLSVolumeName = "agent-tls"
+	// AgentTLSMountPath holds tls.crt, tls.key and ca.crt, read-only.
+	AgentTLSMountPath = "/etc/database/agent-tls"
+)
+
+// AgentTLSSecretName is the name of the Secret of the member agent's certificate.
+func (dc *DatabaseCluster) AgentTLSSecretName() string { return dc.Name + "-agent-tls" }
+
 // DefaultFailoverAfterSeconds is spec.roles.failover.afterSeconds when unset.
 const DefaultFailoverAfterSeconds int32 = 30
 
