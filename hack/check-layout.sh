@@ -89,8 +89,8 @@ for s in $suites; do
   done
 done
 if [ -n "${bad6:-}" ]; then echo "The layout rule is broken (docs/development.md, Layout)."; exit 1; fi
-pure=${PURE_PACKAGES:-./controllers/databasecluster/specs}
-allowed="$module/api/ $module/controllers/databasecluster/specs $module/controllers/internal/certs \
+pure=${PURE_PACKAGES:-./controllers/databasecluster/specs ./controllers/databasecluster/roles}
+allowed="$module/api/ $module/controllers/databasecluster/specs $module/controllers/databasecluster/roles $module/controllers/internal/certs \
 $module/controllers/internal/podsecurity $module/controllers/storageagent"
 for dep in $(go list -deps $pure); do
   case "$dep" in

@@ -135,11 +135,7 @@ func continueSwitchover(in Input, progress Progress) Decision {
 		return wait(progress, ReasonSwitchoverWaiting, fmt.Sprintf("Waiting for %s to answer, to make it the primary.", sw.To))
 	}
 	if sw.Reason == SwitchFailover {
-		if blocking := mayWrite(in.Members, sw.To, ""); len(blocking) > 0 {
-			return degraded(waitForFence(progress, blocking), DegradedFailoverWaitingForFence)
-		}
-		return act(progress, Action{Kind: ActionPromote, Member: sw.To, Reason: ReasonFailoverInProgress,
-			Message: fmt.Sprintf("Promoting %s in place of %s.", sw.To, sw.From)})
+		return continueFailover(in, progress)
 	}
 	if blocking := mayWrite(in.Members, sw.To, sw.From); len(blocking) > 0 {
 		return wait(progress, ReasonSwitchoverWaiting, fmt.Sprintf("Waiting for %s, which may still write, before promoting %s.",
@@ -147,6 +143,23 @@ func continueSwitchover(in Input, progress Progress) Decision {
 	}
 	return act(progress, Action{Kind: ActionSwitchover, Member: sw.From, Target: sw.To, Reason: ReasonSwitchoverInProgress,
 		Message: fmt.Sprintf("Switching the primary over from %s to %s (%s).", sw.From, sw.To, sw.Reason)})
+}
+
+// continueFailover repeats the promotion of a failover in flight. Until it is seen, its target
+// is chosen again on every pass (the current one on a tie), so that a replica that fell behind
+// or stopped being healthy since is never promoted.
+func continueFailover(in Input, progress Progress) Decision {
+	sw := progress.Switchover
+	target, ok := mostAdvanced(in.Members, sw.To, anyMember)
+	if !ok {
+		return wait(progress, ReasonSwitchoverWaiting, fmt.Sprintf("Waiting for a healthy replica to promote in place of %s.", sw.From))
+	}
+	if blocking := mayWrite(in.Members, target.Name, ""); len(blocking) > 0 {
+		return degraded(waitForFence(progress, blocking), DegradedFailoverWaitingForFence)
+	}
+	sw.To = target.Name
+	return act(progress, Action{Kind: ActionPromote, Member: sw.To, Reason: ReasonFailoverInProgress,
+		Message: fmt.Sprintf("Promoting %s in place of %s.", sw.To, sw.From)})
 }
 
 // waitForFence is the decision to wait until the members blocking may no longer write.

@@ -40,7 +40,10 @@ const (
 	quietSteps    = 300
 )
 
-// seeds are the seeds to run: the one replayed, or 1..propertySeeds.
+// seedsFlag runs more (or fewer) seeds than propertySeeds, for a deeper search.
+var seedsFlag = flag.Int("roles.seeds", propertySeeds, "how many seeds the roles safety property runs")
+
+// seeds are the seeds to run: the one replayed, or 1..-roles.seeds.
 func seeds(t *testing.T) []int64 {
 	t.Helper()
 	if *seedFlag != 0 {
@@ -53,8 +56,8 @@ func seeds(t *testing.T) []int64 {
 		}
 		return []int64{seed}
 	}
-	out := make([]int64, 0, propertySeeds)
-	for i := range propertySeeds {
+	out := make([]int64, 0, *seedsFlag)
+	for i := range *seedsFlag {
 		out = append(out, int64(i+1))
 	}
 	return out

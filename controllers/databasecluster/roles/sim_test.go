@@ -475,6 +475,11 @@ func (s *sim) promote(m *simMember, observed []Member) {
 	}
 	m.primary = true
 	s.note("promoted %s", m.name)
+	// The promotion starts a new history at m's position: whatever another member holds beyond
+	// it is on the old one, to be rewound, and is no longer comparable.
+	for _, o := range s.members {
+		o.position = min(o.position, m.position)
+	}
 }
 
 // event is one fault or change from outside the operator; it returns what it did, or "" when it
