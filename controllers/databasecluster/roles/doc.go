@@ -28,8 +28,8 @@
 //  1. Split brain first. Two or more reachable members report RolePrimary: Wait, Degraded
 //     SplitBrain, naming them. Nothing that changes roles or deletes a pod.
 //  2. A switchover or failover in flight (Progress.Switchover) is done when exactly one member
-//     reports RolePrimary and it is its target: Decision.Done, the switchover cleared, the
-//     target the CurrentPrimary. Before its timeout it is continued: the Switchover action (or
+//     reports RolePrimary, it is its target, and every other member is fenced or reports
+//     RoleReplica: Decision.Done, the switchover cleared, the target the CurrentPrimary. Before its timeout it is continued: the Switchover action (or
 //     Promote, for a failover) is repeated on every pass, and each repetition resumes where the
 //     last stopped. Past its timeout it is Degraded SwitchoverTimedOut: with one primary, the
 //     switchover is given up; with none, the most advanced healthy replica (its From on a tie)

@@ -104,6 +104,23 @@ func mayWrite(members []Member, target, demoting string) []string {
 	return names
 }
 
+// aheadOf names the healthy replicas further along than to, while from, the primary a
+// switchover demotes, no longer reports RolePrimary. While it does, the switchover itself waits,
+// after demoting it, until to has replayed all it wrote; once it does not (it was demoted, or
+// lost the role some other way), the replicas are what to must have caught up with.
+func aheadOf(members []Member, to Member, from string) []string {
+	if f, ok := find(members, from); ok && f.Reachable && f.Role == RolePrimary {
+		return nil
+	}
+	var names []string
+	for _, m := range members {
+		if m.Name != to.Name && healthyReplica(m) && m.Position > to.Position {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
 // outdatedReplica returns the outdated member other than primary with the highest ordinal: the
 // next pod an update deletes.
 func outdatedReplica(members []Member, primary string) (Member, bool) {

@@ -110,10 +110,11 @@ func splitBrain(progress Progress, primaries []Member) Decision {
 }
 
 // inFlight is rule 2: the switchover or failover in flight is done when its target is seen
-// primary alone; past its timeout it is given up or recovered; before, it is continued.
+// primary alone, every other member fenced or a replica (one that does not answer might still
+// be a primary); past its timeout it is given up or recovered; before, it is continued.
 func inFlight(in Input, progress Progress, primaries []Member) Decision {
 	sw := *progress.Switchover
-	if len(primaries) == 1 && primaries[0].Name == sw.To {
+	if len(primaries) == 1 && primaries[0].Name == sw.To && len(mayWrite(in.Members, sw.To, "")) == 0 {
 		progress.Switchover = nil
 		progress.CurrentPrimary = sw.To
 		d := wait(progress, ReasonSwitchoverCompleted, fmt.Sprintf("%s is the primary (%s from %s).", sw.To, sw.Reason, sw.From))
@@ -140,6 +141,10 @@ func continueSwitchover(in Input, progress Progress) Decision {
 	if blocking := mayWrite(in.Members, sw.To, sw.From); len(blocking) > 0 {
 		return wait(progress, ReasonSwitchoverWaiting, fmt.Sprintf("Waiting for %s, which may still write, before promoting %s.",
 			strings.Join(blocking, ", "), sw.To))
+	}
+	if ahead := aheadOf(in.Members, to, sw.From); len(ahead) > 0 {
+		return wait(progress, ReasonSwitchoverWaiting, fmt.Sprintf("Waiting for %s to catch up with %s before promoting it.",
+			sw.To, strings.Join(ahead, ", ")))
 	}
 	return act(progress, Action{Kind: ActionSwitchover, Member: sw.From, Target: sw.To, Reason: ReasonSwitchoverInProgress,
 		Message: fmt.Sprintf("Switching the primary over from %s to %s (%s).", sw.From, sw.To, sw.Reason)})

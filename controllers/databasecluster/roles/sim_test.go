@@ -147,6 +147,9 @@ type sim struct {
 	// two): from calm seeds, where updates finish, to stormy ones.
 	eventChance int
 	crash       crash
+	// manualSplit: a person promoted a replica by hand, and there may be two writers until they
+	// resolve it. The operator must still never promote nor delete meanwhile.
+	manualSplit bool
 	last        *Decision
 	history     []stepRecord
 	rec         *stepRecord
@@ -248,14 +251,15 @@ func (s *sim) startProcess(m *simMember) {
 	m.primary = m.primary && s.progress.Switchover == nil && s.progress.CurrentPrimary == m.name
 }
 
-// replicate moves the positions: the one running writer takes writes; running replicas
-// replay towards it (or, with no writer, towards the most advanced running member), and a
-// replica ahead of the writer is rewound to it.
+// replicate moves the positions. With one writer, it takes writes while it runs; running
+// replicas replay towards it, and one ahead of it (a history it does not share, left by an
+// earlier primary) is rewound to it, even while it is frozen. With none (or with two, by a
+// person's hand), running replicas replay towards the most advanced running member.
 func (s *sim) replicate() {
 	var writers []*simMember
 	var source uint64
 	for _, m := range s.members {
-		if m.running() && m.primary {
+		if m.writer() {
 			writers = append(writers, m)
 		}
 		if m.running() {
@@ -263,16 +267,18 @@ func (s *sim) replicate() {
 		}
 	}
 	if len(writers) == 1 {
-		writers[0].position += uint64(s.rng.Intn(6))
+		if w := writers[0]; w.running() {
+			w.position += uint64(s.rng.Intn(6))
+		}
 		source = writers[0].position
 	}
+	streaming := len(writers) != 1 || writers[0].running()
 	for _, m := range s.members {
-		if !m.running() || m.primary {
-			continue
-		}
-		if m.position < source {
+		switch {
+		case !m.running() || m.primary:
+		case m.position < source && streaming:
 			m.position += min(source-m.position, uint64(1+s.rng.Intn(8)))
-		} else if len(writers) == 1 {
+		case m.position > source && len(writers) == 1:
 			m.position = source
 		}
 	}
@@ -286,7 +292,10 @@ func (s *sim) checkWriters(when string) {
 			writers = append(writers, m.name)
 		}
 	}
-	if len(writers) > 1 {
+	if s.believers() < 2 {
+		s.manualSplit = false
+	}
+	if len(writers) > 1 && !s.manualSplit {
 		s.fail("two writers %s: %v", when, writers)
 	}
 }
@@ -566,6 +575,14 @@ var events = []struct {
 		}
 		return fmt.Sprintf("policy now %+v", s.policy)
 	}},
+	{1, func(s *sim, m *simMember) string {
+		if !m.running() || m.primary {
+			return ""
+		}
+		m.primary, s.manualSplit = true, true
+		return m.name + " promoted by hand"
+	}},
+	{3, func(s *sim, _ *simMember) string { return s.resolveByHand() }},
 	{2, func(s *sim, _ *simMember) string {
 		s.crash = []crash{crashBeforePersist, crashBeforeAction}[s.rng.Intn(2)]
 		return "operator restart"
@@ -580,6 +597,39 @@ var eventWeights = func() int {
 	}
 	return sum
 }()
+
+// believers counts the members whose database believes it is the primary, up or not.
+func (s *sim) believers() int {
+	n := 0
+	for _, m := range s.members {
+		if m.primary {
+			n++
+		}
+	}
+	return n
+}
+
+// resolveByHand is a person ending a split brain they made: of the members that believe they
+// are the primary, up or not, the one further behind is demoted.
+func (s *sim) resolveByHand() string {
+	var writers []*simMember
+	for _, m := range s.members {
+		if m.primary {
+			writers = append(writers, m)
+		}
+	}
+	if len(writers) < 2 {
+		return ""
+	}
+	behind := writers[0]
+	for _, w := range writers[1:] {
+		if w.position < behind.position {
+			behind = w
+		}
+	}
+	behind.primary = false
+	return behind.name + " demoted by hand"
+}
 
 // losePod deletes m's pod (its process dies with it); the StatefulSet recreates it after delay.
 func (s *sim) losePod(m *simMember, delay time.Duration, what string) string {
@@ -620,6 +670,8 @@ func (s *sim) heal() {
 		m.sick, m.upToDate = false, false
 	}
 	s.policy.Failover = true
+	for s.resolveByHand() != "" {
+	}
 	s.rec = &stepRecord{step: s.step, at: s.now.Sub(s.start), events: []string{"faults end, spec changed"}}
 	s.history = append(s.history, *s.rec)
 }
