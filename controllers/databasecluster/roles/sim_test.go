@@ -482,10 +482,15 @@ func (s *sim) promote(m *simMember, observed []Member) {
 			s.fail("promoted %s at %d behind the healthy replica %s at %d", m.name, m.position, o.Name, o.Position)
 		}
 	}
-	m.primary = true
 	s.note("promoted %s", m.name)
-	// The promotion starts a new history at m's position: whatever another member holds beyond
-	// it is on the old one, to be rewound, and is no longer comparable.
+	s.newHistory(m)
+}
+
+// newHistory makes m a primary. The promotion starts a new history at m's position: whatever
+// another member holds beyond it is on the old one, to be rewound, and is no longer comparable
+// (an agent reports the position on the current history: PostgreSQL's timeline, etcd's term).
+func (s *sim) newHistory(m *simMember) {
+	m.primary = true
 	for _, o := range s.members {
 		o.position = min(o.position, m.position)
 	}
@@ -579,7 +584,8 @@ var events = []struct {
 		if !m.running() || m.primary {
 			return ""
 		}
-		m.primary, s.manualSplit = true, true
+		s.newHistory(m)
+		s.manualSplit = true
 		return m.name + " promoted by hand"
 	}},
 	{3, func(s *sim, _ *simMember) string { return s.resolveByHand() }},
