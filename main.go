@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/seed1b407122/database-operator/controllers/agentcmd"
 	"github.com/seed1b407122/database-operator/controllers/databasebackup"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster"
 	"github.com/seed1b407122/database-operator/controllers/echo"
@@ -149,7 +150,7 @@ func main() {
 	// The storage agent (the sidecar of spec.storage.autoGrow) is a mode of this binary: the
 	// pods run the operator's own image, and there is no second image to build and mirror.
 	if len(os.Args) > 1 && os.Args[1] == storageagent.Command {
-		os.Exit(storageagent.Main(os.Args[2:], os.Stderr))
+		os.Exit(agentcmd.Main(os.Args[2:], os.Stderr))
 	}
 	o, zapOpts := parseFlags()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
