@@ -214,6 +214,60 @@ var _ = Describe("Builders", Label("unit"), func() {
 		})
 	})
 
+	Describe("BuildAgent", func() {
+		podEnv := []corev1.EnvVar{
+			{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+			{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
+		}
+		memberPort := corev1.ContainerPort{Name: "member-agent", ContainerPort: 9191, Protocol: corev1.ProtocolTCP}
+		agentTLSMount := corev1.VolumeMount{Name: "agent-tls", MountPath: "/etc/database/agent-tls", ReadOnly: true}
+		It("runs the member agent of an etcd with TLS: https to the member's own name, the agent's certificate and the database's CA", func() {
+			dc := newCluster("db", withEngine(databasev1alpha1.EngineEtcd), withPort(2379))
+			dc.Spec.TLS = &databasev1alpha1.TLSSpec{}
+			agent := specs.BuildAgent(dc, "registry.example/operator@sha256:1")
+			Expect(agent.Command).To(Equal([]string{"/manager", "storage-agent"}))
+			Expect(agent.Args).To(Equal([]string{"--engine=etcd", "--member-listen=:9191", "--member-tls-dir=/etc/database/agent-tls",
+				"--member-name=$(POD_NAME)", "--database-url=https://127.0.0.1:2379", "--database-ca=/etc/database/tls/ca.crt",
+				"--database-server-name=$(POD_NAME).db-headless.$(POD_NAMESPACE).svc"}))
+			Expect(agent.Ports).To(Equal([]corev1.ContainerPort{memberPort}))
+			Expect(agent.Env).To(Equal(podEnv))
+			Expect(agent.VolumeMounts).To(Equal([]corev1.VolumeMount{agentTLSMount,
+				{Name: "tls", MountPath: "/etc/database/tls", ReadOnly: true}}), "no data volume without autoGrow")
+			Expect(*agent.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
+		})
+		It("runs both agents for a PostgreSQL with autoGrow and credentials: the storage agent's arguments first, unchanged", func() {
+			dc := newCluster("db", withEngine(databasev1alpha1.EnginePostgreSQL), withPort(5432))
+			dc.Spec.Storage.AutoGrow = &databasev1alpha1.AutoGrowSpec{MaxSize: resource.MustParse("10Gi")}
+			dc.Spec.Credentials = &databasev1alpha1.CredentialsSpec{Username: "app"}
+			agent := specs.BuildAgent(dc, "registry.example/operator@sha256:1")
+			storage := specs.BuildStorageAgent("registry.example/operator@sha256:1")
+			Expect(agent.Args).To(Equal(append(storage.Args, "--engine=postgresql", "--member-listen=:9191",
+				"--member-tls-dir=/etc/database/agent-tls", "--member-name=$(POD_NAME)", "--database-url=127.0.0.1:5432",
+				"--database-credentials=/etc/database/credentials")))
+			Expect(agent.Ports).To(Equal(append(storage.Ports, memberPort)))
+			Expect(agent.VolumeMounts).To(Equal(append(storage.VolumeMounts, agentTLSMount,
+				corev1.VolumeMount{Name: "credentials", MountPath: "/etc/database/credentials", ReadOnly: true})))
+		})
+		It("is the storage agent alone, unchanged, without an engine", func() {
+			dc := newCluster("db")
+			dc.Spec.Storage.AutoGrow = &databasev1alpha1.AutoGrowSpec{MaxSize: resource.MustParse("10Gi")}
+			Expect(specs.BuildAgent(dc, "img")).To(Equal(specs.BuildStorageAgent("img")))
+		})
+		It("adds the agent and its certificate's volume to the pods of a cluster with an engine, only when the agent's image is known", func() {
+			dc := newCluster("db", withEngine(databasev1alpha1.EngineEtcd))
+			with, err := specs.BuildStatefulSet(dc, specs.Inputs{AgentImage: "img"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(with.Spec.Template.Spec.InitContainers).To(Equal([]corev1.Container{specs.BuildAgent(dc, "img")}))
+			Expect(with.Spec.Template.Spec.Volumes).To(Equal([]corev1.Volume{{Name: "agent-tls", VolumeSource: corev1.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: "db-agent-tls", DefaultMode: ptr.To[int32](0o440), Items: []corev1.KeyToPath{
+					{Key: "tls.crt", Path: "tls.crt"}, {Key: "tls.key", Path: "tls.key"}, {Key: "ca.crt", Path: "ca.crt"}}}}}}))
+			without, err := specs.BuildStatefulSet(dc, specs.Inputs{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(without.Spec.Template.Spec.InitContainers).To(BeEmpty())
+			Expect(without.Spec.Template.Spec.Volumes).To(BeEmpty())
+		})
+	})
+
 	Describe("BuildPodDisruptionBudget", func() {
 		It("allows one pod down at a time", func() {
 			pdb := specs.BuildPodDisruptionBudget(newCluster("db"))

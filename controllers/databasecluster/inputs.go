@@ -92,6 +92,9 @@ func (r *Reconciler) reconcileInputs(ctx context.Context, dc *databasev1alpha1.D
 	if err != nil {
 		return podInputs{}, err
 	}
+	if err := r.reconcileAgentTLS(ctx, dc, noted); err != nil {
+		return podInputs{}, err
+	}
 	return podInputs{checksum: inputsChecksum(files, tls), tls: tls}, nil
 }
 

@@ -15,6 +15,7 @@
 package databasecluster
 
 import (
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"time"
@@ -37,6 +38,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/api/labels"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
+	"github.com/seed1b407122/database-operator/controllers/internal/certs"
 	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
@@ -171,7 +173,7 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 		Consistently(events(ctx, dc), 2*time.Second).Should(HaveLen(1), "nothing else happened")
 	})
 
-	It("creates NAME-rw and NAME-ro, selecting by role, only for a cluster with an engine", func(ctx SpecContext) {
+	It("creates NAME-rw and NAME-ro, selecting by role, and the agent's certificate only for a cluster with an engine", func(ctx SpecContext) {
 		ns := k8s.Namespace(ctx, "dbc-")
 		plain := newCluster("plain", withNamespace(ns))
 		clusters.Create(ctx, plain)
@@ -193,10 +195,22 @@ var _ = Describe("DatabaseCluster controller", Ordered, Label("integration"), fu
 				Name: "db", Port: 9000, TargetPort: intstr.FromString("db"), Protocol: corev1.ProtocolTCP,
 			}}))
 		}
-		Eventually(events(ctx, dc)).Should(ConsistOf(
-			"Created: Created Service db-headless, Service db, PodDisruptionBudget db, Service db-rw, Service db-ro, StatefulSet db"))
-		for _, name := range []string{"plain-rw", "plain-ro"} {
+		Eventually(events(ctx, dc)).Should(ConsistOf("Created: Created Service db-headless, Service db, PodDisruptionBudget db, " +
+			"Service db-rw, Service db-ro, Secret db-ca, Secret db-agent-tls, StatefulSet db"))
+		agentTLS := &corev1.Secret{}
+		Expect(k8s.Get(ctx, key(dc, "db-agent-tls"), agentTLS)).To(Succeed())
+		Expect(agentTLS.OwnerReferences).To(Equal(parent.OwnerReferences()))
+		caSecret := &corev1.Secret{}
+		Expect(k8s.Get(ctx, key(dc, "db-ca"), caSecret)).To(Succeed())
+		Expect(agentTLS.Data["ca.crt"]).To(Equal(caSecret.Data["tls.crt"]), "the agent trusts the cluster's CA, which the operator's client certificate comes from")
+		_, err := tls.X509KeyPair(agentTLS.Data["tls.crt"], agentTLS.Data["tls.key"])
+		Expect(err).NotTo(HaveOccurred())
+		serving, err := certs.ParseCertificate(agentTLS.Data["tls.crt"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(serving.DNSNames).To(ContainElements("db-0.db-headless."+dc.Namespace+".svc", "db-2.db-headless."+dc.Namespace+".svc"))
+		for _, name := range []string{"plain-rw", "plain-ro", "plain-ca", "plain-agent-tls"} {
 			Expect(apierrors.IsNotFound(k8s.Get(ctx, key(plain, name), &corev1.Service{}))).To(BeTrue(), name)
+			Expect(apierrors.IsNotFound(k8s.Get(ctx, key(plain, name), &corev1.Secret{}))).To(BeTrue(), name)
 		}
 	})
 

@@ -73,6 +73,10 @@ var _ = Describe("publishRoles", Label("unit"), func() {
 			[]member{{r, p}, {r, p}, {p, ""}}, map[string]string{"db-0": "", "db-1": "", "db-2": ""}, "db-2", []string{"db-0", "db-1"}),
 	)
 
+	It("reads the agents on the port the pods declare and admission keeps free", func() {
+		Expect(memberagent.Port).To(BeEquivalentTo(databasev1alpha1.MemberAgentPort))
+	})
+
 	It("reports each member's role and position, unknown for one whose agent did not answer", func() {
 		got := run("", member{"", p}, member{"", ""}, member{"", r})
 		Expect(got.members).To(Equal([]databasev1alpha1.MemberStatus{

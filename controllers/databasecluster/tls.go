@@ -55,18 +55,12 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, dc *databasev1alpha1.Data
 		return r.readUserTLS(ctx, dc)
 	}
 	now := r.clock().Now()
-	ca, err := r.ensureSecret(ctx, dc, dc.CASecretName(), noted, func(data map[string][]byte) (map[string][]byte, error) {
-		return caData(dc, data, now)
-	})
-	if err != nil {
-		return nil, err
-	}
-	caPair, err := certs.PairFromSecretData(ca)
+	caPair, err := r.ensureCA(ctx, dc, now, noted)
 	if err != nil {
 		return nil, err
 	}
 	serving, err := r.ensureSecret(ctx, dc, dc.GeneratedTLSSecretName(), noted, func(data map[string][]byte) (map[string][]byte, error) {
-		return servingData(dc, caPair, data, now)
+		return servingData(dc, caPair, data, now, servingValidity(dc))
 	})
 	if err != nil {
 		return nil, err
@@ -93,21 +87,58 @@ func caData(dc *databasev1alpha1.DatabaseCluster, found map[string][]byte, now t
 
 // servingData is the data of the serving certificate's Secret: the one found while it is good for
 // the cluster's names and signed by ca, otherwise a new certificate.
-func servingData(dc *databasev1alpha1.DatabaseCluster, ca certs.Pair, found map[string][]byte, now time.Time) (map[string][]byte, error) {
+func servingData(dc *databasev1alpha1.DatabaseCluster, ca certs.Pair, found map[string][]byte, now time.Time,
+	validity time.Duration,
+) (map[string][]byte, error) {
 	names := certs.ServingDNSNames(dc.Name, dc.Namespace, ptr.Deref(dc.Spec.Replicas, 1))
 	if renew, _ := certs.NeedsRenewal(found[corev1.TLSCertKey], names, ca.CertPEM, now); !renew &&
 		bytes.Equal(found[certs.CACertKey], ca.CertPEM) {
 		return found, nil
-	}
-	validity := certs.ServingValidity
-	if d := dc.Spec.TLS.CertificateDuration; d != nil {
-		validity = d.Duration
 	}
 	serving, err := certs.NewServingValidFor(ca, names, now, validity)
 	if err != nil {
 		return nil, err
 	}
 	return certs.ServingSecretData(serving, ca.CertPEM), nil
+}
+
+// servingValidity is how long the serving certificate of spec.tls is valid.
+func servingValidity(dc *databasev1alpha1.DatabaseCluster) time.Duration {
+	if d := dc.Spec.TLS.CertificateDuration; d != nil {
+		return d.Duration
+	}
+	return certs.ServingValidity
+}
+
+// ensureCA keeps the cluster's CA Secret and returns the CA.
+func (r *Reconciler) ensureCA(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, now time.Time, noted *changes) (certs.Pair, error) {
+	ca, err := r.ensureSecret(ctx, dc, dc.CASecretName(), noted, func(data map[string][]byte) (map[string][]byte, error) {
+		return caData(dc, data, now)
+	})
+	if err != nil {
+		return certs.Pair{}, err
+	}
+	return certs.PairFromSecretData(ca)
+}
+
+// reconcileAgentTLS keeps, for a cluster with an engine, the cluster's CA (also without
+// spec.tls, or with the user's certificate) and the member agent's serving certificate
+// (NAME-agent-tls, for the members' DNS names), renewed as spec.tls's is. The agent reads its
+// files again when the kubelet updates them, so they are not in the pods' checksum: a renewal
+// rolls no pod.
+func (r *Reconciler) reconcileAgentTLS(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, noted *changes) error {
+	if !dc.HasEngine() {
+		return nil
+	}
+	now := r.clock().Now()
+	ca, err := r.ensureCA(ctx, dc, now, noted)
+	if err != nil {
+		return err
+	}
+	_, err = r.ensureSecret(ctx, dc, dc.AgentTLSSecretName(), noted, func(data map[string][]byte) (map[string][]byte, error) {
+		return servingData(dc, ca, data, now, certs.ServingValidity)
+	})
+	return err
 }
 
 // ensureSecret keeps the operator's Secret name of dc (type kubernetes.io/tls) with the data

@@ -58,7 +58,7 @@ func checkPodExtensions(spec *databasev1alpha1.DatabaseClusterSpec) error {
 // containers come first so that they can prepare the data directory before an agent reads it.
 func buildInitContainers(dc *databasev1alpha1.DatabaseCluster, agentImage string) []corev1.Container {
 	spec := &dc.Spec
-	agent := dc.AutoGrows() && agentImage != ""
+	agent := hasAgent(dc, agentImage)
 	if len(spec.InitContainers)+len(spec.Sidecars) == 0 && !agent {
 		return nil
 	}
@@ -71,11 +71,11 @@ func buildInitContainers(dc *databasev1alpha1.DatabaseCluster, agentImage string
 		c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 		containers = append(containers, c)
 	}
-	// The storage agent, with spec.storage.autoGrow and when the operator knows its own image,
-	// comes last. Without autoGrow the template has none: clusters that do not ask for it are
-	// never rolled for it.
+	// The agent, with spec.storage.autoGrow or an engine and when the operator knows its own
+	// image, comes last. Without either the template has none: clusters that do not ask for it
+	// are never rolled for it.
 	if agent {
-		containers = append(containers, BuildStorageAgent(agentImage))
+		containers = append(containers, BuildAgent(dc, agentImage))
 	}
 	return containers
 }

@@ -68,7 +68,7 @@ func BuildPodTemplate(dc *databasev1alpha1.DatabaseCluster, in Inputs) corev1.Po
 			SecurityContext:               buildPodSecurityContext(dc.Spec.SecurityContext),
 			InitContainers:                buildInitContainers(dc, in.AgentImage),
 			Containers:                    []corev1.Container{buildContainer(dc)},
-			Volumes:                       append(inputVolumes(dc), dc.Spec.Volumes...),
+			Volumes:                       append(append(inputVolumes(dc), agentVolumes(dc, in.AgentImage)...), dc.Spec.Volumes...),
 			ImagePullSecrets:              dc.Spec.ImagePullSecrets,
 			TerminationGracePeriodSeconds: terminationGracePeriod(&dc.Spec),
 			Affinity:                      podAffinity(dc),
