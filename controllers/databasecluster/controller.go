@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/roles"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 	"github.com/seed1b407122/database-operator/controllers/internal/opmetrics"
 	"github.com/seed1b407122/database-operator/controllers/internal/skeleton"
@@ -155,6 +156,9 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	if obs.roles.ran {
 		obs.recheckAfter = sooner(obs.recheckAfter, r.observeInterval())
 	}
+	if p := obs.roles.plan; p.deferred || p.decision.Progress.Switchover != nil || p.decision.Action.Kind == roles.ActionDeletePod {
+		obs.recheckAfter = sooner(obs.recheckAfter, switchoverRecheck)
+	}
 	withCertificateRecheck(&obs)
 	if !statusDeferred(obs) {
 		dc.Status = computeStatus(dc, obs)
@@ -245,12 +249,12 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, dc *databasev1alpha1
 	if err != nil {
 		return r.observe(ctx, dc, err)
 	}
-	roles, rolesErr := r.reconcileRoles(ctx, dc)
+	memberRoles, rolesErr := r.reconcileRoles(ctx, dc, sts, lost)
 	// Last: a PodMonitor that cannot be written must not keep the database from running.
 	podMonitor, err := r.reconcilePodMonitor(ctx, dc, noted)
 	return observation{
 		statefulSet: sts, claims: claims, scaleUpWaits: waits, podMonitor: podMonitor, err: errors.Join(growErr, rolesErr, err), tls: inputs.tls,
-		rollout: rollout, lost: lost, autoGrow: autoGrow, roles: roles, statefulSetCreated: result == child.Created && noted.restored == "",
+		rollout: rollout, lost: lost, autoGrow: autoGrow, roles: memberRoles, statefulSetCreated: result == child.Created && noted.restored == "",
 	}
 }
 

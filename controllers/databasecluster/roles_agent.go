@@ -59,11 +59,43 @@ type memberClient struct {
 
 // Observe reads pod's member through its agent.
 func (a *AgentMembers) Observe(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error) {
+	return a.act(ctx, dc, pod, func(c *memberagent.Client, agent memberagent.Agent) (memberagent.Observation, error) {
+		return c.Observe(ctx, agent)
+	})
+}
+
+// Promote makes pod's member the primary through its agent.
+func (a *AgentMembers) Promote(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error) {
+	return a.act(ctx, dc, pod, func(c *memberagent.Client, agent memberagent.Agent) (memberagent.Observation, error) {
+		return c.Promote(ctx, agent)
+	})
+}
+
+// Fence stops pod's member accepting writes through its agent.
+func (a *AgentMembers) Fence(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error) {
+	return a.act(ctx, dc, pod, func(c *memberagent.Client, agent memberagent.Agent) (memberagent.Observation, error) {
+		return c.Fence(ctx, agent)
+	})
+}
+
+// TransferLeadership hands the primary role of pod's member to the member to, through its agent.
+func (a *AgentMembers) TransferLeadership(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod,
+	to string,
+) (memberagent.Observation, error) {
+	return a.act(ctx, dc, pod, func(c *memberagent.Client, agent memberagent.Agent) (memberagent.Observation, error) {
+		return c.TransferLeadership(ctx, agent, to)
+	})
+}
+
+// act calls pod's agent with the cluster's client.
+func (a *AgentMembers) act(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod,
+	call func(*memberagent.Client, memberagent.Agent) (memberagent.Observation, error),
+) (memberagent.Observation, error) {
 	c, err := a.client(ctx, dc)
 	if err != nil {
 		return memberagent.Observation{}, err
 	}
-	return c.Observe(ctx, memberagent.Agent{Address: a.address(pod), ServerName: memberDNSName(dc, pod.Name)})
+	return call(c, memberagent.Agent{Address: a.address(pod), ServerName: memberDNSName(dc, pod.Name)})
 }
 
 func (a *AgentMembers) address(pod *corev1.Pod) string {
@@ -104,7 +136,9 @@ func (a *AgentMembers) client(ctx context.Context, dc *databasev1alpha1.Database
 	if err != nil {
 		return nil, fmt.Errorf("issuing the operator's client certificate from the CA of %s: %w", dc.Name, err)
 	}
-	c, err := memberagent.NewClient(ca.CertPEM, pair.CertPEM, pair.KeyPEM, agentTimeout)
+	// The client's own bound is the agent's longest action (a promotion waits for the database);
+	// reads are bounded by their context (agentTimeout).
+	c, err := memberagent.NewClient(ca.CertPEM, pair.CertPEM, pair.KeyPEM, memberagent.RequestTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/roles"
 	"github.com/seed1b407122/database-operator/controllers/memberagent"
 )
 
@@ -34,9 +36,13 @@ import (
 // late. A read is one small HTTPS request per member.
 const DefaultObserveInterval = 10 * time.Second
 
-// MemberReader reads a member's role and position through the member agent in its pod.
+// MemberReader reads and changes a member's role through the member agent in its pod. Each
+// action returns the member as its agent reads it after acting.
 type MemberReader interface {
 	Observe(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error)
+	Promote(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error)
+	Fence(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error)
+	TransferLeadership(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, to string) (memberagent.Observation, error)
 }
 
 // rolesObservation is what the roles phase observed and published in one pass.
@@ -47,6 +53,8 @@ type rolesObservation struct {
 	published publishedRoles
 	// unknown says, per member whose agent could not be read, why.
 	unknown []string
+	// plan is what the planner decided, and whether its action waits for the status.
+	plan rolesDecision
 }
 
 // memberRead is one member's answer, or why its agent could not be read.
@@ -63,10 +71,12 @@ type rolesMemo struct {
 	of map[types.NamespacedName]rolesMemoEntry
 }
 
-// rolesMemoEntry is one cluster's last reads and when they were made.
+// rolesMemoEntry is one cluster's last reads and when they were made, and since when each
+// member has been unavailable.
 type rolesMemoEntry struct {
 	at    time.Time
 	reads []memberRead
+	since map[string]time.Time
 }
 
 func (m *rolesMemo) get(cluster types.NamespacedName) (rolesMemoEntry, bool) {
@@ -100,7 +110,9 @@ func (r *Reconciler) observeInterval() time.Duration {
 // reconcileRoles is phase 6b for a cluster with an engine: it reads each member's role through
 // its agent (at most once per observeInterval), decides what to publish (publishRoles) and sets
 // the pods' role labels to it. It changes no role: the members' roles are the database's.
-func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (rolesObservation, error) {
+func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, sts *cachecfg.StatefulSetView,
+	lost lostObservation,
+) (rolesObservation, error) {
 	key := client.ObjectKeyFromObject(dc)
 	if !dc.HasEngine() || r.Members == nil {
 		r.roles.put(key, rolesMemoEntry{})
@@ -112,17 +124,52 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.Da
 	}
 	now := r.clock().Now()
 	memo, ok := r.roles.get(key)
-	if !ok || now.Sub(memo.at) >= r.observeInterval() || !samePods(memo.reads, pods) {
-		memo = rolesMemoEntry{at: now, reads: r.readMembers(ctx, dc, pods)}
-		r.roles.put(key, memo)
+	if !ok || now.Sub(memo.at) >= r.rereadInterval(dc) || !samePods(memo.reads, pods) {
+		memo = rolesMemoEntry{at: now, reads: r.readMembers(ctx, dc, pods), since: memo.since}
 	}
+	memo.since = unavailableSince(dc, pods, memo.reads, desiredMembers(dc), memo.since, now)
+	r.roles.put(key, memo)
 	obs := rolesObservation{ran: true, published: publishRoles(pods, memo.reads, dc.Status.CurrentPrimary)}
 	for _, read := range memo.reads {
 		if read.err != nil {
 			obs.unknown = append(obs.unknown, fmt.Sprintf("%s: %v", read.pod, read.err))
 		}
 	}
-	return obs, r.labelRoles(ctx, pods, obs.published.labels)
+	if err := r.labelRoles(ctx, pods, obs.published.labels); err != nil {
+		return obs, err
+	}
+	facts := memberFacts{pods: pods, reads: memo.reads, nodeGone: nodeGone(lost), since: memo.since, replicas: desiredMembers(dc)}
+	if sts != nil {
+		facts.updateRevision = sts.Status.UpdateRevision
+	}
+	obs.plan, err = r.decideRoles(ctx, dc, facts)
+	if obs.plan.decision.Action.Kind != roles.ActionWait {
+		r.roles.put(key, rolesMemoEntry{since: memo.since}) // the members are read again after an action
+	}
+	return obs, err
+}
+
+// rereadInterval is how old the last read of the members may be: observeInterval, or a second
+// while a switchover is in flight, so that its end is seen (and its steps carried on) at once.
+func (r *Reconciler) rereadInterval(dc *databasev1alpha1.DatabaseCluster) time.Duration {
+	if dc.Status.Switchover != nil {
+		return switchoverRecheck
+	}
+	return r.observeInterval()
+}
+
+// switchoverRecheck is how soon a cluster with a switchover in flight is looked at again.
+const switchoverRecheck = time.Second
+
+// nodeGone names the members lost with a node that is gone: nothing of theirs can run again.
+func nodeGone(lost lostObservation) map[string]bool {
+	gone := map[string]bool{}
+	for _, m := range lost.members {
+		if m.nodeState == "gone" {
+			gone[m.pod] = true
+		}
+	}
+	return gone
 }
 
 // samePods says whether reads were made of exactly pods (a pod created or gone since is read).

@@ -45,7 +45,7 @@ type publishedRoles struct {
 func publishRoles(pods []corev1.Pod, reads []memberRead, lastPrimary string) publishedRoles {
 	out := publishedRoles{primary: lastPrimary, labels: map[string]string{}}
 	for _, read := range reads {
-		if read.err == nil && read.observation.Role == memberagent.RolePrimary {
+		if reportsPrimary(read) {
 			out.primaries = append(out.primaries, read.pod)
 		}
 	}
@@ -67,7 +67,7 @@ func memberStatus(read memberRead) databasev1alpha1.MemberStatus {
 		return databasev1alpha1.MemberStatus{Name: read.pod, Role: databasev1alpha1.MemberRoleUnknown}
 	}
 	role := databasev1alpha1.MemberRoleReplica
-	if read.observation.Role == memberagent.RolePrimary {
+	if reportsPrimary(read) {
 		role = databasev1alpha1.MemberRolePrimary
 	}
 	return databasev1alpha1.MemberStatus{Name: read.pod, Role: role, Position: read.observation.PositionText}
@@ -82,11 +82,18 @@ func roleLabel(read memberRead, primaries []string, current string) (string, boo
 		return "", true // another member is primary, or claims to be: this one may not be routed to
 	case read.err != nil:
 		return "", false
-	case read.observation.Role != memberagent.RolePrimary:
+	case !reportsPrimary(read):
 		return string(databasev1alpha1.MemberRoleReplica), true
 	case len(primaries) == 1:
 		return primary, true
 	default:
 		return "", true // a split brain: no member is routed to for writes
 	}
+}
+
+// reportsPrimary says whether the member read reports itself the primary: its agent answered,
+// with the primary's role, and the member is not fenced. A fenced primary (PostgreSQL read-only,
+// on its way to becoming a replica) takes no writes, so it is routed to as a replica.
+func reportsPrimary(read memberRead) bool {
+	return read.err == nil && read.observation.Role == memberagent.RolePrimary && !read.observation.Fenced
 }

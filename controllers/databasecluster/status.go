@@ -30,6 +30,7 @@ import (
 	"github.com/seed1b407122/database-operator/api/conditions"
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/roles"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
 	"github.com/seed1b407122/database-operator/controllers/internal/child"
 )
@@ -102,6 +103,7 @@ func computeStatus(dc *databasev1alpha1.DatabaseCluster, obs observation) databa
 	status.CertificateNotAfter = certificateNotAfter(dc, obs)
 	status.Storage = storageStatus(dc, obs.autoGrow)
 	status.CurrentPrimary, status.Members = rolesStatus(dc, obs.roles)
+	status.Switchover, status.TargetPrimary = switchoverProgress(dc, obs.roles)
 	setAvailableCondition(&status.Conditions, dc, obs.statefulSet)
 	setProgressingCondition(&status.Conditions, dc, obs.statefulSet, obs.scaleUpWaits, obs.rollout)
 	setDegradedCondition(&status.Conditions, dc, obs)
@@ -241,6 +243,10 @@ func setDegradedCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databas
 		cond.Reason = databasev1alpha1.ReasonSplitBrain
 		cond.Message = fmt.Sprintf("%s each report themselves primary: no member is routed to for writes (%s) until one of them steps down",
 			strings.Join(primaries, " and "), dc.ReadWriteServiceName())
+	} else if d := obs.roles.plan.decision; reportedDegraded[d.Degraded] {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = d.Degraded
+		cond.Message = d.Message
 	} else if obs.createFailure != "" {
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = databasev1alpha1.ReasonPodCreateFailed
@@ -251,6 +257,16 @@ func setDegradedCondition(list *[]metav1.Condition, dc *databasev1alpha1.Databas
 		cond.Message = stuck.message()
 	}
 	meta.SetStatusCondition(list, cond)
+}
+
+// reportedDegraded are the planner's reasons that make the cluster Degraded: what needs a
+// person, or waits on one. PrimaryUnavailable is not among them: a primary being replaced (its
+// pod deleted, a leader re-elected) is unavailable for seconds, and Available tells of it.
+var reportedDegraded = map[string]bool{
+	roles.DegradedSwitchoverTimedOut:         true,
+	roles.DegradedFailoverWaitingForFence:    true,
+	roles.DegradedNoFailoverCandidate:        true,
+	roles.DegradedSwitchoverTargetNotHealthy: true,
 }
 
 // errorMessage is err as a condition message tells it: its first line (the API server may append
@@ -485,6 +501,24 @@ func rolesStatus(dc *databasev1alpha1.DatabaseCluster, roles rolesObservation) (
 		return "", nil
 	case !roles.ran:
 		return dc.Status.CurrentPrimary, dc.Status.Members
+	case roles.plan.ran:
+		return roles.plan.decision.Progress.CurrentPrimary, roles.published.members
 	}
 	return roles.published.primary, roles.published.members
+}
+
+// switchoverProgress is the switchover in flight and its target, as the planner decided them
+// (recorded before the operator acts on them); as last known while the phases stopped before it.
+func switchoverProgress(dc *databasev1alpha1.DatabaseCluster, roles rolesObservation) (*databasev1alpha1.SwitchoverStatus, string) {
+	switch {
+	case !dc.HasEngine():
+		return nil, ""
+	case !roles.plan.ran:
+		return dc.Status.Switchover, dc.Status.TargetPrimary
+	}
+	s := switchoverStatus(roles.plan.decision.Progress.Switchover)
+	if s == nil {
+		return nil, ""
+	}
+	return s, s.To
 }

@@ -430,6 +430,10 @@ type DatabaseClusterStatus struct {
 	// +optional
 	TargetPrimary string `json:"targetPrimary,omitempty"`
 
+	// Switchover is the switchover or failover in progress, nil when none is.
+	// +optional
+	Switchover *SwitchoverStatus `json:"switchover,omitempty"`
+
 	// Members are the members' roles and replication positions, with an engine.
 	// +optional
 	// +listType=map

@@ -14,7 +14,11 @@
 
 package v1alpha1
 
-import "time"
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // Engine says how the operator learns and changes the roles of a cluster's members.
 // +kubebuilder:validation:Enum=none;etcd;postgresql
@@ -137,6 +141,28 @@ type MemberStatus struct {
 	// +optional
 	Position string `json:"position,omitempty"`
 }
+
+// SwitchoverStatus is a change of primary in progress, as the operator records it before it acts
+// (so that a restarted operator resumes it rather than starting another).
+type SwitchoverStatus struct {
+	// From is the primary the switchover demotes (a failover: the lost primary).
+	From string `json:"from"`
+	// To is the member it promotes.
+	To string `json:"to"`
+	// Reason is why it started: Update (the primary's pod runs an old template), Requested (the
+	// switchover annotation) or Failover.
+	Reason string `json:"reason"`
+	// StartedAt is when it started; one that does not finish within a minute is reported.
+	StartedAt metav1.Time `json:"startedAt"`
+}
+
+// SwitchoverAnnotation on a DatabaseCluster with an engine asks for a switchover: its value is
+// the member to promote, or "any" for the most advanced healthy replica. The operator removes it
+// once it has started the switchover, found it already done, or refused it (an event says why).
+const SwitchoverAnnotation = "database.seed1b407122.io/switchover-to"
+
+// SwitchoverToAny is the SwitchoverAnnotation's value that lets the operator choose the target.
+const SwitchoverToAny = "any"
 
 // EngineName is spec.engine, or none when unset.
 func (dc *DatabaseCluster) EngineName() Engine {

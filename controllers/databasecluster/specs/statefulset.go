@@ -120,10 +120,8 @@ func BuildStatefulSet(dc *databasev1alpha1.DatabaseCluster, in Inputs) (*appsv1.
 			Selector:    &metav1.LabelSelector{MatchLabels: dc.SelectorLabels()},
 			// Parallel: pods start together (databases bootstrap their members from each other's
 			// stable names); rolling updates still replace one pod at a time, highest ordinal first.
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{
-				Type: appsv1.RollingUpdateStatefulSetStrategyType,
-			},
+			PodManagementPolicy:                  appsv1.ParallelPodManagement,
+			UpdateStrategy:                       updateStrategy(dc),
 			PersistentVolumeClaimRetentionPolicy: RetentionPolicy(dc),
 			Template:                             BuildPodTemplate(dc, in),
 			VolumeClaimTemplates:                 []corev1.PersistentVolumeClaim{buildClaimTemplate(dc, size)},
@@ -142,6 +140,15 @@ func BuildStatefulSet(dc *databasev1alpha1.DatabaseCluster, in Inputs) (*appsv1.
 	// A new StatefulSet is created at generation 1 with this template.
 	sts.Annotations[TemplateGenerationAnnotation] = "1"
 	return sts, nil
+}
+
+// updateStrategy is the StatefulSet's: RollingUpdate, or OnDelete with an engine, where the
+// operator deletes the pods itself, replicas first and the primary last (after a switchover).
+func updateStrategy(dc *databasev1alpha1.DatabaseCluster) appsv1.StatefulSetUpdateStrategy {
+	if dc.HasEngine() {
+		return appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	}
+	return appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
 }
 
 // TemplateHash is the hash TemplateHashAnnotation records for template: a SHA-256 of its JSON.
