@@ -27,6 +27,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -53,6 +55,17 @@ func (a *memberAgents) serve(pod string, engine memberagent.Engine, caPEM []byte
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _ = memberagent.Serve(ctx, l, engine, cfg) }()
 	DeferCleanup(cancel)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.addrs[pod] = l.Addr().String()
+}
+
+// refuse makes member pod's agent an address where nothing listens: an agent that does not
+// answer (a frozen or isolated member).
+func (a *memberAgents) refuse(pod string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(l.Close()).To(Succeed())
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.addrs[pod] = l.Addr().String()
@@ -197,6 +210,39 @@ func (l leaderSim) TransferLeadership(ctx context.Context, to string) error {
 	return l.sims[to].Promote(ctx)
 }
 
+// startMembers serves the agents of dc's members db-0..db-2 with the engines of sims, certified by
+// the cluster's CA, and makes their pods Running and Ready at revision.
+func startMembers(ctx SpecContext, c client.Client, agents *memberAgents, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
+	engines map[string]memberagent.Engine, revision string,
+) {
+	secret := &corev1.Secret{}
+	Eventually(func() error {
+		return c.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.CASecretName()}, secret)
+	}).Should(Succeed())
+	ca, err := certs.PairFromSecretData(secret.Data)
+	Expect(err).NotTo(HaveOccurred())
+	for i := range len(engines) {
+		name := dc.Name + "-" + strconv.Itoa(i)
+		serving, err := certs.NewServing(ca, []string{memberDNSName(dc, name)}, time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		agents.serve(name, engines[name], ca.CertPEM, serving)
+		runningMember(ctx, c, dc, sts, i, revision)
+	}
+}
+
+// setRevisions writes the StatefulSet status envtest's missing controller would: 3 Ready
+// replicas, at current and update revisions.
+func setRevisions(ctx SpecContext, c client.Client, sts *appsv1.StatefulSet, current, update string) {
+	Eventually(func(g Gomega) {
+		cur := &appsv1.StatefulSet{}
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(sts), cur)).To(Succeed())
+		cur.Status.Replicas, cur.Status.ReadyReplicas = 3, 3
+		cur.Status.CurrentRevision, cur.Status.UpdateRevision = current, update
+		cur.Status.ObservedGeneration = cur.Generation
+		g.Expect(c.Status().Update(ctx, cur)).To(Succeed())
+	}).Should(Succeed())
+}
+
 var _ = Describe("DatabaseCluster ordered updates", Ordered, Label("integration"), func() {
 	agents := &memberAgents{addrs: map[string]string{}}
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
@@ -211,41 +257,22 @@ var _ = Describe("DatabaseCluster ordered updates", Ordered, Label("integration"
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withEngine(databasev1alpha1.EngineEtcd))
 		sts := clusters.Create(ctx, dc)
 		Expect(sts.Spec.UpdateStrategy.Type).To(Equal(appsv1.OnDeleteStatefulSetStrategyType), "the operator orders the deletions")
-		secret := &corev1.Secret{}
-		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.CASecretName()}, secret)
-		}).Should(Succeed())
-		ca, err := certs.PairFromSecretData(secret.Data)
-		Expect(err).NotTo(HaveOccurred())
-
 		sims := leaderSims{"db-0": memberagent.NewSimEngine("db-0", memberagent.RolePrimary),
 			"db-1": memberagent.NewSimEngine("db-1", memberagent.RoleReplica), "db-2": memberagent.NewSimEngine("db-2", memberagent.RoleReplica)}
 		sims["db-0"].Advance(300)
 		sims["db-1"].Advance(280)
 		sims["db-2"].Advance(290)
 		transfers := &atomic.Int32{}
-		for i := range 3 {
-			name := "db-" + strconv.Itoa(i)
-			serving, err := certs.NewServing(ca, []string{memberDNSName(dc, name)}, time.Now())
-			Expect(err).NotTo(HaveOccurred())
-			agents.serve(name, leaderSim{SimEngine: sims[name], sims: sims, transfers: transfers}, ca.CertPEM, serving)
-			runningMember(ctx, k8s, dc, sts, i, "r1")
+		engines := map[string]memberagent.Engine{}
+		for name, sim := range sims {
+			engines[name] = leaderSim{SimEngine: sim, sims: sims, transfers: transfers}
 		}
-		setRevisions := func(current, update string) {
-			Eventually(func(g Gomega) {
-				cur := &appsv1.StatefulSet{}
-				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), cur)).To(Succeed())
-				cur.Status.Replicas, cur.Status.ReadyReplicas = 3, 3
-				cur.Status.CurrentRevision, cur.Status.UpdateRevision = current, update
-				cur.Status.ObservedGeneration = cur.Generation
-				g.Expect(k8s.Status().Update(ctx, cur)).To(Succeed())
-			}).Should(Succeed())
-		}
-		setRevisions("r1", "r1")
+		startMembers(ctx, k8s, agents, dc, sts, engines, "r1")
+		setRevisions(ctx, k8s, sts, "r1", "r1")
 		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-0"))
 
 		By("a new template: revision r2")
-		setRevisions("r1", "r2")
+		setRevisions(ctx, k8s, sts, "r1", "r2")
 		// The StatefulSet controller's part, which envtest lacks: a deleted pod comes back at the
 		// update revision. The order of the deletions is the operator's.
 		var deleted []string
@@ -275,5 +302,121 @@ var _ = Describe("DatabaseCluster ordered updates", Ordered, Label("integration"
 			ContainSubstring("Switchover: Moved the leadership from db-0 to db-2"),
 		))
 		Expect(clusters.Current(ctx, dc)(Default).Status.Switchover).To(BeNil())
+	})
+
+	It("switches over on request to the member named, and refuses one that is not a healthy replica", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withEngine(databasev1alpha1.EngineEtcd))
+		sts := clusters.Create(ctx, dc)
+		sims := leaderSims{"db-0": memberagent.NewSimEngine("db-0", memberagent.RolePrimary),
+			"db-1": memberagent.NewSimEngine("db-1", memberagent.RoleReplica), "db-2": memberagent.NewSimEngine("db-2", memberagent.RoleReplica)}
+		transfers := &atomic.Int32{}
+		engines := map[string]memberagent.Engine{}
+		for name, sim := range sims {
+			engines[name] = leaderSim{SimEngine: sim, sims: sims, transfers: transfers}
+		}
+		startMembers(ctx, k8s, agents, dc, sts, engines, "r1")
+		setRevisions(ctx, k8s, sts, "r1", "r1")
+		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-0"))
+		annotate := func(to string) {
+			clusters.Update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
+				dc.Annotations = map[string]string{databasev1alpha1.SwitchoverAnnotation: to}
+			})
+		}
+		annotationGone := func(g Gomega) bool {
+			_, ok := clusters.Current(ctx, dc)(g).Annotations[databasev1alpha1.SwitchoverAnnotation]
+			return !ok
+		}
+
+		annotate("db-7")
+		Eventually(annotationGone).Should(BeTrue())
+		Eventually(func(g Gomega) []string {
+			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
+		}).Should(ContainElement(ContainSubstring("Warning SwitchoverRefused")))
+		Expect(transfers.Load()).To(BeZero())
+
+		annotate("db-1")
+		Eventually(annotationGone).Should(BeTrue())
+		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-1"))
+		Eventually(func(g Gomega) []string {
+			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
+		}).Should(ContainElement(ContainSubstring("SwitchoverDone: db-1 is the only primary (from db-0, Requested)")))
+		Expect(transfers.Load()).To(Equal(int32(1)))
+		Expect(clusters.Current(ctx, dc)(Default).Status.Switchover).To(BeNil())
+		Consistently(transfers.Load, 2*time.Second).Should(Equal(int32(1)), "a request is carried out once")
+	})
+})
+
+// The failover specs run on a fake clock: spec.roles.failover.afterSeconds is at least 10.
+var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func() {
+	clock := clocktesting.NewFakePassiveClock(time.Now().Truncate(time.Second))
+	agents := &memberAgents{addrs: map[string]string{}}
+	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
+		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout, Clock: clock,
+			Members: &AgentMembers{APIReader: mgr.GetAPIReader(), Address: agents.address}, ObserveInterval: 200 * time.Millisecond}).SetupWithManager(mgr)
+	})
+	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
+		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
+	}
+	// tick moves the operator's clock on, in steps past the observe interval, so that every
+	// pass in between reads the members again.
+	tick := func(d time.Duration) {
+		for step := time.Duration(0); step < d; step += time.Second {
+			clock.SetTime(clock.Now().Add(time.Second))
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	withFailover := func(dc *databasev1alpha1.DatabaseCluster) {
+		dc.Spec.Roles = &databasev1alpha1.RolesSpec{Failover: &databasev1alpha1.FailoverSpec{Enabled: true, AfterSeconds: ptr.To[int32](10)}}
+	}
+	postgres := func(ctx SpecContext) (*databasev1alpha1.DatabaseCluster, map[string]*memberagent.SimEngine) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withEngine(databasev1alpha1.EnginePostgreSQL), withFailover)
+		sts := clusters.Create(ctx, dc)
+		sims := map[string]*memberagent.SimEngine{"db-0": memberagent.NewSimEngine("db-0", memberagent.RolePrimary),
+			"db-1": memberagent.NewSimEngine("db-1", memberagent.RoleReplica), "db-2": memberagent.NewSimEngine("db-2", memberagent.RoleReplica)}
+		sims["db-0"].Advance(300)
+		sims["db-1"].Advance(280)
+		sims["db-2"].Advance(290)
+		engines := map[string]memberagent.Engine{}
+		for name, sim := range sims {
+			engines[name] = sim
+		}
+		startMembers(ctx, k8s, agents, dc, sts, engines, "r1")
+		setRevisions(ctx, k8s, sts, "r1", "r1")
+		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-0"))
+		return dc, sims
+	}
+	role := func(sim *memberagent.SimEngine) func() string {
+		return func() string {
+			o, err := sim.Observe(context.Background())
+			Expect(err).NotTo(HaveOccurred())
+			return o.Role
+		}
+	}
+
+	It("promotes the most advanced replica once the primary's pod is gone for afterSeconds, and not before", func(ctx SpecContext) {
+		dc, sims := postgres(ctx)
+		primary := &corev1.Pod{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: "db-0"}, primary)).To(Succeed())
+		Expect(k8s.Delete(ctx, primary)).To(Succeed())
+		tick(5 * time.Second)
+		Consistently(role(sims["db-2"]), 2*time.Second).Should(Equal(memberagent.RoleReplica), "not before afterSeconds")
+		tick(6 * time.Second)
+		Eventually(role(sims["db-2"])).Should(Equal(memberagent.RolePrimary), "db-2 is the most advanced replica (290 > 280)")
+		Expect(role(sims["db-1"])()).To(Equal(memberagent.RoleReplica))
+		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-2"))
+		Eventually(func(g Gomega) []string {
+			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
+		}).Should(ContainElements(ContainSubstring("Promoted: Promoted db-2"),
+			ContainSubstring("SwitchoverDone: db-2 is the only primary (from db-0, Failover)")))
+	})
+
+	It("never promotes while the primary may still take writes: its pod is there and its agent silent", func(ctx SpecContext) {
+		dc, sims := postgres(ctx)
+		agents.refuse("db-0") // the isolated primary: it may still accept writes
+		tick(30 * time.Second)
+		Eventually(k8s.Condition(ctx, dc, "Degraded")).Should(HaveExactElements("True", "FailoverWaitingForFence", Not(BeEmpty())))
+		Consistently(role(sims["db-1"]), 2*time.Second).Should(Equal(memberagent.RoleReplica))
+		Expect(role(sims["db-2"])()).To(Equal(memberagent.RoleReplica))
+		Expect(role(sims["db-0"])()).To(Equal(memberagent.RolePrimary))
 	})
 })
