@@ -201,7 +201,7 @@ type leaderSim struct {
 
 func (l leaderSim) TransferLeadership(ctx context.Context, to string) error {
 	for name := range l.sims {
-		_ = l.SimEngine.AddMember(ctx, name, "")
+		_ = l.AddMember(ctx, name, "")
 	}
 	if err := l.SimEngine.TransferLeadership(ctx, to); err != nil {
 		return err
