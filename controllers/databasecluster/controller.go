@@ -168,6 +168,7 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	opmetrics.RecordCertificate(dc.Namespace, dc.Name, ptr.Deref(dc.Status.CertificateNotAfter, metav1.Time{}).Time)
 	opmetrics.RecordRolloutStuck(dc.Namespace, dc.Name, obs.rollout.stuck != nil)
 	opmetrics.RecordMembersLost(dc.Namespace, dc.Name, len(obs.lost.members))
+	recordRoles(dc, obs.roles)
 	recordAutoGrow(dc, obs.autoGrow)
 	if IsRestoreRefused(obs.err) {
 		// Not an error to back off from: Degraded says what to do, and the backup may become
@@ -308,4 +309,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			predicate.TypedGenerationChangedPredicate[*monitoringv1.PodMonitor]{}))
 	}}
 	return nil
+}
+
+// recordRoles records the members reporting themselves primary and those whose agent did not
+// answer, for a cluster with an engine; a cluster without one has no such series (a 0 would read
+// as "no primary"). A pass that stopped before the roles phase keeps the last values, so that an
+// unrelated error resets no alert's wait.
+func recordRoles(dc *databasev1alpha1.DatabaseCluster, roles rolesObservation) {
+	switch {
+	case roles.ran:
+		opmetrics.RecordRoles(dc.Namespace, dc.Name, len(roles.published.primaries), len(roles.unknown))
+	case !dc.HasEngine():
+		opmetrics.ForgetRoles(dc.Namespace, dc.Name)
+	}
 }
