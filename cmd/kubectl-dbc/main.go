@@ -13,8 +13,8 @@
 // limitations under the License.
 
 // Command kubectl-dbc is a kubectl plugin for DatabaseClusters: "kubectl dbc status NAME" shows
-// a cluster on one screen; restart, hibernate, wake, pause, resume and backup change the one
-// field or annotation that does each. Install it with
+// a cluster on one screen; restart, hibernate, wake, pause, resume, backup and switchover change
+// the one field or annotation that does each. Install it with
 //
 //	go install github.com/seed1b407122/database-operator/cmd/kubectl-dbc@latest
 //

@@ -152,7 +152,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	if code := Run(t.Context(), Options{Streams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}, []string{"--help"}); code != 0 {
 		t.Fatalf("--help exits %d: %s", code, out.String())
 	}
-	for _, want := range []string{"status", "restart", "hibernate", "wake", "pause", "resume", "backup", "--kubeconfig", "--context", "-n, --namespace"} {
+	for _, want := range []string{"status", "restart", "hibernate", "wake", "pause", "resume", "backup", "switchover", "--kubeconfig", "--context", "-n, --namespace"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help does not mention %q:\n%s", want, out.String())
 		}

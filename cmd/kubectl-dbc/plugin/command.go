@@ -15,7 +15,8 @@
 // Package plugin is the kubectl plugin kubectl-dbc: the cobra commands, the reads behind
 // "status" and its rendering, and the writes of the other commands. Every write is a merge patch
 // of exactly one field or annotation of a DatabaseCluster, or the creation of a DatabaseBackup;
-// nothing else is changed. The command of cmd/kubectl-dbc and the e2e suite run it through Run.
+// nothing else is changed. "switchover --wait" then reads the cluster until the operator has
+// answered the request. The command of cmd/kubectl-dbc and the e2e suite run it through Run.
 package plugin
 
 import (
@@ -65,6 +66,11 @@ type Options struct {
 type cli struct {
 	Options
 	flags *genericclioptions.ConfigFlags
+	// connect, when set, replaces the client and namespace of the kubeconfig flags: the
+	// package's tests run the commands against a fake API server.
+	connect func() (client.Client, string, error)
+	// interval is how often "switchover --wait" reads the cluster.
+	interval time.Duration
 }
 
 // NewCommand returns the root command "kubectl dbc" with every subcommand.
@@ -77,7 +83,7 @@ func newCLI(o Options) *cli {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &cli{Options: o, flags: genericclioptions.NewConfigFlags(true)}
+	return &cli{Options: o, flags: genericclioptions.NewConfigFlags(true), interval: switchoverPollInterval}
 }
 
 // command is the root command, its persistent flags bound to c's kubeconfig flags.
@@ -90,7 +96,8 @@ func (c *cli) command() *cobra.Command {
 		Short:       "Look at and operate DatabaseClusters (database.seed1b407122.io/v1alpha1)",
 		Long: `kubectl dbc shows a DatabaseCluster on one screen and changes it the way its spec and
 annotations do: each command patches exactly one field or annotation (a JSON merge patch, field
-manager "kubectl-dbc") or creates one DatabaseBackup. The operator does the rest.
+manager "kubectl-dbc") or creates one DatabaseBackup. The operator does the rest; "switchover
+--wait" waits for it.
 
 The kubeconfig, context and namespace are found as kubectl finds them: --kubeconfig, then
 KUBECONFIG, then ~/.kube/config; -n/--namespace, then the context's namespace, then "default".`,
@@ -104,7 +111,7 @@ KUBECONFIG, then ~/.kube/config; -n/--namespace, then the context's namespace, t
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)
 	c.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(c.statusCommand(), c.restartCommand(), c.backupCommand())
+	root.AddCommand(c.statusCommand(), c.restartCommand(), c.backupCommand(), c.switchoverCommand())
 	for _, t := range toggles {
 		root.AddCommand(c.toggleCommand(t))
 	}
@@ -114,7 +121,12 @@ KUBECONFIG, then ~/.kube/config; -n/--namespace, then the context's namespace, t
 // Run runs the root command with args (without the program's name) until ctx is done, prints
 // an error as kubectl does ("error: ..."), and returns the exit code.
 func Run(ctx context.Context, o Options, args []string) int {
-	cmd := NewCommand(o)
+	return newCLI(o).run(ctx, args)
+}
+
+// run is Run for the invocation c.
+func (c *cli) run(ctx context.Context, args []string) int {
+	cmd := c.command()
 	cmd.SetArgs(args)
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "error: %v\n", err)
@@ -125,6 +137,9 @@ func Run(ctx context.Context, o Options, args []string) int {
 
 // target is the client and the namespace the kubeconfig flags resolve to.
 func (c *cli) target() (client.Client, string, error) {
+	if c.connect != nil {
+		return c.connect()
+	}
 	ns, _, err := c.flags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return nil, "", fmt.Errorf("finding the namespace: %w", err)

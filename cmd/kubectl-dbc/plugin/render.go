@@ -35,7 +35,8 @@ import (
 // lastEvents is how many events "status" shows: the newest ones, oldest first.
 const lastEvents = 5
 
-// role is every member's role: the operator has no primary or replica.
+// role is every member's role in a cluster without an engine: the operator knows no primary or
+// replica there.
 const role = "member"
 
 // none stands for a value that does not exist (no pod, no claim, no time).
@@ -133,6 +134,28 @@ func (r *renderer) header(s *clusterState) {
 	if b := dc.Status.RestoredFromBackup; b != "" {
 		r.line("Restored from:", "backup "+b)
 	}
+	if dc.HasEngine() {
+		r.roles(dc)
+	}
+}
+
+// roles writes the engine of a cluster that has one, its primary, and the switchover in
+// progress or, before the operator has taken it, the one asked for by the annotation.
+func (r *renderer) roles(dc *databasev1alpha1.DatabaseCluster) {
+	r.line("Engine:", string(dc.EngineName()))
+	primary := dc.Status.CurrentPrimary
+	if primary == "" {
+		primary = none
+	}
+	r.line("Primary:", primary)
+	if sw := dc.Status.Switchover; sw != nil {
+		r.line("Switchover:", fmt.Sprintf("%s -> %s (%s, started %s)", sw.From, sw.To, sw.Reason, r.ago(&sw.StartedAt)))
+	} else if to, ok := dc.Annotations[databasev1alpha1.SwitchoverAnnotation]; ok {
+		if to == databasev1alpha1.SwitchoverToAny {
+			to = "the most advanced healthy replica"
+		}
+		r.line("Switchover:", "requested to "+to+", not started yet")
+	}
 }
 
 // members writes the members table.
@@ -141,9 +164,25 @@ func (r *renderer) members(s *clusterState) {
 	if !r.section("MEMBERS", len(members)) {
 		return
 	}
-	r.line("POD", "ROLE", "READY", "STATUS", "RESTARTS", "NODE", "CLAIM", "REQUESTED", "CAPACITY", "AGE")
+	engine := s.Cluster.HasEngine()
+	observed := map[string]databasev1alpha1.MemberStatus{}
+	for _, ms := range s.Cluster.Status.Members {
+		observed[ms.Name] = ms
+	}
+	// With an engine, POSITION follows ROLE; without one the table is 0.4's.
+	withPosition := func(cells []string, position string) []string {
+		if !engine {
+			return cells
+		}
+		return slices.Insert(cells, 2, position)
+	}
+	r.line(withPosition([]string{"POD", "ROLE", "READY", "STATUS", "RESTARTS", "NODE", "CLAIM", "REQUESTED", "CAPACITY", "AGE"}, "POSITION")...)
 	for _, m := range members {
 		name := s.Cluster.StatefulSetName() + "-" + strconv.Itoa(int(m.ordinal))
+		roleText, position := role, none
+		if engine {
+			roleText, position = memberRole(observed, name, m.pod)
+		}
 		ready, status, restarts, node, age := none, "absent", none, none, none
 		if p := m.pod; p != nil {
 			ready, status = podReady(p), podStatus(p)
@@ -166,8 +205,35 @@ func (r *renderer) members(s *clusterState) {
 				capacity += " (" + string(c.Status.Phase) + ")"
 			}
 		}
-		r.line(name, role, ready, status, restarts, node, claim, requested, capacity, age)
+		r.line(withPosition([]string{name, roleText, ready, status, restarts, node, claim, requested, capacity, age}, position)...)
 	}
+}
+
+// memberRole is the role and replication position of the member name of a cluster with an
+// engine, as the operator last observed them (status.members), "-" for a member it has not
+// reported. When the member's pod carries a role label other than that role, the label is shown
+// too: the Services NAME-rw and NAME-ro route by the label, and during a split brain or after a
+// missed read the two differ on purpose.
+func memberRole(observed map[string]databasev1alpha1.MemberStatus, name string, pod *corev1.Pod) (string, string) {
+	text, position := none, none
+	ms, ok := observed[name]
+	if ok {
+		text = string(ms.Role)
+		if ms.Position != "" {
+			position = ms.Position
+		}
+	}
+	if pod == nil {
+		return text, position
+	}
+	label, labelled := pod.Labels[databasev1alpha1.RoleLabel]
+	switch {
+	case labelled && label != text:
+		text += " (label " + label + ")"
+	case !labelled && ok:
+		text += " (no label)"
+	}
+	return text, position
 }
 
 // podReady is "ready containers/containers".

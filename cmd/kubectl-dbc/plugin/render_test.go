@@ -214,9 +214,112 @@ func offline() *clusterState {
 	}
 }
 
+// withRole is pod carrying the role label role.
+func withRole(pod corev1.Pod, role databasev1alpha1.MemberRole) corev1.Pod {
+	pod.Labels = map[string]string{databasev1alpha1.RoleLabel: string(role)}
+	return pod
+}
+
+// switchingOver is a PostgreSQL cluster of 3 in the middle of a switchover asked for from
+// orders-0 to orders-1: orders-0 still the primary, orders-2's agent did not answer the last read
+// (it keeps its replica label).
+func switchingOver() *clusterState {
+	dc := newCluster(3)
+	dc.Spec.Engine = databasev1alpha1.EnginePostgreSQL
+	dc.Status = databasev1alpha1.DatabaseClusterStatus{
+		Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 3, CurrentImage: "registry.example.com/db:1.1",
+		CurrentPrimary: "orders-0", TargetPrimary: "orders-1",
+		Switchover: &databasev1alpha1.SwitchoverStatus{From: "orders-0", To: "orders-1", Reason: "Requested", StartedAt: before(40 * time.Second)},
+		Members: []databasev1alpha1.MemberStatus{
+			{Name: "orders-0", Role: databasev1alpha1.MemberRolePrimary, Position: "0/5000148"},
+			{Name: "orders-1", Role: databasev1alpha1.MemberRoleReplica, Position: "0/5000060"},
+			{Name: "orders-2", Role: databasev1alpha1.MemberRoleUnknown},
+		},
+		Conditions: []metav1.Condition{
+			condition("Available", "True", "AllReplicasReady", "3/3 replicas are ready", 70*time.Hour),
+		},
+	}
+	return &clusterState{
+		Cluster: dc,
+		Pods: []corev1.Pod{
+			withRole(runningPod(0, "node-a", 72*time.Hour, 0), databasev1alpha1.MemberRolePrimary),
+			withRole(runningPod(1, "node-b", 72*time.Hour, 0), databasev1alpha1.MemberRoleReplica),
+			withRole(runningPod(2, "node-c", 72*time.Hour, 1), databasev1alpha1.MemberRoleReplica),
+		},
+		Claims: []corev1.PersistentVolumeClaim{
+			claim(0, "2Gi", "2Gi", corev1.ClaimBound), claim(1, "2Gi", "2Gi", corev1.ClaimBound), claim(2, "2Gi", "2Gi", corev1.ClaimBound),
+		},
+		Events: []eventsv1.Event{
+			event("orders.1", "Normal", "Switchover", "Switching over from orders-0 to orders-1.", 40*time.Second),
+		},
+	}
+}
+
+// switchoverRequested is an etcd cluster scaled from 3 to 4 with a switchover to any member
+// asked for and not taken yet: orders-1 has lost its label, orders-3 is too new to be reported.
+func switchoverRequested() *clusterState {
+	dc := newCluster(4)
+	dc.Spec.Engine = databasev1alpha1.EngineEtcd
+	dc.Annotations = map[string]string{databasev1alpha1.SwitchoverAnnotation: databasev1alpha1.SwitchoverToAny}
+	dc.Status = databasev1alpha1.DatabaseClusterStatus{
+		Replicas: 4, ReadyReplicas: 3, UpdatedReplicas: 4, CurrentImage: "registry.example.com/db:1.1",
+		CurrentPrimary: "orders-2",
+		Members: []databasev1alpha1.MemberStatus{
+			{Name: "orders-0", Role: databasev1alpha1.MemberRoleReplica, Position: "1042"},
+			{Name: "orders-1", Role: databasev1alpha1.MemberRoleReplica, Position: "1040"},
+			{Name: "orders-2", Role: databasev1alpha1.MemberRolePrimary, Position: "1042"},
+		},
+		Conditions: []metav1.Condition{
+			condition("Available", "False", "ReplicasNotReady", "3/4 replicas are ready", 10*time.Second),
+		},
+	}
+	starting := runningPod(3, "node-a", 10*time.Second, 0)
+	starting.Status.ContainerStatuses[0].Ready = false
+	return &clusterState{
+		Cluster: dc,
+		Pods: []corev1.Pod{
+			withRole(runningPod(0, "node-a", 72*time.Hour, 0), databasev1alpha1.MemberRoleReplica),
+			runningPod(1, "node-b", 72*time.Hour, 0),
+			withRole(runningPod(2, "node-c", 72*time.Hour, 0), databasev1alpha1.MemberRolePrimary),
+			starting,
+		},
+		Claims: []corev1.PersistentVolumeClaim{
+			claim(0, "2Gi", "2Gi", corev1.ClaimBound), claim(1, "2Gi", "2Gi", corev1.ClaimBound),
+			claim(2, "2Gi", "2Gi", corev1.ClaimBound), claim(3, "2Gi", "2Gi", corev1.ClaimBound),
+		},
+	}
+}
+
+// splitBrain is a PostgreSQL cluster scaled from 3 to 2 in which both members report the primary
+// role: neither carries the primary label, the operator still reports the removed orders-2, and
+// no member is known as the primary yet.
+func splitBrain() *clusterState {
+	dc := newCluster(2)
+	dc.Spec.Engine = databasev1alpha1.EnginePostgreSQL
+	dc.Annotations = map[string]string{databasev1alpha1.SwitchoverAnnotation: "orders-1"}
+	dc.Status = databasev1alpha1.DatabaseClusterStatus{
+		Replicas: 2, ReadyReplicas: 2, UpdatedReplicas: 2, CurrentImage: "registry.example.com/db:1.1",
+		Members: []databasev1alpha1.MemberStatus{
+			{Name: "orders-0", Role: databasev1alpha1.MemberRolePrimary, Position: "0/7000000"},
+			{Name: "orders-1", Role: databasev1alpha1.MemberRolePrimary, Position: "0/6FFFF28"},
+			{Name: "orders-2", Role: databasev1alpha1.MemberRoleReplica, Position: "0/6000000"},
+		},
+		Conditions: []metav1.Condition{
+			condition("Degraded", "True", "SplitBrain", "Members orders-0, orders-1 all report the primary role; changing nothing until one is demoted.", 3*time.Minute),
+		},
+	}
+	return &clusterState{
+		Cluster: dc,
+		Pods:    []corev1.Pod{runningPod(0, "node-a", 72*time.Hour, 0), runningPod(1, "node-b", 72*time.Hour, 0)},
+		Claims:  []corev1.PersistentVolumeClaim{claim(0, "2Gi", "2Gi", corev1.ClaimBound), claim(1, "2Gi", "2Gi", corev1.ClaimBound)},
+	}
+}
+
 func TestRender(t *testing.T) {
 	for name, state := range map[string]*clusterState{
 		"degraded": degraded(), "hibernated": hibernatedState(), "created": created(), "offline": offline(),
+		// With an engine: the roles in the header and the members table.
+		"switchover": switchingOver(), "switchover-requested": switchoverRequested(), "split-brain": splitBrain(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -49,17 +49,22 @@ type clusterState struct {
 func (c *cli) statusCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status NAME",
-		Short: "Show a DatabaseCluster on one screen: members, storage, last backup, conditions, events",
+		Short: "Show a DatabaseCluster on one screen: members, roles, storage, last backup, conditions, events",
 		Long: `Show the DatabaseCluster NAME on one screen:
 
   - the header: Available (status, reason, message), replicas, image, paused, hibernated,
-    the last restart asked for and an Offline backup holding the cluster stopped;
+    the last restart asked for and an Offline backup holding the cluster stopped; with an
+    engine (spec.engine etcd or postgresql) also the engine, the primary
+    (status.currentPrimary) and a switchover in progress or asked for;
   - MEMBERS: one row per ordinal (spec.replicas, the pods that exist and the claims kept):
     the pod NAME-<i>, its role, containers ready, status, restarts, node, and its data claim
-    data-NAME-<i> with the size requested and the capacity the storage reports. The operator
-    knows no primary or replica: its members are equal, so the role is always "member"
-    (there is no role label to read). A row whose pod does not exist says "absent"
-    (hibernated, stopped by an Offline backup, or a claim kept after a scale-down);
+    data-NAME-<i> with the size requested and the capacity the storage reports. Without an
+    engine the operator knows no primary or replica, so the role is always "member". With an
+    engine the role (primary, replica or unknown) and the replication POSITION are the ones
+    the operator last observed (status.members), and a pod whose role label (which the
+    Services NAME-rw and NAME-ro route by) says otherwise shows it: "primary (no label)". A
+    row whose pod does not exist says "absent" (hibernated, stopped by an Offline backup, or a
+    claim kept after a scale-down);
   - BACKUPS: the newest DatabaseBackup of the cluster and, when it is not Completed, the newest
     Completed one, with the ScheduledDatabaseBackup that made it ("-": made otherwise);
   - CONDITIONS, and the last 5 EVENTS the operator recorded about the cluster.
@@ -114,19 +119,30 @@ func readState(ctx context.Context, k client.Client, ns, name string) (*clusterS
 			s.Backups = append(s.Backups, b)
 		}
 	}
-	var events eventsv1.EventList
-	if err := k.List(ctx, &events, client.InNamespace(ns), client.MatchingFields{
-		"regarding.kind": "DatabaseCluster", "regarding.name": name,
-	}); err != nil {
-		return nil, fmt.Errorf("listing the events of %s/%s: %w", ns, name, err)
+	events, err := clusterEvents(ctx, k, dc)
+	if err != nil {
+		return nil, err
 	}
+	s.Events = events
+	return s, nil
+}
+
+// clusterEvents lists the events.k8s.io/v1 events regarding the cluster dc.
+func clusterEvents(ctx context.Context, k client.Client, dc *databasev1alpha1.DatabaseCluster) ([]eventsv1.Event, error) {
+	var events eventsv1.EventList
+	if err := k.List(ctx, &events, client.InNamespace(dc.Namespace), client.MatchingFields{
+		"regarding.kind": "DatabaseCluster", "regarding.name": dc.Name,
+	}); err != nil {
+		return nil, fmt.Errorf("listing the events of %s/%s: %w", dc.Namespace, dc.Name, err)
+	}
+	var out []eventsv1.Event
 	for _, ev := range events.Items {
 		// Events of an earlier cluster of the same name are not this one's.
 		if ev.Regarding.UID == "" || ev.Regarding.UID == dc.UID {
-			s.Events = append(s.Events, ev)
+			out = append(out, ev)
 		}
 	}
-	return s, nil
+	return out, nil
 }
 
 // claimPrefix is what the names of the cluster's data claims start with: data-NAME-.
@@ -181,6 +197,14 @@ func (s *clusterState) members() []member {
 	for i := range s.Claims {
 		if n, ok := ordinalOf(s.Claims[i].Name, claimPrefix(dc)); ok {
 			at(n).claim = &s.Claims[i]
+		}
+	}
+	// A member the operator still reports (status.members lags a scale-down) has a row too.
+	if dc.HasEngine() {
+		for _, ms := range dc.Status.Members {
+			if n, ok := ordinalOf(ms.Name, dc.StatefulSetName()+"-"); ok {
+				at(n)
+			}
 		}
 	}
 	out := make([]member, 0, len(byOrdinal))
