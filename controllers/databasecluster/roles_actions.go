@@ -98,8 +98,11 @@ func (r *Reconciler) settleRequest(ctx context.Context, dc *databasev1alpha1.Dat
 	recorded := in.Progress.Switchover != nil && in.Progress.Switchover.Reason == roles.SwitchRequested
 	refused := d.Degraded == roles.DegradedSwitchoverTargetNotHealthy
 	done := d.Done != nil && d.Done.Reason == roles.SwitchRequested
-	already := d.Progress.Switchover == nil && d.Action.Kind == roles.ActionWait && d.Degraded == "" &&
-		(in.Request.To == "" || in.Request.To == d.Progress.CurrentPrimary)
+	// A request naming the member that is already the only primary needs nothing; "any" is
+	// settled only by a switchover (or a refusal), so that one asked while a member is down
+	// waits for it rather than vanishing.
+	already := d.Progress.Switchover == nil && in.Request.To != "" && in.Request.To == d.Progress.CurrentPrimary &&
+		d.Degraded == ""
 	if !recorded && !refused && !done && !already {
 		return nil
 	}

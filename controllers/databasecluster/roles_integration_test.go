@@ -16,6 +16,7 @@ package databasecluster
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
 	"sync"
@@ -343,6 +344,19 @@ var _ = Describe("DatabaseCluster ordered updates", Ordered, Label("integration"
 		Expect(transfers.Load()).To(Equal(int32(1)))
 		Expect(clusters.Current(ctx, dc)(Default).Status.Switchover).To(BeNil())
 		Consistently(transfers.Load, 2*time.Second).Should(Equal(int32(1)), "a request is carried out once")
+
+		By("a request for any replica while a member's agent is silent waits for it")
+		sims["db-2"].Fail(memberagent.ActionObserve, errors.New("frozen"))
+		Eventually(func(g Gomega) databasev1alpha1.MemberRole {
+			return clusters.Current(ctx, dc)(g).Status.Members[2].Role
+		}).Should(Equal(databasev1alpha1.MemberRoleUnknown))
+		annotate(databasev1alpha1.SwitchoverToAny)
+		Consistently(annotationGone, 2*time.Second).Should(BeFalse(), "the request is kept while not every member is up")
+		Expect(transfers.Load()).To(Equal(int32(1)))
+		sims["db-2"].Fail(memberagent.ActionObserve, nil)
+		Eventually(annotationGone).Should(BeTrue())
+		Eventually(transfers.Load).Should(Equal(int32(2)))
+		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Not(Equal("db-1")))
 	})
 })
 
