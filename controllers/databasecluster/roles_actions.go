@@ -43,7 +43,7 @@ const (
 	// EventPromoted tells that the operator promoted a member.
 	EventPromoted = "Promoted"
 	// EventSwitchoverRefused is the warning that a requested switchover cannot be made.
-	EventSwitchoverRefused = "SwitchoverRefused"
+	EventSwitchoverRefused = databasev1alpha1.ReasonSwitchoverRefused
 )
 
 // actionSwitchover is the action of the events about roles.

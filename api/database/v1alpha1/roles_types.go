@@ -161,6 +161,10 @@ type SwitchoverStatus struct {
 // once it has started the switchover, found it already done, or refused it (an event says why).
 const SwitchoverAnnotation = "database.seed1b407122.io/switchover-to"
 
+// ReasonSwitchoverRefused is the reason of the Warning event the operator records when it
+// refuses a requested switchover (its message says why); kubectl dbc switchover --wait reads it.
+const ReasonSwitchoverRefused = "SwitchoverRefused"
+
 // SwitchoverToAny is the SwitchoverAnnotation's value that lets the operator choose the target.
 const SwitchoverToAny = "any"
 

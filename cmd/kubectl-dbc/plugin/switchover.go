@@ -32,9 +32,8 @@ import (
 )
 
 // reasonSwitchoverRefused is the reason of the Warning event the operator records when it
-// refuses a requested switchover (its databasecluster.EventSwitchoverRefused; the plugin does not
-// import the controllers).
-const reasonSwitchoverRefused = "SwitchoverRefused"
+// refuses a requested switchover.
+const reasonSwitchoverRefused = databasev1alpha1.ReasonSwitchoverRefused
 
 // switchoverPollInterval is how often "switchover --wait" reads the cluster.
 const switchoverPollInterval = time.Second
