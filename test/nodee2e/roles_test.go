@@ -1,0 +1,530 @@
+//go:build linux && node
+
+package nodee2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/big"
+	"net"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed1b407122/database-operator/api/conditions"
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/memberagent"
+)
+
+// rolesChangeBound is how long a change of the etcd leader may take to show in the status, the
+// labels and NAME-rw: the operator reads the members every 10 s (DefaultObserveInterval), and
+// a reconcile, the label patches and the EndpointSlice controller take the rest, about 20 s on a
+// loaded 2-core node.
+const rolesChangeBound = 30 * time.Second
+
+// rolesSampleEvery is how often the watch of a leader change samples the primary labels and
+// NAME-rw's endpoints.
+const rolesSampleEvery = 200 * time.Millisecond
+
+// etcdRolesStory, one ordered story: the TLS etcd sample as it is, with spec.engine etcd (its
+// name kept, in a namespace of its own: its args name the cluster). The operator's agent runs
+// beside each member, the operator reads each member's role through it over mutual TLS and
+// publishes the leader etcd itself reports: status, pod labels, NAME-rw and NAME-ro. The leader's
+// pod deleted, etcd elects another and the publication follows, never two primaries at once.
+// The agent refuses any client but the operator. The operator changes no role here: no
+// switchover is asked for and failover is off (the default); the leader change is etcd's own.
+func etcdRolesStory() {
+	var (
+		dc     *databasev1alpha1.DatabaseCluster
+		db     *etcdClient
+		leader string
+	)
+
+	It("publishes the leader etcd reports as the primary: status.members and currentPrimary, the pods' role labels, NAME-rw and NAME-ro", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "etcd-roles")
+		dc = sampleCluster(ns, etcdTLSSampleFile)
+		dc.Spec.Engine = databasev1alpha1.EngineEtcd
+		began := time.Now()
+		Expect(k8s.Create(ctx, dc)).To(Succeed())
+		report("etcd roles: create -> Available (TLS sample with engine etcd, 3 members and their agents)", waitAvailable(ctx, dc, began))
+		available := time.Now()
+		GinkgoWriter.Printf("At Available: status.members %+v, currentPrimary %q\n", dc.Status.Members, dc.Status.CurrentPrimary)
+		expectMemberAgents(ctx, dc)
+		db = &etcdClient{dc: dc.DeepCopy(), ca: caPool(servingSecret(ctx, dc))}
+		Eventually(func(g Gomega) {
+			leader = expectRolesPublished(ctx, g, dc, db)
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		report("etcd roles: Available -> roles published (status, labels, NAME-rw, NAME-ro)", time.Since(available))
+		GinkgoWriter.Printf("etcd's leader %s published as the primary: %+v\n", leader, dc.Status.Members)
+	}, NodeTimeout(5*time.Minute))
+
+	It("follows a leader change etcd makes: the leader's pod deleted, the new leader published within the observe interval, never two primaries", func(ctx SpecContext) {
+		victim := podsOf(ctx, dc)[leader]
+		Expect(victim.Labels).To(HaveKeyWithValue(databasev1alpha1.RoleLabel, string(databasev1alpha1.MemberRolePrimary)))
+		watch := watchPrimaries(ctx, dc)
+		deleted := time.Now()
+		Expect(k8s.Delete(ctx, &victim, client.Preconditions{UID: &victim.UID})).To(Succeed())
+		var newLeader string
+		Eventually(func(g Gomega) {
+			l, err := db.leader(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(l).NotTo(Equal(leader), "etcd still names the deleted pod's member its leader")
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			g.Expect(dc.Status.CurrentPrimary).To(Equal(l), "status.currentPrimary")
+			pods := podsOf(ctx, dc)
+			g.Expect(pods[l].Labels).To(HaveKeyWithValue(databasev1alpha1.RoleLabel, string(databasev1alpha1.MemberRolePrimary)))
+			g.Expect(readyEndpoints(ctx, g, dc.Namespace, dc.ReadWriteServiceName())).To(Equal([]string{pods[l].Status.PodIP}), "NAME-rw")
+			newLeader = l
+		}).WithContext(ctx).WithTimeout(rolesChangeBound).WithPolling(rolesSampleEvery).Should(Succeed(),
+			"the new leader was not published within %s of the deletion", rolesChangeBound)
+		report("etcd roles: leader's pod deleted -> NAME-rw at the new leader etcd elected", time.Since(deleted))
+		GinkgoWriter.Printf("Leader %s deleted; etcd elected %s\n", leader, newLeader)
+
+		// The deleted member comes back, a replica; the whole publication agrees with etcd again.
+		waitAvailable(ctx, dc, deleted)
+		Expect(podsOf(ctx, dc)[leader].UID).NotTo(Equal(victim.UID))
+		Eventually(func(g Gomega) {
+			g.Expect(expectRolesPublished(ctx, g, dc, db)).To(Equal(newLeader))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		report("etcd roles: leader's pod deleted -> back, 3 members published (the old leader's a replica)", time.Since(deleted))
+		leader = newLeader
+
+		seen := watch.stop()
+		reportCount("etcd roles: samples of the labels and NAME-rw during the leader change", len(seen.samples))
+		Expect(len(seen.samples)).To(BeNumerically(">", 10))
+		Expect(seen.twoLabelled).To(BeEmpty(), "two pods labelled primary at once")
+		Expect(seen.twoReady).To(BeEmpty(), "two Ready addresses in NAME-rw's endpoints at once")
+
+		// Measured, not asserted yet: how long a pod that etcd does not call leader carried the
+		// primary label, and NAME-rw routed to it, after the deletion (anything but the deleted
+		// pod and the new leader's pod is such a pod). On the node the deleted leader's successor,
+		// under the same name, was labelled primary from its predecessor's read until the next read.
+		pods := podsOf(ctx, dc)
+		newPod := pods[newLeader]
+		labelled, labelledFor := seen.other(func(s rolesSample) []string { return s.labelled },
+			podID(victim.Name, victim.UID), podID(newPod.Name, newPod.UID))
+		routed, routedFor := seen.other(func(s rolesSample) []string { return s.ready },
+			victim.Status.PodIP, newPod.Status.PodIP)
+		report("etcd roles: after the deletion, a pod that is not etcd's leader labelled primary", labelledFor)
+		report("etcd roles: after the deletion, NAME-rw routing to a member that is not etcd's leader", routedFor)
+		for what, found := range map[string][]string{"labelled primary": labelled, "Ready in NAME-rw": routed} {
+			if len(found) > 0 {
+				GinkgoWriter.Printf("Not etcd's leader, yet %s in %d samples, from %s to %s\n", what, len(found), found[0], found[len(found)-1])
+			}
+		}
+	}, NodeTimeout(4*time.Minute))
+
+	It("serves the member's role to the operator's client certificate only, on the node: no certificate, another CA's, another name's refused", func(ctx SpecContext) {
+		caSecret := &corev1.Secret{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.CASecretName()}, caSecret)).To(Succeed())
+		caPEM := caSecret.Data[corev1.TLSCertKey]
+		ca := certificatePair(memberagent.NewClientCertificate, caPEM, caSecret.Data[corev1.TLSPrivateKeyKey])
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		pods := podsOf(ctx, dc)
+		target := pods[leader]
+		agent := memberagent.Agent{
+			Address:    net.JoinHostPort(target.Status.PodIP, strconv.Itoa(memberagent.Port)),
+			ServerName: target.Name + "." + dc.HeadlessServiceName() + "." + dc.Namespace + ".svc",
+		}
+
+		// No client certificate: TLS 1.3 ends the handshake with the server's alert.
+		code, err := agentRequest(ctx, agent, caPEM, nil)
+		GinkgoWriter.Printf("Agent of %s without a client certificate: %d, %v\n", target.Name, code, err)
+		expectAgentRefused(code, err, "without a client certificate")
+		Expect(err).To(MatchError(ContainSubstring("certificate required")))
+
+		// The operator's name, from another CA.
+		foreignCert, foreignKey := newForeignCA()
+		foreignCA := certificatePair(memberagent.NewClientCertificate, foreignCert, foreignKey)
+		foreign, err := memberagent.NewClientCertificate(foreignCA, memberagent.OperatorClientName, time.Now(), time.Hour)
+		Expect(err).NotTo(HaveOccurred())
+		foreignPair, err := tls.X509KeyPair(foreign.CertPEM, foreign.KeyPEM)
+		Expect(err).NotTo(HaveOccurred())
+		code, err = agentRequest(ctx, agent, caPEM, &foreignPair)
+		GinkgoWriter.Printf("Agent of %s with %q from another CA: %d, %v\n", target.Name, memberagent.OperatorClientName, code, err)
+		expectAgentRefused(code, err, "with a client certificate of another CA")
+		Expect(err).NotTo(MatchError(ContainSubstring("certificate required")), "the certificate was not presented")
+
+		// The cluster's CA, another name: the TLS layer lets it in, the agent answers 403.
+		other, err := memberagent.NewClientCertificate(ca, "not-the-operator", time.Now(), time.Hour)
+		Expect(err).NotTo(HaveOccurred())
+		otherClient, err := memberagent.NewClient(caPEM, other.CertPEM, other.KeyPEM, 5*time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = otherClient.Observe(ctx, agent)
+		Expect(err).To(MatchError(ContainSubstring("403")), "a client certificate of the cluster's CA for another name")
+
+		// The operator's client certificate: every agent answers its member's role, as published.
+		operator, err := memberagent.NewClientCertificate(ca, memberagent.OperatorClientName, time.Now(), time.Hour)
+		Expect(err).NotTo(HaveOccurred())
+		operatorClient, err := memberagent.NewClient(caPEM, operator.CertPEM, operator.KeyPEM, 5*time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		published := map[string]databasev1alpha1.MemberRole{}
+		for _, m := range dc.Status.Members {
+			published[m.Name] = m.Role
+		}
+		Expect(published).To(HaveLen(etcdMembers))
+		for name, p := range pods {
+			obs, err := operatorClient.Observe(ctx, memberagent.Agent{
+				Address:    net.JoinHostPort(p.Status.PodIP, strconv.Itoa(memberagent.Port)),
+				ServerName: name + "." + dc.HeadlessServiceName() + "." + dc.Namespace + ".svc",
+			})
+			Expect(err).NotTo(HaveOccurred(), name)
+			Expect(obs.Member).To(Equal(name))
+			Expect(string(published[name])).To(Equal(obs.Role), "the role of %s as its agent reports it and as status.members shows it", name)
+			Expect(obs.PositionText).NotTo(BeEmpty())
+			Expect(obs.Members).To(HaveLen(etcdMembers))
+		}
+	}, NodeTimeout(time.Minute))
+
+	It("deletes the cluster with its Services and certificate Secrets", func(ctx SpecContext) {
+		Expect(k8s.Delete(ctx, dc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), &databasev1alpha1.DatabaseCluster{})).NotTo(Succeed())
+			g.Expect(podsOf(ctx, dc)).To(BeEmpty())
+			for _, name := range []string{dc.CASecretName(), dc.GeneratedTLSSecretName(), dc.AgentTLSSecretName()} {
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: name}, &corev1.Secret{})).NotTo(Succeed(), "Secret %s is left", name)
+			}
+			for _, name := range []string{dc.ReadWriteServiceName(), dc.ReadOnlyServiceName()} {
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: name}, &corev1.Service{})).NotTo(Succeed(), "Service %s is left", name)
+			}
+		}).WithContext(ctx).Should(Succeed())
+	}, NodeTimeout(3*time.Minute))
+}
+
+// expectMemberAgents checks that every member's pod runs the operator's agent as a native
+// sidecar, in the member mode of engine etcd, serving on the member agent's port.
+func expectMemberAgents(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
+	GinkgoHelper()
+	pods := podsOf(ctx, dc)
+	Expect(pods).To(HaveLen(etcdMembers))
+	for name, p := range pods {
+		i := slices.IndexFunc(p.Spec.InitContainers, func(c corev1.Container) bool {
+			return c.Name == databasev1alpha1.StorageAgentContainerName
+		})
+		Expect(i).To(BeNumerically(">=", 0), "%s has no agent", name)
+		agent := p.Spec.InitContainers[i]
+		Expect(agent.RestartPolicy).NotTo(BeNil())
+		Expect(*agent.RestartPolicy).To(Equal(corev1.ContainerRestartPolicyAlways), name)
+		Expect(agent.Image).To(Equal(operatorImage), "%s: the agent runs the operator's image", name)
+		Expect(agent.Args).To(ContainElements("--engine=etcd", "--member-listen=:9191", "--database-url=https://127.0.0.1:2379"), name)
+		Expect(agent.Ports).To(ContainElement(HaveField("ContainerPort", databasev1alpha1.MemberAgentPort)), name)
+		status := slices.IndexFunc(p.Status.InitContainerStatuses, func(s corev1.ContainerStatus) bool {
+			return s.Name == databasev1alpha1.StorageAgentContainerName
+		})
+		Expect(status).To(BeNumerically(">=", 0), name)
+		Expect(p.Status.InitContainerStatuses[status].Started).To(HaveValue(BeTrue()), "%s: the agent has not started", name)
+	}
+}
+
+// expectRolesPublished checks, asserting with g, that the operator publishes the leader etcd
+// reports as the only primary and every other member as a replica: status.members (each with
+// its raft position), status.currentPrimary, the pods' role labels, the Ready addresses of
+// NAME-rw (the leader's alone) and NAME-ro (the others'), and no split brain. It returns the
+// leader's name.
+func expectRolesPublished(ctx context.Context, g Gomega, dc *databasev1alpha1.DatabaseCluster, db *etcdClient) string {
+	leader, err := db.leader(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+	pods := podsOf(ctx, dc)
+	g.Expect(pods).To(HaveLen(etcdMembers))
+	g.Expect(dc.Status.Members).To(HaveLen(etcdMembers))
+	var replicaIPs []string
+	for _, m := range dc.Status.Members {
+		g.Expect(pods).To(HaveKey(m.Name))
+		want := databasev1alpha1.MemberRoleReplica
+		if m.Name == leader {
+			want = databasev1alpha1.MemberRolePrimary
+		} else {
+			replicaIPs = append(replicaIPs, pods[m.Name].Status.PodIP)
+		}
+		g.Expect(m.Role).To(Equal(want), "status.members: %s (etcd's leader: %s)", m.Name, leader)
+		_, err := strconv.ParseUint(m.Position, 10, 64)
+		g.Expect(err).NotTo(HaveOccurred(), "the position of %s is not a raft index: %q", m.Name, m.Position)
+		g.Expect(pods[m.Name].Labels).To(HaveKeyWithValue(databasev1alpha1.RoleLabel, string(want)), "the role label of %s", m.Name)
+	}
+	g.Expect(dc.Status.CurrentPrimary).To(Equal(leader))
+	g.Expect(readyEndpoints(ctx, g, dc.Namespace, dc.ReadWriteServiceName())).To(Equal([]string{pods[leader].Status.PodIP}), "NAME-rw")
+	slices.Sort(replicaIPs)
+	g.Expect(readyEndpoints(ctx, g, dc.Namespace, dc.ReadOnlyServiceName())).To(Equal(replicaIPs), "NAME-ro")
+	if degraded := apimeta.FindStatusCondition(dc.Status.Conditions, conditions.Degraded); degraded != nil {
+		g.Expect(degraded.Reason).NotTo(Equal(databasev1alpha1.ReasonSplitBrain), degraded.Message)
+	}
+	return leader
+}
+
+// readyEndpoints lists the addresses of the Ready endpoints of the Service name's
+// EndpointSlices, sorted: where the Service routes. It asserts with g.
+func readyEndpoints(ctx context.Context, g Gomega, namespace, name string) []string {
+	ready, _, err := listEndpoints(ctx, namespace, name)
+	g.Expect(err).NotTo(HaveOccurred())
+	return ready
+}
+
+// listEndpoints lists the addresses of the Service name's EndpointSlices (discovery.k8s.io/v1),
+// sorted: the Ready ones, and all of them (terminating ones included).
+func listEndpoints(ctx context.Context, namespace, name string) (ready, all []string, err error) {
+	var list discoveryv1.EndpointSliceList
+	if err := k8s.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{discoveryv1.LabelServiceName: name}); err != nil {
+		return nil, nil, err
+	}
+	ready, all = []string{}, []string{}
+	for _, slice := range list.Items {
+		for _, e := range slice.Endpoints {
+			all = append(all, e.Addresses...)
+			// A nil ready condition is to be read as ready.
+			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+				ready = append(ready, e.Addresses...)
+			}
+		}
+	}
+	slices.Sort(ready)
+	slices.Sort(all)
+	return ready, all, nil
+}
+
+// leader asks each member etcd for its status (/v3/maintenance/status, over TLS to the member
+// itself) and returns the name of the member they name their leader. A member that does not
+// answer (its pod restarting) is left out, but a majority must answer, all of them must name the
+// same leader, and the leader must be one of them.
+func (e *etcdClient) leader(ctx context.Context) (string, error) {
+	names := map[string]string{}
+	leaders := map[string][]string{}
+	var failed []error
+	for _, m := range e.members(ctx) {
+		var out struct {
+			Header struct {
+				MemberID string `json:"member_id"`
+			} `json:"header"`
+			Leader string `json:"leader"`
+		}
+		name, _, _ := strings.Cut(m.serverName, ".")
+		if err := e.try(ctx, m, "/v3/maintenance/status", []byte("{}"), &out); err != nil {
+			failed = append(failed, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		names[out.Header.MemberID] = name
+		leaders[out.Leader] = append(leaders[out.Leader], name)
+	}
+	switch {
+	case len(names) < etcdMembers/2+1:
+		return "", fmt.Errorf("%d members answered: %w", len(names), errors.Join(failed...))
+	case len(leaders) != 1:
+		return "", fmt.Errorf("the members name different leaders: %v", leaders)
+	}
+	id := slices.Collect(maps.Keys(leaders))[0]
+	name, ok := names[id]
+	if !ok || id == "" || id == "0" {
+		return "", fmt.Errorf("the leader %q is none of the members that answered %v", id, names)
+	}
+	return name, nil
+}
+
+// primariesWatch samples, every rolesSampleEvery until stopped, the cluster's pods labelled
+// primary and the Ready addresses of NAME-rw.
+type primariesWatch struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	mu   sync.Mutex
+	seen primariesSeen
+}
+
+// primariesSeen is what a primariesWatch saw.
+type primariesSeen struct {
+	samples []rolesSample
+	// twoLabelled and twoReady are the moments with two or more pods labelled primary, and with
+	// two or more Ready addresses in NAME-rw.
+	twoLabelled, twoReady []string
+}
+
+// rolesSample is one sample: when, the pods labelled primary (podID), NAME-rw's Ready addresses.
+type rolesSample struct {
+	at       time.Duration
+	labelled []string
+	ready    []string
+}
+
+// other returns the samples in which of lists anything but allowed, and the time from the first
+// of them to the end of the last (a sample stands for rolesSampleEvery).
+func (s primariesSeen) other(of func(rolesSample) []string, allowed ...string) ([]string, time.Duration) {
+	var found []string
+	var first, last time.Duration
+	for _, sample := range s.samples {
+		if !slices.ContainsFunc(of(sample), func(v string) bool { return !slices.Contains(allowed, v) }) {
+			continue
+		}
+		if len(found) == 0 {
+			first = sample.at
+		}
+		last = sample.at
+		found = append(found, fmt.Sprintf("+%s %v", sample.at, of(sample)))
+	}
+	if len(found) == 0 {
+		return nil, 0
+	}
+	return found, last - first + rolesSampleEvery
+}
+
+// podID names a pod and its incarnation.
+func podID(name string, uid types.UID) string {
+	return fmt.Sprintf("%s(%s)", name, string(uid)[:min(8, len(uid))])
+}
+
+// watchPrimaries starts a primariesWatch of dc. Each change of what it sees is written to
+// GinkgoWriter, so that the report tells how the labels and NAME-rw moved.
+func watchPrimaries(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) *primariesWatch {
+	w := &primariesWatch{done: make(chan struct{})}
+	// Its own copies of the names: the spec re-reads dc meanwhile.
+	selector, namespace, rw := dc.SelectorLabels(), dc.Namespace, dc.ReadWriteServiceName()
+	began := time.Now()
+	w.wg.Go(func() {
+		defer GinkgoRecover()
+		last := ""
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(rolesSampleEvery):
+			}
+			var pods corev1.PodList
+			if err := k8s.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels(selector)); err != nil {
+				continue
+			}
+			var labelled []string
+			for _, p := range pods.Items {
+				if p.Labels[databasev1alpha1.RoleLabel] == string(databasev1alpha1.MemberRolePrimary) {
+					labelled = append(labelled, podID(p.Name, p.UID))
+				}
+			}
+			slices.Sort(labelled)
+			ready, all, err := listEndpoints(ctx, namespace, rw)
+			if err != nil {
+				continue
+			}
+			at := time.Since(began).Round(time.Millisecond)
+			seen := fmt.Sprintf("labelled primary %v, NAME-rw Ready %v (listed %v)", labelled, ready, all)
+			w.mu.Lock()
+			w.seen.samples = append(w.seen.samples, rolesSample{at: at, labelled: labelled, ready: ready})
+			if len(labelled) > 1 {
+				w.seen.twoLabelled = append(w.seen.twoLabelled, fmt.Sprintf("+%s %v", at, labelled))
+			}
+			if len(ready) > 1 {
+				w.seen.twoReady = append(w.seen.twoReady, fmt.Sprintf("+%s %v", at, ready))
+			}
+			w.mu.Unlock()
+			if seen != last {
+				GinkgoWriter.Printf("+%s %s\n", at, seen)
+				last = seen
+			}
+		}
+	})
+	return w
+}
+
+// stop ends the watch and returns what it saw.
+func (w *primariesWatch) stop() primariesSeen {
+	close(w.done)
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen
+}
+
+// agentRequest asks the agent for its member (GET /v1/member) over TLS 1.3, trusting the CA
+// caPEM for the agent's server name, presenting the client pair cert when not nil; it returns the
+// status code of an answer, or the error of the request.
+func agentRequest(ctx context.Context, agent memberagent.Agent, caPEM []byte, cert *tls.Certificate) (int, error) {
+	pool := x509.NewCertPool()
+	Expect(pool.AppendCertsFromPEM(caPEM)).To(BeTrue())
+	config := &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, ServerName: agent.ServerName}
+	if cert != nil {
+		// Presented whatever CAs the server names as acceptable: crypto/tls would otherwise keep
+		// a certificate of another CA to itself, and the server would see none.
+		config.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+	}
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: config, DisableKeepAlives: true}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+agent.Address+memberagent.MemberPath, nil)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, nil
+}
+
+// expectAgentRefused: a request to the agent failed, in the TLS handshake (the server's alert) or
+// with a 4xx answer; never an observation.
+func expectAgentRefused(code int, err error, what string) {
+	GinkgoHelper()
+	if err != nil {
+		Expect(err.Error()).To(ContainSubstring("tls:"), "%s: the request failed, but not for TLS", what)
+		return
+	}
+	Expect(code).To(And(BeNumerically(">=", 400), BeNumerically("<", 500)), "%s: the agent answered", what)
+}
+
+// certificatePair returns the PEM pair as the certificate pair that the function issue (the
+// signature of memberagent.NewClientCertificate) takes. That type lives in
+// controllers/internal/certs, which Go lets no package outside controllers import: this builds
+// it from its fields CertPEM and KeyPEM.
+func certificatePair[P any](_ func(P, string, time.Time, time.Duration) (P, error), certPEM, keyPEM []byte) P {
+	GinkgoHelper()
+	var pair P
+	v := reflect.ValueOf(&pair).Elem()
+	for field, value := range map[string][]byte{"CertPEM": certPEM, "KeyPEM": keyPEM} {
+		f := v.FieldByName(field)
+		Expect(f.IsValid()).To(BeTrue(), "the certificate pair has no field %s", field)
+		f.SetBytes(value)
+	}
+	return pair
+}
+
+// newForeignCA returns a self-signed CA's certificate and key, PEM: a CA the cluster never
+// trusted (controllers/internal/certs.NewCA, which builds the operator's, cannot be imported here).
+func newForeignCA() (certPEM, keyPEM []byte) {
+	GinkgoHelper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	Expect(err).NotTo(HaveOccurred())
+	now := time.Now()
+	template := &x509.Certificate{
+		SerialNumber:          big.NewInt(now.UnixNano()),
+		Subject:               pkix.Name{CommonName: "nodee2e foreign CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, key.Public(), key)
+	Expect(err).NotTo(HaveOccurred())
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	Expect(err).NotTo(HaveOccurred())
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
