@@ -155,6 +155,9 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 	}
 	if obs.roles.ran {
 		obs.recheckAfter = sooner(obs.recheckAfter, r.observeInterval())
+		if len(obs.roles.unknown) > 0 {
+			obs.recheckAfter = sooner(obs.recheckAfter, unknownReread)
+		}
 	}
 	if p := obs.roles.plan; p.deferred || p.decision.Progress.Switchover != nil || p.decision.Action.Kind == roles.ActionDeletePod {
 		obs.recheckAfter = sooner(obs.recheckAfter, switchoverRecheck)

@@ -16,7 +16,9 @@ package databasecluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,9 +59,12 @@ type rolesObservation struct {
 	plan rolesDecision
 }
 
-// memberRead is one member's answer, or why its agent could not be read.
+// memberRead is one member's answer, or why its agent could not be read. uid and ip tell the
+// pod read: a read never stands for another pod of the same name (a recreated member).
 type memberRead struct {
 	pod         string
+	uid         types.UID
+	ip          string
 	observation memberagent.Observation
 	err         error
 }
@@ -124,7 +129,7 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.Da
 	}
 	now := r.clock().Now()
 	memo, ok := r.roles.get(key)
-	if !ok || now.Sub(memo.at) >= r.rereadInterval(dc) || !samePods(memo.reads, pods) {
+	if !ok || now.Sub(memo.at) >= r.rereadInterval(dc, memo) || !samePods(memo.reads, pods) {
 		memo = rolesMemoEntry{at: now, reads: r.readMembers(ctx, dc, pods), since: memo.since}
 	}
 	memo.since = unavailableSince(dc, pods, memo.reads, desiredMembers(dc), memo.since, now)
@@ -149,14 +154,22 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.Da
 	return obs, err
 }
 
-// rereadInterval is how old the last read of the members may be: observeInterval, or a second
-// while a switchover is in flight, so that its end is seen (and its steps carried on) at once.
-func (r *Reconciler) rereadInterval(dc *databasev1alpha1.DatabaseCluster) time.Duration {
+// rereadInterval is how old the last read of the members may be: observeInterval; a second
+// while a switchover is in flight, so that its end is seen (and its steps carried on) at once;
+// unknownReread while a member's agent did not answer (a member starting, whose role the
+// Services wait for), bounded so that a silent agent costs one read every few seconds.
+func (r *Reconciler) rereadInterval(dc *databasev1alpha1.DatabaseCluster, memo rolesMemoEntry) time.Duration {
 	if dc.Status.Switchover != nil {
 		return switchoverRecheck
 	}
+	if slices.ContainsFunc(memo.reads, func(read memberRead) bool { return read.err != nil }) {
+		return min(unknownReread, r.observeInterval())
+	}
 	return r.observeInterval()
 }
+
+// unknownReread is how soon members are read again while one of them did not answer.
+const unknownReread = 2 * time.Second
 
 // switchoverRecheck is how soon a cluster with a switchover in flight is looked at again.
 const switchoverRecheck = time.Second
@@ -172,13 +185,15 @@ func nodeGone(lost lostObservation) map[string]bool {
 	return gone
 }
 
-// samePods says whether reads were made of exactly pods (a pod created or gone since is read).
+// samePods says whether reads were made of exactly pods: the same pods (by UID), at the same
+// IPs, none of them deleted since. A pod created, recreated, moved or going is read again.
 func samePods(reads []memberRead, pods []corev1.Pod) bool {
 	if len(reads) != len(pods) {
 		return false
 	}
 	for i := range pods {
-		if reads[i].pod != pods[i].Name {
+		r, p := reads[i], &pods[i]
+		if r.pod != p.Name || r.uid != p.UID || r.ip != p.Status.PodIP || (p.DeletionTimestamp != nil) != errors.Is(r.err, errNotRunning) {
 			return false
 		}
 	}
@@ -191,7 +206,7 @@ func (r *Reconciler) readMembers(ctx context.Context, dc *databasev1alpha1.Datab
 	reads := make([]memberRead, len(pods))
 	var wg sync.WaitGroup
 	for i := range pods {
-		reads[i].pod = pods[i].Name
+		reads[i].pod, reads[i].uid, reads[i].ip = pods[i].Name, pods[i].UID, pods[i].Status.PodIP
 		if pods[i].DeletionTimestamp != nil || pods[i].Status.PodIP == "" {
 			reads[i].err = errNotRunning
 			continue
@@ -207,7 +222,7 @@ func (r *Reconciler) readMembers(ctx context.Context, dc *databasev1alpha1.Datab
 }
 
 // errNotRunning is the read of a member whose pod has no IP yet or is being deleted.
-var errNotRunning = fmt.Errorf("the pod is not running")
+var errNotRunning = errors.New("the pod is not running")
 
 // labelRoles sets each pod's role label to want (by pod name; a pod not in want keeps its
 // label), one merge patch per pod whose label differs. An empty value removes the label.

@@ -73,6 +73,19 @@ var _ = Describe("publishRoles", Label("unit"), func() {
 			[]member{{r, p}, {r, p}, {p, ""}}, map[string]string{"db-0": "", "db-1": "", "db-2": ""}, "db-2", []string{"db-0", "db-1"}),
 	)
 
+	DescribeTable("samePods: a read stands for the pod read, never for another of the same name",
+		func(change func(*corev1.Pod), want bool) {
+			pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", UID: "uid-1"}, Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
+			reads := []memberRead{{pod: "db-0", uid: "uid-1", ip: "10.0.0.1"}}
+			change(&pod)
+			Expect(samePods(reads, []corev1.Pod{pod})).To(Equal(want))
+		},
+		Entry("the same pod", func(*corev1.Pod) {}, true),
+		Entry("recreated: another UID", func(p *corev1.Pod) { p.UID = "uid-2" }, false),
+		Entry("another IP", func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.9" }, false),
+		Entry("being deleted since", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} }, false),
+	)
+
 	It("reads the agents on the port the pods declare and admission keeps free", func() {
 		Expect(memberagent.Port).To(BeEquivalentTo(databasev1alpha1.MemberAgentPort))
 	})
