@@ -117,10 +117,10 @@ func etcdRolesStory() {
 		Expect(seen.twoLabelled).To(BeEmpty(), "two pods labelled primary at once")
 		Expect(seen.twoReady).To(BeEmpty(), "two Ready addresses in NAME-rw's endpoints at once")
 
-		// Measured, not asserted yet: how long a pod that etcd does not call leader carried the
-		// primary label, and NAME-rw routed to it, after the deletion (anything but the deleted
-		// pod and the new leader's pod is such a pod). On the node the deleted leader's successor,
-		// under the same name, was labelled primary from its predecessor's read until the next read.
+		// No pod that etcd does not call leader carries the primary label, nor is routed to by
+		// NAME-rw, after the deletion (anything but the deleted pod and the new leader's pod is
+		// such a pod). Before da56e72 the deleted leader's successor, under the same name, was
+		// labelled primary from its predecessor's read until the next read (11 s on the node).
 		pods := podsOf(ctx, dc)
 		newPod := pods[newLeader]
 		labelled, labelledFor := seen.other(func(s rolesSample) []string { return s.labelled },
@@ -134,6 +134,8 @@ func etcdRolesStory() {
 				GinkgoWriter.Printf("Not etcd's leader, yet %s in %d samples, from %s to %s\n", what, len(found), found[0], found[len(found)-1])
 			}
 		}
+		Expect(labelled).To(BeEmpty(), "a pod that is not etcd's leader labelled primary")
+		Expect(routed).To(BeEmpty(), "NAME-rw routing to a pod that is not etcd's leader")
 	}, NodeTimeout(4*time.Minute))
 
 	It("serves the member's role to the operator's client certificate only, on the node: no certificate, another CA's, another name's refused", func(ctx SpecContext) {
