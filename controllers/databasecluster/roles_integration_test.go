@@ -424,6 +424,43 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 			ContainSubstring("SwitchoverDone: db-2 is the only primary (from db-0, Failover)")))
 	})
 
+	It("changes no role of a hibernated cluster, whose members are down on purpose", func(ctx SpecContext) {
+		dc, sims := postgres(ctx)
+		clusters.Update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Hibernated = true })
+		Eventually(func(g Gomega) int32 {
+			sts := &appsv1.StatefulSet{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+			return *sts.Spec.Replicas
+		}).Should(BeZero())
+		// The StatefulSet controller's part, which envtest lacks: the pods go, slowly (a finalizer
+		// holds them terminating, as a database's long shutdown would).
+		const hold = "test.example.com/hold"
+		var pods corev1.PodList
+		Expect(k8s.List(ctx, &pods, client.InNamespace(dc.Namespace))).To(Succeed())
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			pod.Finalizers = append(pod.Finalizers, hold)
+			Expect(k8s.Update(ctx, pod)).To(Succeed())
+			DeferCleanup(func(ctx SpecContext) {
+				Eventually(func() error {
+					cur := &corev1.Pod{}
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
+						return client.IgnoreNotFound(err)
+					}
+					cur.Finalizers = nil
+					return k8s.Update(ctx, cur)
+				}).Should(Succeed())
+			})
+		}
+		Expect(k8s.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(dc.Namespace))).To(Succeed())
+		tick(30 * time.Second)
+		Consistently(k8s.Condition(ctx, dc, "Degraded"), 2*time.Second).Should(HaveExactElements("False", "AsExpected", Not(BeEmpty())))
+		for _, name := range []string{"db-1", "db-2"} {
+			Expect(role(sims[name])()).To(Equal(memberagent.RoleReplica), name)
+		}
+		Expect(clusters.Current(ctx, dc)(Default).Status.Switchover).To(BeNil())
+	})
+
 	It("never promotes while the primary may still take writes: its pod is there and its agent silent", func(ctx SpecContext) {
 		dc, sims := postgres(ctx)
 		agents.refuse("db-0") // the isolated primary: it may still accept writes

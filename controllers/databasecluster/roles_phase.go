@@ -143,6 +143,11 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.Da
 	if err := r.labelRoles(ctx, pods, obs.published.labels); err != nil {
 		return obs, err
 	}
+	if dc.Stopped() {
+		// Hibernated or stopped for an offline backup: its members are down on purpose, and no
+		// role is changed (no failover to a member that is stopping too).
+		return obs, nil
+	}
 	facts := memberFacts{pods: pods, reads: memo.reads, nodeGone: nodeGone(lost), since: memo.since, replicas: desiredMembers(dc)}
 	if sts != nil {
 		facts.updateRevision = sts.Status.UpdateRevision
