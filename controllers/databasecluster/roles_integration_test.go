@@ -414,7 +414,9 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 		Expect(k8s.Delete(ctx, primary)).To(Succeed())
 		tick(5 * time.Second)
 		Consistently(role(sims["db-2"]), 2*time.Second).Should(Equal(memberagent.RoleReplica), "not before afterSeconds")
-		tick(6 * time.Second)
+		// Past afterSeconds with room to spare: the operator first saw the pod gone at the pass
+		// after the deletion, which may come a tick or two after it.
+		tick(8 * time.Second)
 		Eventually(role(sims["db-2"])).Should(Equal(memberagent.RolePrimary), "db-2 is the most advanced replica (290 > 280)")
 		Expect(role(sims["db-1"])()).To(Equal(memberagent.RoleReplica))
 		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-2"))
@@ -439,8 +441,15 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 		Expect(k8s.List(ctx, &pods, client.InNamespace(dc.Namespace))).To(Succeed())
 		for i := range pods.Items {
 			pod := &pods.Items[i]
-			pod.Finalizers = append(pod.Finalizers, hold)
-			Expect(k8s.Update(ctx, pod)).To(Succeed())
+			// The operator labels the pods meanwhile: read again on a conflict.
+			Eventually(func() error {
+				cur := &corev1.Pod{}
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
+					return err
+				}
+				cur.Finalizers = append(cur.Finalizers, hold)
+				return k8s.Update(ctx, cur)
+			}).Should(Succeed())
 			DeferCleanup(func(ctx SpecContext) {
 				Eventually(func() error {
 					cur := &corev1.Pod{}
