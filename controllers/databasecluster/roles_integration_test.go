@@ -412,11 +412,14 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 		primary := &corev1.Pod{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: "db-0"}, primary)).To(Succeed())
 		Expect(k8s.Delete(ctx, primary)).To(Succeed())
+		// The clock moves only once the operator has seen the pod gone (its members no longer
+		// list it): the count of afterSeconds starts at that pass, whenever a busy machine runs it.
+		Eventually(func(g Gomega) []databasev1alpha1.MemberStatus {
+			return clusters.Current(ctx, dc)(g).Status.Members
+		}).Should(HaveLen(2))
 		tick(5 * time.Second)
 		Consistently(role(sims["db-2"]), 2*time.Second).Should(Equal(memberagent.RoleReplica), "not before afterSeconds")
-		// Past afterSeconds with room to spare: the operator first saw the pod gone at the pass
-		// after the deletion, which may come a tick or two after it.
-		tick(8 * time.Second)
+		tick(6 * time.Second)
 		Eventually(role(sims["db-2"])).Should(Equal(memberagent.RolePrimary), "db-2 is the most advanced replica (290 > 280)")
 		Expect(role(sims["db-1"])()).To(Equal(memberagent.RoleReplica))
 		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-2"))
@@ -473,6 +476,10 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 	It("never promotes while the primary may still take writes: its pod is there and its agent silent", func(ctx SpecContext) {
 		dc, sims := postgres(ctx)
 		agents.refuse("db-0") // the isolated primary: it may still accept writes
+		tick(time.Second)     // past the observe interval: the next pass reads the agents again
+		Eventually(func(g Gomega) databasev1alpha1.MemberRole {
+			return clusters.Current(ctx, dc)(g).Status.Members[0].Role
+		}).Should(Equal(databasev1alpha1.MemberRoleUnknown))
 		tick(30 * time.Second)
 		Eventually(k8s.Condition(ctx, dc, "Degraded")).Should(HaveExactElements("True", "FailoverWaitingForFence", Not(BeEmpty())))
 		Consistently(role(sims["db-1"]), 2*time.Second).Should(Equal(memberagent.RoleReplica))
