@@ -73,16 +73,6 @@ type autoGrowObservation struct {
 	grew *claimGrowth
 }
 
-// usageMemo remembers the last measurement of each member, per cluster: a member is measured
-// again only once it is measureInterval old, so that reconciles in between (a pod's change, a
-// claim's) write no status for a usage that moved a few bytes, and wait for no agent that does
-// not answer (a NetworkPolicy that drops the packets costs agentTimeout per read).
-type usageMemo struct {
-	mu sync.Mutex
-	// of is by cluster, then by pod name; uid tells a recreated pod from the one measured.
-	of map[types.NamespacedName]map[string]memoEntry
-}
-
 // memoEntry is one member's last measurement: its usage, or why its agent could not be read,
 // and the capacity its claim reported then (claimCapacity): once an expansion changes that, the
 // measurement tells of the file system before it and is not used again.
@@ -92,27 +82,6 @@ type memoEntry struct {
 	err           string
 	at            time.Time
 	claimCapacity string
-}
-
-// get returns the memo of cluster.
-func (m *usageMemo) get(cluster types.NamespacedName) map[string]memoEntry {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.of[cluster]
-}
-
-// put replaces the memo of cluster (nil forgets it).
-func (m *usageMemo) put(cluster types.NamespacedName, entries map[string]memoEntry) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.of == nil {
-		m.of = map[types.NamespacedName]map[string]memoEntry{}
-	}
-	if entries == nil {
-		delete(m.of, cluster)
-		return
-	}
-	m.of[cluster] = entries
 }
 
 func (r *Reconciler) measureInterval() time.Duration {
@@ -136,7 +105,7 @@ func (r *Reconciler) reconcileAutoGrow(ctx context.Context, dc *databasev1alpha1
 	claims []corev1.PersistentVolumeClaim,
 ) (autoGrowObservation, error) {
 	if !dc.AutoGrows() {
-		r.usage.put(client.ObjectKeyFromObject(dc), nil)
+		r.usage.forget(client.ObjectKeyFromObject(dc))
 		return autoGrowObservation{}, nil
 	}
 	obs := autoGrowObservation{ran: true}
@@ -237,7 +206,8 @@ func (r *Reconciler) measureMembers(ctx context.Context, dc *databasev1alpha1.Da
 	capacities map[string]string, obs *autoGrowObservation,
 ) map[string]memberUsage {
 	key := client.ObjectKeyFromObject(dc)
-	memo, now := r.usage.get(key), r.clock().Now()
+	memo, _ := r.usage.get(key)
+	now := r.clock().Now()
 	kept := map[string]memoEntry{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

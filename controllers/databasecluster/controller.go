@@ -94,10 +94,14 @@ type Reconciler struct {
 	// ObserveInterval is how often the members' roles are read (default
 	// DefaultObserveInterval).
 	ObserveInterval time.Duration
-	// roles remembers the last read of each cluster's members (reconcileRoles).
-	roles rolesMemo
-	// usage remembers the last measurement of each member (reconcileAutoGrow).
-	usage usageMemo
+	// roles remembers the last read of each cluster's members (reconcileRoles), so that a
+	// cluster's agents are asked at most once per interval, whatever the number of reconciles.
+	roles clusterMemo[rolesMemoEntry]
+	// usage remembers the last measurement of each member, by pod name (reconcileAutoGrow): a
+	// member is measured again only once it is measureInterval old, so that reconciles in
+	// between write no status for a usage that moved a few bytes, and wait for no agent that
+	// does not answer (a NetworkPolicy that drops the packets costs agentTimeout per read).
+	usage clusterMemo[map[string]memoEntry]
 	// replaced remembers the stuck pods phase 6 deleted (reconcileRollout).
 	replaced replacedPods
 	// replacedLost remembers the pods of lost members phase 6 deleted (reconcileLostMembers).
@@ -190,8 +194,8 @@ func (r *Reconciler) Finalizer() string { return databasev1alpha1.Finalizer }
 // measured); the skeleton forgets its conditions.
 func (r *Reconciler) ForgetMetrics(namespace, name string) {
 	opmetrics.ForgetCluster(namespace, name)
-	r.usage.put(types.NamespacedName{Namespace: namespace, Name: name}, nil)
-	r.roles.put(types.NamespacedName{Namespace: namespace, Name: name}, rolesMemoEntry{})
+	r.usage.forget(types.NamespacedName{Namespace: namespace, Name: name})
+	r.roles.forget(types.NamespacedName{Namespace: namespace, Name: name})
 	if f, ok := r.Members.(interface{ Forget(types.NamespacedName) }); ok {
 		f.Forget(types.NamespacedName{Namespace: namespace, Name: name})
 	}

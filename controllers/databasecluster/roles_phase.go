@@ -69,40 +69,12 @@ type memberRead struct {
 	err         error
 }
 
-// rolesMemo remembers the last reads of each cluster's members, so that a cluster's agents are
-// asked at most once per interval, whatever the number of reconciles in between.
-type rolesMemo struct {
-	mu sync.Mutex
-	of map[types.NamespacedName]rolesMemoEntry
-}
-
 // rolesMemoEntry is one cluster's last reads and when they were made, and since when each
 // member has been unavailable.
 type rolesMemoEntry struct {
 	at    time.Time
 	reads []memberRead
 	since map[string]time.Time
-}
-
-func (m *rolesMemo) get(cluster types.NamespacedName) (rolesMemoEntry, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.of[cluster]
-	return e, ok
-}
-
-// put replaces the memo of cluster; a zero entry forgets it.
-func (m *rolesMemo) put(cluster types.NamespacedName, e rolesMemoEntry) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.of == nil {
-		m.of = map[types.NamespacedName]rolesMemoEntry{}
-	}
-	if e.at.IsZero() {
-		delete(m.of, cluster)
-		return
-	}
-	m.of[cluster] = e
 }
 
 func (r *Reconciler) observeInterval() time.Duration {
@@ -120,7 +92,7 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.Da
 ) (rolesObservation, error) {
 	key := client.ObjectKeyFromObject(dc)
 	if !dc.HasEngine() || r.Members == nil {
-		r.roles.put(key, rolesMemoEntry{})
+		r.roles.forget(key)
 		return rolesObservation{}, nil
 	}
 	pods, err := r.listPods(ctx, dc)
@@ -154,7 +126,9 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.Da
 	}
 	obs.plan, err = r.decideRoles(ctx, dc, facts)
 	if obs.plan.decision.Action.Kind != roles.ActionWait {
-		r.roles.put(key, rolesMemoEntry{since: memo.since}) // the members are read again after an action
+		// The members are read again after an action (a zero time is past any interval); since
+		// when each has been unavailable is kept.
+		r.roles.put(key, rolesMemoEntry{since: memo.since})
 	}
 	return obs, err
 }
@@ -198,7 +172,7 @@ func samePods(reads []memberRead, pods []corev1.Pod) bool {
 	}
 	for i := range pods {
 		r, p := reads[i], &pods[i]
-		if r.pod != p.Name || r.uid != p.UID || r.ip != p.Status.PodIP || (p.DeletionTimestamp != nil) != errors.Is(r.err, errNotRunning) {
+		if r.pod != p.Name || r.uid != p.UID || r.ip != p.Status.PodIP || (p.DeletionTimestamp != nil && !errors.Is(r.err, errNotRunning)) {
 			return false
 		}
 	}

@@ -86,6 +86,16 @@ var _ = Describe("publishRoles", Label("unit"), func() {
 		Entry("being deleted since", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} }, false),
 	)
 
+	It("samePods: a pod read as not running (no IP yet, or deleted) needs no new read until it changes", func() {
+		read := []memberRead{{pod: "db-0", uid: "uid-1", err: errNotRunning}}
+		pods := []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "db-0", UID: "uid-1"}}}
+		Expect(samePods(read, pods)).To(BeTrue(), "still without an IP")
+		pods[0].DeletionTimestamp = &metav1.Time{}
+		Expect(samePods(read, pods)).To(BeTrue(), "deleted, and read as not running already")
+		pods[0].DeletionTimestamp, pods[0].Status.PodIP = nil, "10.0.0.1"
+		Expect(samePods(read, pods)).To(BeFalse(), "it has an IP now")
+	})
+
 	It("reads the agents on the port the pods declare and admission keeps free", func() {
 		Expect(memberagent.Port).To(BeEquivalentTo(databasev1alpha1.MemberAgentPort))
 	})
