@@ -35,6 +35,10 @@
 //     not its name (every certificate that CA signs is one of the cluster's members).
 //   - --database-credentials: PostgreSQL only, a directory with the files username and
 //     password, read at every connection so that a rotated Secret is used at once.
+//   - --member-wait-file: a file the agents wait for, non-empty, before they listen (etcd: the
+//     member's announcement, which the operator writes on the pod once the member is in etcd's
+//     member list, read through the downward API). The pod's startup probe on --member-listen
+//     holds the database container back until then.
 package agentcmd
 
 import (
@@ -53,6 +57,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/memberagent"
@@ -74,6 +79,9 @@ type config struct {
 	memberListen, memberTLSDir, name string
 
 	databaseURL, databaseCA, databaseServerName, databaseCredentials string
+
+	// waitFile is the file that must be there, non-empty, before the agents listen.
+	waitFile string
 
 	// given holds the flags the command line named, to refuse those that would be ignored.
 	given map[string]bool
@@ -114,11 +122,39 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, err)
 	}
+	if err := waitForFile(ctx, c.waitFile, stderr); err != nil {
+		return report(stderr, err)
+	}
 	listeners, err := listenAll(servers)
 	if err != nil {
 		return report(stderr, err)
 	}
 	return report(stderr, serveAll(ctx, servers, listeners))
+}
+
+// waitPoll is how often the file of --member-wait-file is looked at.
+const waitPoll = 250 * time.Millisecond
+
+// waitForFile returns once path ("" for none) holds something, or with ctx's error.
+func waitForFile(ctx context.Context, path string, stderr io.Writer) error {
+	if path == "" {
+		return nil
+	}
+	told := false
+	for {
+		if data, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(data))) > 0 {
+			return nil
+		}
+		if !told {
+			_, _ = fmt.Fprintf(stderr, "waiting for %s (the member's announcement) before listening\n", path)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", path, ctx.Err())
+		case <-time.After(waitPoll):
+		}
+	}
 }
 
 // report writes err, if any, on one line and returns its exit code.
@@ -147,6 +183,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.memberListen, "member-listen", "", "member agent: the address to serve on over mutual TLS, host:port")
 	fs.StringVar(&c.memberTLSDir, "member-tls-dir", "", "member agent: the directory of ca.crt, tls.crt and tls.key")
 	fs.StringVar(&c.name, "member-name", "", "member agent: the member's name, the pod's")
+	fs.StringVar(&c.waitFile, "member-wait-file", "", "member agent: a file that must be there, non-empty, before the agents listen")
 	fs.StringVar(&c.databaseURL, "database-url", "", "member agent: etcd's client URL (default http://127.0.0.1:2379) or PostgreSQL's host:port (default 127.0.0.1:5432)")
 	fs.StringVar(&c.databaseCA, "database-ca", "", "member agent: the CA file that verifies the database's certificate")
 	fs.StringVar(&c.databaseServerName, "database-server-name", "", "member agent: the name the database's certificate is verified for (PostgreSQL: its chain alone, sslmode=verify-ca)")
@@ -181,7 +218,7 @@ func (c config) validate() error {
 		return usageError("nothing to run: give --path and --listen (the storage agent), --engine (the member agent), or both")
 	}
 	if c.engine == "" {
-		for _, name := range []string{"member-listen", "member-tls-dir", "member-name", "database-url",
+		for _, name := range []string{"member-listen", "member-tls-dir", "member-name", "member-wait-file", "database-url",
 			"database-ca", "database-server-name", "database-credentials"} {
 			if c.given[name] {
 				return usageError(fmt.Sprintf("--%s is the member agent's: give --engine too", name))

@@ -15,6 +15,8 @@
 package databasecluster
 
 import (
+	"slices"
+
 	"maps"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -228,7 +230,12 @@ var _ = Describe("Builders", Label("unit"), func() {
 			Expect(agent.Command).To(Equal([]string{"/manager", "storage-agent"}))
 			Expect(agent.Args).To(Equal([]string{"--engine=etcd", "--member-listen=:9191", "--member-tls-dir=/etc/database/agent-tls",
 				"--member-name=$(POD_NAME)", "--database-url=https://127.0.0.1:2379", "--database-ca=/etc/database/tls/ca.crt",
-				"--database-server-name=$(POD_NAME).db-headless.$(POD_NAMESPACE).svc"}))
+				"--database-server-name=$(POD_NAME).db-headless.$(POD_NAMESPACE).svc",
+				"--member-wait-file=/etc/database/agent-tls/etcd-initial-cluster"}))
+			Expect(agent.StartupProbe).To(Equal(&corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(9191)}},
+				PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 600,
+			}), "etcd starts only once the agent listens, which it does once the member is announced")
 			Expect(agent.Ports).To(Equal([]corev1.ContainerPort{memberPort}))
 			Expect(agent.Env).To(Equal(podEnv))
 			Expect(agent.VolumeMounts).To(Equal([]corev1.VolumeMount{agentTLSMount,
@@ -254,7 +261,7 @@ var _ = Describe("Builders", Label("unit"), func() {
 			Expect(specs.BuildAgent(dc, "img")).To(Equal(specs.BuildStorageAgent("img")))
 		})
 		It("adds the agent and its certificate's volume to the pods of a cluster with an engine, only when the agent's image is known", func() {
-			dc := newCluster("db", withEngine(databasev1alpha1.EngineEtcd))
+			dc := newCluster("db", withEngine(databasev1alpha1.EnginePostgreSQL))
 			with, err := specs.BuildStatefulSet(dc, specs.Inputs{AgentImage: "img"})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(with.Spec.Template.Spec.InitContainers).To(Equal([]corev1.Container{specs.BuildAgent(dc, "img")}))
@@ -265,8 +272,58 @@ var _ = Describe("Builders", Label("unit"), func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(without.Spec.Template.Spec.InitContainers).To(BeEmpty())
 			Expect(without.Spec.Template.Spec.Volumes).To(BeEmpty())
+			Expect(with.Spec.Template.Spec.Containers[0].Env).To(BeEmpty(), "PostgreSQL is announced nothing")
+		})
+		It("announces each etcd member through its pod's annotations: a projected volume the agent waits on, and etcd's variables", func() {
+			dc := newCluster("db", withEngine(databasev1alpha1.EngineEtcd))
+			with, err := specs.BuildStatefulSet(dc, specs.Inputs{AgentImage: "img"})
+			Expect(err).NotTo(HaveOccurred())
+			annotation := func(key string) *corev1.ObjectFieldSelector {
+				return &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['" + key + "']"}
+			}
+			Expect(with.Spec.Template.Spec.Volumes).To(Equal([]corev1.Volume{{Name: "agent-tls", VolumeSource: corev1.VolumeSource{
+				Projected: &corev1.ProjectedVolumeSource{DefaultMode: ptr.To[int32](0o440), Sources: []corev1.VolumeProjection{
+					{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "db-agent-tls"}, Items: []corev1.KeyToPath{
+						{Key: "tls.crt", Path: "tls.crt"}, {Key: "tls.key", Path: "tls.key"}, {Key: "ca.crt", Path: "ca.crt"}}}},
+					{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+						{Path: "etcd-initial-cluster", FieldRef: annotation("database.seed1b407122.io/etcd-initial-cluster")},
+						{Path: "etcd-initial-cluster-state", FieldRef: annotation("database.seed1b407122.io/etcd-initial-cluster-state")}}}},
+				}}}}}))
+			Expect(with.Spec.Template.Spec.Containers[0].Env).To(Equal(append(slices.Clone(dc.Spec.Env),
+				corev1.EnvVar{Name: "ETCD_INITIAL_CLUSTER", ValueFrom: &corev1.EnvVarSource{FieldRef: annotation("database.seed1b407122.io/etcd-initial-cluster")}},
+				corev1.EnvVar{Name: "ETCD_INITIAL_CLUSTER_STATE", ValueFrom: &corev1.EnvVarSource{FieldRef: annotation("database.seed1b407122.io/etcd-initial-cluster-state")}},
+			)), "the user's variables first, the announcement last")
+			without, err := specs.BuildStatefulSet(dc, specs.Inputs{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(without.Spec.Template.Spec.Containers[0].Env).To(Equal(dc.Spec.Env), "no agent holds etcd back: nothing announced")
 		})
 	})
+
+	DescribeTable("PeerURLs: the spec's --initial-advertise-peer-urls for one member",
+		func(args []string, env []corev1.EnvVar, want []string, wantErr string) {
+			dc := newCluster("db", withNamespace("ns"))
+			dc.Spec.Args, dc.Spec.Env = args, env
+			got, err := specs.PeerURLs(dc, "db-3")
+			if wantErr != "" {
+				Expect(err).To(MatchError(ContainSubstring(wantErr)))
+				return
+			}
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got).To(Equal(want))
+		},
+		Entry("the pod's name and namespace from the downward API",
+			[]string{"--initial-advertise-peer-urls=https://$(POD_NAME).db-headless.$(POD_NAMESPACE).svc:2380"},
+			[]corev1.EnvVar{fieldVar("POD_NAME", "metadata.name"), fieldVar("POD_NAMESPACE", "metadata.namespace")},
+			[]string{"https://db-3.db-headless.ns.svc:2380"}, ""),
+		Entry("a literal variable, two URLs, the single-dash flag",
+			[]string{"-initial-advertise-peer-urls=http://$(POD_NAME).$(DOMAIN):2380,http://$(POD_NAME).alt:2380"},
+			[]corev1.EnvVar{fieldVar("POD_NAME", "metadata.name"), {Name: "DOMAIN", Value: "example.internal"}},
+			[]string{"http://db-3.example.internal:2380", "http://db-3.alt:2380"}, ""),
+		Entry("no flag", []string{"--name=$(POD_NAME)"}, nil, nil, "args set no --initial-advertise-peer-urls"),
+		Entry("a variable from elsewhere",
+			[]string{"--initial-advertise-peer-urls=http://$(HOST_IP):2380"},
+			[]corev1.EnvVar{fieldVar("HOST_IP", "status.hostIP")}, nil, "names $(HOST_IP)"),
+	)
 
 	Describe("BuildPodDisruptionBudget", func() {
 		It("allows one pod down at a time", func() {
@@ -333,4 +390,9 @@ var _ = Describe("Builders", Label("unit"), func() {
 // withAutomountToken sets spec.automountServiceAccountToken.
 func withAutomountToken(automount *bool) clusterOption {
 	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.AutomountServiceAccountToken = automount }
+}
+
+// fieldVar is the variable name holding the pod's field path.
+func fieldVar(name, path string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 }

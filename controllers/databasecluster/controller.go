@@ -163,7 +163,8 @@ func (r *Reconciler) Phases(ctx context.Context, dc *databasev1alpha1.DatabaseCl
 			obs.recheckAfter = sooner(obs.recheckAfter, unknownReread)
 		}
 	}
-	if p := obs.roles.plan; p.deferred || p.decision.Progress.Switchover != nil || p.decision.Action.Kind == roles.ActionDeletePod {
+	if p := obs.roles.plan; p.deferred || p.decision.Progress.Switchover != nil || p.decision.Action.Kind == roles.ActionDeletePod ||
+		obs.roles.membership.Action.Kind != roles.MembershipWait {
 		obs.recheckAfter = sooner(obs.recheckAfter, switchoverRecheck)
 	}
 	withCertificateRecheck(&obs)

@@ -48,8 +48,17 @@ func withReplicas(n int32) clusterOption {
 	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Replicas = ptr.To(n) }
 }
 
+// withEngine sets spec.engine; with etcd, also the args admission asks for (the peer URL each
+// member advertises, from the pod's name).
 func withEngine(engine databasev1alpha1.Engine) clusterOption {
-	return func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Engine = engine }
+	return func(dc *databasev1alpha1.DatabaseCluster) {
+		dc.Spec.Engine = engine
+		if engine == databasev1alpha1.EngineEtcd {
+			dc.Spec.Env = append(dc.Spec.Env, corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})
+			dc.Spec.Args = append(dc.Spec.Args, "--initial-advertise-peer-urls=http://$(POD_NAME)."+dc.Name+"-headless:2380")
+		}
+	}
 }
 
 func withServiceType(t corev1.ServiceType) clusterOption {

@@ -130,6 +130,9 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, dc *databasev1alp
 ) (*cachecfg.StatefulSetView, child.Result, []string, error) {
 	in := specs.Inputs{InputsChecksum: checksum, AgentImage: r.AgentImage}
 	replicas, waits, err := r.holdScaleUp(ctx, dc, claims)
+	if err == nil && replicas == nil {
+		replicas, err = r.holdMembers(ctx, dc)
+	}
 	if err != nil {
 		return nil, "", nil, err
 	}

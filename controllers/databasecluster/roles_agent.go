@@ -87,6 +87,24 @@ func (a *AgentMembers) TransferLeadership(ctx context.Context, dc *databasev1alp
 	})
 }
 
+// AddMember adds the member name at peerURL to the cluster through pod's agent.
+func (a *AgentMembers) AddMember(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod,
+	name, peerURL string,
+) (memberagent.Observation, error) {
+	return a.act(ctx, dc, pod, func(c *memberagent.Client, agent memberagent.Agent) (memberagent.Observation, error) {
+		return c.AddMember(ctx, agent, name, peerURL)
+	})
+}
+
+// RemoveMember removes the member name from the cluster through pod's agent.
+func (a *AgentMembers) RemoveMember(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod,
+	name string,
+) (memberagent.Observation, error) {
+	return a.act(ctx, dc, pod, func(c *memberagent.Client, agent memberagent.Agent) (memberagent.Observation, error) {
+		return c.RemoveMember(ctx, agent, name)
+	})
+}
+
 // act calls pod's agent with the cluster's client.
 func (a *AgentMembers) act(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod,
 	call func(*memberagent.Client, memberagent.Agent) (memberagent.Observation, error),

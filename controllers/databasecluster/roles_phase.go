@@ -29,6 +29,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/cachecfg"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/roles"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 	"github.com/seed1b407122/database-operator/controllers/memberagent"
 )
 
@@ -45,6 +46,8 @@ type MemberReader interface {
 	Promote(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error)
 	Fence(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) (memberagent.Observation, error)
 	TransferLeadership(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, to string) (memberagent.Observation, error)
+	AddMember(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, name, peerURL string) (memberagent.Observation, error)
+	RemoveMember(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, name string) (memberagent.Observation, error)
 }
 
 // rolesObservation is what the roles phase observed and published in one pass.
@@ -57,6 +60,8 @@ type rolesObservation struct {
 	unknown []string
 	// plan is what the planner decided, and whether its action waits for the status.
 	plan rolesDecision
+	// membership is what the membership planner decided (engine etcd).
+	membership roles.MembershipDecision
 }
 
 // memberRead is one member's answer, or why its agent could not be read. uid and ip tell the
@@ -119,6 +124,13 @@ func (r *Reconciler) reconcileRoles(ctx context.Context, dc *databasev1alpha1.Da
 		// Hibernated or stopped for an offline backup: its members are down on purpose, and no
 		// role is changed (no failover to a member that is stopping too).
 		return obs, nil
+	}
+	membership, err := r.reconcileMembership(ctx, dc, pods, memo.reads)
+	obs.membership = membership.decision
+	if err != nil || membership.acted {
+		// One change at a time: the members are read again before any role is changed.
+		r.roles.put(key, rolesMemoEntry{since: memo.since})
+		return obs, err
 	}
 	facts := memberFacts{pods: pods, reads: memo.reads, nodeGone: nodeGone(lost), since: memo.since, replicas: desiredMembers(dc)}
 	if sts != nil {
@@ -230,7 +242,7 @@ func (r *Reconciler) patchRoleLabel(ctx context.Context, pod *corev1.Pod, role s
 		}
 		patched.Labels[databasev1alpha1.RoleLabel] = role
 	}
-	err := r.Patch(ctx, patched, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
+	err := r.Patch(ctx, patched, patch.LockedMergeFrom(pod))
 	if err != nil {
 		return fmt.Errorf("labelling pod %s %s: %w", pod.Name, roleOrNone(role), err)
 	}

@@ -184,6 +184,8 @@ type BackupSource struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine == 'none' || (has(self.port) ? self.port : 9000) != 9191",fieldPath=".port",message="port cannot be 9191 with an engine: the operator's member agent listens on it"
 // +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine == 'none' || !has(self.monitoring) || self.monitoring.port != 9191",fieldPath=".monitoring.port",message="monitoring.port cannot be 9191 with an engine: the operator's member agent listens on it"
 // +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine == 'none' || !has(self.sidecars) || self.sidecars.all(c, c.name != 'storage-agent')",fieldPath=".sidecars",message="sidecars cannot be named storage-agent with an engine: the operator adds a sidecar of that name (its member agent)"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine != 'etcd' || !has(self.args) || self.args.all(a, !a.matches('^--?initial-cluster(-state)?(=|$)'))",fieldPath=".args",message="args cannot set --initial-cluster or --initial-cluster-state with engine etcd: the operator owns etcd's membership and gives each member its own (ETCD_INITIAL_CLUSTER and ETCD_INITIAL_CLUSTER_STATE), so that members can be added and removed"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine != 'etcd' || (has(self.args) && self.args.exists(a, a.startsWith('--initial-advertise-peer-urls=') && a.contains('$(')))",fieldPath=".args",message="args must set --initial-advertise-peer-urls with engine etcd, naming the member through the downward API (e.g. https://$(POD_NAME).NAME-headless.$(POD_NAMESPACE).svc:2380): the operator announces each member to the others at that URL"
 type DatabaseClusterSpec struct {
 	// Replicas is the number of database pods. kubectl scale, a HorizontalPodAutoscaler or KEDA
 	// may set it through the scale subresource, within minReplicas and 9.
@@ -241,9 +243,13 @@ type DatabaseClusterSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	Command []string `json:"command,omitempty"`
 
-	// Args are the arguments of the database container.
+	// Args are the arguments of the database container. With engine etcd they must set
+	// --initial-advertise-peer-urls and must not set --initial-cluster or
+	// --initial-cluster-state: the operator owns etcd's membership.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=4096
 	Args []string `json:"args,omitempty"`
 
 	// SecurityContext sets the user and groups of the database container.

@@ -156,6 +156,16 @@ type SwitchoverStatus struct {
 	StartedAt metav1.Time `json:"startedAt"`
 }
 
+// The announcement of an etcd member (engine etcd): the initial cluster its etcd starts with and
+// its state ("new" or "existing"), which the operator writes on the member's pod once the member
+// is in etcd's member list (or, for a new cluster, once every member is desired), and which the
+// pod's etcd reads through the downward API (ETCD_INITIAL_CLUSTER, ETCD_INITIAL_CLUSTER_STATE).
+// The member agent holds the database back until the announcement is there.
+const (
+	EtcdInitialClusterAnnotation      = "database.seed1b407122.io/etcd-initial-cluster"
+	EtcdInitialClusterStateAnnotation = "database.seed1b407122.io/etcd-initial-cluster-state"
+)
+
 // SwitchoverAnnotation on a DatabaseCluster with an engine asks for a switchover: its value is
 // the member to promote, or "any" for the most advanced healthy replica. The operator removes it
 // once it has started the switchover, found it already done, or refused it (an event says why).

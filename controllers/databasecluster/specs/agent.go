@@ -15,10 +15,14 @@
 package specs
 
 import (
+	"fmt"
 	"net"
+	"regexp"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/internal/certs"
@@ -56,6 +60,10 @@ func BuildAgent(dc *databasev1alpha1.DatabaseCluster, image string) corev1.Conta
 	agent.Env = []corev1.EnvVar{fieldEnv(podNameEnv, "metadata.name"), fieldEnv(podNamespaceEnv, "metadata.namespace")}
 	agent.VolumeMounts = append(agent.VolumeMounts, corev1.VolumeMount{Name: databasev1alpha1.AgentTLSVolumeName,
 		MountPath: databasev1alpha1.AgentTLSMountPath, ReadOnly: true})
+	if announces(dc) {
+		agent.Args = append(agent.Args, "--member-wait-file="+databasev1alpha1.AgentTLSMountPath+"/"+initialClusterFile)
+		agent.StartupProbe = announcementProbe()
+	}
 	for _, m := range inputMounts(dc) {
 		if m.Name == databasev1alpha1.TLSVolumeName || m.Name == databasev1alpha1.CredentialsVolumeName {
 			agent.VolumeMounts = append(agent.VolumeMounts, m)
@@ -98,6 +106,58 @@ func databaseURL(dc *databasev1alpha1.DatabaseCluster) string {
 	return "http://" + local
 }
 
+// announces says whether dc's members wait for their announcement (engine etcd): the initial
+// cluster each member's etcd starts with, which the operator writes on its pod once the member
+// is in etcd's member list.
+func announces(dc *databasev1alpha1.DatabaseCluster) bool {
+	return dc.EngineName() == databasev1alpha1.EngineEtcd
+}
+
+// The files of the announcement, in the member agent's volume.
+const (
+	initialClusterFile      = "etcd-initial-cluster"
+	initialClusterStateFile = "etcd-initial-cluster-state"
+)
+
+// announcementPeriodSeconds and announcementFailureThreshold: the member agent's startup probe
+// looks every second for up to ten minutes (then the kubelet restarts the agent, which waits
+// again).
+const (
+	announcementPeriodSeconds    = 1
+	announcementFailureThreshold = 600
+)
+
+// announcementProbe is the member agent's startup probe with engine etcd: the agent listens
+// only once the member's announcement is there, and the database container starts only once
+// this probe succeeds, so that etcd reads its initial cluster from the announcement.
+func announcementProbe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
+			Port: intstr.FromInt32(databasev1alpha1.MemberAgentPort)}},
+		PeriodSeconds:    announcementPeriodSeconds,
+		TimeoutSeconds:   probeTimeoutSeconds,
+		SuccessThreshold: probeSuccessThreshold,
+		FailureThreshold: announcementFailureThreshold,
+	}
+}
+
+// announcementEnv are the database container's variables that carry the announcement to etcd
+// (with engine etcd, and only with an agent to hold etcd back until it is there): the user's
+// args cannot set the flags that would shadow them (admission refuses them).
+func announcementEnv(dc *databasev1alpha1.DatabaseCluster, agentImage string) []corev1.EnvVar {
+	if !announces(dc) || !hasAgent(dc, agentImage) {
+		return nil
+	}
+	return []corev1.EnvVar{
+		fieldEnv("ETCD_INITIAL_CLUSTER", annotationPath(databasev1alpha1.EtcdInitialClusterAnnotation)),
+		fieldEnv("ETCD_INITIAL_CLUSTER_STATE", annotationPath(databasev1alpha1.EtcdInitialClusterStateAnnotation)),
+	}
+}
+
+func annotationPath(key string) string {
+	return "metadata.annotations['" + key + "']"
+}
+
 // fieldEnv is the environment variable name holding the pod's field path.
 func fieldEnv(name, path string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
@@ -110,6 +170,68 @@ func agentVolumes(dc *databasev1alpha1.DatabaseCluster, agentImage string) []cor
 	if !hasAgent(dc, agentImage) || !dc.HasEngine() {
 		return nil
 	}
-	return []corev1.Volume{secretVolume(databasev1alpha1.AgentTLSVolumeName, dc.AgentTLSSecretName(), tlsFileMode,
-		corev1.TLSCertKey, corev1.TLSPrivateKeyKey, certs.CACertKey)}
+	certificate := secretVolume(databasev1alpha1.AgentTLSVolumeName, dc.AgentTLSSecretName(), tlsFileMode,
+		corev1.TLSCertKey, corev1.TLSPrivateKeyKey, certs.CACertKey)
+	if !announces(dc) {
+		return []corev1.Volume{certificate}
+	}
+	// With engine etcd the same volume carries the member's announcement, from the pod's
+	// annotations (the downward API): the agent waits for it.
+	secret := certificate.Secret
+	return []corev1.Volume{{Name: databasev1alpha1.AgentTLSVolumeName, VolumeSource: corev1.VolumeSource{
+		Projected: &corev1.ProjectedVolumeSource{DefaultMode: secret.DefaultMode, Sources: []corev1.VolumeProjection{
+			{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: secret.SecretName}, Items: secret.Items}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: initialClusterFile, FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1",
+					FieldPath: annotationPath(databasev1alpha1.EtcdInitialClusterAnnotation)}},
+				{Path: initialClusterStateFile, FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1",
+					FieldPath: annotationPath(databasev1alpha1.EtcdInitialClusterStateAnnotation)}},
+			}}},
+		}},
+	}}}
 }
+
+// advertisePeerURLsFlag is etcd's flag of the peer URLs a member advertises.
+const advertisePeerURLsFlag = "initial-advertise-peer-urls"
+
+// PeerURLs are the peer URLs the member pod advertises with engine etcd: the spec's
+// --initial-advertise-peer-urls, with each $(VAR) of the database container's environment
+// replaced as the kubelet replaces it (a literal value, the pod's name or namespace from the
+// downward API). It fails when the flag is missing or names a variable it cannot resolve.
+func PeerURLs(dc *databasev1alpha1.DatabaseCluster, pod string) ([]string, error) {
+	value, ok := "", false
+	for _, arg := range dc.Spec.Args {
+		for _, prefix := range []string{"--" + advertisePeerURLsFlag + "=", "-" + advertisePeerURLsFlag + "="} {
+			if v, found := strings.CutPrefix(arg, prefix); found {
+				value, ok = v, true
+			}
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("args set no --%s: the operator cannot tell where the members reach %s", advertisePeerURLsFlag, pod)
+	}
+	vars := map[string]string{}
+	for _, env := range dc.Spec.Env {
+		switch {
+		case env.ValueFrom == nil:
+			vars[env.Name] = env.Value
+		case env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.name":
+			vars[env.Name] = pod
+		case env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			vars[env.Name] = dc.Namespace
+		}
+	}
+	expanded := variableRef.ReplaceAllStringFunc(value, func(ref string) string {
+		if v, ok := vars[ref[2:len(ref)-1]]; ok {
+			return v
+		}
+		return ref
+	})
+	if left := variableRef.FindString(expanded); left != "" {
+		return nil, fmt.Errorf("--%s names %s, which is not an env variable with a value, the pod's name or its namespace", advertisePeerURLsFlag, left)
+	}
+	return strings.Split(expanded, ","), nil
+}
+
+// variableRef is a $(VAR) reference of a container's args.
+var variableRef = regexp.MustCompile(`\$\([A-Za-z_][A-Za-z0-9_.-]*\)`)

@@ -67,7 +67,7 @@ func BuildPodTemplate(dc *databasev1alpha1.DatabaseCluster, in Inputs) corev1.Po
 			ServiceAccountName:            dc.Spec.ServiceAccountName,
 			SecurityContext:               buildPodSecurityContext(dc.Spec.SecurityContext),
 			InitContainers:                buildInitContainers(dc, in.AgentImage),
-			Containers:                    []corev1.Container{buildContainer(dc)},
+			Containers:                    []corev1.Container{buildContainer(dc, in.AgentImage)},
 			Volumes:                       append(append(inputVolumes(dc), agentVolumes(dc, in.AgentImage)...), dc.Spec.Volumes...),
 			ImagePullSecrets:              dc.Spec.ImagePullSecrets,
 			TerminationGracePeriodSeconds: terminationGracePeriod(&dc.Spec),
@@ -116,7 +116,7 @@ func buildPodSecurityContext(spec *databasev1alpha1.SecurityContextSpec) *corev1
 	return security
 }
 
-func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
+func buildContainer(dc *databasev1alpha1.DatabaseCluster, agentImage string) corev1.Container {
 	return corev1.Container{
 		Name:            ContainerName,
 		Image:           dc.Spec.Image,
@@ -124,7 +124,7 @@ func buildContainer(dc *databasev1alpha1.DatabaseCluster) corev1.Container {
 		Command:         dc.Spec.Command,
 		Args:            dc.Spec.Args,
 		EnvFrom:         dc.Spec.EnvFrom,
-		Env:             append(dc.CredentialsEnv(), dc.Spec.Env...),
+		Env:             slices.Concat(dc.CredentialsEnv(), dc.Spec.Env, announcementEnv(dc, agentImage)),
 		Ports:           containerPorts(dc),
 		Resources:       dc.Spec.Resources,
 		VolumeMounts: slices.Concat([]corev1.VolumeMount{{

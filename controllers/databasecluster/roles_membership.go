@@ -1,0 +1,266 @@
+// Copyright 2026 The database-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package databasecluster
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/roles"
+	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
+	"github.com/seed1b407122/database-operator/controllers/memberagent"
+)
+
+// Events of the membership of etcd's members (engine etcd).
+const (
+	// EventMemberAdded tells that the operator added a member to etcd's member list (or
+	// promoted the learner it added).
+	EventMemberAdded = "MemberAdded"
+	// EventMemberRemoved tells that the operator removed a member from etcd's member list.
+	EventMemberRemoved = "MemberRemoved"
+)
+
+// actionMembership is the action of the membership events.
+const actionMembership = "Membership"
+
+// managesMembership says whether the operator keeps dc's database member list (engine etcd).
+func managesMembership(dc *databasev1alpha1.DatabaseCluster) bool {
+	return dc.EngineName() == databasev1alpha1.EngineEtcd
+}
+
+// membershipResult is what the membership step did on a pass.
+type membershipResult struct {
+	decision roles.MembershipDecision
+	// acted says that it changed the member list (the members are read again).
+	acted bool
+}
+
+// reconcileMembership keeps etcd's member list in line with the desired members
+// (roles.PlanMembership) and announces each member's initial cluster on its pod before its
+// etcd starts. It runs on a running cluster only.
+func (r *Reconciler) reconcileMembership(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
+	pods []corev1.Pod, reads []memberRead,
+) (membershipResult, error) {
+	if !managesMembership(dc) || dc.Stopped() {
+		return membershipResult{}, nil
+	}
+	in, err := membershipInput(dc, pods, reads)
+	if err != nil {
+		log.FromContext(ctx).Info("Cannot announce etcd's members", "reason", err.Error())
+		return membershipResult{decision: roles.MembershipDecision{Waiting: err.Error()}}, nil
+	}
+	out := membershipResult{decision: roles.PlanMembership(in)}
+	d := out.decision
+	if err := r.announce(ctx, pods, d.Announce); err != nil {
+		return out, err
+	}
+	if d.Waiting != "" {
+		log.FromContext(ctx).V(1).Info("A change of etcd's members waits", "reason", d.Waiting)
+	}
+	if d.Action.Kind == roles.MembershipWait {
+		return out, nil
+	}
+	out.acted = true
+	if err := r.changeMembership(ctx, dc, pods, d.Action); err != nil {
+		return out, err
+	}
+	return out, r.announce(ctx, pods, d.AnnounceAfter)
+}
+
+// membershipInput is the planner's input: the pods, etcd's member list as the primary (or else
+// any member) reported it, and the peer URLs the spec's args give each member.
+func membershipInput(dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod, reads []memberRead) (roles.MembershipInput, error) {
+	in := roles.MembershipInput{Desired: int(dc.DesiredReplicas()), FormedBefore: dc.Status.CurrentPrimary != "",
+		PeerURLs: map[string][]string{}, Healthy: map[string]bool{}}
+	count := in.Desired
+	for i := range pods {
+		ordinal, ok := podOrdinal(dc.StatefulSetName(), pods[i].Name)
+		if !ok {
+			continue
+		}
+		count = max(count, int(ordinal)+1)
+		in.Pods = append(in.Pods, roles.MemberPod{Name: pods[i].Name, Ordinal: int(ordinal),
+			Exists: pods[i].DeletionTimestamp == nil, Announced: pods[i].Annotations[databasev1alpha1.EtcdInitialClusterAnnotation] != ""})
+	}
+	list, primary, known := memberList(reads)
+	in.ListKnown, in.Primary = known, primary
+	for _, p := range list {
+		if ordinal, ok := podOrdinal(dc.StatefulSetName(), listedName(dc, p)); ok {
+			count = max(count, int(ordinal)+1)
+		}
+	}
+	for ordinal := range count {
+		name := memberName(dc, ordinal)
+		urls, err := specs.PeerURLs(dc, name)
+		if err != nil {
+			return in, err
+		}
+		in.Names, in.PeerURLs[name] = append(in.Names, name), urls
+	}
+	for _, read := range reads {
+		if read.err == nil {
+			in.Healthy[read.observation.Member] = true
+		}
+	}
+	for _, p := range list {
+		in.Listed = append(in.Listed, listedMember(dc, p, in.PeerURLs))
+	}
+	return in, nil
+}
+
+// memberList is etcd's member list as the primary's agent reported it (or, without a primary
+// that answered, the first member's that did), the primary's name, and whether any answered.
+func memberList(reads []memberRead) ([]memberagent.Peer, string, bool) {
+	var list []memberagent.Peer
+	primary, known := "", false
+	for _, read := range reads {
+		if read.err != nil || len(read.observation.Members) == 0 {
+			continue
+		}
+		if reportsPrimary(read) {
+			return read.observation.Members, read.observation.Member, true
+		}
+		if !known {
+			list, known = read.observation.Members, true
+		}
+	}
+	return list, primary, known
+}
+
+// listedMember is p for the planner: named by the name it reported, or (not started yet) by
+// the member whose peer URL it has, or the first label of its peer URL's host.
+func listedMember(dc *databasev1alpha1.DatabaseCluster, p memberagent.Peer, peerURLs map[string][]string) roles.ListedMember {
+	m := roles.ListedMember{Name: p.Name, Ordinal: -1, Started: p.Name != "", Learner: p.Learner, PeerURLs: p.PeerURLs}
+	if m.Name == "" {
+		for name, urls := range peerURLs {
+			if slices.ContainsFunc(urls, func(u string) bool { return slices.Contains(p.PeerURLs, u) }) {
+				m.Name = name
+			}
+		}
+	}
+	if m.Name == "" {
+		m.Name = listedName(dc, p)
+	}
+	if ordinal, ok := podOrdinal(dc.StatefulSetName(), m.Name); ok {
+		m.Ordinal = int(ordinal)
+	}
+	return m
+}
+
+// listedName is the name p reported, or the first label of its first peer URL's host.
+func listedName(_ *databasev1alpha1.DatabaseCluster, p memberagent.Peer) string {
+	if p.Name != "" || len(p.PeerURLs) == 0 {
+		return p.Name
+	}
+	u, err := url.Parse(p.PeerURLs[0])
+	if err != nil {
+		return ""
+	}
+	label, _, _ := strings.Cut(u.Hostname(), ".")
+	return label
+}
+
+// changeMembership carries out action through the agent of its Via member.
+func (r *Reconciler) changeMembership(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod,
+	action roles.MembershipAction,
+) error {
+	ctx, cancel := context.WithTimeout(ctx, roleActionTimeout)
+	defer cancel()
+	via := podNamed(pods, action.Via)
+	if via == nil {
+		return errNoPod
+	}
+	switch action.Kind {
+	case roles.MembershipAdd:
+		if _, err := r.Members.AddMember(ctx, dc, via, action.Member, action.PeerURLs[0]); err != nil {
+			return fmt.Errorf("adding %s to etcd's members through %s: %w", action.Member, via.Name, err)
+		}
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberAdded, actionMembership,
+			"Added %s (%s) to etcd's members, as a learner until it has caught up", action.Member, action.PeerURLs[0])
+	case roles.MembershipRemove:
+		if _, err := r.Members.RemoveMember(ctx, dc, via, action.Member); err != nil {
+			return fmt.Errorf("removing %s from etcd's members through %s: %w", action.Member, via.Name, err)
+		}
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberRemoved, actionMembership,
+			"Removed %s from etcd's members before its pod goes", action.Member)
+	case roles.MembershipTransfer:
+		if _, err := r.Members.TransferLeadership(ctx, dc, via, action.Target); err != nil {
+			return fmt.Errorf("moving the leadership from %s to %s before its removal: %w", via.Name, action.Target, err)
+		}
+		r.Recorder.Eventf(dc, via, corev1.EventTypeNormal, EventSwitchover, actionMembership,
+			"Moved the leadership from %s to %s before removing %s", via.Name, action.Target, via.Name)
+	}
+	return nil
+}
+
+// announce writes each pod's announcement (by pod name) as its annotations, guarded by the
+// pod's resourceVersion; a pod that has one keeps it.
+func (r *Reconciler) announce(ctx context.Context, pods []corev1.Pod, announcements map[string]roles.Announcement) error {
+	for i := range pods {
+		a, ok := announcements[pods[i].Name]
+		if !ok || pods[i].Annotations[databasev1alpha1.EtcdInitialClusterAnnotation] != "" {
+			continue
+		}
+		patched := pods[i].DeepCopy()
+		if patched.Annotations == nil {
+			patched.Annotations = map[string]string{}
+		}
+		patched.Annotations[databasev1alpha1.EtcdInitialClusterAnnotation] = a.InitialCluster
+		patched.Annotations[databasev1alpha1.EtcdInitialClusterStateAnnotation] = a.State
+		if err := r.Patch(ctx, patched, client.MergeFromWithOptions(&pods[i], client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("announcing the initial cluster of %s: %w", pods[i].Name, err)
+		}
+		pods[i] = *patched
+	}
+	return nil
+}
+
+// holdMembers is the replicas the StatefulSet keeps with engine etcd while a scale-down waits for
+// members to leave etcd's member list (nil: the spec's): a pod goes only once its member is
+// removed. Without a recent read of the list, the live StatefulSet's replicas are kept.
+func (r *Reconciler) holdMembers(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (*int32, error) {
+	if !managesMembership(dc) || dc.Stopped() || r.Members == nil {
+		return nil, nil
+	}
+	live, err := r.cachedStatefulSet(ctx, dc)
+	if err != nil || live == nil {
+		return nil, err
+	}
+	want, have := dc.DesiredReplicas(), ptr.Deref(live.Spec.Replicas, 0)
+	if have <= want {
+		return nil, nil
+	}
+	memo, _ := r.roles.get(client.ObjectKeyFromObject(dc))
+	list, _, known := memberList(memo.reads)
+	if !known {
+		return ptr.To(have), nil
+	}
+	hold := want
+	for _, p := range list {
+		if ordinal, ok := podOrdinal(dc.StatefulSetName(), listedName(dc, p)); ok && ordinal >= hold {
+			hold = ordinal + 1
+		}
+	}
+	return ptr.To(min(hold, have)), nil
+}
