@@ -222,6 +222,11 @@ func (r *Reconciler) replaceLostMember(ctx context.Context, dc *databasev1alpha1
 ) (held string, err error) {
 	m := &victim.member
 	if victim.deleteClaim {
+		// etcd: the member leaves the member list before its data goes, so that the new member
+		// joins with its peers' data under a new identity (a member cannot rejoin without its log).
+		if held, err := r.removeLostMember(ctx, dc, m.pod); held != "" || err != nil {
+			return held, err
+		}
 		if held, err := r.deleteLostClaim(ctx, dc.Namespace, victim); held != "" || err != nil {
 			return held, err
 		}

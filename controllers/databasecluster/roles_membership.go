@@ -264,3 +264,37 @@ func (r *Reconciler) holdMembers(ctx context.Context, dc *databasev1alpha1.Datab
 	}
 	return ptr.To(min(hold, have)), nil
 }
+
+// removeLostMember removes member, whose data is about to be deleted with its lost claim, from
+// etcd's member list (engine etcd) through the primary's agent as last read; held says why it
+// could not be, and the claim is then kept.
+func (r *Reconciler) removeLostMember(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, member string) (held string, err error) {
+	if !managesMembership(dc) || r.Members == nil {
+		return "", nil
+	}
+	memo, _ := r.roles.get(client.ObjectKeyFromObject(dc))
+	list, primary, known := memberList(memo.reads)
+	if !known || primary == "" || primary == member {
+		return "etcd's member list is not known from a primary other than " + member + ": " + member + " stays a member, and its claim", nil
+	}
+	if !slices.ContainsFunc(list, func(p memberagent.Peer) bool { return listedName(dc, p) == member }) {
+		return "", nil
+	}
+	pods, err := r.listPods(ctx, dc)
+	if err != nil {
+		return "", err
+	}
+	via := podNamed(pods, primary)
+	if via == nil {
+		return "the primary " + primary + " has no pod", nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, roleActionTimeout)
+	defer cancel()
+	if _, err := r.Members.RemoveMember(ctx, dc, via, member); err != nil {
+		return "", fmt.Errorf("removing the lost member %s from etcd's members through %s: %w", member, primary, err)
+	}
+	r.roles.put(client.ObjectKeyFromObject(dc), rolesMemoEntry{since: memo.since}) // read again
+	r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberRemoved, actionMembership,
+		"Removed %s from etcd's members before replacing it: its data is lost with its node", member)
+	return "", nil
+}
