@@ -239,6 +239,7 @@ var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"
 			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
 		}).Should(ContainElements(
 			ContainSubstring("MemberAdded: Added db-3 (http://db-3.db-headless:2380) to etcd's members"),
+			ContainSubstring("MemberPromoted: Promoted db-3 to a voting member: it has caught up"),
 			ContainSubstring("MemberRemoved: Removed db-4 from etcd's members before its pod goes"),
 			ContainSubstring("MemberRemoved: Removed db-3 from etcd's members before its pod goes"),
 		))

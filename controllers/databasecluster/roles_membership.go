@@ -34,9 +34,10 @@ import (
 
 // Events of the membership of etcd's members (engine etcd).
 const (
-	// EventMemberAdded tells that the operator added a member to etcd's member list (or
-	// promoted the learner it added).
+	// EventMemberAdded tells that the operator added a member to etcd's member list.
 	EventMemberAdded = "MemberAdded"
+	// EventMemberPromoted tells that the operator made a learner it added a voting member.
+	EventMemberPromoted = "MemberPromoted"
 	// EventMemberRemoved tells that the operator removed a member from etcd's member list.
 	EventMemberRemoved = "MemberRemoved"
 )
@@ -198,6 +199,12 @@ func (r *Reconciler) changeMembership(ctx context.Context, dc *databasev1alpha1.
 		}
 		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberAdded, actionMembership,
 			"Added %s (%s) to etcd's members, as a learner until it has caught up", action.Member, action.PeerURLs[0])
+	case roles.MembershipPromote:
+		if _, err := r.Members.AddMember(ctx, dc, via, action.Member, action.PeerURLs[0]); err != nil {
+			return fmt.Errorf("promoting %s to a voting member of etcd through %s: %w", action.Member, via.Name, err)
+		}
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberPromoted, actionMembership,
+			"Promoted %s to a voting member: it has caught up", action.Member)
 	case roles.MembershipRemove:
 		if _, err := r.Members.RemoveMember(ctx, dc, via, action.Member); err != nil {
 			return fmt.Errorf("removing %s from etcd's members through %s: %w", action.Member, via.Name, err)

@@ -35,9 +35,11 @@ type MembershipKind string
 const (
 	// MembershipWait changes nothing.
 	MembershipWait MembershipKind = ""
-	// MembershipAdd adds Member at PeerURLs (as a learner), or promotes it once it is a learner
-	// that has started: the same call, repeated until the member votes.
+	// MembershipAdd adds Member at PeerURLs, as a learner (a member that does not vote yet).
 	MembershipAdd MembershipKind = "Add"
+	// MembershipPromote makes Member, a learner that has started, a voting member (the engine's
+	// AddMember again, which etcd refuses until the learner has caught up).
+	MembershipPromote MembershipKind = "Promote"
 	// MembershipRemove removes Member from the member list.
 	MembershipRemove MembershipKind = "Remove"
 	// MembershipTransfer moves the leadership from Member, which is to be removed, to Target.
@@ -161,7 +163,7 @@ func PlanMembership(in MembershipInput) MembershipDecision {
 		return planRemoval(in, d, m)
 	}
 	if i := slices.IndexFunc(in.Listed, func(m ListedMember) bool { return m.Learner && m.Started && m.Ordinal >= 0 }); i >= 0 {
-		return withAction(in, d, MembershipAction{Kind: MembershipAdd, Member: in.Listed[i].Name, PeerURLs: in.Listed[i].PeerURLs})
+		return withAction(in, d, MembershipAction{Kind: MembershipPromote, Member: in.Listed[i].Name, PeerURLs: in.Listed[i].PeerURLs})
 	}
 	return planAddition(in, d)
 }

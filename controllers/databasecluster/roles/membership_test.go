@@ -124,7 +124,7 @@ func TestPlanMembership(t *testing.T) {
 		name: "db-3 started as a learner: promoted through the primary",
 		in:   MembershipInput{Desired: 5, Pods: pods(5, true), ListKnown: true, Listed: started3, Names: etcdNames(5), PeerURLs: etcdPeerURLs(5), Primary: "db-1", Healthy: all},
 		want: MembershipDecision{Replicas: 5, Announce: map[string]Announcement{},
-			Action: MembershipAction{Kind: MembershipAdd, Member: "db-3", PeerURLs: etcdPeerURLs(5)["db-3"], Via: "db-1"}},
+			Action: MembershipAction{Kind: MembershipPromote, Member: "db-3", PeerURLs: etcdPeerURLs(5)["db-3"], Via: "db-1"}},
 	}, {
 		name: "scale 5 -> 3: db-4 removed first through the primary, its pod kept until then",
 		in:   MembershipInput{Desired: 3, Pods: pods(5, true), ListKnown: true, Listed: voters(5), Names: etcdNames(5), PeerURLs: etcdPeerURLs(5), Primary: "db-0", Healthy: all},
