@@ -17,19 +17,12 @@ package agentcmd
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +32,7 @@ import (
 	"github.com/seed1b407122/database-operator/controllers/internal/certs"
 	"github.com/seed1b407122/database-operator/controllers/memberagent"
 	"github.com/seed1b407122/database-operator/controllers/storageagent"
+	"github.com/seed1b407122/database-operator/test/harness/operands"
 )
 
 // memberDNSName is the name in the test member's serving certificates (the agent's and etcd's).
@@ -99,73 +93,15 @@ func freeAddress(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// startEtcd runs a one-member etcd named db-0 on 127.0.0.1 for the test's life (the binary of
-// envtest's assets) and returns its client URL once it leads. With an authority it serves its
-// clients over https with the authority's serving pair. It skips the test without the assets.
+// startEtcd runs a one-member etcd named db-0 for the test's life and returns its client URL.
+// With an authority it serves its clients over https with the authority's serving pair.
 func startEtcd(t *testing.T, a *authority) string {
 	t.Helper()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Skip("KUBEBUILDER_ASSETS is unset: export it to the envtest assets to run etcd")
-	}
-	dir := t.TempDir()
-	client, peer := "http://"+freeAddress(t), "http://"+freeAddress(t)
-	var tlsFlags []string
+	var tlsConfig *operands.EtcdTLS
 	if a != nil {
-		client = "https" + strings.TrimPrefix(client, "http")
-		cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-		writeFile(t, cert, string(a.serving.CertPEM))
-		writeFile(t, key, string(a.serving.KeyPEM))
-		tlsFlags = []string{"--cert-file=" + cert, "--key-file=" + key}
+		tlsConfig = &operands.EtcdTLS{CAPEM: a.ca.CertPEM, CertPEM: a.serving.CertPEM, KeyPEM: a.serving.KeyPEM, ServerName: memberDNSName}
 	}
-	var log bytes.Buffer
-	cmd := exec.Command(filepath.Join(assets, "etcd"), "--name=db-0", "--data-dir="+filepath.Join(dir, "data"),
-		"--listen-client-urls="+client, "--advertise-client-urls="+client,
-		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
-		"--initial-cluster=db-0="+peer, "--unsafe-no-fsync")
-	cmd.Args = append(cmd.Args, tlsFlags...)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("etcd's log:\n%s", log.String())
-		}
-	})
-	waitLeader(t, client, etcdClientTLS(a))
-	return client
-}
-
-// etcdClientTLS trusts a's CA for memberDNSName; nil without an authority.
-func etcdClientTLS(a *authority) *tls.Config {
-	if a == nil {
-		return nil
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(a.ca.CertPEM)
-	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: memberDNSName}
-}
-
-// waitLeader waits up to 30 seconds for the etcd at client to lead.
-func waitLeader(t *testing.T, client string, tlsConfig *tls.Config) {
-	t.Helper()
-	engine := memberagent.NewEtcd(client, tlsConfig)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		obs, err := engine.Observe(ctx)
-		cancel()
-		if err == nil && obs.Role == memberagent.RolePrimary {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd does not lead after 30s: %+v, %v", obs, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return operands.StartEtcd(t, tlsConfig, "db-0")[0]
 }
 
 // command is a run of the agent command in the test.
@@ -538,119 +474,15 @@ func TestStorageAgentAlone(t *testing.T) {
 	cmd.stopWithin(t, storage)
 }
 
-// postgresBin holds the PostgreSQL 15 binaries of the Debian package.
-const postgresBin = "/usr/lib/postgresql/15/bin"
-
-// postgresAs is the identity the test's server runs as, and a directory it owns: initdb and
-// postgres refuse to run as root, so as root they run as the system's postgres user (through
-// the exec's credentials), in a directory made for it outside the test's 0700 temporary
-// directory. It skips the test without PostgreSQL 15, or as root without a postgres user.
-func postgresAs(t *testing.T) (*syscall.Credential, string) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(postgresBin, "initdb")); err != nil {
-		t.Skipf("PostgreSQL 15 is not installed in %s: %v", postgresBin, err)
-	}
-	if os.Geteuid() != 0 {
-		return nil, t.TempDir()
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		t.Skipf("running as root, and there is no postgres user to run PostgreSQL as: %v", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	dir, err := os.MkdirTemp("", "agentcmd-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chown(dir, uid, gid); err != nil {
-		t.Fatal(err)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, dir
-}
-
-// startPostgres runs a PostgreSQL 15 server on 127.0.0.1 for the test's life that serves TLS
-// with a's serving pair and takes the user postgres with password alone (scram-sha-256), and
-// returns its host:port.
-func startPostgres(t *testing.T, a authority, password string) string {
-	t.Helper()
-	cred, dir := postgresAs(t)
-	var log bytes.Buffer
-	command := func(name string, args ...string) *exec.Cmd {
-		cmd := exec.Command(filepath.Join(postgresBin, name), args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		cmd.Stdout, cmd.Stderr = &log, &log
-		return cmd
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("PostgreSQL's log:\n%s", log.String())
-		}
-	})
-	files := map[string]string{"pwfile": password, "server.crt": string(a.serving.CertPEM), "server.key": string(a.serving.KeyPEM)}
-	for name, data := range files {
-		writeFile(t, filepath.Join(dir, name), data)
-		if cred != nil {
-			if err := os.Chown(filepath.Join(dir, name), int(cred.Uid), int(cred.Gid)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	data := filepath.Join(dir, "data")
-	if err := command("initdb", "--pgdata="+data, "--username=postgres", "--auth=scram-sha-256",
-		"--pwfile="+filepath.Join(dir, "pwfile"), "--no-sync", "--encoding=UTF8", "--locale=C").Run(); err != nil {
-		t.Fatalf("initdb: %v", err)
-	}
-	address := freeAddress(t)
-	_, port, _ := net.SplitHostPort(address)
-	server := command("postgres", "-D", data, "-c", "listen_addresses=127.0.0.1", "-c", "port="+port,
-		"-c", "unix_socket_directories="+dir, "-c", "fsync=off", "-c", "ssl=on",
-		"-c", "ssl_cert_file="+filepath.Join(dir, "server.crt"), "-c", "ssl_key_file="+filepath.Join(dir, "server.key"))
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// SIGINT is the fast shutdown: sessions are ended, the server stops at once.
-		_ = server.Process.Signal(os.Interrupt)
-		_ = server.Wait()
-	})
-	waitPostgres(t, postgresURL(address, password))
-	return address
-}
-
-// postgresURL is the test's own connection to the server at address, as postgres with password,
-// encrypted and unverified.
-func postgresURL(address, password string) string {
-	u := url.URL{Scheme: "postgres", User: url.UserPassword("postgres", password), Host: address, Path: "/postgres",
-		RawQuery: "sslmode=require"}
-	return u.String()
-}
-
-// waitPostgres waits up to 30 seconds for the server of dsn to take connections.
-func waitPostgres(t *testing.T, dsn string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			_ = conn.Close(context.Background())
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("PostgreSQL takes no connections after 30s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestMemberAgentOverPostgreSQL: the member agent in front of a real PostgreSQL over TLS
 // (verified with the cluster's CA) and a password reports the primary, and follows a rotation
 // of the password from the next call on: the credentials' files are read at every connection.
 func TestMemberAgentOverPostgreSQL(t *testing.T) {
 	a := newAuthority(t, "db-ca")
 	const password, rotated = "p@ss w'rd/1", "rotated:2"
-	database := startPostgres(t, a, password)
+	server := operands.NewPostgreSQLHost(t).StartPrimary(t,
+		operands.PostgreSQL{Password: password, CertPEM: a.serving.CertPEM, KeyPEM: a.serving.KeyPEM})
+	database := server.Address
 	creds, databaseCA := t.TempDir(), filepath.Join(t.TempDir(), "ca.crt")
 	writeFile(t, databaseCA, string(a.ca.CertPEM))
 	writeFile(t, filepath.Join(creds, "username"), "postgres")
@@ -663,7 +495,7 @@ func TestMemberAgentOverPostgreSQL(t *testing.T) {
 	if obs := observe(t, cmd, operator, address); obs.Role != memberagent.RolePrimary || obs.Member != "db-0" || !obs.Writable {
 		t.Fatalf("Observe = %+v, want db-0, primary, writable", obs)
 	}
-	conn, err := pgx.Connect(context.Background(), postgresURL(database, password))
+	conn, err := pgx.Connect(context.Background(), server.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}

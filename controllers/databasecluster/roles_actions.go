@@ -27,6 +27,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/roles"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 	"github.com/seed1b407122/database-operator/controllers/memberagent"
 )
 
@@ -111,7 +112,7 @@ func (r *Reconciler) settleRequest(ctx context.Context, dc *databasev1alpha1.Dat
 	}
 	patched := dc.DeepCopy()
 	delete(patched.Annotations, databasev1alpha1.SwitchoverAnnotation)
-	if err := r.Patch(ctx, patched, client.MergeFromWithOptions(dc, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Patch(ctx, patched, patch.LockedMergeFrom(dc)); err != nil {
 		return fmt.Errorf("removing the annotation %s: %w", databasev1alpha1.SwitchoverAnnotation, err)
 	}
 	return nil

@@ -188,29 +188,6 @@ var _ = Describe("DatabaseCluster roles", Ordered, Label("integration"), func() 
 	})
 })
 
-// leaderSims are the simulated members of an etcd: a leadership transfer makes its target the
-// leader, as etcd does.
-type leaderSims map[string]*memberagent.SimEngine
-
-// leaderSim is the engine of member name in sims.
-type leaderSim struct {
-	*memberagent.SimEngine
-	sims leaderSims
-	// transfers counts the leadership transfers asked of any member.
-	transfers *atomic.Int32
-}
-
-func (l leaderSim) TransferLeadership(ctx context.Context, to string) error {
-	for name := range l.sims {
-		_ = l.AddMember(ctx, name, "")
-	}
-	if err := l.SimEngine.TransferLeadership(ctx, to); err != nil {
-		return err
-	}
-	l.transfers.Add(1)
-	return l.sims[to].Promote(ctx)
-}
-
 // startMembers serves the agents of dc's members db-0..db-2 with the engines of sims, certified by
 // the cluster's CA, and makes their pods Running and Ready at revision.
 func startMembers(ctx SpecContext, c client.Client, agents *memberAgents, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
@@ -258,7 +235,7 @@ var _ = Describe("DatabaseCluster ordered updates", Ordered, Label("integration"
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withEngine(databasev1alpha1.EngineEtcd))
 		sts := clusters.Create(ctx, dc)
 		Expect(sts.Spec.UpdateStrategy.Type).To(Equal(appsv1.OnDeleteStatefulSetStrategyType), "the operator orders the deletions")
-		sims := leaderSims{"db-0": memberagent.NewSimEngine("db-0", memberagent.RolePrimary),
+		sims := map[string]*memberagent.SimEngine{"db-0": memberagent.NewSimEngine("db-0", memberagent.RolePrimary),
 			"db-1": memberagent.NewSimEngine("db-1", memberagent.RoleReplica), "db-2": memberagent.NewSimEngine("db-2", memberagent.RoleReplica)}
 		sims["db-0"].Advance(300)
 		sims["db-1"].Advance(280)
@@ -266,7 +243,7 @@ var _ = Describe("DatabaseCluster ordered updates", Ordered, Label("integration"
 		transfers := &atomic.Int32{}
 		engines := map[string]memberagent.Engine{}
 		for name, sim := range sims {
-			engines[name] = leaderSim{SimEngine: sim, sims: sims, transfers: transfers}
+			engines[name] = memberagent.LeaderSim{SimEngine: sim, Sims: sims, Transfers: transfers}
 		}
 		startMembers(ctx, k8s, agents, dc, sts, engines, "r1")
 		setRevisions(ctx, k8s, sts, "r1", "r1")
@@ -308,12 +285,12 @@ var _ = Describe("DatabaseCluster ordered updates", Ordered, Label("integration"
 	It("switches over on request to the member named, and refuses one that is not a healthy replica", func(ctx SpecContext) {
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withEngine(databasev1alpha1.EngineEtcd))
 		sts := clusters.Create(ctx, dc)
-		sims := leaderSims{"db-0": memberagent.NewSimEngine("db-0", memberagent.RolePrimary),
+		sims := map[string]*memberagent.SimEngine{"db-0": memberagent.NewSimEngine("db-0", memberagent.RolePrimary),
 			"db-1": memberagent.NewSimEngine("db-1", memberagent.RoleReplica), "db-2": memberagent.NewSimEngine("db-2", memberagent.RoleReplica)}
 		transfers := &atomic.Int32{}
 		engines := map[string]memberagent.Engine{}
 		for name, sim := range sims {
-			engines[name] = leaderSim{SimEngine: sim, sims: sims, transfers: transfers}
+			engines[name] = memberagent.LeaderSim{SimEngine: sim, Sims: sims, Transfers: transfers}
 		}
 		startMembers(ctx, k8s, agents, dc, sts, engines, "r1")
 		setRevisions(ctx, k8s, sts, "r1", "r1")

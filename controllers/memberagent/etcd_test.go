@@ -15,124 +15,31 @@
 package memberagent
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/seed1b407122/database-operator/controllers/internal/certs"
+	"github.com/seed1b407122/database-operator/test/harness/operands"
 )
 
-// freePort is a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startEtcd runs a one-member etcd named m0 on 127.0.0.1 for the test's life and returns its
-// client URL.
+// startEtcd runs a one-member etcd named m0 for the test's life and returns its client URL.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	return startEtcdCluster(t, 1, nil)[0]
+	return operands.StartEtcd(t, nil, "m0")[0]
 }
 
-// startEtcdCluster runs an etcd of n members m0, m1 ... on 127.0.0.1 for the test's life (the
-// binary of envtest's assets) and returns their client URLs once the cluster has a leader. The
-// processes are killed and their data removed when the test ends, failed or not. With an
-// authority, the members serve their clients over https with its serving pair.
-func startEtcdCluster(t *testing.T, n int, a *authority) []string {
-	t.Helper()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Skip("KUBEBUILDER_ASSETS is unset: export it to the envtest assets (bin/k8s/...) to run etcd")
-	}
-	dir := t.TempDir()
-	scheme, tlsFlags := "http", []string(nil)
-	if a != nil {
-		scheme, tlsFlags = "https", etcdTLSFlags(t, dir, a.serving)
-	}
-	var clients, peers, initial []string
-	for i := range n {
-		clients = append(clients, scheme+"://127.0.0.1:"+strconv.Itoa(freePort(t)))
-		peers = append(peers, "http://127.0.0.1:"+strconv.Itoa(freePort(t)))
-		initial = append(initial, fmt.Sprintf("m%d=%s", i, peers[i]))
-	}
-	for i := range n {
-		name := fmt.Sprintf("m%d", i)
-		var log bytes.Buffer
-		cmd := exec.Command(filepath.Join(assets, "etcd"), "--name="+name, "--data-dir="+filepath.Join(dir, name),
-			"--listen-client-urls="+clients[i], "--advertise-client-urls="+clients[i],
-			"--listen-peer-urls="+peers[i], "--initial-advertise-peer-urls="+peers[i],
-			"--initial-cluster="+strings.Join(initial, ","), "--unsafe-no-fsync")
-		cmd.Args = append(cmd.Args, tlsFlags...)
-		cmd.Stdout, cmd.Stderr = &log, &log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("%s's log:\n%s", name, log.String())
-			}
-		})
-	}
-	waitEtcd(t, clients, etcdClientTLS(a))
-	return clients
-}
-
-// etcdClientTLS is the agent's TLS configuration for the etcd of a: its CA, and the member's
-// DNS name since it dials 127.0.0.1. It is nil without an authority.
-func etcdClientTLS(a *authority) *tls.Config {
+// etcdTLS is the https of an etcd that serves a's serving pair; nil without an authority.
+func etcdTLS(a *authority) *operands.EtcdTLS {
 	if a == nil {
 		return nil
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(a.ca.CertPEM)
-	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: memberDNSName}
-}
-
-// etcdTLSFlags writes serving into dir and returns the flags that serve clients with it.
-func etcdTLSFlags(t *testing.T, dir string, serving certs.Pair) []string {
-	t.Helper()
-	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(cert, serving.CertPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(key, serving.KeyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []string{"--cert-file=" + cert, "--key-file=" + key}
-}
-
-// waitEtcd waits up to 30 seconds for one of the etcd members at clients to be the leader.
-func waitEtcd(t *testing.T, clients []string, tlsConfig *tls.Config) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := etcdLeader(clients, tlsConfig); err == nil {
-			return
-		} else if time.Now().After(deadline) {
-			t.Fatalf("etcd has no leader after 30s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return &operands.EtcdTLS{CAPEM: a.ca.CertPEM, CertPEM: a.serving.CertPEM, KeyPEM: a.serving.KeyPEM, ServerName: memberDNSName}
 }
 
 // etcdLeader is the observation of the leader among the members at clients.
@@ -259,7 +166,7 @@ func isUnsupported(err error) bool { return errors.Is(err, ErrUnsupported) }
 // TestEtcdTransferLeadership: in a cluster of three, the leader hands its role to a follower,
 // which is then observed as the leader; a follower cannot Promote itself.
 func TestEtcdTransferLeadership(t *testing.T) {
-	clients := startEtcdCluster(t, 3, nil)
+	clients := operands.StartEtcd(t, nil, "m0", "m1", "m2")
 	ctx := context.Background()
 	leader, err := etcdLeader(clients, nil)
 	if err != nil {
@@ -287,12 +194,12 @@ func TestEtcdTransferLeadership(t *testing.T) {
 // member's certificate while it dials 127.0.0.1, and refuses a member another CA vouches for.
 func TestEtcdOverTLS(t *testing.T) {
 	a := newAuthority(t, "db-ca")
-	client := startEtcdCluster(t, 1, &a)[0]
-	if obs := observe(t, NewEtcd(client, etcdClientTLS(&a))); obs.Role != RolePrimary {
+	client := operands.StartEtcd(t, etcdTLS(&a), "m0")[0]
+	if obs := observe(t, NewEtcd(client, etcdTLS(&a).ClientConfig())); obs.Role != RolePrimary {
 		t.Fatalf("Observe over TLS = %+v, want the leader", obs)
 	}
 	other := newAuthority(t, "other-ca")
-	if _, err := NewEtcd(client, etcdClientTLS(&other)).Observe(context.Background()); err == nil {
+	if _, err := NewEtcd(client, etcdTLS(&other).ClientConfig()).Observe(context.Background()); err == nil {
 		t.Fatal("the engine trusted a member whose certificate another CA signed")
 	}
 }

@@ -15,25 +15,16 @@
 package memberagent
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-)
 
-// postgresBin holds the PostgreSQL 15 binaries of the Debian package.
-const postgresBin = "/usr/lib/postgresql/15/bin"
+	"github.com/seed1b407122/database-operator/test/harness/operands"
+)
 
 // TestParseLSN: an LSN is its two 32-bit halves; anything else is refused.
 func TestParseLSN(t *testing.T) {
@@ -64,137 +55,6 @@ func TestParseLSN(t *testing.T) {
 	}
 }
 
-// postgresAs is the identity the test's servers run as. initdb and postgres refuse to run as
-// root, and the tests here run as root: as root, they run as the system's postgres user (the
-// Debian package's, through the exec's credentials; no su or setpriv is needed), in a data
-// directory made for it outside the test's 0700 temporary directory. Otherwise they run as the
-// test's own user. Without a postgres user, root skips.
-func postgresAs(t *testing.T) (*syscall.Credential, string) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(postgresBin, "initdb")); err != nil {
-		t.Skipf("PostgreSQL 15 is not installed in %s: %v", postgresBin, err)
-	}
-	if os.Geteuid() != 0 {
-		return nil, t.TempDir()
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		t.Skipf("running as root, and there is no postgres user to run PostgreSQL as: %v", err)
-	}
-	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-	dir, err := os.MkdirTemp("", "memberagent-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chown(dir, int(uid), int(gid)); err != nil {
-		t.Fatal(err)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, dir
-}
-
-// pgHost runs the test's PostgreSQL servers as one identity in one directory, logging into log.
-type pgHost struct {
-	cred *syscall.Credential
-	dir  string
-	log  bytes.Buffer
-}
-
-// newPGHost is the test's pgHost; it prints the servers' log if the test fails.
-func newPGHost(t *testing.T) *pgHost {
-	t.Helper()
-	cred, dir := postgresAs(t)
-	h := &pgHost{cred: cred, dir: dir}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("PostgreSQL's log:\n%s", h.log.String())
-		}
-	})
-	return h
-}
-
-// command is the PostgreSQL program name with args, run as the host's identity.
-func (h *pgHost) command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(postgresBin, name), args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: h.cred}
-	cmd.Stdout, cmd.Stderr = &h.log, &h.log
-	return cmd
-}
-
-// startPostgres runs a PostgreSQL 15 primary on a free port of 127.0.0.1 for the test's life
-// and returns its DSN (user postgres, trust authentication, replication allowed from
-// 127.0.0.1 as initdb's pg_hba.conf does). It is stopped and its data removed when the test
-// ends, failed or not.
-func startPostgres(t *testing.T, h *pgHost) string {
-	t.Helper()
-	data := filepath.Join(h.dir, "primary")
-	if err := h.command("initdb", "--pgdata="+data, "--username=postgres", "--auth=trust", "--no-sync",
-		"--encoding=UTF8", "--locale=C").Run(); err != nil {
-		t.Fatalf("initdb: %v", err)
-	}
-	return h.start(t, data)
-}
-
-// startReplica copies the primary of dsn (pg_basebackup, writing the standby's settings) and
-// runs the copy as a streaming replica; it returns the replica's DSN.
-func startReplica(t *testing.T, h *pgHost, primary string) string {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(primary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(h.dir, "replica")
-	if err := h.command("pg_basebackup", "--pgdata="+data, "--host=127.0.0.1", "--port="+strconv.Itoa(int(cfg.Port)),
-		"--username=postgres", "--write-recovery-conf", "--wal-method=stream", "--no-sync").Run(); err != nil {
-		t.Fatalf("pg_basebackup: %v", err)
-	}
-	return h.start(t, data)
-}
-
-// start runs the server of data on a free port until the test ends and returns its DSN.
-func (h *pgHost) start(t *testing.T, data string) string {
-	t.Helper()
-	port := freePort(t)
-	server := h.command("postgres", "-D", data, "-c", "listen_addresses=127.0.0.1", "-c", "port="+strconv.Itoa(port),
-		"-c", "unix_socket_directories="+h.dir, "-c", "fsync=off")
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// SIGINT is the fast shutdown: sessions are ended, the server stops at once.
-		_ = server.Process.Signal(os.Interrupt)
-		stopped := make(chan struct{})
-		go func() { _ = server.Wait(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-time.After(10 * time.Second):
-			_ = server.Process.Kill()
-			<-stopped
-		}
-	})
-	dsn := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=disable", port)
-	waitPostgres(t, dsn)
-	return dsn
-}
-
-// waitPostgres waits up to 30 seconds for the server of dsn to take connections.
-func waitPostgres(t *testing.T, dsn string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			_ = conn.Close(context.Background())
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("PostgreSQL takes no connections after 30s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // connect opens a session for the test's life.
 func connect(t *testing.T, dsn string) *pgx.Conn {
 	t.Helper()
@@ -220,7 +80,7 @@ func observe(t *testing.T, e Engine) Observation {
 // write; Fence ends a session with an open transaction, makes a new write fail as read-only
 // and is observed; Promote lifts it; the actions PostgreSQL lacks are ErrUnsupported.
 func TestPostgreSQLPrimary(t *testing.T) {
-	dsn := startPostgres(t, newPGHost(t))
+	dsn := operands.NewPostgreSQLHost(t).StartPrimary(t, operands.PostgreSQL{}).DSN
 	pg := NewPostgreSQL("db-0", dsn)
 	ctx := context.Background()
 	before := observe(t, pg)
@@ -287,13 +147,14 @@ func expectReadOnly(t *testing.T, dsn string) {
 // TestPostgreSQLReplica: a streaming replica is observed as a replica, not writable, at the
 // primary's position once it has caught up; Promote makes it a writable primary.
 func TestPostgreSQLReplica(t *testing.T) {
-	h := newPGHost(t)
-	primaryDSN := startPostgres(t, h)
+	h := operands.NewPostgreSQLHost(t)
+	primaryServer := h.StartPrimary(t, operands.PostgreSQL{})
+	primaryDSN := primaryServer.DSN
 	ctx := context.Background()
 	if _, err := connect(t, primaryDSN).Exec(ctx, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
-	replica := NewPostgreSQL("db-1", startReplica(t, h, primaryDSN))
+	replica := NewPostgreSQL("db-1", h.StartReplica(t, primaryServer).DSN)
 	obs := observe(t, replica)
 	if obs.Role != RoleReplica || obs.Writable || obs.Fenced || obs.PositionText == "" {
 		t.Fatalf("Observe of the replica = %+v, want a replica with a position, not writable", obs)

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // The actions of an Engine, as SimEngine.Fail names them.
@@ -157,4 +158,38 @@ func (s *SimEngine) act(action string, change func() error) error {
 // find is the index of the member name in the member list, -1 if it is not there.
 func (s *SimEngine) find(name string) int {
 	return slices.IndexFunc(s.members, func(p Peer) bool { return p.Name == name })
+}
+
+// LeaderSim is the engine of one of the simulated members of an etcd, Sims (by name, itself
+// included): its TransferLeadership makes the target the leader, as etcd does, where SimEngine's
+// only makes this member a replica. The tests of the switchover drive it through the agents.
+type LeaderSim struct {
+	*SimEngine
+	// Sims are the etcd's members by name.
+	Sims map[string]*SimEngine
+	// Transfers, when set, counts the leadership transfers done by any member that shares it.
+	Transfers *atomic.Int32
+}
+
+var _ Engine = LeaderSim{}
+
+// TransferLeadership hands the leadership to the member to of Sims: it lists every member of Sims
+// in this member's list (as etcd's members know each other), makes this member a replica
+// (SimEngine.TransferLeadership, which fails unless it is the primary) and promotes to.
+func (l LeaderSim) TransferLeadership(ctx context.Context, to string) error {
+	target, ok := l.Sims[to]
+	if !ok {
+		return fmt.Errorf("no simulated member named %q", to)
+	}
+	for name := range l.Sims {
+		// A member listed already answers with an error, and stays as it is.
+		_ = l.AddMember(ctx, name, "")
+	}
+	if err := l.SimEngine.TransferLeadership(ctx, to); err != nil {
+		return err
+	}
+	if l.Transfers != nil {
+		l.Transfers.Add(1)
+	}
+	return target.Promote(ctx)
 }

@@ -16,8 +16,10 @@ package memberagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -45,5 +47,57 @@ func TestSimEngineConcurrently(t *testing.T) {
 	obs := observe(t, sim)
 	if obs.Position != 800 || len(obs.Members) != 9 || obs.Role != RolePrimary || !obs.Writable {
 		t.Fatalf("Observe = %+v, want position 800, 9 members, a writable primary", obs)
+	}
+}
+
+// TestLeaderSimTransferLeadership: a transfer makes the target the only primary and is counted
+// once; a transfer from a replica, to a member that is not simulated, or that was made to fail
+// changes no role and is not counted.
+func TestLeaderSimTransferLeadership(t *testing.T) {
+	ctx := context.Background()
+	sims := map[string]*SimEngine{"db-0": NewSimEngine("db-0", RolePrimary), "db-1": NewSimEngine("db-1", RoleReplica),
+		"db-2": NewSimEngine("db-2", RoleReplica)}
+	transfers := &atomic.Int32{}
+	engine := func(name string) LeaderSim { return LeaderSim{SimEngine: sims[name], Sims: sims, Transfers: transfers} }
+	roles := func() string {
+		return observe(t, sims["db-0"]).Role + " " + observe(t, sims["db-1"]).Role + " " + observe(t, sims["db-2"]).Role
+	}
+
+	if err := engine("db-0").TransferLeadership(ctx, "db-2"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := roles(), "replica replica primary"; got != want || transfers.Load() != 1 {
+		t.Fatalf("after db-0 -> db-2: roles %q, %d transfers; want %q, 1", got, transfers.Load(), want)
+	}
+	if members := observe(t, sims["db-0"]).Members; len(members) != 3 {
+		t.Fatalf("db-0's members after the transfer = %+v, want the three", members)
+	}
+
+	boom := errors.New("boom")
+	sims["db-2"].Fail(ActionTransferLeadership, boom)
+	for _, tc := range []struct {
+		from, to string
+		want     string
+	}{
+		{"db-1", "db-0", "db-1 is not the primary"},
+		{"db-2", "db-9", `no simulated member named "db-9"`},
+		{"db-2", "db-0", "boom"},
+	} {
+		err := engine(tc.from).TransferLeadership(ctx, tc.to)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s -> %s: err = %v, want %q", tc.from, tc.to, err, tc.want)
+		}
+	}
+	if got, want := roles(), "replica replica primary"; got != want || transfers.Load() != 1 {
+		t.Fatalf("after the refused transfers: roles %q, %d transfers; want %q, 1", got, transfers.Load(), want)
+	}
+
+	// Without a counter the transfer is done all the same.
+	sims["db-2"].Fail(ActionTransferLeadership, nil)
+	if err := (LeaderSim{SimEngine: sims["db-2"], Sims: sims}).TransferLeadership(ctx, "db-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := roles(), "replica primary replica"; got != want {
+		t.Fatalf("after db-2 -> db-1: roles %q, want %q", got, want)
 	}
 }

@@ -63,25 +63,6 @@ const brokenImage = "registry.example.com/db:never-ready"
 // etcdSims are the simulated members of one etcd, by pod name.
 type etcdSims map[string]*memberagent.SimEngine
 
-// leaderEngine is member's engine in sims: a leadership transfer makes its target the leader,
-// as etcd does, and is counted.
-type leaderEngine struct {
-	*memberagent.SimEngine
-	sims      etcdSims
-	transfers *atomic.Int32
-}
-
-func (l leaderEngine) TransferLeadership(ctx context.Context, to string) error {
-	for name := range l.sims {
-		_ = l.AddMember(ctx, name, "")
-	}
-	if err := l.SimEngine.TransferLeadership(ctx, to); err != nil {
-		return err
-	}
-	l.transfers.Add(1)
-	return l.sims[to].Promote(ctx)
-}
-
 // role is what sim reports of itself.
 func (s etcdSims) role(name string) string {
 	o, err := s[name].Observe(context.Background())
@@ -120,7 +101,7 @@ func serveEtcdAgents(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, firs
 	for ordinal := range 3 {
 		l, err := net.Listen("tcp", net.JoinHostPort(memberIP(firstIP, ordinal), strconv.Itoa(int(databasev1alpha1.MemberAgentPort))))
 		Expect(err).NotTo(HaveOccurred())
-		engine := leaderEngine{SimEngine: sims[name(ordinal)], sims: sims, transfers: transfers}
+		engine := memberagent.LeaderSim{SimEngine: sims[name(ordinal)], Sims: sims, Transfers: transfers}
 		go func() { _ = memberagent.Serve(agentCtx, l, engine, tlsConfig) }()
 	}
 	return sims, transfers
@@ -337,6 +318,9 @@ func settled(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, timeout time
 func etcdCluster(ns string) *databasev1alpha1.DatabaseCluster {
 	dc := smallCluster(ns, "db", 3)
 	dc.Spec.Engine = databasev1alpha1.EngineEtcd
+	dc.Spec.Env = []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+	dc.Spec.Args = []string{"--initial-advertise-peer-urls=http://$(POD_NAME).db-headless:2380"}
 	dc.Spec.PodAnnotations = map[string]string{"kwok.x-k8s.io/status": "custom"}
 	return dc
 }

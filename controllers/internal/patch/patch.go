@@ -14,7 +14,8 @@
 
 // Package patch holds the writes every controller makes to the resource it reconciles, each one
 // merge patch: the status, computed from what a reconcile observed and sent only when it changed,
-// and the finalizer, added before any child exists and removed once the cleanup is done.
+// and the finalizer, added before any child exists and removed once the cleanup is done. Other
+// writes that must not land on a newer version than the one read use LockedMergeFrom too.
 package patch
 
 import (
@@ -42,7 +43,7 @@ func Status[T client.Object](ctx context.Context, c client.Client, original, upd
 	if equality.Semantic.DeepEqual(original, updated) {
 		return false, nil
 	}
-	if err := c.Status().Patch(ctx, updated, lockedMergeFrom(original)); err != nil {
+	if err := c.Status().Patch(ctx, updated, LockedMergeFrom(original)); err != nil {
 		return false, client.IgnoreNotFound(fmt.Errorf("patching the status: %w", err))
 	}
 	return true, nil
@@ -73,14 +74,16 @@ func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object, fi
 func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, doing string, change func()) error {
 	original := obj.DeepCopyObject().(client.Object)
 	change()
-	if err := c.Patch(ctx, obj, lockedMergeFrom(original)); err != nil {
+	if err := c.Patch(ctx, obj, LockedMergeFrom(original)); err != nil {
 		return fmt.Errorf("%s: %w", doing, err)
 	}
 	return nil
 }
 
-// lockedMergeFrom is a merge patch from original that carries its resourceVersion, so that the
-// API server refuses it with a Conflict when the object changed meanwhile.
-func lockedMergeFrom(original client.Object) client.Patch {
+// LockedMergeFrom is a merge patch from original that carries its resourceVersion, so that the
+// API server refuses it with a Conflict when the object changed meanwhile: a write decided from
+// what original showed is never applied over a newer version (the status, the finalizers, a
+// label or annotation the controller writes) but decided again on a fresh read.
+func LockedMergeFrom(original client.Object) client.Patch {
 	return client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})
 }

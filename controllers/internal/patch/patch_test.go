@@ -208,3 +208,27 @@ func TestRemoveFinalizerOfAGoneResourceIsNotFound(t *testing.T) {
 		t.Fatalf("RemoveFinalizer() = %v, want NotFound", err)
 	}
 }
+
+// LockedMergeFrom, as the callers outside the package use it (a label): the patch carries the
+// resourceVersion read, and a write decided from a stale read is refused.
+func TestLockedMergeFromCarriesTheResourceVersion(t *testing.T) {
+	ctx := context.Background()
+	c, sent := newClient(t, newEcho())
+	read := stored(t, c)
+	labelled := read.DeepCopy()
+	labelled.SetLabels(map[string]string{"role": "primary"})
+	if err := c.Patch(ctx, labelled, LockedMergeFrom(read)); err != nil {
+		t.Fatal(err)
+	}
+	expectSent(t, sent, ` {"metadata":{"labels":{"role":"primary"},"resourceVersion":"`+read.ResourceVersion+`"}}`)
+
+	// read is stale now: the same kind of write from it is refused, the label kept.
+	relabelled := read.DeepCopy()
+	relabelled.SetLabels(map[string]string{"role": "replica"})
+	if err := c.Patch(ctx, relabelled, LockedMergeFrom(read)); !apierrors.IsConflict(err) {
+		t.Fatalf("a patch from a stale read = %v, want a Conflict", err)
+	}
+	if got := stored(t, c).GetLabels()["role"]; got != "primary" {
+		t.Fatalf("stored role label %q, want primary", got)
+	}
+}

@@ -48,6 +48,9 @@ type Options struct {
 	// Detached starts the child in a session of its own and without a parent-death signal, so
 	// that it outlives its starter (run-bundle's catalog server; StopPID stops it).
 	Detached bool
+	// Credential, when set, runs the child as that user and group: a harness running as root
+	// starts a program that refuses root (PostgreSQL). Dir must be open to that user.
+	Credential *syscall.Credential
 }
 
 // Process is one running child.
@@ -86,6 +89,7 @@ func Start(name, bin string, args []string, o Options) (*Process, error) {
 	if o.Detached {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
+	cmd.SysProcAttr.Credential = o.Credential
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s (%s): %w", name, bin, err)
 	}

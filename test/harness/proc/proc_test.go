@@ -132,6 +132,27 @@ func TestRunsInTheLogsDirectoryWithEnv(t *testing.T) {
 	}
 }
 
+func TestRunsAsTheCredential(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root runs a child as another user")
+	}
+	// Outside the test's temporary directory, which only root may enter.
+	dir, err := os.MkdirTemp("", "proc-credential-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, "id", "id -u; id -g", Options{LogPath: filepath.Join(dir, "id.log"), Credential: &syscall.Credential{Uid: 65534, Gid: 65534}})
+	waitDone(t, p)
+	got, _ := os.ReadFile(p.LogPath)
+	if want := "65534\n65534\n"; string(got) != want || p.ExitCode() != 0 {
+		t.Fatalf("output %q, exit %d; want %q, 0", got, p.ExitCode(), want)
+	}
+}
+
 func TestOwnProcessGroup(t *testing.T) {
 	p := start(t, "group", "sleep 60", Options{})
 	pgid, err := syscall.Getpgid(p.PID())
