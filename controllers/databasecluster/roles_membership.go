@@ -84,6 +84,12 @@ func (r *Reconciler) reconcileMembership(ctx context.Context, dc *databasev1alph
 	}
 	out.acted = true
 	if err := r.changeMembership(ctx, dc, pods, d.Action); err != nil {
+		if d.Action.Kind == roles.MembershipPromote {
+			// etcd refuses to promote a learner until it has caught up: looked at again in a
+			// second (the action asks for a recheck), without the backoff of an error.
+			log.FromContext(ctx).V(1).Info("A learner is not promoted yet", "member", d.Action.Member, "reason", err.Error())
+			return out, nil
+		}
 		return out, err
 	}
 	return out, r.announce(ctx, pods, d.AnnounceAfter)
