@@ -29,6 +29,7 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/roles"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
+	"github.com/seed1b407122/database-operator/controllers/internal/patch"
 	"github.com/seed1b407122/database-operator/controllers/memberagent"
 )
 
@@ -241,7 +242,7 @@ func (r *Reconciler) announce(ctx context.Context, pods []corev1.Pod, announceme
 		}
 		patched.Annotations[databasev1alpha1.EtcdInitialClusterAnnotation] = a.InitialCluster
 		patched.Annotations[databasev1alpha1.EtcdInitialClusterStateAnnotation] = a.State
-		if err := r.Patch(ctx, patched, client.MergeFromWithOptions(&pods[i], client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := r.Patch(ctx, patched, patch.LockedMergeFrom(&pods[i])); err != nil {
 			return fmt.Errorf("announcing the initial cluster of %s: %w", pods[i].Name, err)
 		}
 		pods[i] = *patched
