@@ -44,6 +44,7 @@ type report struct {
 	Settings map[string]string `json:"settings"` // the flags, and how requests were counted ("count")
 	Results  []result          `json:"results"`
 	Leader   *leaderResult     `json:"leader,omitempty"`
+	Polling  *pollingResult    `json:"polling,omitempty"` // -polling (polling.go)
 }
 
 // options are the command's flags.
@@ -52,6 +53,8 @@ type options struct {
 	failOnIdleWrites, leader, leaderOnly, floor, check                                      bool
 	leaderRepeat, repeat                                                                    int
 	s                                                                                       settings
+	polling                                                                                 pollingOptions
+	runPolling                                                                              bool
 }
 
 func main() {
@@ -94,11 +97,39 @@ func parseFlags() *options {
 	flag.StringVar(&o.tables, "tables", "", "Run nothing; print every table of this JSON result as markdown.")
 	flag.StringVar(&o.results, "results", "", "With -render-docs: the directory of the JSON results (every *.json, sorted by name).")
 	flag.BoolVar(&o.check, "check", false, "With -render-docs: write nothing; exit 1 when the file differs from what would be rendered.")
+	pollingFlags(o)
 	flag.Parse()
 	return o
 }
 
+// pollingFlags are the flags of the polling case (polling.go).
+func pollingFlags(o *options) {
+	p := &o.polling
+	flag.BoolVar(&o.runPolling, "polling", false, "Run only the polling case (no control plane): the manager's reads of the member agents "+
+		"(databasecluster.AgentMembers, real mutual TLS) of -polling-clusters clusters of -polling-members simulated members, "+
+		"served by a child process; a sweep of every member, then every cluster read every -polling-intervals.")
+	flag.IntVar(&p.clusters, "polling-clusters", 1000, "With -polling: clusters.")
+	flag.IntVar(&p.members, "polling-members", 3, "With -polling: members per cluster (one agent and listener each).")
+	flag.IntVar(&p.workers, "polling-workers", 16, "With -polling: clusters read at once (the manager's --max-concurrent-reconciles default).")
+	flag.IntVar(&p.sweeps, "polling-sweeps", 3, "With -polling: sweeps of every cluster as fast as the workers go, after the first.")
+	flag.StringVar(&p.intervals, "polling-intervals", "10s,2s,1s", "With -polling: intervals between two reads of a cluster, comma separated, one paced case each "+
+		"(10s is the operator's observe interval, 2s while a member is unknown, 1s during a switchover).")
+	flag.IntVar(&p.rounds, "polling-rounds", 6, "With -polling: rounds of every cluster in each paced case.")
+	flag.Float64Var(&p.apiQPS, "polling-api-qps", 50, "With -polling: a last sweep with the CA Secret's GETs limited to this rate, as the manager's "+
+		"--kube-api-qps limits its client (0: none).")
+	flag.IntVar(&p.apiBurst, "polling-api-burst", 100, "With -polling: the burst of -polling-api-qps (the manager's --kube-api-burst).")
+	flag.IntVar(&p.liveHeapMiB, "polling-live-heap-mib", 24, "With -polling: grow this process's live heap to about this many MiB (a manager's at "+
+		"N=1,000), so that its collector, at the manager's target, runs as often as the manager's.")
+	flag.StringVar(&p.agents, "polling-agents", "", "Internal: the child process of -polling, serving the agents of this file.")
+}
+
 func run(o *options) error {
+	switch {
+	case o.polling.agents != "":
+		return serveAgents(o.polling.agents)
+	case o.runPolling:
+		return runPolling(o)
+	}
 	if done, err := renderOnly(o); done || err != nil {
 		return err
 	}

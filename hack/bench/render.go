@@ -37,6 +37,7 @@ const (
 const (
 	colRun      = "run"
 	colOperator = "operator"
+	colCase     = "case"
 	colOverhead = "overhead"
 	colWrites   = "writes/DC"
 	colRSS1k    = "RSS/1k DC MiB"
@@ -60,16 +61,17 @@ var (
 // summaryKinds render one table each from the named files.
 var summaryKinds = map[string]func(files []resultFile) mdTable{
 	colOverhead: overheadTable,
-	"writes": caseTable(colRun, "case", colWrites, "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
+	"writes": caseTable(colRun, colCase, colWrites, "status patches/DC", "reads/DC", "reconciles/DC", "reconcile errors",
 		"idle s", "idle writes", "idle reads"),
-	"memory": caseTable(colRun, "case", "baseline RSS MiB", "peak RSS MiB", colRSS1k, "peak heap MiB", "end heap MiB",
+	"memory": caseTable(colRun, colCase, "baseline RSS MiB", "peak RSS MiB", colRSS1k, "peak heap MiB", "end heap MiB",
 		colLiveHeap, "manager CPU s", "GCs"),
 	"growth":        growthTable,
 	"cost":          costTable,
 	"costByProcess": costByProcessTable,
 	"leader":        leaderTable,
+	"polling":       pollingTable,
 	// runs is the index of the runs: the figures the experiments compare.
-	"runs": caseTable(colRun, "case", "counted by", "floor creates", "converge s", colOverhead, colWrites, "status patches/DC",
+	"runs": caseTable(colRun, colCase, "counted by", "floor creates", "converge s", colOverhead, colWrites, "status patches/DC",
 		"reconcile errors", colRSS1k, "peak heap MiB", "manager CPU s", "idle writes"),
 }
 
@@ -166,8 +168,8 @@ func readResult(file, docDir string) (resultFile, error) {
 	if err := errors.Join(json.Unmarshal(data, &f.Rep), json.Unmarshal(data, &f.JSON)); err != nil {
 		return f, fmt.Errorf("%s: %w", file, err)
 	}
-	if f.Rep.Started.IsZero() || (len(f.Rep.Results) == 0 && f.Rep.Leader == nil) {
-		return f, fmt.Errorf("%s: not a result of hack/bench (no started, results or leader)", file)
+	if f.Rep.Started.IsZero() || (len(f.Rep.Results) == 0 && f.Rep.Leader == nil && f.Rep.Polling == nil) {
+		return f, fmt.Errorf("%s: not a result of hack/bench (no started, results, leader or polling)", file)
 	}
 	from, err1 := filepath.Abs(docDir)
 	to, err2 := filepath.Abs(file)
@@ -283,7 +285,7 @@ type mdTable struct {
 	rows   [][]string
 }
 
-var leftColumns = map[string]bool{"case": true, "process": true, "counted by": true, "floor creates": true, colOperator: true,
+var leftColumns = map[string]bool{colCase: true, "process": true, "counted by": true, "floor creates": true, colOperator: true,
 	"stop": true, "value": true}
 
 func (t *mdTable) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -347,8 +349,8 @@ func runLink(f resultFile) string {
 
 // caseColumns are the columns, by header, of the summary tables with a row per operator case.
 var caseColumns = map[string]func(f resultFile, r result) string{
-	colRun: func(f resultFile, _ result) string { return runLink(f) },
-	"case": func(_ resultFile, r result) string { return caseLabel(r.Case) },
+	colRun:  func(f resultFile, _ result) string { return runLink(f) },
+	colCase: func(_ resultFile, r result) string { return caseLabel(r.Case) },
 	// Results written before the setting existed were counted by a proxy since removed.
 	"counted by":    func(f resultFile, _ result) string { return cmp.Or(f.Rep.Settings["count"], "proxy") },
 	"floor creates": floorCreates,
@@ -589,6 +591,7 @@ func renderRun(f resultFile) string {
 		{"Cost against the floor", costTable(one)},
 		{"Where the added CPU goes", costByProcessTable(one)},
 		{"Leader hand-off and takeover", leaderTable(one)},
+		{"Member-agent polling", pollingTable(one)},
 		{"Every figure of every case", figuresTable(cases, func(i int) string { return caseLabel(f.Rep.Results[i].Case) })},
 	} {
 		if len(s.table.rows) > 0 {
