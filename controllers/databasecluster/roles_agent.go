@@ -50,11 +50,13 @@ type AgentMembers struct {
 	clients map[types.NamespacedName]memberClient
 }
 
-// memberClient is one cluster's client, for the CA it was issued from, until renewAt.
+// memberClient is one cluster's client, for the CA it was issued from, until renewAt; the CA
+// Secret was last found unchanged at checkedAt.
 type memberClient struct {
-	caPEM   []byte
-	renewAt time.Time
-	client  *memberagent.Client
+	caPEM     []byte
+	renewAt   time.Time
+	checkedAt time.Time
+	client    *memberagent.Client
 }
 
 // Observe reads pod's member through its agent.
@@ -113,7 +115,27 @@ func (a *AgentMembers) act(ctx context.Context, dc *databasev1alpha1.DatabaseClu
 	if err != nil {
 		return memberagent.Observation{}, err
 	}
-	return call(c, memberagent.Agent{Address: a.address(pod), ServerName: memberDNSName(dc, pod.Name)})
+	obs, err := call(c, memberagent.Agent{Address: a.address(pod), ServerName: memberDNSName(dc, pod.Name)})
+	if err != nil {
+		a.recheckCA(dc) // a new CA is one reason an agent may refuse or be refused
+	}
+	return obs, err
+}
+
+// caRecheck is how long a cluster's client is used before its CA Secret is read again to see
+// whether the CA changed: the Secret is read once per cluster in that time, not once per member
+// read (at N = 1,000 clusters of 3 members every 10 s, 300 reads a second of the API server).
+const caRecheck = time.Minute
+
+// recheckCA makes the next call of dc's client read its CA Secret first.
+func (a *AgentMembers) recheckCA(dc *databasev1alpha1.DatabaseCluster) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := client.ObjectKeyFromObject(dc)
+	if c, ok := a.clients[key]; ok {
+		c.checkedAt = time.Time{}
+		a.clients[key] = c
+	}
 }
 
 func (a *AgentMembers) address(pod *corev1.Pod) string {
@@ -139,15 +161,20 @@ func memberDNSName(dc *databasev1alpha1.DatabaseCluster, member string) string {
 // client returns the client of dc: the one made before while the CA is the same and the client
 // certificate is not two thirds through its life, otherwise a new one.
 func (a *AgentMembers) client(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (*memberagent.Client, error) {
+	key := client.ObjectKeyFromObject(dc)
+	now := a.now()
+	if c, ok := a.cached(key); ok && now.Before(c.renewAt) && now.Sub(c.checkedAt) < caRecheck && !now.Before(c.checkedAt) {
+		return c.client, nil
+	}
 	ca, err := a.readCA(ctx, dc)
 	if err != nil {
 		return nil, err
 	}
-	key := client.ObjectKeyFromObject(dc)
-	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if c, ok := a.clients[key]; ok && bytes.Equal(c.caPEM, ca.CertPEM) && now.Before(c.renewAt) {
+		c.checkedAt = now
+		a.clients[key] = c
 		return c.client, nil
 	}
 	pair, err := memberagent.NewClientCertificate(ca, memberagent.OperatorClientName, now, memberagent.ClientValidity)
@@ -163,8 +190,16 @@ func (a *AgentMembers) client(ctx context.Context, dc *databasev1alpha1.Database
 	if a.clients == nil {
 		a.clients = map[types.NamespacedName]memberClient{}
 	}
-	a.clients[key] = memberClient{caPEM: ca.CertPEM, renewAt: now.Add(memberagent.ClientValidity * 2 / 3), client: c}
+	a.clients[key] = memberClient{caPEM: ca.CertPEM, renewAt: now.Add(memberagent.ClientValidity * 2 / 3), checkedAt: now, client: c}
 	return c, nil
+}
+
+// cached is the client made for cluster, if any.
+func (a *AgentMembers) cached(cluster types.NamespacedName) (memberClient, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.clients[cluster]
+	return c, ok
 }
 
 // readCA reads the cluster's CA from its Secret.
