@@ -3,6 +3,7 @@
 package nodee2e
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -27,10 +28,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/api/conditions"
@@ -199,6 +205,106 @@ func etcdRolesStory() {
 			Expect(obs.Members).To(HaveLen(etcdMembers))
 		}
 	}, NodeTimeout(time.Minute))
+
+	It("rolls a new pod template under a writer: the replicas first, one leadership transfer (raft term +1) before the old leader's pod goes, no acknowledged write lost", func(ctx SpecContext) {
+		var oldLeader string
+		Eventually(func(g Gomega) {
+			oldLeader = expectRolesPublished(ctx, g, dc, db)
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		before := podsOf(ctx, dc)
+		revision := statefulSet(ctx, Default, dc).Status.UpdateRevision
+		var term uint64
+		Eventually(func(g Gomega) {
+			states := db.raftStates(ctx)
+			g.Expect(states).To(HaveLen(etcdMembers))
+			term = states[oldLeader].term
+			for name, s := range states {
+				g.Expect(s.leader).To(Equal(states[oldLeader].member), "%s's leader", name)
+				g.Expect(s.term).To(Equal(term), "%s's term", name)
+			}
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("Before the roll: leader %s, raft term %d, revision %s\n", oldLeader, term, revision)
+
+		deletions := watchPodDeletions(ctx, dc)
+		raft := watchRaft(ctx, db)
+		w := startWriter(ctx, db, "roll")
+		// The writer's own pace before the change, so that a gap at the change is the cluster's.
+		Expect(pause(ctx, 2*time.Second)).To(Succeed())
+		began := time.Now()
+		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
+			dc.Spec.Env = append(dc.Spec.Env, corev1.EnvVar{Name: rollEnv, Value: began.UTC().Format(time.RFC3339)})
+		})
+		Eventually(func(g Gomega) {
+			sts := statefulSet(ctx, g, dc)
+			g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
+			g.Expect(sts.Status.UpdateRevision).NotTo(Equal(revision))
+			pods := podsOf(ctx, dc)
+			g.Expect(pods).To(HaveLen(etcdMembers))
+			for name, p := range pods {
+				g.Expect(p.UID).NotTo(Equal(before[name].UID), "%s was not replaced", name)
+				g.Expect(p.Labels).To(HaveKeyWithValue(appsv1.ControllerRevisionHashLabelKey, sts.Status.UpdateRevision), name)
+				g.Expect(p.Spec.Containers[0].Env).To(ContainElement(HaveField("Name", rollEnv)), name)
+				g.Expect(isReady(&p)).To(BeTrue(), "%s is not Ready", name)
+			}
+		}).WithContext(ctx).WithTimeout(rollBound).WithPolling(time.Second).Should(Succeed(),
+			"the members were not all replaced within %s", rollBound)
+		waitAvailable(ctx, dc, began)
+		rolled := time.Since(began)
+		var newLeader string
+		Eventually(func(g Gomega) {
+			newLeader = expectRolesPublished(ctx, g, dc, db)
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		tally := w.stop()
+		changes := raft.stop()
+		deleted := deletions.stop()
+		events := rollEvents(ctx, dc, began)
+		GinkgoWriter.Printf("Pods deleted:\n%s\nRaft (leader, highest term):\n%s\nThe operator's events:\n%s\n",
+			strings.Join(deleted.lines(began), "\n"), strings.Join(changes.lines(began), "\n"), strings.Join(events, "\n"))
+		report("etcd roles: a new pod template -> 3 members replaced, Available (with a writer)", rolled)
+		reportCount("etcd roles: writes acknowledged during the roll", len(tally.Acknowledged))
+		reportCount("etcd roles: writes failed during the roll", tally.Failed)
+		report("etcd roles: longest time between two acknowledged writes during the roll", tally.LongestGap)
+
+		// The replicas first, highest ordinal first, each pod once; the old leader last.
+		replicas := slices.Collect(maps.Keys(before))
+		replicas = slices.DeleteFunc(replicas, func(name string) bool { return name == oldLeader })
+		slices.Sort(replicas)
+		slices.Reverse(replicas)
+		Expect(deletions.ended).To(BeFalse(), "the watch of the pods ended before the roll did")
+		Expect(deleted.names()).To(Equal(append(replicas, oldLeader)), "the pods deleted, in order")
+		for _, d := range deleted {
+			Expect(d.uid).To(Equal(before[d.name].UID), "%s: a pod of the new template was deleted", d.name)
+		}
+
+		// One leader change: the leadership transfer, one raft term; the replicas' restarts
+		// (pre-vote) none. It happened before the old leader's pod was deleted: a leader deleted
+		// would hand its leadership on while stopping, one term too.
+		Expect(newLeader).NotTo(Equal(oldLeader))
+		Expect(changes.leaders()).To(Equal([]string{oldLeader, newLeader}), "the leaders the members agreed on, in order")
+		Expect(changes.highestTerm()).To(Equal(term+1), "raft terms: one leader change is one term")
+		Eventually(func(g Gomega) {
+			states := db.raftStates(ctx)
+			g.Expect(states).To(HaveLen(etcdMembers))
+			for name, s := range states {
+				g.Expect(s.term).To(Equal(term+1), "%s's term", name)
+				g.Expect(s.leader).To(Equal(states[newLeader].member), "%s's leader", name)
+			}
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		moved, ok := changes.firstLed(newLeader)
+		Expect(ok).To(BeTrue())
+		Expect(moved).To(BeTemporally("<", deleted[len(deleted)-1].at),
+			"%s was not seen leading before %s's pod was deleted", newLeader, oldLeader)
+		Expect(events).To(ContainElement(HaveSuffix("Switchover: Moved the leadership from " + oldLeader + " to " + newLeader)))
+		Expect(slices.DeleteFunc(slices.Clone(events), func(e string) bool { return !strings.Contains(e, " Switchover: ") })).To(HaveLen(1),
+			"one leadership transfer")
+
+		// No acknowledged write lost.
+		Expect(tally.Acknowledged).NotTo(BeEmpty())
+		lost := w.lost(ctx)
+		reportCount("etcd roles: acknowledged writes lost in the roll", len(lost))
+		Expect(lost).To(BeEmpty(), "acknowledged writes the cluster does not hold")
+		leader = newLeader
+	}, NodeTimeout(10*time.Minute))
 
 	It("deletes the cluster with its Services and certificate Secrets", func(ctx SpecContext) {
 		Expect(k8s.Delete(ctx, dc)).To(Succeed())
@@ -529,4 +635,258 @@ func newForeignCA() (certPEM, keyPEM []byte) {
 	Expect(err).NotTo(HaveOccurred())
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
+
+// rollEnv is an environment variable of etcd's container that etcd does not read (it reads
+// ETCD_*): setting it changes the pod template and nothing of etcd's behaviour.
+const rollEnv = "NODEE2E_ROLLED_AT"
+
+// rollBound is how long a roll of the 3 members may take: for each, the operator's read of the
+// members, the pod's deletion (etcd's graceful stop), its new pod Ready and read again; and the
+// leadership transfer.
+const rollBound = 5 * time.Minute
+
+// raftState is one member's raft state as it reports it: its ID, its leader's, its term.
+type raftState struct {
+	member, leader string
+	term           uint64
+}
+
+// raftStates asks each member etcd for its status (/v3/maintenance/status, over TLS to the
+// member itself) and returns the state of each that answered, by name.
+func (e *etcdClient) raftStates(ctx context.Context) map[string]raftState {
+	states := map[string]raftState{}
+	for _, m := range e.members(ctx) {
+		var out struct {
+			Header struct {
+				MemberID string `json:"member_id"`
+			} `json:"header"`
+			Leader   string `json:"leader"`
+			RaftTerm uint64 `json:"raftTerm,string"`
+		}
+		if err := e.try(ctx, m, "/v3/maintenance/status", []byte("{}"), &out); err != nil {
+			continue
+		}
+		name, _, _ := strings.Cut(m.serverName, ".")
+		states[name] = raftState{member: out.Header.MemberID, leader: out.Leader, term: out.RaftTerm}
+	}
+	return states
+}
+
+// raftWatch samples the members' raft states every rolesSampleEvery until stopped and keeps
+// each sample that differs from the one before.
+type raftWatch struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	changes raftChanges
+}
+
+// raftChange is a sample: when it was complete, the leader every member that answered names
+// ("" when they differ or none answered), the highest term any reported, and what each said.
+type raftChange struct {
+	at     time.Time
+	leader string
+	term   uint64
+	seen   string
+}
+
+// raftChanges are the samples of a raftWatch that differed from the one before, in order.
+type raftChanges []raftChange
+
+// watchRaft starts a raftWatch of db's members.
+func watchRaft(ctx context.Context, db *etcdClient) *raftWatch {
+	w := &raftWatch{done: make(chan struct{})}
+	w.wg.Go(func() {
+		defer GinkgoRecover()
+		names := map[string]string{} // member ID -> name, as learnt from the members' answers
+		last := ""
+		for {
+			states := db.raftStates(ctx)
+			change := raftChange{at: time.Now()}
+			leaders := map[string]bool{}
+			var seen []string
+			for name, s := range states {
+				names[s.member] = name
+				leaders[s.leader] = true
+				change.term = max(change.term, s.term)
+			}
+			for name, s := range states {
+				seen = append(seen, fmt.Sprintf("%s: term %d, leader %s", name, s.term, cmp.Or(names[s.leader], "id "+s.leader)))
+			}
+			slices.Sort(seen)
+			if len(leaders) == 1 {
+				id := slices.Collect(maps.Keys(leaders))[0]
+				change.leader = cmp.Or(names[id], "id "+id)
+			}
+			change.seen = strings.Join(seen, "; ")
+			if change.seen != last {
+				w.mu.Lock()
+				w.changes = append(w.changes, change)
+				w.mu.Unlock()
+				last = change.seen
+			}
+			select {
+			case <-w.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(rolesSampleEvery):
+			}
+		}
+	})
+	return w
+}
+
+// stop ends the watch and returns what it saw.
+func (w *raftWatch) stop() raftChanges {
+	close(w.done)
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changes
+}
+
+// leaders are the leaders the members agreed on, in order, each change once.
+func (c raftChanges) leaders() []string {
+	var leaders []string
+	for _, s := range c {
+		if s.leader != "" && (len(leaders) == 0 || leaders[len(leaders)-1] != s.leader) {
+			leaders = append(leaders, s.leader)
+		}
+	}
+	return leaders
+}
+
+// highestTerm is the highest term any member reported.
+func (c raftChanges) highestTerm() uint64 {
+	var term uint64
+	for _, s := range c {
+		term = max(term, s.term)
+	}
+	return term
+}
+
+// firstLed is the end of the first sample in which every member that answered named leader.
+func (c raftChanges) firstLed(leader string) (time.Time, bool) {
+	for _, s := range c {
+		if s.leader == leader {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// lines prints each sample, its time since began.
+func (c raftChanges) lines(began time.Time) []string {
+	var lines []string
+	for _, s := range c {
+		lines = append(lines, fmt.Sprintf("+%s leader %q, term %d (%s)", s.at.Sub(began).Round(time.Millisecond), s.leader, s.term, s.seen))
+	}
+	return lines
+}
+
+// podDeletions watches the pods of a cluster and records each deletion that begins (the
+// deletionTimestamp set, or the pod gone), each pod (UID) once, when the watch saw it.
+type podDeletions struct {
+	watch watch.Interface
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	deleted deletedPods
+	stopped bool
+	// ended says that the watch ended before stop.
+	ended bool
+}
+
+// deletedPod is a pod whose deletion began, at when the watch saw it.
+type deletedPod struct {
+	name string
+	uid  types.UID
+	at   time.Time
+}
+
+// deletedPods are deleted pods in the order of their deletions.
+type deletedPods []deletedPod
+
+// watchPodDeletions starts a podDeletions of dc's pods, from now: a watch from the list's
+// resourceVersion sees every change after it, in the API server's order.
+func watchPodDeletions(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) *podDeletions {
+	GinkgoHelper()
+	pods := clientset.CoreV1().Pods(dc.Namespace)
+	selector := labels.SelectorFromSet(dc.SelectorLabels()).String()
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	Expect(err).NotTo(HaveOccurred())
+	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: list.ResourceVersion})
+	Expect(err).NotTo(HaveOccurred())
+	d := &podDeletions{watch: w}
+	d.wg.Go(func() {
+		seen := map[types.UID]bool{}
+		for event := range w.ResultChan() {
+			pod, ok := event.Object.(*corev1.Pod)
+			if !ok || seen[pod.UID] || (event.Type != watch.Deleted && pod.DeletionTimestamp == nil) {
+				continue
+			}
+			seen[pod.UID] = true
+			d.mu.Lock()
+			d.deleted = append(d.deleted, deletedPod{name: pod.Name, uid: pod.UID, at: time.Now()})
+			d.mu.Unlock()
+		}
+		d.mu.Lock()
+		d.ended = !d.stopped
+		d.mu.Unlock()
+	})
+	return d
+}
+
+// stop ends the watch and returns the deletions it saw.
+func (d *podDeletions) stop() deletedPods {
+	d.mu.Lock()
+	d.stopped = true
+	d.mu.Unlock()
+	d.watch.Stop()
+	d.wg.Wait()
+	return d.deleted
+}
+
+// names are the names of the deleted pods, in order.
+func (d deletedPods) names() []string {
+	var names []string
+	for _, p := range d {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// lines prints each deletion, its time since began.
+func (d deletedPods) lines(began time.Time) []string {
+	var lines []string
+	for _, p := range d {
+		lines = append(lines, fmt.Sprintf("+%s %s", p.at.Sub(began).Round(time.Millisecond), podID(p.name, p.uid)))
+	}
+	return lines
+}
+
+// rollEvents lists the operator's events about dc of an ordered update since since (the pods
+// it deleted, the leadership it moved, the switchover it saw done), in the order they were
+// recorded, as "+<since since> Type Reason: note", with " (xN)" for a series of N.
+func rollEvents(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, since time.Time) []string {
+	GinkgoHelper()
+	var list eventsv1.EventList
+	Expect(k8s.List(ctx, &list, client.InNamespace(dc.Namespace))).To(Succeed())
+	events := slices.DeleteFunc(list.Items, func(e eventsv1.Event) bool {
+		return e.Regarding.Kind != "DatabaseCluster" || e.Regarding.Name != dc.Name || e.EventTime.Time.Before(since) ||
+			!slices.Contains([]string{"MemberUpdated", "Switchover", "SwitchoverDone"}, e.Reason)
+	})
+	slices.SortFunc(events, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	var notes []string
+	for _, e := range events {
+		note := fmt.Sprintf("+%s %s %s: %s", e.EventTime.Sub(since).Round(time.Millisecond), e.Type, e.Reason, e.Note)
+		if e.Series != nil {
+			note += fmt.Sprintf(" (x%d)", e.Series.Count)
+		}
+		notes = append(notes, note)
+	}
+	return notes
 }
