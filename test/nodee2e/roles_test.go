@@ -71,7 +71,7 @@ func etcdRolesStory() {
 	It("publishes the leader etcd reports as the primary: status.members and currentPrimary, the pods' role labels, NAME-rw and NAME-ro", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "etcd-roles")
 		dc = sampleCluster(ns, etcdTLSSampleFile)
-		dc.Spec.Engine = databasev1alpha1.EngineEtcd
+		withEtcdEngine(dc)
 		began := time.Now()
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
 		report("etcd roles: create -> Available (TLS sample with engine etcd, 3 members and their agents)", waitAvailable(ctx, dc, began))
@@ -305,6 +305,10 @@ func etcdRolesStory() {
 		Expect(lost).To(BeEmpty(), "acknowledged writes the cluster does not hold")
 		leader = newLeader
 	}, NodeTimeout(10*time.Minute))
+
+	It("scales etcd 3 -> 5 -> 3 through the scale subresource: each member added before its etcd starts, removed before its pod goes, every key on every member", func(ctx SpecContext) {
+		scaleEtcdMembers(ctx, dc, db)
+	}, NodeTimeout(12*time.Minute))
 
 	It("deletes the cluster with its Services and certificate Secrets", func(ctx SpecContext) {
 		Expect(k8s.Delete(ctx, dc)).To(Succeed())
@@ -889,4 +893,14 @@ func rollEvents(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, since
 		notes = append(notes, note)
 	}
 	return notes
+}
+
+// withEtcdEngine gives dc, an etcd sample, spec.engine etcd: the operator then owns etcd's
+// membership, so the sample's static --initial-cluster and --initial-cluster-state go (admission
+// refuses them with an engine); each member is announced its initial cluster instead.
+func withEtcdEngine(dc *databasev1alpha1.DatabaseCluster) {
+	dc.Spec.Engine = databasev1alpha1.EngineEtcd
+	dc.Spec.Args = slices.DeleteFunc(dc.Spec.Args, func(arg string) bool {
+		return strings.HasPrefix(arg, "--initial-cluster=") || strings.HasPrefix(arg, "--initial-cluster-state=")
+	})
 }
