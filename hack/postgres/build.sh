@@ -10,7 +10,8 @@
 #     them with their versions, so that image scanners see what is inside;
 #   - /usr/local/bin/entrypoint, the static program of hack/postgres/entrypoint (initdb on the
 #     first start with the credentials of spec.credentials, then postgres; SIGTERM as a fast
-#     shutdown);
+#     shutdown; with DATABASE_ROLE_DIR, a replica cloned with pg_basebackup or rewound with
+#     pg_rewind first);
 #   - distroless' /etc/passwd and /etc/group (user nonroot, 65532: initdb and postgres refuse a
 #     uid without an account) and /tmp (1777), where the sample puts the server's socket.
 # USER 65532:65532, ENTRYPOINT ["/usr/local/bin/entrypoint"], CMD ["postgres"], PATH with
@@ -71,7 +72,7 @@ run_in_tree() {
 }
 bin=/usr/lib/postgresql/$major/bin
 if [ "$(id -u)" = 0 ] || unshare --user --map-root-user true 2>/dev/null; then
-  for program in "$bin/postgres" "$bin/initdb" "$bin/pg_ctl" "$bin/pg_isready" "$bin/psql"; do
+  for program in "$bin/postgres" "$bin/initdb" "$bin/pg_ctl" "$bin/pg_isready" "$bin/psql" "$bin/pg_basebackup" "$bin/pg_rewind"; do
     run_in_tree "$program" --version >/dev/null
   done
   run_in_tree /usr/bin/prometheus-postgres-exporter --version >/dev/null 2>&1

@@ -7,6 +7,12 @@
 //     password of /etc/database/credentials/password (spec.credentials), with SCRAM
 //     authentication and data checksums. initdb writes into PGDATA.init, which is renamed to
 //     PGDATA once complete, so an interrupted first start is started over, never half used.
+//   - With DATABASE_ROLE_DIR set (the operator's announcement, a downward-API volume: the files
+//     role, primary or replica, primary-host and primary-port), it first waits for the role and
+//     makes PGDATA fit it (role.go): a primary is initialized as above; a replica is cloned from
+//     the announced primary (pg_basebackup), an old primary rewound to follow it (pg_rewind), a
+//     standby pointed at it. It never promotes a standby: the operator does, through its agent.
+//     Without DATABASE_ROLE_DIR every member is started as above.
 //   - It sets PGDATA's mode to 0700, which PostgreSQL insists on.
 //   - Then it runs its arguments (default: postgres) as a child. SIGTERM, which the kubelet
 //     sends to stop the container, becomes SIGINT for the server: PostgreSQL's fast shutdown
@@ -26,12 +32,37 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 const (
 	defaultPGDATA  = "/var/lib/database/pgdata"
 	credentialsDir = "/etc/database/credentials"
+	// caFile is the CA of spec.tls, which a replica verifies its primary with when it is there.
+	caFile = "/etc/database/tls/ca.crt"
+	// pollInterval is how often the announcement is read while it names no role.
+	pollInterval = time.Second
+	// retryInterval is how long a replica waits before it tries its primary again.
+	retryInterval = 3 * time.Second
 )
+
+// config is where the entrypoint finds its inputs: the image's paths, and in tests their own.
+type config struct {
+	// pgdata is the data directory.
+	pgdata string
+	// roleDir is the announcement's directory (DATABASE_ROLE_DIR); empty without one.
+	roleDir string
+	// credentialsDir holds the files username and password.
+	credentialsDir string
+	// caFile is the CA a replica verifies its primary with, when the file exists.
+	caFile string
+	// tmpDir is where the password files go: the container's own /tmp, never the claim.
+	tmpDir string
+	// poll and retry are pollInterval and retryInterval.
+	poll, retry time.Duration
+	// now names a data directory moved aside.
+	now func() time.Time
+}
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -48,12 +79,26 @@ func run(args []string) error {
 			return err
 		}
 	}
-	if err := initialize(pgdata); err != nil {
+	return start(config{
+		pgdata:         pgdata,
+		roleDir:        os.Getenv("DATABASE_ROLE_DIR"),
+		credentialsDir: credentialsDir,
+		caFile:         caFile,
+		tmpDir:         os.TempDir(),
+		poll:           pollInterval,
+		retry:          retryInterval,
+		now:            time.Now,
+	}, args)
+}
+
+// start prepares PGDATA as c says and then serves args.
+func start(c config, args []string) error {
+	if err := prepare(c); err != nil {
 		return err
 	}
 	// PostgreSQL refuses a data directory that its group may write, which the kubelet makes of a
 	// volume whose root is not yet the pod's fsGroup's (it walks the volume once, adding g+rwx).
-	if err := os.Chmod(pgdata, 0o700); err != nil {
+	if err := os.Chmod(c.pgdata, 0o700); err != nil {
 		return err
 	}
 	if len(args) == 0 {
@@ -63,65 +108,98 @@ func run(args []string) error {
 }
 
 // initialize runs initdb into PGDATA unless it holds a database already.
-func initialize(pgdata string) error {
-	if _, err := os.Stat(filepath.Join(pgdata, "PG_VERSION")); err == nil {
-		return nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+func initialize(c config) error {
+	pgdata := c.pgdata
+	if ok, err := exists(filepath.Join(pgdata, "PG_VERSION")); err != nil || ok {
 		return err
 	}
-	user, err := credential("DATABASE_USERNAME", "username")
-	if err != nil {
-		return err
-	}
-	password, err := credential("DATABASE_PASSWORD", "password")
+	user, password, err := credentials(c.credentialsDir)
 	if err != nil {
 		return err
 	}
 	// initdb reads the password from a file; it lives in the container's own /tmp only while
 	// initdb runs.
-	pwfile, err := os.CreateTemp("", "pwfile-")
+	pwfile, err := writeSecret(c.tmpDir, "pwfile-", password+"\n")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.Remove(pwfile.Name()) }()
-	if _, err := pwfile.WriteString(password + "\n"); err != nil {
-		return err
-	}
-	if err := pwfile.Close(); err != nil {
-		return err
-	}
+	defer func() { _ = os.Remove(pwfile) }()
 	staging := pgdata + ".init"
 	if err := os.RemoveAll(staging); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "entrypoint: %s holds no database: initdb as %s\n", pgdata, user)
-	initdb := exec.Command("initdb", "--pgdata="+staging, "--username="+user, "--pwfile="+pwfile.Name(),
+	initdb := exec.Command("initdb", "--pgdata="+staging, "--username="+user, "--pwfile="+pwfile,
 		"--auth-local=scram-sha-256", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C", "--data-checksums")
 	initdb.Stdout, initdb.Stderr = os.Stderr, os.Stderr
 	if err := initdb.Run(); err != nil {
 		return fmt.Errorf("initdb: %w", err)
 	}
-	// A directory left by a start that failed before this point holds no PG_VERSION: it is
-	// replaced.
+	return replace(pgdata, staging)
+}
+
+// replace makes the complete directory staging PGDATA. A directory left by a start that failed
+// before this point holds no PG_VERSION (its callers made sure): it is replaced.
+func replace(pgdata, staging string) error {
 	if err := os.RemoveAll(pgdata); err != nil {
 		return err
 	}
 	return os.Rename(staging, pgdata)
 }
 
+// exists reports whether path exists.
+func exists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// writeSecret writes content into a new file of dir, mode 0600, named from prefix, and returns
+// its path.
+func writeSecret(dir, prefix, content string) (string, error) {
+	f, err := os.CreateTemp(dir, prefix)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(content); err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// credentials are the superuser's name and password (DATABASE_USERNAME and DATABASE_PASSWORD,
+// or else the files of dir).
+func credentials(dir string) (user, password string, err error) {
+	if user, err = credential(dir, "DATABASE_USERNAME", "username"); err != nil {
+		return "", "", err
+	}
+	if password, err = credential(dir, "DATABASE_PASSWORD", "password"); err != nil {
+		return "", "", err
+	}
+	return user, password, nil
+}
+
 // credential is the environment variable env, or else the file name of the credentials
-// directory, without a trailing newline.
-func credential(env, name string) (string, error) {
+// directory dir, without a trailing newline.
+func credential(dir, env, name string) (string, error) {
 	if v := os.Getenv(env); v != "" {
 		return v, nil
 	}
-	data, err := os.ReadFile(filepath.Join(credentialsDir, name))
+	data, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		return "", fmt.Errorf("no %s: set %s or spec.credentials (%w)", name, env, err)
 	}
 	v := strings.TrimRight(string(data), "\r\n")
 	if v == "" {
-		return "", fmt.Errorf("%s is empty", filepath.Join(credentialsDir, name))
+		return "", fmt.Errorf("%s is empty", filepath.Join(dir, name))
 	}
 	return v, nil
 }

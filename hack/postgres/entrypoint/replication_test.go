@@ -1,0 +1,383 @@
+package main
+
+// The entrypoint against real PostgreSQL 15 servers on 127.0.0.1: the test binary is the
+// entrypoint (TestMain runs start when helperEnv is set), run as the postgres user as the image
+// runs as its own, with the paths of its test (helper, below).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seed1b407122/database-operator/test/harness/operands"
+	"github.com/seed1b407122/database-operator/test/harness/proc"
+)
+
+const (
+	// helperEnv names the test's directory to the test binary run as the entrypoint.
+	helperEnv = "ENTRYPOINT_TEST_DIR"
+	// password is the superuser's, with characters a password file and a URL must escape.
+	password = `pa:ss w\rd/1`
+	// superuser is the superuser's name, as operands' primary has it.
+	superuser = "postgres"
+	// readyTimeout bounds a member's wait for its announcement, its clone or rewind, and its start.
+	readyTimeout = 90 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperEnv); dir != "" {
+		os.Exit(helper(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// helper is the entrypoint as a test starts it: the credentials and CA under dir, its password
+// files in dir/tmp, quick polling.
+func helper(dir string) int {
+	err := start(config{
+		pgdata:         os.Getenv("PGDATA"),
+		roleDir:        os.Getenv("DATABASE_ROLE_DIR"),
+		credentialsDir: filepath.Join(dir, "credentials"),
+		caFile:         filepath.Join(dir, "ca.crt"),
+		tmpDir:         os.Getenv("TMPDIR"),
+		poll:           100 * time.Millisecond,
+		retry:          500 * time.Millisecond,
+		now:            time.Now,
+	}, os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "entrypoint: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// host runs a test's members as the postgres user (as root) in one directory.
+type host struct {
+	dir  string
+	cred *syscall.Credential
+	// exe is the test binary, copied where that user may run it.
+	exe string
+}
+
+// member is one member: its data directory, announcement and password files, and its server.
+type member struct {
+	name                    string
+	pgdata, roleDir, tmpDir string
+	port                    int
+	dsn                     string
+	p                       *proc.Process
+}
+
+// newHost skips the test without PostgreSQL 15, or as root without a postgres user to run it as.
+// (operands.PostgreSQLHost does the same for its own servers, and keeps its directory and identity
+// to itself.)
+func newHost(t *testing.T) *host {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(operands.PostgreSQLBin, "pg_rewind")); err != nil {
+		t.Skipf("PostgreSQL 15 is not installed in %s: %v", operands.PostgreSQLBin, err)
+	}
+	h := &host{}
+	dir, err := os.MkdirTemp("", "entrypoint-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	h.dir = dir
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Skipf("running as root, and there is no postgres user to run PostgreSQL as: %v", err)
+		}
+		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+		h.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	h.mkdir(t, dir)
+	h.mkdir(t, filepath.Join(dir, "credentials"))
+	h.write(t, filepath.Join(dir, "credentials", "username"), superuser+"\n")
+	h.write(t, filepath.Join(dir, "credentials", "password"), password+"\n")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.exe = filepath.Join(dir, "entrypoint.test")
+	copyFile(t, self, h.exe)
+	return h
+}
+
+// mkdir makes dir, the host's user's.
+func (h *host) mkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h.chown(t, dir)
+}
+
+// write writes content at path, atomically, the host's user's.
+func (h *host) write(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.chown(t, tmp)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *host) chown(t *testing.T, path string) {
+	t.Helper()
+	if h.cred == nil {
+		return
+	}
+	if err := os.Chown(path, int(h.cred.Uid), int(h.cred.Gid)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// member makes the directories of a member called name, its announcement empty.
+func (h *host) member(t *testing.T, name string) *member {
+	t.Helper()
+	m := &member{name: name, pgdata: filepath.Join(h.dir, name, "pgdata"), roleDir: filepath.Join(h.dir, name, "role"),
+		tmpDir: filepath.Join(h.dir, name, "tmp")}
+	h.mkdir(t, filepath.Join(h.dir, name))
+	h.mkdir(t, m.roleDir)
+	h.mkdir(t, m.tmpDir)
+	return m
+}
+
+// announce writes m's announcement: role, and the primary's port on 127.0.0.1 for a replica.
+func (h *host) announce(t *testing.T, m *member, role, primaryHost string, primaryPort int) {
+	t.Helper()
+	h.write(t, filepath.Join(m.roleDir, "primary-host"), primaryHost)
+	h.write(t, filepath.Join(m.roleDir, "primary-port"), strconv.Itoa(primaryPort))
+	h.write(t, filepath.Join(m.roleDir, "role"), role)
+}
+
+// start runs m's entrypoint with the server on a free port of 127.0.0.1, until it is stopped or
+// the test ends (then with SIGTERM, as the kubelet stops it).
+func (h *host) start(t *testing.T, m *member) {
+	t.Helper()
+	port, err := proc.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.port = port
+	m.dsn = (&url.URL{Scheme: "postgres", User: url.UserPassword(superuser, password),
+		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Path: "/postgres", RawQuery: "sslmode=disable"}).String()
+	args := []string{"postgres", "-c", "listen_addresses=127.0.0.1", "-c", "port=" + strconv.Itoa(port),
+		"-c", "unix_socket_directories=" + filepath.Join(h.dir, m.name), "-c", "fsync=off"}
+	env := []string{helperEnv + "=" + h.dir, "PGDATA=" + m.pgdata, "DATABASE_ROLE_DIR=" + m.roleDir, "TMPDIR=" + m.tmpDir,
+		"PATH=" + operands.PostgreSQLBin + ":" + os.Getenv("PATH")}
+	logPath := filepath.Join(h.dir, m.name+".log")
+	p, err := proc.Start("entrypoint "+m.name, h.exe, args, proc.Options{LogPath: logPath, Append: true, Dir: h.dir, Env: env, Credential: h.cred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.p = p
+	t.Cleanup(func() {
+		_ = p.Stop(syscall.SIGTERM)
+		if t.Failed() {
+			log, _ := os.ReadFile(logPath)
+			t.Logf("%s's log:\n%s", m.name, log)
+		}
+	})
+}
+
+// waitReady returns once m's server takes connections.
+func (m *member) waitReady(t *testing.T) {
+	t.Helper()
+	var last error
+	err := proc.PollWhileRunning(context.Background(), m.name+" serving", []*proc.Process{m.p}, 200*time.Millisecond, readyTimeout,
+		func(ctx context.Context) (bool, error) {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			conn, err := pgx.Connect(ctx, m.dsn)
+			if last = err; err != nil {
+				return false, nil
+			}
+			return true, conn.Close(ctx)
+		})
+	if err != nil {
+		t.Fatalf("%v (last error: %v)", err, last)
+	}
+}
+
+// stop stops m as the kubelet does (SIGTERM, PostgreSQL's fast shutdown through the entrypoint),
+// which must end it with status 0.
+func (m *member) stop(t *testing.T) {
+	t.Helper()
+	if err := m.p.Stop(syscall.SIGTERM); err != nil || m.p.ExitCode() != 0 {
+		t.Fatalf("stopping %s: %v (exit code %d)", m.name, err, m.p.ExitCode())
+	}
+}
+
+// log is m's entrypoint's output so far.
+func (h *host) log(t *testing.T, m *member) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(h.dir, m.name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// query runs sql on dsn and scans its one row into dest.
+func query(t *testing.T, dsn, sql string, dest ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	if len(dest) == 0 {
+		_, err = conn.Exec(ctx, sql)
+	} else {
+		err = conn.QueryRow(ctx, sql).Scan(dest...)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// rows is the sorted list of t's values on dsn.
+func rows(t *testing.T, dsn string) string {
+	t.Helper()
+	var values string
+	query(t, dsn, "SELECT coalesce(string_agg(v::text, ',' ORDER BY v), '') FROM t", &values)
+	return values
+}
+
+// eventuallyRows waits until the replica at dsn holds want.
+func eventuallyRows(t *testing.T, dsn, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for got := rows(t, dsn); got != want; got = rows(t, dsn) {
+		if time.Now().After(deadline) {
+			t.Fatalf("rows %q, want %q", got, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// standbyOf checks that the server of dsn is a standby whose primary_conninfo names host and
+// port with the password file, and no password.
+func standbyOf(t *testing.T, dsn, host string, port int) string {
+	t.Helper()
+	var inRecovery bool
+	var conninfo string
+	query(t, dsn, "SELECT pg_is_in_recovery(), current_setting('primary_conninfo')", &inRecovery, &conninfo)
+	if !inRecovery {
+		t.Fatalf("%s is not a standby", dsn)
+	}
+	for _, want := range []string{"host=" + connValue(host) + " ", "port=" + strconv.Itoa(port) + " ", "passfile=", "sslmode=prefer"} {
+		if !strings.Contains(conninfo, want) {
+			t.Fatalf("primary_conninfo %q holds no %q", conninfo, want)
+		}
+	}
+	if strings.Contains(conninfo, "password=") {
+		t.Fatalf("primary_conninfo %q holds the password", conninfo)
+	}
+	return conninfo
+}
+
+// portOf is the port of a host:port.
+func portOf(t *testing.T, address string) int {
+	t.Helper()
+	_, p, err := net.SplitHostPort(address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = in.Close() }()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplicaClonesPrimary: a member waits for its role; announced a replica of a primary (one
+// operands starts, as the tests of the agents do), it clones it and streams from it, with no
+// password left in a file of pg_basebackup's or in primary_conninfo; restarted with another host
+// announced, its primary_conninfo follows.
+func TestReplicaClonesPrimary(t *testing.T) {
+	h := newHost(t)
+	primary := operands.NewPostgreSQLHost(t).StartPrimary(t, operands.PostgreSQL{Password: password})
+	query(t, primary.DSN, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)")
+	primaryPort := portOf(t, primary.Address)
+
+	replica := h.member(t, "replica")
+	h.start(t, replica)
+	deadline := time.Now().Add(readyTimeout)
+	for !strings.Contains(h.log(t, replica), "waiting for the operator to announce") {
+		if time.Now().After(deadline) || replica.p.Exited() {
+			t.Fatalf("the entrypoint did not say it waits for its role:\n%s", h.log(t, replica))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := os.Stat(replica.pgdata); !os.IsNotExist(err) {
+		t.Fatalf("before its role, %s: %v; want none", replica.pgdata, err)
+	}
+	h.announce(t, replica, roleReplica, "127.0.0.1", primaryPort)
+	replica.waitReady(t)
+	query(t, primary.DSN, "INSERT INTO t VALUES (2)")
+	eventuallyRows(t, replica.dsn, "1,2")
+	standbyOf(t, replica.dsn, "127.0.0.1", primaryPort)
+	if n := strings.Count(h.log(t, replica), "waiting for the operator to announce"); n != 1 {
+		t.Fatalf("the wait for the role was logged %d times, want once", n)
+	}
+	// Only the server's password file is left, mode 0600.
+	entries, err := os.ReadDir(replica.tmpDir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != replicationPassfile {
+		t.Fatalf("%s holds %v (%v), want only %s", replica.tmpDir, entries, err, replicationPassfile)
+	}
+	if info, err := os.Stat(filepath.Join(replica.tmpDir, replicationPassfile)); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v, %v; want mode 0600", replicationPassfile, info, err)
+	}
+
+	// The primary's Service renamed: the standby's primary_conninfo follows at its next start.
+	replica.stop(t)
+	h.announce(t, replica, roleReplica, "localhost", primaryPort)
+	h.start(t, replica)
+	replica.waitReady(t)
+	standbyOf(t, replica.dsn, "localhost", primaryPort)
+	query(t, primary.DSN, "INSERT INTO t VALUES (3)")
+	eventuallyRows(t, replica.dsn, "1,2,3")
+	if strings.Count(h.log(t, replica), "pg_basebackup") != 1 {
+		t.Fatalf("the standby was cloned again:\n%s", h.log(t, replica))
+	}
+}
