@@ -64,6 +64,11 @@ type config struct {
 	now func() time.Time
 }
 
+// serveAttr is the server's process attributes: none in the image, where the server ends with
+// the container. The tests have the kernel kill it with the entrypoint, which their harness has
+// killed if the test dies.
+var serveAttr *syscall.SysProcAttr
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "entrypoint: %v\n", err)
@@ -209,6 +214,7 @@ func credential(dir, env, name string) (string, error) {
 func serve(args []string) error {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = serveAttr
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP)
 	if err := cmd.Start(); err != nil {

@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 // helper is the entrypoint as a test starts it: the credentials and CA under dir, its password
 // files in dir/tmp, quick polling.
 func helper(dir string) int {
+	serveAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err := start(config{
 		pgdata:         os.Getenv("PGDATA"),
 		roleDir:        os.Getenv("DATABASE_ROLE_DIR"),
@@ -160,11 +161,16 @@ func (h *host) member(t *testing.T, name string) *member {
 	return m
 }
 
-// announce writes m's announcement: role, and the primary's port on 127.0.0.1 for a replica.
+// announce writes m's announcement: role, and for a replica its primary's host and port (the
+// downward API writes an absent annotation as an empty file).
 func (h *host) announce(t *testing.T, m *member, role, primaryHost string, primaryPort int) {
 	t.Helper()
+	port := ""
+	if primaryPort != 0 {
+		port = strconv.Itoa(primaryPort)
+	}
 	h.write(t, filepath.Join(m.roleDir, "primary-host"), primaryHost)
-	h.write(t, filepath.Join(m.roleDir, "primary-port"), strconv.Itoa(primaryPort))
+	h.write(t, filepath.Join(m.roleDir, "primary-port"), port)
 	h.write(t, filepath.Join(m.roleDir, "role"), role)
 }
 
@@ -179,10 +185,15 @@ func (h *host) start(t *testing.T, m *member) {
 	m.port = port
 	m.dsn = (&url.URL{Scheme: "postgres", User: url.UserPassword(superuser, password),
 		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Path: "/postgres", RawQuery: "sslmode=disable"}).String()
+	// wal_keep_size: pg_rewind reads the old primary's WAL back to the last checkpoint before the
+	// failover, which the shutdown's checkpoint would otherwise have recycled.
 	args := []string{"postgres", "-c", "listen_addresses=127.0.0.1", "-c", "port=" + strconv.Itoa(port),
-		"-c", "unix_socket_directories=" + filepath.Join(h.dir, m.name), "-c", "fsync=off"}
-	env := []string{helperEnv + "=" + h.dir, "PGDATA=" + m.pgdata, "DATABASE_ROLE_DIR=" + m.roleDir, "TMPDIR=" + m.tmpDir,
+		"-c", "unix_socket_directories=" + filepath.Join(h.dir, m.name), "-c", "fsync=off", "-c", "wal_keep_size=64MB"}
+	env := []string{helperEnv + "=" + h.dir, "PGDATA=" + m.pgdata, "TMPDIR=" + m.tmpDir,
 		"PATH=" + operands.PostgreSQLBin + ":" + os.Getenv("PATH")}
+	if m.roleDir != "" {
+		env = append(env, "DATABASE_ROLE_DIR="+m.roleDir)
+	}
 	logPath := filepath.Join(h.dir, m.name+".log")
 	p, err := proc.Start("entrypoint "+m.name, h.exe, args, proc.Options{LogPath: logPath, Append: true, Dir: h.dir, Env: env, Credential: h.cred})
 	if err != nil {
@@ -379,5 +390,117 @@ func TestReplicaClonesPrimary(t *testing.T) {
 	eventuallyRows(t, replica.dsn, "1,2,3")
 	if strings.Count(h.log(t, replica), "pg_basebackup") != 1 {
 		t.Fatalf("the standby was cloned again:\n%s", h.log(t, replica))
+	}
+}
+
+// TestOldPrimaryRewound: a primary and its replica cloned by the entrypoint; the replica is
+// promoted while the old primary still takes a write; the old primary, announced a replica of
+// the new one, is rewound (its write undone) and follows it. Announced primary again before the
+// operator promoted it, it stays a standby.
+func TestOldPrimaryRewound(t *testing.T) {
+	h := newHost(t)
+	a, b := h.member(t, "a"), h.member(t, "b")
+	h.announce(t, a, rolePrimary, "", 0)
+	h.start(t, a)
+	a.waitReady(t)
+	var checksums string
+	query(t, a.dsn, "SHOW data_checksums", &checksums)
+	if checksums != "on" {
+		t.Fatalf("data_checksums %s, want on (pg_rewind needs them)", checksums)
+	}
+	query(t, a.dsn, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)")
+	h.announce(t, b, roleReplica, "127.0.0.1", a.port)
+	h.start(t, b)
+	b.waitReady(t)
+	eventuallyRows(t, b.dsn, "1")
+
+	// The failover: b promoted (by the operator's agent, here by the test), a still written.
+	var promoted bool
+	query(t, b.dsn, "SELECT pg_promote()", &promoted)
+	if !promoted {
+		t.Fatal("pg_promote() returned false")
+	}
+	query(t, a.dsn, "INSERT INTO t VALUES (100)")
+	query(t, b.dsn, "INSERT INTO t VALUES (2)")
+	a.stop(t)
+
+	h.announce(t, a, roleReplica, "127.0.0.1", b.port)
+	h.start(t, a)
+	a.waitReady(t)
+	standbyOf(t, a.dsn, "127.0.0.1", b.port)
+	eventuallyRows(t, a.dsn, "1,2")
+	query(t, b.dsn, "INSERT INTO t VALUES (3)")
+	eventuallyRows(t, a.dsn, "1,2,3")
+	if log := h.log(t, a); !strings.Contains(log, "rewinding it to follow") || strings.Contains(log, "moved aside") {
+		t.Fatalf("a was not rewound, or was moved aside:\n%s", log)
+	}
+	if left, _ := filepath.Glob(a.pgdata + ".*"); len(left) != 0 {
+		t.Fatalf("beside PGDATA: %v, want nothing", left)
+	}
+
+	// Announced primary before it is promoted: it stays b's standby.
+	a.stop(t)
+	h.announce(t, a, rolePrimary, "", 0)
+	h.start(t, a)
+	a.waitReady(t)
+	standbyOf(t, a.dsn, "127.0.0.1", b.port)
+	query(t, b.dsn, "INSERT INTO t VALUES (4)")
+	eventuallyRows(t, a.dsn, "1,2,3,4")
+}
+
+// TestUnrewindableMovedAside: a database of another cluster, announced a replica, cannot be
+// rewound: it is moved aside, whole, and the member is cloned.
+func TestUnrewindableMovedAside(t *testing.T) {
+	h := newHost(t)
+	a, c := h.member(t, "a"), h.member(t, "c")
+	h.announce(t, a, rolePrimary, "", 0)
+	h.announce(t, c, rolePrimary, "", 0)
+	h.start(t, a)
+	h.start(t, c)
+	a.waitReady(t)
+	c.waitReady(t)
+	query(t, a.dsn, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)")
+	query(t, c.dsn, "CREATE TABLE kept (v int)")
+	c.stop(t)
+
+	h.announce(t, c, roleReplica, "127.0.0.1", a.port)
+	h.start(t, c)
+	c.waitReady(t)
+	standbyOf(t, c.dsn, "127.0.0.1", a.port)
+	eventuallyRows(t, c.dsn, "1")
+	aside, _ := filepath.Glob(c.pgdata + ".failed-*")
+	if len(aside) != 1 {
+		t.Fatalf("beside PGDATA: %v, want one directory moved aside", aside)
+	}
+	if _, err := os.Stat(filepath.Join(aside[0], "PG_VERSION")); err != nil {
+		t.Fatalf("the directory moved aside holds no database: %v", err)
+	}
+	if log := h.log(t, c); !strings.Contains(log, "moved aside to "+aside[0]) {
+		t.Fatalf("the entrypoint did not say where it moved the database:\n%s", log)
+	}
+	if _, err := os.Stat(c.pgdata + ".rewinding"); !os.IsNotExist(err) {
+		t.Fatalf("the rewind's mark is left: %v", err)
+	}
+}
+
+// TestWithoutRoleDir: without DATABASE_ROLE_DIR, the entrypoint initializes PGDATA on the first
+// start (with data checksums) and serves it, and serves it as it is on the next.
+func TestWithoutRoleDir(t *testing.T) {
+	h := newHost(t)
+	m := h.member(t, "m")
+	m.roleDir = ""
+	h.start(t, m)
+	m.waitReady(t)
+	query(t, m.dsn, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)")
+	m.stop(t)
+	h.start(t, m)
+	m.waitReady(t)
+	if got := rows(t, m.dsn); got != "1" {
+		t.Fatalf("rows %q after a restart, want 1", got)
+	}
+	var inRecovery bool
+	query(t, m.dsn, "SELECT pg_is_in_recovery()", &inRecovery)
+	if log := h.log(t, m); inRecovery || strings.Count(log, "initdb as "+superuser) != 1 || strings.Contains(log, "announce") {
+		t.Fatalf("in recovery %t; want one initdb and no announcement:\n%s", inRecovery, log)
 	}
 }

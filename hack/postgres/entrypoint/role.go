@@ -11,10 +11,12 @@ package main
 //     it is Ready) and tries again after a failed clone.
 //   - replica, PGDATA with a database that is no standby (an old primary rejoining after a
 //     failover): pg_rewind from the primary (the databases have data checksums: initdb -k), then
-//     standby.signal. When pg_rewind fails, or an earlier one was interrupted (PGDATA.rewinding is
-//     left), PGDATA is moved aside to PGDATA.failed-<UTC time> and the member is cloned. The
-//     entrypoint deletes no database, and neither does the operator: a directory moved aside
-//     stays on the claim until a person removes it.
+//     standby.signal. pg_rewind reads the old primary's WAL back to the last checkpoint before
+//     the failover, which its next checkpoint (its shutdown's) recycles unless wal_keep_size keeps
+//     it. When pg_rewind fails, or an earlier one was interrupted (PGDATA.rewinding is left),
+//     PGDATA is moved aside to PGDATA.failed-<UTC time> and the member is cloned. The entrypoint
+//     deletes no database, and neither does the operator: a directory moved aside stays on the
+//     claim, taking its room, until a person removes it.
 //   - replica, PGDATA with a standby: started as it is.
 //
 // A replica's primary_conninfo (postgresql.auto.conf) names the announced primary, with the TLS
