@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -41,20 +42,29 @@ import (
 // The polling case (-polling; issue 51, docs/benchmarks.md's *Member-agent polling*) measures
 // what the operator's reads of the member agents cost the manager at N clusters of M members,
 // with no control plane. The manager's side is the operator's own read path as far as it is
-// exported: databasecluster.AgentMembers.Observe (the cluster's CA read, one memberagent.Client
-// per cluster, a new TLS 1.3 connection per read, resumed sessions), called as readMembers calls
-// it (a cluster's members at once, each read bounded by pollingAgentTimeout) by as many workers
-// as the manager has reconciles at once. The agents are memberagent.Serve with a SimEngine, one
-// 127.0.0.1 listener per member, in a child process (this binary with -polling-agents), so that
-// getrusage of this process is the manager's side alone.
+// exported: databasecluster.AgentMembers.Observe (one memberagent.Client per cluster, its CA
+// Secret read again once a minute, a new TLS 1.3 connection per read, resumed sessions), called
+// as readMembers calls it (a cluster's members at once, each read bounded by
+// pollingAgentTimeout) by as many workers as the manager has reconciles at once. The agents are
+// memberagent.Serve with a SimEngine, one 127.0.0.1 listener per member, in a child process
+// (this binary with -polling-agents), so that getrusage of this process is the manager's side
+// alone.
 //
-// Not in the figures: the CA Secret's GET is answered from memory (the manager reads it from
-// kube-apiserver on every member read; the figures count these GETs, and -polling-api-qps puts
-// the manager's client-side limit on them), and the rest of the reconcile pass that each read
-// comes with.
+// The CA Secret's GETs are AgentMembers' own, through the APIReader it is given (secretReader):
+// the figures count them, and -polling-api-qps puts client-go's token bucket, the manager's
+// client-side limit, in front of them. That last sweep runs with AgentMembers' clock moved past
+// its CA recheck (pollingCARecheck), so that every cluster's CA is read again in it.
+//
+// Not in the figures: the CA Secret's GET is answered from memory (the manager's goes to
+// kube-apiserver), and the rest of the reconcile pass that each read comes with.
 
 // pollingAgentTimeout bounds each member read, as agentTimeout does in controllers/databasecluster.
 const pollingAgentTimeout = 2 * time.Second
+
+// pollingCARecheck is how long AgentMembers uses a cluster's client before it reads the CA
+// Secret again (caRecheck in controllers/databasecluster): the limited sweep moves the clock of
+// AgentMembers this far, and a second, ahead, so that every cluster's CA is due in it.
+const pollingCARecheck = time.Minute + time.Second
 
 // pollingNamespace is the namespace of the simulated clusters.
 const pollingNamespace = "bench"
@@ -98,16 +108,19 @@ type pollingCase struct {
 	Rounds      int     `json:"rounds"`
 	// APIQPS and APIBurst limit the CA Secret's GETs as the manager's client limits its
 	// requests (0: no limit).
-	APIQPS       float64 `json:"apiQPS,omitempty"`
-	APIBurst     int     `json:"apiBurst,omitempty"`
-	WallSec      float64 `json:"wallSec"`
-	MemberReads  int64   `json:"memberReads"`
-	ReadErrors   int64   `json:"readErrors"`
-	FirstError   string  `json:"firstError,omitempty"`
-	SecretGets   int64   `json:"secretGets"`
-	ClientCPUSec float64 `json:"clientCPUSec"`
-	AgentCPUSec  float64 `json:"agentCPUSec"`
-	GCs          uint32  `json:"gcs"`
+	APIQPS   float64 `json:"apiQPS,omitempty"`
+	APIBurst int     `json:"apiBurst,omitempty"`
+	// ClockAheadSec is how far AgentMembers' clock had been moved ahead of the real one when
+	// the case began (past the CA recheck: every cluster's CA Secret is read again in it).
+	ClockAheadSec float64 `json:"clockAheadSec,omitempty"`
+	WallSec       float64 `json:"wallSec"`
+	MemberReads   int64   `json:"memberReads"`
+	ReadErrors    int64   `json:"readErrors"`
+	FirstError    string  `json:"firstError,omitempty"`
+	SecretGets    int64   `json:"secretGets"`
+	ClientCPUSec  float64 `json:"clientCPUSec"`
+	AgentCPUSec   float64 `json:"agentCPUSec"`
+	GCs           uint32  `json:"gcs"`
 	// ClusterReadP50Sec and P99 are a cluster's read (its members at once); MaxLagSec is how
 	// late a paced read started at worst, the workers being busy.
 	ClusterReadP50Sec float64 `json:"clusterReadP50Sec"`
@@ -185,8 +198,9 @@ func pollingRun(ctx context.Context, p pollingOptions, intervals []time.Duration
 	for i, s := range specs {
 		addrs[s.Name] = agents.addrs[i]
 	}
+	clk := &aheadClock{}
 	poll := &poller{clusters: clusters, workers: p.workers, reader: reader, members: &databasecluster.AgentMembers{
-		APIReader: reader, Address: func(pod *corev1.Pod) string { return addrs[pod.Name] }}}
+		APIReader: reader, Address: func(pod *corev1.Pod) string { return addrs[pod.Name] }, Clock: clk}}
 	res.SetupSec = time.Since(start).Seconds()
 	logf("polling: %d clusters of %d members, %d agents in process %d, setup %.1f s",
 		p.clusters, p.members, len(specs), agents.pid, res.SetupSec)
@@ -202,7 +216,7 @@ func pollingRun(ctx context.Context, p pollingOptions, intervals []time.Duration
 		runs = append(runs, pollRun{name: "every " + iv.String(), interval: iv, rounds: p.rounds})
 	}
 	if p.apiQPS > 0 {
-		runs = append(runs, pollRun{name: "sweep, CA read limited", rounds: 1, qps: p.apiQPS})
+		runs = append(runs, pollRun{name: "sweep, every CA due", rounds: 1, qps: p.apiQPS})
 	}
 	clear(specs) // the agents' certificates are the child's; the heap holds what a manager would
 	ballast := growHeap(p.liveHeapMiB << 20)
@@ -217,8 +231,11 @@ func pollingRun(ctx context.Context, p pollingOptions, intervals []time.Duration
 			continue
 		}
 		reader.limit(r.qps, p.apiBurst)
+		if r.qps > 0 { // every cluster's CA is due: the GETs the limit holds back are AgentMembers' own
+			clk.advance(pollingCARecheck)
+		}
 		c := poll.measure(ctx, agents.pid, r.interval, r.rounds)
-		c.Name, c.APIQPS = r.name, r.qps
+		c.Name, c.APIQPS, c.ClockAheadSec = r.name, r.qps, clk.ahead().Seconds()
 		if r.qps > 0 {
 			c.APIBurst = p.apiBurst
 		}
@@ -294,8 +311,21 @@ func clusterCerts(c pollCluster, specs []agentSpec) error {
 	return nil
 }
 
+// aheadClock is the real clock moved ahead by what advance added: AgentMembers' clock, which the
+// limited sweep moves past the CA recheck.
+type aheadClock struct{ by atomic.Int64 }
+
+var _ clock.PassiveClock = (*aheadClock)(nil)
+
+func (c *aheadClock) advance(d time.Duration)         { c.by.Add(int64(d)) }
+func (c *aheadClock) ahead() time.Duration            { return time.Duration(c.by.Load()) }
+func (c *aheadClock) Now() time.Time                  { return time.Now().Add(c.ahead()) }
+func (c *aheadClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
 // secretReader answers the CA Secrets' GETs from memory, as a copy the way a client decodes a
-// fresh object, counts them and, with a limiter, waits for it as client-go's requests do.
+// fresh object, counts them and, with a limiter (client-go's token bucket), waits for it as
+// client-go's requests do. It is AgentMembers' APIReader: every GET it counts is one of
+// AgentMembers' CA reads.
 type secretReader struct {
 	secrets map[types.NamespacedName]*corev1.Secret
 	limiter atomic.Pointer[flowcontrol.RateLimiter]
