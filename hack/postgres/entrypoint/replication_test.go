@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/seed1b407122/database-operator/test/harness/operands"
 	"github.com/seed1b407122/database-operator/test/harness/proc"
@@ -189,7 +191,8 @@ func (h *host) start(t *testing.T, m *member) {
 	// failover, which the shutdown's checkpoint would otherwise have recycled.
 	args := []string{"postgres", "-c", "listen_addresses=127.0.0.1", "-c", "port=" + strconv.Itoa(port),
 		"-c", "unix_socket_directories=" + filepath.Join(h.dir, m.name), "-c", "fsync=off", "-c", "wal_keep_size=64MB"}
-	env := []string{helperEnv + "=" + h.dir, "PGDATA=" + m.pgdata, "TMPDIR=" + m.tmpDir,
+	// HOME: libpq looks for a client certificate in ~/.postgresql, which must not be root's.
+	env := []string{helperEnv + "=" + h.dir, "PGDATA=" + m.pgdata, "TMPDIR=" + m.tmpDir, "HOME=" + filepath.Join(h.dir, m.name),
 		"PATH=" + operands.PostgreSQLBin + ":" + os.Getenv("PATH")}
 	if m.roleDir != "" {
 		env = append(env, "DATABASE_ROLE_DIR="+m.roleDir)
@@ -288,8 +291,18 @@ func eventuallyRows(t *testing.T, dsn, want string) {
 }
 
 // standbyOf checks that the server of dsn is a standby whose primary_conninfo names host and
-// port with the password file, and no password.
+// port with the password file, and no password; without TLS settings beyond sslmode=prefer.
 func standbyOf(t *testing.T, dsn, host string, port int) string {
+	t.Helper()
+	conninfo := standbyOfWith(t, dsn, host, port, "sslmode=prefer")
+	if strings.Contains(conninfo, "sslrootcert") {
+		t.Fatalf("primary_conninfo %q names a CA", conninfo)
+	}
+	return conninfo
+}
+
+// standbyOfWith is standbyOf with the TLS settings tls.
+func standbyOfWith(t *testing.T, dsn, host string, port int, tls ...string) string {
 	t.Helper()
 	var inRecovery bool
 	var conninfo string
@@ -297,7 +310,7 @@ func standbyOf(t *testing.T, dsn, host string, port int) string {
 	if !inRecovery {
 		t.Fatalf("%s is not a standby", dsn)
 	}
-	for _, want := range []string{"host=" + connValue(host) + " ", "port=" + strconv.Itoa(port) + " ", "passfile=", "sslmode=prefer"} {
+	for _, want := range append([]string{"host=" + connValue(host) + " ", "port=" + strconv.Itoa(port) + " ", "passfile="}, tls...) {
 		if !strings.Contains(conninfo, want) {
 			t.Fatalf("primary_conninfo %q holds no %q", conninfo, want)
 		}
@@ -502,5 +515,64 @@ func TestWithoutRoleDir(t *testing.T) {
 	query(t, m.dsn, "SELECT pg_is_in_recovery()", &inRecovery)
 	if log := h.log(t, m); inRecovery || strings.Count(log, "initdb as "+superuser) != 1 || strings.Contains(log, "announce") {
 		t.Fatalf("in recovery %t; want one initdb and no announcement:\n%s", inRecovery, log)
+	}
+}
+
+// TestReplicaVerifiesPrimary: with the CA of spec.tls mounted, a replica clones and streams from
+// its primary over TLS, verifying the primary's name (sslmode=verify-full); against another CA it
+// clones nothing.
+func TestReplicaVerifiesPrimary(t *testing.T) {
+	// A serving certificate for localhost, and the CA that signed it after it.
+	chain, key, err := certutil.GenerateSelfSignedCertKey("localhost", nil, []string{"localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, rest := pem.Decode(chain)
+	ca, _ := pem.Decode(rest)
+	if leaf == nil || ca == nil {
+		t.Fatalf("GenerateSelfSignedCertKey returned no certificate and CA:\n%s", chain)
+	}
+	primary := operands.NewPostgreSQLHost(t).StartPrimary(t, operands.PostgreSQL{Password: password, CertPEM: chain, KeyPEM: key})
+	query(t, primary.DSN, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)")
+	primaryPort := portOf(t, primary.Address)
+
+	h := newHost(t)
+	caFile := filepath.Join(h.dir, "ca.crt")
+	h.write(t, caFile, string(pem.EncodeToMemory(ca)))
+	replica := h.member(t, "replica")
+	h.announce(t, replica, roleReplica, "localhost", primaryPort)
+	h.start(t, replica)
+	replica.waitReady(t)
+	eventuallyRows(t, replica.dsn, "1")
+	standbyOfWith(t, replica.dsn, "localhost", primaryPort, "sslmode='verify-full'", "sslrootcert="+connValue(caFile))
+	var streamsOverTLS bool
+	query(t, primary.DSN, "SELECT bool_and(ssl) AND count(*) = 1 FROM pg_stat_replication JOIN pg_stat_ssl USING (pid)", &streamsOverTLS)
+	if !streamsOverTLS {
+		t.Fatal("the replica does not stream over TLS")
+	}
+
+	// Another CA: the primary's certificate is refused, and nothing is cloned.
+	other, _, err := certutil.GenerateSelfSignedCertKey("localhost", nil, []string{"localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest = pem.Decode(other)
+	otherCA, _ := pem.Decode(rest)
+	h2 := newHost(t)
+	h2.write(t, filepath.Join(h2.dir, "ca.crt"), string(pem.EncodeToMemory(otherCA)))
+	stranger := h2.member(t, "stranger")
+	h2.announce(t, stranger, roleReplica, "localhost", primaryPort)
+	h2.start(t, stranger)
+	deadline := time.Now().Add(readyTimeout)
+	for !strings.Contains(h2.log(t, stranger), "certificate verify failed") {
+		if time.Now().After(deadline) || stranger.p.Exited() {
+			t.Fatalf("the primary's certificate was not refused:\n%s", h2.log(t, stranger))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, dir := range []string{stranger.pgdata, stranger.pgdata + ".init"} {
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("%s holds %d files after a refused clone", dir, len(entries))
+		}
 	}
 }
