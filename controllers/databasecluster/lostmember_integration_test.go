@@ -15,6 +15,8 @@
 package databasecluster
 
 import (
+	"bytes"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +34,8 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/specs"
+	"github.com/seed1b407122/database-operator/controllers/internal/certs"
+	"github.com/seed1b407122/database-operator/controllers/memberagent"
 	"github.com/seed1b407122/database-operator/test/harness/testenv"
 )
 
@@ -45,9 +49,11 @@ const lostClockAhead = 10 * time.Minute
 // the unreachable taint) itself, makes the volumes and binds the claims, makes the member pods
 // and writes their status as the kubelet or the scheduler would.
 var _ = Describe("DatabaseCluster lost member", Ordered, Label("integration"), func() {
+	agents := &memberAgents{addrs: map[string]string{}}
 	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
 		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout,
-			Clock: clocktesting.NewFakePassiveClock(time.Now().Add(lostClockAhead))}).SetupWithManager(mgr)
+			Clock:   clocktesting.NewFakePassiveClock(time.Now().Add(lostClockAhead)),
+			Members: &AgentMembers{APIReader: mgr.GetAPIReader(), Address: agents.address}}).SetupWithManager(mgr)
 	})
 	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
 		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
@@ -122,7 +128,7 @@ var _ = Describe("DatabaseCluster lost member", Ordered, Label("integration"), f
 				Message: "0/3 nodes are available: 1 node(s) had volume node affinity conflict, 2 node(s) didn't match pod anti-affinity rules",
 			}}}
 		} else {
-			pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.1." + name[len(name)-1:], Conditions: []corev1.PodCondition{
 				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
 				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}}
 		}
@@ -230,6 +236,81 @@ var _ = Describe("DatabaseCluster lost member", Ordered, Label("integration"), f
 		})).To(Equal([]string{"Normal ReplacedLostMember: " + replacedDb2, replacedDb1}))
 		Eventually(k8s.Condition(ctx, dc, "MemberLost")).Should(Equal([]string{"False", "NoMemberLost", "no member is lost with its node"}))
 		Eventually(lostSeries(dc)).Should(Equal(map[string]float64{"{}": 0}))
+	})
+
+	It("removes a lost etcd member from etcd's member list before it deletes its claim, and keeps the claim while it cannot", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "lost-etcd-")), withEngine(databasev1alpha1.EngineEtcd))
+		dc.Spec.AutoHeal = &databasev1alpha1.AutoHealSpec{ReplaceLostMembers: true}
+		sts := clusters.Create(ctx, dc)
+		ns := dc.Namespace
+		n0, n2 := ns+"-n0", ns+"-n2"
+		makeNode(ctx, n0, true, false)
+		makeNode(ctx, n2, false, false)
+		bindClaim(ctx, dc, 0, n0)
+		bindClaim(ctx, dc, 1, n0)
+		c2 := bindClaim(ctx, dc, 2, n2)
+
+		By("etcd lists db-0 (the leader), db-1 and db-2, whose volume is pinned to n2, NotReady; db-0's agent cannot remove members")
+		// The operator's clock runs lostClockAhead ahead, and so would its CA's validity: TLS
+		// checks the real time, so the CA becomes one issued now (the operator keeps a CA that is
+		// valid at its own time, and issues its client certificates from it).
+		ca, err := certs.NewCA("lost-etcd CA", time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		caHeld := func(g Gomega) []byte {
+			secret := &corev1.Secret{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.CASecretName()}, secret)).To(Succeed())
+			if !bytes.Equal(secret.Data[corev1.TLSCertKey], ca.CertPEM) {
+				secret.Data = ca.SecretData() // again, if a write of the operator's first pass came after
+				g.Expect(k8s.Update(ctx, secret)).To(Succeed())
+			}
+			return secret.Data[corev1.TLSCertKey]
+		}
+		Eventually(caHeld).Should(Equal(ca.CertPEM))
+		Consistently(caHeld, 2*time.Second).Should(Equal(ca.CertPEM))
+		list := &etcdList{}
+		sims := map[string]*memberagent.SimEngine{}
+		for i, name := range []string{"db-0", "db-1", "db-2"} {
+			list.members = append(list.members, memberagent.Peer{Name: name, PeerURLs: []string{peerURL(dc, name)}})
+			role := memberagent.RoleReplica
+			if i == 0 {
+				role = memberagent.RolePrimary
+			}
+			sims[name] = memberagent.NewSimEngine(name, role)
+			serving, err := certs.NewServing(ca, []string{memberDNSName(dc, name)}, time.Now())
+			Expect(err).NotTo(HaveOccurred())
+			agents.serve(name, etcdListMember{SimEngine: sims[name], list: list}, ca.CertPEM, serving)
+		}
+		sims["db-0"].Fail(memberagent.ActionRemoveMember, errors.New("etcdserver: unhealthy cluster"))
+		makeMember(ctx, dc, sts, "db-0", n0)
+		makeMember(ctx, dc, sts, "db-1", n0)
+		makeMember(ctx, dc, sts, "db-2", "")
+		Eventually(func(g Gomega) string {
+			return clusters.Current(ctx, dc)(g).Status.CurrentPrimary
+		}).Should(Equal("db-0"))
+		Consistently(uids(ctx, ns, &corev1.PersistentVolumeClaimList{}), 3*time.Second).Should(HaveKeyWithValue("data-db-2", string(c2.UID)),
+			"db-2 is still in etcd's member list: its claim stays")
+		Expect(list.log()).To(BeEmpty())
+
+		By("the removal works: db-2 leaves etcd's member list, then its claim and pod are deleted")
+		sims["db-0"].Fail(memberagent.ActionRemoveMember, nil)
+		Eventually(uids(ctx, ns, &corev1.PersistentVolumeClaimList{})).Should(HaveKeyWithValue("data-db-2", string(c2.UID)+" deleting"))
+		Expect(list.log()).To(Equal([]string{"remove db-2"}))
+		Expect(list.names()).To(Equal([]string{"db-0", "db-1"}))
+		Eventually(func(g Gomega) []string {
+			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
+		}).Should(ContainElements(
+			ContainSubstring("MemberRemoved: Removed db-2 from etcd's members before replacing it: its data is lost with its node"),
+			ContainSubstring("ReplacedLostMember: Deleted claim data-db-2 and pod db-2"),
+		))
+
+		By("db-2 comes back empty: added to etcd as a learner and announced the member list")
+		makeMember(ctx, dc, sts, "db-2", n0)
+		Eventually(list.log).Should(Equal([]string{"remove db-2", "add db-2"}))
+		Eventually(func(g Gomega) string {
+			pod := &corev1.Pod{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-2"}, pod)).To(Succeed())
+			return pod.Annotations[databasev1alpha1.EtcdInitialClusterStateAnnotation]
+		}).Should(Equal("existing"))
 	})
 })
 

@@ -89,7 +89,10 @@ func (m etcdListMember) Observe(ctx context.Context) (memberagent.Observation, e
 	return obs, err
 }
 
-func (m etcdListMember) AddMember(_ context.Context, name, peerURL string) error {
+func (m etcdListMember) AddMember(ctx context.Context, name, peerURL string) error {
+	if err := m.SimEngine.AddMember(ctx, name, peerURL); err != nil { // the failures SimEngine.Fail set
+		return err
+	}
 	l := m.list
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -107,7 +110,10 @@ func (m etcdListMember) AddMember(_ context.Context, name, peerURL string) error
 	return nil
 }
 
-func (m etcdListMember) RemoveMember(_ context.Context, name string) error {
+func (m etcdListMember) RemoveMember(ctx context.Context, name string) error {
+	if err := m.SimEngine.RemoveMember(ctx, name); err != nil { // the failures SimEngine.Fail set
+		return err
+	}
 	l := m.list
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -305,7 +305,9 @@ func (r *Reconciler) removeLostMember(ctx context.Context, dc *databasev1alpha1.
 	ctx, cancel := context.WithTimeout(ctx, roleActionTimeout)
 	defer cancel()
 	if _, err := r.Members.RemoveMember(ctx, dc, via, member); err != nil {
-		return "", fmt.Errorf("removing the lost member %s from etcd's members through %s: %w", member, primary, err)
+		// Held, not failed: the other phases (the roles among them) go on, and the next pass
+		// tries again.
+		return fmt.Sprintf("removing %s from etcd's members through %s failed (%v): its claim is kept", member, primary, err), nil
 	}
 	r.roles.put(client.ObjectKeyFromObject(dc), rolesMemoEntry{since: memo.since}) // read again
 	r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberRemoved, actionMembership,
