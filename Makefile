@@ -864,7 +864,7 @@ node-images-push: $(IMAGE_TOOL) ## Push every image the tests pull (NODE_IMAGES_
 	done < $(NODE_IMAGES_DIR)/registry.txt
 
 node-images-test: node-images host-packages $(IMAGE_TOOL) ## Unit tests of the test programs (and of the registry's verification, with image-tool) and of csisim's sized file systems (xfsprogs, loop devices); import every node image into a throwaway containerd and run them (root).
-	IMAGE_TOOL=$(IMAGE_TOOL) go test -count=1 ./test/harness/realnode/ ./test/harness/operands/...
+	IMAGE_TOOL=$(IMAGE_TOOL) go test -count=1 ./test/harness/realnode/ ./test/harness/operands/... ./hack/postgres/entrypoint/
 	go test -count=1 -tags node -run TestSizedVolume ./test/harness/csisim/
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) hack/node/images-test.sh $(NODE_IMAGES_DIR)
 

@@ -16,6 +16,7 @@ package databasecluster
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -81,5 +82,21 @@ var _ = Describe("AgentMembers' client", Ordered, Label("integration"), func() {
 		_, err = members.Observe(ctx, dc, pod)
 		Expect(err).To(HaveOccurred())
 		Expect(reader.gets.Load()).To(Equal(int32(3)), "after a failed call the CA Secret is read again")
+
+		By("a cluster's members read at once, the CA due: one read of the Secret")
+		serving2, err := certs.NewServing(ca, []string{memberDNSName(dc, "db-0")}, time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		agents.serve("db-0", memberagent.NewSimEngine("db-0", memberagent.RolePrimary), ca.CertPEM, serving2)
+		clock.Step(2 * time.Minute)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				_, err := members.Observe(ctx, dc, pod)
+				Expect(err).NotTo(HaveOccurred())
+			})
+		}
+		wg.Wait()
+		Expect(reader.gets.Load()).To(Equal(int32(4)), "eight reads at once: one read of the CA Secret")
 	})
 })

@@ -48,6 +48,7 @@ type AgentMembers struct {
 
 	mu      sync.Mutex
 	clients map[types.NamespacedName]memberClient
+	locks   map[types.NamespacedName]*sync.Mutex
 }
 
 // memberClient is one cluster's client, for the CA it was issued from, until renewAt; the CA
@@ -163,7 +164,17 @@ func memberDNSName(dc *databasev1alpha1.DatabaseCluster, member string) string {
 func (a *AgentMembers) client(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (*memberagent.Client, error) {
 	key := client.ObjectKeyFromObject(dc)
 	now := a.now()
-	if c, ok := a.cached(key); ok && now.Before(c.renewAt) && now.Sub(c.checkedAt) < caRecheck && !now.Before(c.checkedAt) {
+	fresh := func(c memberClient) bool {
+		return now.Before(c.renewAt) && now.Sub(c.checkedAt) < caRecheck && !now.Before(c.checkedAt)
+	}
+	if c, ok := a.cached(key); ok && fresh(c) {
+		return c.client, nil
+	}
+	// One read of the CA Secret per cluster at a time: the members read at once wait for it.
+	lock := a.clusterLock(key)
+	lock.Lock()
+	defer lock.Unlock()
+	if c, ok := a.cached(key); ok && fresh(c) {
 		return c.client, nil
 	}
 	ca, err := a.readCA(ctx, dc)
@@ -194,6 +205,19 @@ func (a *AgentMembers) client(ctx context.Context, dc *databasev1alpha1.Database
 	return c, nil
 }
 
+// clusterLock is the lock that makes one call at a time read cluster's CA Secret.
+func (a *AgentMembers) clusterLock(cluster types.NamespacedName) *sync.Mutex {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.locks == nil {
+		a.locks = map[types.NamespacedName]*sync.Mutex{}
+	}
+	if a.locks[cluster] == nil {
+		a.locks[cluster] = &sync.Mutex{}
+	}
+	return a.locks[cluster]
+}
+
 // cached is the client made for cluster, if any.
 func (a *AgentMembers) cached(cluster types.NamespacedName) (memberClient, bool) {
 	a.mu.Lock()
@@ -216,4 +240,5 @@ func (a *AgentMembers) Forget(cluster types.NamespacedName) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.clients, cluster)
+	delete(a.locks, cluster)
 }
