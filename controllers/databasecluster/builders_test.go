@@ -265,14 +265,24 @@ var _ = Describe("Builders", Label("unit"), func() {
 			with, err := specs.BuildStatefulSet(dc, specs.Inputs{AgentImage: "img"})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(with.Spec.Template.Spec.InitContainers).To(Equal([]corev1.Container{specs.BuildAgent(dc, "img")}))
+			annotation := func(key string) *corev1.ObjectFieldSelector {
+				return &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['" + key + "']"}
+			}
 			Expect(with.Spec.Template.Spec.Volumes).To(Equal([]corev1.Volume{{Name: "agent-tls", VolumeSource: corev1.VolumeSource{
 				Secret: &corev1.SecretVolumeSource{SecretName: "db-agent-tls", DefaultMode: ptr.To[int32](0o440), Items: []corev1.KeyToPath{
-					{Key: "tls.crt", Path: "tls.crt"}, {Key: "tls.key", Path: "tls.key"}, {Key: "ca.crt", Path: "ca.crt"}}}}}}))
+					{Key: "tls.crt", Path: "tls.crt"}, {Key: "tls.key", Path: "tls.key"}, {Key: "ca.crt", Path: "ca.crt"}}}}},
+				{Name: "role", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+					{Path: "role", FieldRef: annotation("database.seed1b407122.io/postgresql-role")},
+					{Path: "primary-host", FieldRef: annotation("database.seed1b407122.io/postgresql-primary-host")}}}}},
+			}), "the agent's certificate, and the member's role, announced through the pod's annotations")
+			database := with.Spec.Template.Spec.Containers[0]
+			Expect(database.Env).To(Equal([]corev1.EnvVar{{Name: "DATABASE_ROLE_DIR", Value: "/etc/database/role"}}))
+			Expect(database.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "role", MountPath: "/etc/database/role", ReadOnly: true}))
 			without, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(without.Spec.Template.Spec.InitContainers).To(BeEmpty())
 			Expect(without.Spec.Template.Spec.Volumes).To(BeEmpty())
-			Expect(with.Spec.Template.Spec.Containers[0].Env).To(BeEmpty(), "PostgreSQL is announced nothing")
+			Expect(without.Spec.Template.Spec.Containers[0].Env).To(BeEmpty(), "no agent: no role announced")
 		})
 		It("announces each etcd member through its pod's annotations: a projected volume the agent waits on, and etcd's variables", func() {
 			dc := newCluster("db", withEngine(databasev1alpha1.EngineEtcd))

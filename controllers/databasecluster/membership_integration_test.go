@@ -25,6 +25,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -254,6 +255,68 @@ var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"
 		clusters.Update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Hibernated = true })
 		Eventually(stsReplicas(ctx, sts)).Should(Equal(int32(0)))
 		Consistently(list.names).WithTimeout(2 * time.Second).Should(Equal([]string{"db-0", "db-1", "db-2"}))
+	})
+})
+
+var _ = Describe("DatabaseCluster PostgreSQL role announcements", Ordered, Label("integration"), func() {
+	agents := &memberAgents{addrs: map[string]string{}}
+	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
+		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout,
+			Members: &AgentMembers{APIReader: mgr.GetAPIReader(), Address: agents.address}, ObserveInterval: 200 * time.Millisecond}).SetupWithManager(mgr)
+	})
+	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
+		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
+	}
+	announced := func(ctx SpecContext, ns string) func(Gomega) map[string]string {
+		return func(g Gomega) map[string]string {
+			var pods corev1.PodList
+			g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
+			out := map[string]string{}
+			for _, p := range pods.Items {
+				out[p.Name] = p.Annotations[databasev1alpha1.PostgreSQLRoleAnnotation] + " of " +
+					p.Annotations[databasev1alpha1.PostgreSQLPrimaryHostAnnotation]
+			}
+			return out
+		}
+	}
+
+	It("tells a new cluster's first member it is the primary and the others to stream from NAME-rw; a recreated pod learns the current primary", func(ctx SpecContext) {
+		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withEngine(databasev1alpha1.EnginePostgreSQL))
+		sts := clusters.Create(ctx, dc)
+		ns := dc.Namespace
+		rw := "db-rw." + ns + ".svc"
+
+		By("a new cluster, no member answering yet: db-0 is the primary")
+		runningMember(ctx, k8s, dc, sts, 1)
+		runningMember(ctx, k8s, dc, sts, 0)
+		runningMember(ctx, k8s, dc, sts, 2)
+		Eventually(announced(ctx, ns)).Should(Equal(map[string]string{
+			"db-0": "primary of " + rw, "db-1": "replica of " + rw, "db-2": "replica of " + rw}))
+
+		By("db-1 became the primary (a failover); db-0's pod recreated is told it is a replica")
+		secret := &corev1.Secret{}
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dc.CASecretName()}, secret)
+		}).Should(Succeed())
+		ca, err := certs.PairFromSecretData(secret.Data)
+		Expect(err).NotTo(HaveOccurred())
+		for i, role := range []string{memberagent.RoleReplica, memberagent.RolePrimary, memberagent.RoleReplica} {
+			name := "db-" + strconv.Itoa(i)
+			serving, err := certs.NewServing(ca, []string{memberDNSName(dc, name)}, time.Now())
+			Expect(err).NotTo(HaveOccurred())
+			agents.serve(name, memberagent.NewSimEngine(name, role), ca.CertPEM, serving)
+		}
+		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-1"))
+		old := &corev1.Pod{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-0"}, old)).To(Succeed())
+		Expect(k8s.Delete(ctx, old, client.GracePeriodSeconds(0))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-0"}, &corev1.Pod{}))
+		}).Should(BeTrue())
+		runningMember(ctx, k8s, dc, sts, 0)
+		Eventually(announced(ctx, ns)).Should(Equal(map[string]string{
+			"db-0": "replica of " + rw, "db-1": "replica of " + rw, "db-2": "replica of " + rw}),
+			"announcements are made once: db-1 keeps what it started with, db-0 comes back a replica")
 	})
 })
 

@@ -17,6 +17,7 @@ package databasecluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -64,7 +65,13 @@ type membershipResult struct {
 func (r *Reconciler) reconcileMembership(ctx context.Context, dc *databasev1alpha1.DatabaseCluster,
 	pods []corev1.Pod, reads []memberRead,
 ) (membershipResult, error) {
-	if !managesMembership(dc) || dc.Stopped() {
+	if dc.Stopped() {
+		return membershipResult{}, nil
+	}
+	if dc.EngineName() == databasev1alpha1.EnginePostgreSQL {
+		return membershipResult{}, r.announceRoles(ctx, dc, pods, reads)
+	}
+	if !managesMembership(dc) {
 		return membershipResult{}, nil
 	}
 	in, err := membershipInput(dc, pods, reads)
@@ -228,26 +235,81 @@ func (r *Reconciler) changeMembership(ctx context.Context, dc *databasev1alpha1.
 	return nil
 }
 
-// announce writes each pod's announcement (by pod name) as its annotations, guarded by the
-// pod's resourceVersion; a pod that has one keeps it.
+// announce writes each etcd pod's announcement (by pod name) as its annotations.
 func (r *Reconciler) announce(ctx context.Context, pods []corev1.Pod, announcements map[string]roles.Announcement) error {
+	annotations := map[string]map[string]string{}
+	for pod, a := range announcements {
+		annotations[pod] = map[string]string{databasev1alpha1.EtcdInitialClusterAnnotation: a.InitialCluster,
+			databasev1alpha1.EtcdInitialClusterStateAnnotation: a.State}
+	}
+	return r.annotatePods(ctx, pods, databasev1alpha1.EtcdInitialClusterAnnotation, annotations)
+}
+
+// annotatePods adds each pod's annotations (by pod name), guarded by the pod's resourceVersion;
+// a pod that has the annotation key already keeps what it has: an announcement is made once,
+// before the pod's database starts.
+func (r *Reconciler) annotatePods(ctx context.Context, pods []corev1.Pod, key string, annotations map[string]map[string]string) error {
 	for i := range pods {
-		a, ok := announcements[pods[i].Name]
-		if !ok || pods[i].Annotations[databasev1alpha1.EtcdInitialClusterAnnotation] != "" {
+		add, ok := annotations[pods[i].Name]
+		if !ok || pods[i].Annotations[key] != "" {
 			continue
 		}
 		patched := pods[i].DeepCopy()
 		if patched.Annotations == nil {
 			patched.Annotations = map[string]string{}
 		}
-		patched.Annotations[databasev1alpha1.EtcdInitialClusterAnnotation] = a.InitialCluster
-		patched.Annotations[databasev1alpha1.EtcdInitialClusterStateAnnotation] = a.State
+		maps.Copy(patched.Annotations, add)
 		if err := r.Patch(ctx, patched, patch.LockedMergeFrom(&pods[i])); err != nil {
-			return fmt.Errorf("announcing the initial cluster of %s: %w", pods[i].Name, err)
+			return fmt.Errorf("announcing %s to pod %s: %w", key, pods[i].Name, err)
 		}
 		pods[i] = *patched
 	}
 	return nil
+}
+
+// announceRoles tells each new pod of a PostgreSQL cluster its role before its database starts
+// (engine postgresql): the primary stays the primary; every other member is a replica that
+// streams from NAME-rw.
+func (r *Reconciler) announceRoles(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod, reads []memberRead) error {
+	primary := announcedPrimary(dc, pods, reads)
+	host := dc.ReadWriteServiceName() + "." + dc.Namespace + ".svc"
+	annotations := map[string]map[string]string{}
+	for i := range pods {
+		if pods[i].DeletionTimestamp != nil {
+			continue
+		}
+		role := string(databasev1alpha1.MemberRoleReplica)
+		if pods[i].Name == primary {
+			role = string(databasev1alpha1.MemberRolePrimary)
+		}
+		annotations[pods[i].Name] = map[string]string{databasev1alpha1.PostgreSQLRoleAnnotation: role,
+			databasev1alpha1.PostgreSQLPrimaryHostAnnotation: host}
+	}
+	return r.annotatePods(ctx, pods, databasev1alpha1.PostgreSQLRoleAnnotation, annotations)
+}
+
+// announcedPrimary is the member a new pod of that name is told to be the primary: the target of
+// a switchover or failover in flight (a recreated old primary must not come back writable while
+// it is carried out); the status's current primary; before there is one, the member an agent reports primary, or the pod told so
+// already; a new cluster's first member otherwise.
+func announcedPrimary(dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod, reads []memberRead) string {
+	if dc.Status.Switchover != nil {
+		return dc.Status.Switchover.To
+	}
+	if dc.Status.CurrentPrimary != "" {
+		return dc.Status.CurrentPrimary
+	}
+	for _, read := range reads {
+		if read.err == nil && reportsPrimary(read) {
+			return read.observation.Member
+		}
+	}
+	for i := range pods {
+		if pods[i].Annotations[databasev1alpha1.PostgreSQLRoleAnnotation] == string(databasev1alpha1.MemberRolePrimary) {
+			return pods[i].Name
+		}
+	}
+	return memberName(dc, 0)
 }
 
 // holdMembers is the replicas the StatefulSet keeps with engine etcd while a scale-down waits for

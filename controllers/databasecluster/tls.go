@@ -91,6 +91,11 @@ func servingData(dc *databasev1alpha1.DatabaseCluster, ca certs.Pair, found map[
 	validity time.Duration,
 ) (map[string][]byte, error) {
 	names := certs.ServingDNSNames(dc.Name, dc.Namespace, ptr.Deref(dc.Spec.Replicas, 1))
+	if dc.HasEngine() {
+		// The role Services: a PostgreSQL replica streams from NAME-rw, verifying its name.
+		names = append(append(names, certs.ServiceDNSNames(dc.ReadWriteServiceName(), dc.Namespace)...),
+			certs.ServiceDNSNames(dc.ReadOnlyServiceName(), dc.Namespace)...)
+	}
 	if renew, _ := certs.NeedsRenewal(found[corev1.TLSCertKey], names, ca.CertPEM, now); !renew &&
 		bytes.Equal(found[certs.CACertKey], ca.CertPEM) {
 		return found, nil

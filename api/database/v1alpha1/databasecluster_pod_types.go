@@ -61,7 +61,7 @@ type PodExtensions struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:XValidation:rule="self.all(v, !(v.name in ['data', 'config', 'credentials', 'tls', 'agent-tls']))",message="volumes cannot be named data, config, credentials, tls or agent-tls: the operator adds volumes of those names (the data claim, spec.config, spec.credentials, spec.tls and the member agent's certificate)"
+	// +kubebuilder:validation:XValidation:rule="self.all(v, !(v.name in ['data', 'config', 'credentials', 'tls', 'agent-tls', 'role']))",message="volumes cannot be named data, config, credentials, tls, agent-tls or role: the operator adds volumes of those names (the data claim, spec.config, spec.credentials, spec.tls, the member agent's certificate and, with engine postgresql, the member's role)"
 	Volumes []corev1.Volume `json:"volumes,omitempty"`
 
 	// VolumeMounts are added to the database container; each names a volume of spec.volumes.

@@ -166,6 +166,21 @@ const (
 	EtcdInitialClusterStateAnnotation = "database.seed1b407122.io/etcd-initial-cluster-state"
 )
 
+// The announcement of a PostgreSQL member (engine postgresql): its role at start (primary or
+// replica) and the host a replica streams from (the Service NAME-rw), which the operator writes
+// on each new pod and the pod's database container reads through the downward API in
+// RoleMountPath (DATABASE_ROLE_DIR). The project's PostgreSQL image waits for it, then initializes
+// (primary), clones the primary (replica) or rewinds an old primary into a replica.
+const (
+	PostgreSQLRoleAnnotation        = "database.seed1b407122.io/postgresql-role"
+	PostgreSQLPrimaryHostAnnotation = "database.seed1b407122.io/postgresql-primary-host"
+	// RoleVolumeName and RoleMountPath are the volume of the announcement in the database
+	// container, and the variable that names it.
+	RoleVolumeName = "role"
+	RoleMountPath  = "/etc/database/role"
+	RoleDirEnv     = "DATABASE_ROLE_DIR"
+)
+
 // SwitchoverAnnotation on a DatabaseCluster with an engine asks for a switchover: its value is
 // the member to promote, or "any" for the most advanced healthy replica. The operator removes it
 // once it has started the switchover, found it already done, or refused it (an event says why).

@@ -145,6 +145,9 @@ func announcementProbe() *corev1.Probe {
 // (with engine etcd, and only with an agent to hold etcd back until it is there): the user's
 // args cannot set the flags that would shadow them (admission refuses them).
 func announcementEnv(dc *databasev1alpha1.DatabaseCluster, agentImage string) []corev1.EnvVar {
+	if announcesRole(dc, agentImage) {
+		return []corev1.EnvVar{{Name: databasev1alpha1.RoleDirEnv, Value: databasev1alpha1.RoleMountPath}}
+	}
 	if !announces(dc) || !hasAgent(dc, agentImage) {
 		return nil
 	}
@@ -152,6 +155,40 @@ func announcementEnv(dc *databasev1alpha1.DatabaseCluster, agentImage string) []
 		fieldEnv("ETCD_INITIAL_CLUSTER", annotationPath(databasev1alpha1.EtcdInitialClusterAnnotation)),
 		fieldEnv("ETCD_INITIAL_CLUSTER_STATE", annotationPath(databasev1alpha1.EtcdInitialClusterStateAnnotation)),
 	}
+}
+
+// announcesRole says whether dc's database container is told its role at start (engine
+// postgresql, with an agent whose reads let the operator decide it): the project's PostgreSQL
+// image reads it from RoleMountPath (files role and primary-host) before it starts.
+func announcesRole(dc *databasev1alpha1.DatabaseCluster, agentImage string) bool {
+	return dc.EngineName() == databasev1alpha1.EnginePostgreSQL && hasAgent(dc, agentImage)
+}
+
+// The files of the role announcement.
+const (
+	roleFile        = "role"
+	primaryHostFile = "primary-host"
+)
+
+// roleVolume is the volume of the role announcement (engine postgresql): the pod's annotations
+// through the downward API.
+func roleVolume() corev1.Volume {
+	return corev1.Volume{Name: databasev1alpha1.RoleVolumeName, VolumeSource: corev1.VolumeSource{
+		DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+			{Path: roleFile, FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1",
+				FieldPath: annotationPath(databasev1alpha1.PostgreSQLRoleAnnotation)}},
+			{Path: primaryHostFile, FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1",
+				FieldPath: annotationPath(databasev1alpha1.PostgreSQLPrimaryHostAnnotation)}},
+		}},
+	}}
+}
+
+// roleMounts mount the role announcement in the database container (engine postgresql).
+func roleMounts(dc *databasev1alpha1.DatabaseCluster, agentImage string) []corev1.VolumeMount {
+	if !announcesRole(dc, agentImage) {
+		return nil
+	}
+	return []corev1.VolumeMount{{Name: databasev1alpha1.RoleVolumeName, MountPath: databasev1alpha1.RoleMountPath, ReadOnly: true}}
 }
 
 func annotationPath(key string) string {
@@ -172,6 +209,9 @@ func agentVolumes(dc *databasev1alpha1.DatabaseCluster, agentImage string) []cor
 	}
 	certificate := secretVolume(databasev1alpha1.AgentTLSVolumeName, dc.AgentTLSSecretName(), tlsFileMode,
 		corev1.TLSCertKey, corev1.TLSPrivateKeyKey, certs.CACertKey)
+	if announcesRole(dc, agentImage) {
+		return []corev1.Volume{certificate, roleVolume()}
+	}
 	if !announces(dc) {
 		return []corev1.Volume{certificate}
 	}

@@ -129,7 +129,7 @@ func buildContainer(dc *databasev1alpha1.DatabaseCluster, agentImage string) cor
 		Resources:       dc.Spec.Resources,
 		VolumeMounts: slices.Concat([]corev1.VolumeMount{{
 			Name: databasev1alpha1.DataVolumeName, MountPath: databasev1alpha1.DataMountPath,
-		}}, inputMounts(dc), dc.Spec.VolumeMounts),
+		}}, inputMounts(dc), roleMounts(dc, agentImage), dc.Spec.VolumeMounts),
 		StartupProbe:    explicitProbe(dc.Spec.StartupProbe),
 		ReadinessProbe:  readinessProbe(&dc.Spec),
 		LivenessProbe:   livenessProbe(&dc.Spec),

@@ -70,6 +70,12 @@ func ServingDNSNames(name, namespace string, replicas int32) []string {
 	return append(names, Localhost)
 }
 
+// ServiceDNSNames are the four names that resolve to service in namespace from inside the
+// cluster: NAME, NAME.NS, NAME.NS.svc and NAME.NS.svc.<ClusterDomain>.
+func ServiceDNSNames(service, namespace string) []string {
+	return serviceNames(service, namespace)
+}
+
 // serviceNames are the four names that resolve to a Service from inside the cluster.
 func serviceNames(service, namespace string) []string {
 	return append([]string{service, service + "." + namespace}, clusterNames(service+"."+namespace)...)
