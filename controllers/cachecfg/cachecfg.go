@@ -286,16 +286,21 @@ func keptSize(kept string) resource.Quantity {
 // placed; and its pod IP, where the storage agent of spec.storage.autoGrow is read. The spec
 // (containers, volumes, env), the other conditions (Initialized, ContainersReady,
 // PodReadyToStartContainers: 120 bytes each) and the rest of the status are dropped: at 1,000
-// clusters the pods are the largest objects the cache holds. The operator never writes a pod
-// (it only deletes a stuck one, by name and UID), so nothing is written back from a trimmed copy.
+// clusters the pods are the largest objects the cache holds. Of the annotations the operator's
+// own (OwnAnnotationPrefix: a member's announcement, written once) are kept, so that it sees
+// what it wrote. The operator writes a pod's role label and its announcement by merge patches
+// computed between two trimmed copies under the pod's resourceVersion: a field missing from both
+// is never written.
 func TrimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
+	meta := identity(&pod.ObjectMeta)
+	meta.Annotations = ownAnnotations(pod.Annotations)
 	trimmed := &corev1.Pod{
 		TypeMeta:   pod.TypeMeta,
-		ObjectMeta: identity(&pod.ObjectMeta),
+		ObjectMeta: meta,
 		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName},
 		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: readConditions(pod.Status.Conditions),
 			StartTime: pod.Status.StartTime, PodIP: pod.Status.PodIP},
@@ -327,8 +332,8 @@ func identity(m *metav1.ObjectMeta) metav1.ObjectMeta {
 }
 
 // OwnAnnotationPrefix starts the key of every annotation the operator writes on a claim
-// (AutoGrownAtAnnotation, the time of the last automatic growth): the only annotations of a
-// claim it reads.
+// (AutoGrownAtAnnotation, the time of the last automatic growth) or a pod (a member's
+// announcement): the only annotations of claims and pods it reads.
 const OwnAnnotationPrefix = "database.seed1b407122.io/"
 
 // TrimClaim is the cache's transform of PersistentVolumeClaims: the operator reads a member

@@ -31,8 +31,8 @@ import (
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 )
 
-// TestTrimPodKeepsWhatTheOperatorReads: identity, labels (the revision among them), owners,
-// deletion, readiness (the Ready condition), PodScheduled, the pod IP and the containers' and init
+// TestTrimPodKeepsWhatTheOperatorReads: identity, labels (the revision among them), the
+// operator's own annotations (a member's announcement), owners, deletion, readiness (the Ready condition), PodScheduled, the pod IP and the containers' and init
 // containers' state and last termination stay; the spec, the other conditions and the rest of the
 // status go.
 func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
@@ -52,7 +52,8 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "ns", UID: "p-1", ResourceVersion: "7", CreationTimestamp: created,
 			DeletionTimestamp: &deleting, Labels: labels, OwnerReferences: owners,
-			Annotations:   map[string]string{"big": "annotation"},
+			Annotations: map[string]string{"big": "annotation",
+				"database.seed1b407122.io/postgresql-role": "replica"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
 		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "database", Image: "db:1",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
@@ -69,7 +70,8 @@ func TestTrimPodKeepsWhatTheOperatorReads(t *testing.T) {
 	want := &corev1.Pod{
 		TypeMeta: pod.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "ns", UID: "p-1", ResourceVersion: "7", CreationTimestamp: created,
-			DeletionTimestamp: &deleting, Labels: labels, OwnerReferences: owners},
+			DeletionTimestamp: &deleting, Labels: labels, OwnerReferences: owners,
+			Annotations: map[string]string{"database.seed1b407122.io/postgresql-role": "replica"}},
 		Spec: corev1.PodSpec{NodeName: "node-1"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions, StartTime: &created, PodIP: "10.1.0.1",
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "setup", State: pulling}},

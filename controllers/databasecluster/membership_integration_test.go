@@ -317,6 +317,9 @@ var _ = Describe("DatabaseCluster PostgreSQL role announcements", Ordered, Label
 		Eventually(announced(ctx, ns)).Should(Equal(map[string]string{
 			"db-0": "replica of " + rw, "db-1": "replica of " + rw, "db-2": "replica of " + rw}),
 			"announcements are made once: db-1 keeps what it started with, db-0 comes back a replica")
+		Consistently(announced(ctx, ns), 2*time.Second).Should(Equal(map[string]string{
+			"db-0": "replica of " + rw, "db-1": "replica of " + rw, "db-2": "replica of " + rw}),
+			"an announcement is never rewritten (the operator's cache keeps its own annotations of pods)")
 	})
 })
 

@@ -80,6 +80,7 @@ func podMember(m roles.Member, pod *corev1.Pod, read memberRead, facts memberFac
 			m.Role = roles.RolePrimary
 		}
 		m.Fenced = m.Fenced || read.observation.Fenced
+		m.Demoted = demoted(read)
 	}
 	return m
 }

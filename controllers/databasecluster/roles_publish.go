@@ -82,6 +82,8 @@ func roleLabel(read memberRead, primaries []string, current string) (string, boo
 		return "", true // another member is primary, or claims to be: this one may not be routed to
 	case read.err != nil:
 		return "", false
+	case demoted(read):
+		return "", true // a fenced primary follows no primary: its reads go stale, it is not a replica
 	case !reportsPrimary(read):
 		return string(databasev1alpha1.MemberRoleReplica), true
 	case len(primaries) == 1:
@@ -91,9 +93,15 @@ func roleLabel(read memberRead, primaries []string, current string) (string, boo
 	}
 }
 
+// demoted says whether the member read is a primary that has been fenced (PostgreSQL read-only):
+// it takes no writes and follows no primary, so neither NAME-rw nor NAME-ro routes to it, and it
+// rejoins as a replica when its pod is replaced (the planner's rejoin rule).
+func demoted(read memberRead) bool {
+	return read.err == nil && read.observation.Role == memberagent.RolePrimary && read.observation.Fenced
+}
+
 // reportsPrimary says whether the member read reports itself the primary: its agent answered,
-// with the primary's role, and the member is not fenced. A fenced primary (PostgreSQL read-only,
-// on its way to becoming a replica) takes no writes, so it is routed to as a replica.
+// with the primary's role, and the member is not fenced. A fenced primary takes no writes.
 func reportsPrimary(read memberRead) bool {
 	return read.err == nil && read.observation.Role == memberagent.RolePrimary && !read.observation.Fenced
 }

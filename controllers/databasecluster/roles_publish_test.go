@@ -30,6 +30,8 @@ var _ = Describe("publishRoles", Label("unit"), func() {
 	// member is one pod, carrying label (none when empty), and its read: a role, or an agent
 	// that did not answer (role "").
 	type member struct{ label, role string }
+	// demotedRole is a member whose agent reports a fenced primary.
+	const demotedRole = "fenced primary"
 	run := func(lastPrimary string, members ...member) publishedRoles {
 		var pods []corev1.Pod
 		var reads []memberRead
@@ -41,6 +43,9 @@ var _ = Describe("publishRoles", Label("unit"), func() {
 			}
 			pods = append(pods, pod)
 			read := memberRead{pod: name, observation: memberagent.Observation{Member: name, Role: m.role, PositionText: "0/" + name}}
+			if m.role == demotedRole {
+				read.observation.Role, read.observation.Fenced = memberagent.RolePrimary, true
+			}
 			if m.role == "" {
 				read = memberRead{pod: name, err: errors.New("timeout")}
 			}
@@ -59,6 +64,8 @@ var _ = Describe("publishRoles", Label("unit"), func() {
 		},
 		Entry("one primary: it is labelled primary, the others replica", "",
 			[]member{{"", p}, {"", r}, {"", r}}, map[string]string{"db-0": p, "db-1": r, "db-2": r}, "db-0", []string{"db-0"}),
+		Entry("after a switchover, the fenced old primary carries no role: neither NAME-rw nor NAME-ro routes to it", "db-0",
+			[]member{{r, demotedRole}, {p, p}, {r, r}}, map[string]string{"db-0": "", "db-1": p, "db-2": r}, "db-1", []string{"db-1"}),
 		Entry("a switchover the database made: the labels follow the reads", "db-0",
 			[]member{{p, r}, {r, p}, {r, r}}, map[string]string{"db-0": r, "db-1": p, "db-2": r}, "db-1", []string{"db-1"}),
 		Entry("the primary's agent misses a read and nobody else claims the role: it keeps its label", "db-0",

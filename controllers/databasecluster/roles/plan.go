@@ -35,6 +35,7 @@ const (
 	ReasonUpdatingPrimary       = "UpdatingPrimary"
 	ReasonSwitchoverStarted     = "SwitchoverStarted"
 	ReasonSwitchoverNotNeeded   = "SwitchoverNotNeeded"
+	ReasonRejoining             = "Rejoining"
 )
 
 // Plan decides the one next action from an observation of the members, the policy and the
@@ -60,10 +61,27 @@ func Plan(in Input) Decision {
 	if !allUp(in.Members) {
 		return wait(progress, ReasonWaitingForMembers, "Waiting for every member to be Ready and reachable.")
 	}
+	if d, ok := rejoin(in, progress); ok {
+		return d
+	}
 	if in.Request != nil {
 		return requested(in, progress, primaries[0])
 	}
 	return update(in, progress, primaries[0])
+}
+
+// rejoin is the rule after a switchover: with the primary Ready and every member up, the pod of
+// a demoted member (an old primary, fenced) is deleted, one at a time, so that it comes back as a
+// replica of the primary.
+func rejoin(in Input, progress Progress) (Decision, bool) {
+	for _, m := range in.Members {
+		if m.Demoted && m.Name != progress.CurrentPrimary {
+			return act(progress, Action{Kind: ActionDeletePod, Member: m.Name, Reason: ReasonRejoining,
+				Message: fmt.Sprintf("Replacing the pod of %s, a fenced old primary, so that it rejoins as a replica of %s.",
+					m.Name, progress.CurrentPrimary)}), true
+		}
+	}
+	return Decision{}, false
 }
 
 // withDefaults fills the fields of p left empty.

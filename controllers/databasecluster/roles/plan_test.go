@@ -62,6 +62,9 @@ func outdated() memberOption { return func(m *Member) { m.UpToDate = false } }
 // fenced: the agent reported the member demoted or fenced.
 func fenced() memberOption { return func(m *Member) { m.Fenced = true } }
 
+// demoted: the agent reports a fenced primary (a switchover's old primary).
+func demoted() memberOption { return func(m *Member) { m.Fenced, m.Demoted = true, true } }
+
 // unready: the member's pod has not been Ready since d ago.
 func unready(d time.Duration) memberOption {
 	return func(m *Member) { m.Ready, m.UnavailableSince = false, ago(d) }
@@ -149,6 +152,15 @@ var _ = Describe("Plan", Label("unit"), func() {
 			newInput(members(primary(0), primary(1)), switchingOver("db-0", "db-1", SwitchUpdate, time.Second)),
 			waiting(progress("db-0", sw("db-0", "db-1", SwitchUpdate, time.Second)), DegradedSplitBrain, DegradedSplitBrain,
 				"Members db-0, db-1 all report the primary role; changing nothing until one is demoted.")),
+
+		// The rejoin rule.
+		Entry("rejoin: after a switchover, the fenced old primary's pod is replaced so that it comes back a replica",
+			newInput(members(replica(0, demoted()), primary(1), replica(2)), func(in *Input) { in.Progress.CurrentPrimary = "db-1" }),
+			acting(progress("db-1", nil), Action{Kind: ActionDeletePod, Member: "db-0", Reason: ReasonRejoining,
+				Message: "Replacing the pod of db-0, a fenced old primary, so that it rejoins as a replica of db-1."}, "")),
+		Entry("rejoin waits while another member is down",
+			newInput(members(replica(0, demoted()), primary(1), replica(2, unready(time.Second))), func(in *Input) { in.Progress.CurrentPrimary = "db-1" }),
+			waiting(progress("db-1", nil), ReasonWaitingForMembers, "", "Waiting for every member to be Ready and reachable.")),
 
 		// Rule 2: the switchover in flight.
 		Entry("2: the target is the one primary: done",

@@ -51,7 +51,10 @@ type simMember struct {
 	// sick: running and answering, but its readiness probe fails.
 	sick bool
 	// primary is what the database believes, kept on its volume across restarts.
-	primary  bool
+	primary bool
+	// demoted: a primary fenced (PostgreSQL read-only, kept across restarts): it takes no
+	// writes and replays nothing until its pod is replaced and it is rewound into a replica.
+	demoted  bool
 	position uint64
 	upToDate bool
 	// agentTimeout: the agent's answer to the next observation times out.
@@ -230,7 +233,7 @@ func (s *sim) tick() {
 	for _, m := range s.members {
 		switch {
 		case !m.podExists && !s.now.Before(m.recreateAt):
-			m.podExists, m.upToDate, m.sick = true, true, false
+			m.podExists, m.upToDate, m.sick, m.demoted = true, true, false, false
 			s.startProcess(m)
 			s.rec.events = append(s.rec.events, m.name+" pod recreated")
 		case m.podExists && m.proc == killed && !s.now.Before(m.restartAt):
@@ -275,7 +278,7 @@ func (s *sim) replicate() {
 	streaming := len(writers) != 1 || writers[0].running()
 	for _, m := range s.members {
 		switch {
-		case !m.running() || m.primary:
+		case !m.running() || m.primary || m.demoted:
 		case m.position < source && streaming:
 			m.position += min(source-m.position, uint64(1+s.rng.Intn(8)))
 		case m.position > source && len(writers) == 1:
@@ -329,6 +332,7 @@ func (s *sim) observe() []Member {
 			if m.primary {
 				obs.Role = RolePrimary
 			}
+			obs.Demoted = m.demoted
 		}
 		if obs.Ready && obs.Reachable {
 			m.unavailableSince = time.Time{}
@@ -415,6 +419,7 @@ func (s *sim) apply(a Action, observed []Member) {
 		}
 	case ActionFence:
 		if m.running() {
+			m.demoted = m.demoted || m.primary
 			m.primary = false
 			s.note("fenced %s", m.name)
 		}
@@ -455,7 +460,7 @@ func (s *sim) switchover(from, to *simMember, observed []Member) {
 			s.note("failed to demote %s", from.name)
 			return
 		}
-		from.primary = false
+		from.primary, from.demoted = false, true
 		s.note("demoted %s", from.name)
 		if s.rng.Intn(3) == 0 {
 			s.note("switchover interrupted")

@@ -51,6 +51,10 @@ type Member struct {
 	Fenced bool
 	// UpToDate: the pod runs the StatefulSet's update revision.
 	UpToDate bool
+	// Demoted: the agent reports a primary that has been fenced (a switchover's old primary):
+	// it takes no writes and follows no primary, and rejoins as a replica once its pod is
+	// replaced.
+	Demoted bool
 	// UnavailableSince is the first time the member was seen not Ready or unreachable; zero
 	// while it is Ready and Reachable.
 	UnavailableSince time.Time
