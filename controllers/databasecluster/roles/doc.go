@@ -48,7 +48,8 @@
 //     replica (UpdateSwitchover, the default; the old primary is deleted as a replica on a later
 //     pass), or deleted (UpdateRestart, or no replica).
 //  5. A requested switchover (Input.Request), under the same precondition and tried before the
-//     update: to the replica it names, which must be a healthy one (else Degraded
+//     update, after the rejoin rule (a demoted member, an old primary fenced by a switchover,
+//     has its pod deleted, one at a time, so that it comes back a replica): to the replica it names, which must be a healthy one (else Degraded
 //     SwitchoverTargetNotHealthy), or to the most advanced healthy replica; naming the primary
 //     reports it done at once.
 //  6. Otherwise Wait.
