@@ -277,6 +277,13 @@ var _ = Describe("Builders", Label("unit"), func() {
 			}), "the agent's certificate, and the member's role, announced through the pod's annotations")
 			database := with.Spec.Template.Spec.Containers[0]
 			Expect(database.Env).To(Equal([]corev1.EnvVar{{Name: "DATABASE_ROLE_DIR", Value: "/etc/database/role"}}))
+			dc.Spec.Roles = &databasev1alpha1.RolesSpec{Synchronous: &databasev1alpha1.SynchronousSpec{Number: 1}}
+			synchronous, err := specs.BuildStatefulSet(dc, specs.Inputs{AgentImage: "img"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(synchronous.Spec.Template.Spec.Containers[0].Env).To(Equal([]corev1.EnvVar{
+				{Name: "DATABASE_ROLE_DIR", Value: "/etc/database/role"},
+				{Name: "DATABASE_SYNCHRONOUS_STANDBY_NAMES", Value: "ANY 1 (*)"}}), "roles.synchronous: commits wait for any 1 replica")
+			dc.Spec.Roles = nil
 			Expect(database.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "role", MountPath: "/etc/database/role", ReadOnly: true}))
 			without, err := specs.BuildStatefulSet(dc, specs.Inputs{})
 			Expect(err).NotTo(HaveOccurred())

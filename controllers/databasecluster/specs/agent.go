@@ -146,7 +146,13 @@ func announcementProbe() *corev1.Probe {
 // args cannot set the flags that would shadow them (admission refuses them).
 func announcementEnv(dc *databasev1alpha1.DatabaseCluster, agentImage string) []corev1.EnvVar {
 	if announcesRole(dc, agentImage) {
-		return []corev1.EnvVar{{Name: databasev1alpha1.RoleDirEnv, Value: databasev1alpha1.RoleMountPath}}
+		env := []corev1.EnvVar{{Name: databasev1alpha1.RoleDirEnv, Value: databasev1alpha1.RoleMountPath}}
+		if r := dc.Spec.Roles; r != nil && r.Synchronous != nil {
+			// Any Number of the replicas, whatever their names: every member gets it, and a
+			// replica uses it once promoted.
+			env = append(env, corev1.EnvVar{Name: synchronousEnv, Value: fmt.Sprintf("ANY %d (*)", r.Synchronous.Number)})
+		}
+		return env
 	}
 	if !announces(dc) || !hasAgent(dc, agentImage) {
 		return nil
@@ -163,6 +169,10 @@ func announcementEnv(dc *databasev1alpha1.DatabaseCluster, agentImage string) []
 func announcesRole(dc *databasev1alpha1.DatabaseCluster, agentImage string) bool {
 	return dc.EngineName() == databasev1alpha1.EnginePostgreSQL && hasAgent(dc, agentImage)
 }
+
+// synchronousEnv is the variable of synchronous_standby_names, which the project's PostgreSQL
+// image puts on the server's command line.
+const synchronousEnv = "DATABASE_SYNCHRONOUS_STANDBY_NAMES"
 
 // The files of the role announcement.
 const (

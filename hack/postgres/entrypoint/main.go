@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -62,6 +63,9 @@ type config struct {
 	poll, retry time.Duration
 	// now names a data directory moved aside.
 	now func() time.Time
+	// synchronous is synchronous_standby_names (DATABASE_SYNCHRONOUS_STANDBY_NAMES); empty
+	// leaves the configuration's.
+	synchronous string
 }
 
 // serveAttr is the server's process attributes: none in the image, where the server ends with
@@ -93,6 +97,7 @@ func run(args []string) error {
 		poll:           pollInterval,
 		retry:          retryInterval,
 		now:            time.Now,
+		synchronous:    os.Getenv("DATABASE_SYNCHRONOUS_STANDBY_NAMES"),
 	}, args)
 }
 
@@ -106,10 +111,21 @@ func start(c config, args []string) error {
 	if err := os.Chmod(c.pgdata, 0o700); err != nil {
 		return err
 	}
+	return serve(serverArgs(args, c.synchronous))
+}
+
+// serverArgs are the server's command line: args (default: postgres), and with synchronous
+// (DATABASE_SYNCHRONOUS_STANDBY_NAMES, e.g. "ANY 1 (*)") synchronous_standby_names set on the
+// command line, which wins over the configuration file. Every member gets it: a replica ignores
+// it until it is promoted.
+func serverArgs(args []string, synchronous string) []string {
 	if len(args) == 0 {
 		args = []string{"postgres"}
 	}
-	return serve(args)
+	if synchronous == "" {
+		return args
+	}
+	return append(slices.Clone(args), "-c", "synchronous_standby_names="+synchronous)
 }
 
 // initialize runs initdb into PGDATA unless it holds a database already.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -202,5 +203,28 @@ func TestSetPrimaryConninfo(t *testing.T) {
 	entries, _ := os.ReadDir(pgdata)
 	if len(entries) != 1 {
 		t.Fatalf("%s holds %d files, want only %s", pgdata, len(entries), autoConf)
+	}
+}
+
+// TestServerArgs: synchronous_standby_names is added to the server's command line only when
+// the operator sets it; the default command is postgres.
+func TestServerArgs(t *testing.T) {
+	given := []string{"postgres", "-c", "config_file=/etc/database/config/postgresql.conf"}
+	for _, tc := range []struct {
+		args        []string
+		synchronous string
+		want        []string
+	}{
+		{nil, "", []string{"postgres"}},
+		{given, "", given},
+		{given, "ANY 1 (*)", append(slices.Clone(given), "-c", "synchronous_standby_names=ANY 1 (*)")},
+		{nil, "ANY 2 (*)", []string{"postgres", "-c", "synchronous_standby_names=ANY 2 (*)"}},
+	} {
+		if got := serverArgs(tc.args, tc.synchronous); !slices.Equal(got, tc.want) {
+			t.Errorf("serverArgs(%q, %q) = %q, want %q", tc.args, tc.synchronous, got, tc.want)
+		}
+	}
+	if len(given) != 3 {
+		t.Errorf("serverArgs changed its argument: %q", given)
 	}
 }
