@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
@@ -130,13 +129,8 @@ func peerURL(dc *databasev1alpha1.DatabaseCluster, name string) string {
 
 var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"), func() {
 	agents := &memberAgents{addrs: map[string]string{}}
-	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout,
-			Members: &AgentMembers{APIReader: mgr.GetAPIReader(), Address: agents.address}, ObserveInterval: 200 * time.Millisecond}).SetupWithManager(mgr)
-	})
-	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
-		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
-	}
+	k8s := testenv.StartInBeforeAll(withAgents(agents))
+	clusters := clusterKind(k8s)
 	announcement := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, name string) func(Gomega) []string {
 		return func(g Gomega) []string {
 			pod := &corev1.Pod{}
@@ -260,13 +254,8 @@ var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"
 
 var _ = Describe("DatabaseCluster PostgreSQL role announcements", Ordered, Label("integration"), func() {
 	agents := &memberAgents{addrs: map[string]string{}}
-	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout,
-			Members: &AgentMembers{APIReader: mgr.GetAPIReader(), Address: agents.address}, ObserveInterval: 200 * time.Millisecond}).SetupWithManager(mgr)
-	})
-	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
-		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
-	}
+	k8s := testenv.StartInBeforeAll(withAgents(agents))
+	clusters := clusterKind(k8s)
 	announced := func(ctx SpecContext, ns string) func(Gomega) map[string]string {
 		return func(g Gomega) map[string]string {
 			var pods corev1.PodList

@@ -98,17 +98,28 @@ func runningMember(ctx SpecContext, c client.Client, dc *databasev1alpha1.Databa
 	Expect(c.Status().Update(ctx, pod)).To(Succeed())
 }
 
+// withAgents sets up the DatabaseCluster controller reading its members through the agents of
+// agents, every 200 ms.
+func withAgents(agents *memberAgents) func(ctrl.Manager) error {
+	return func(mgr ctrl.Manager) error {
+		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout,
+			Members: &AgentMembers{APIReader: mgr.GetAPIReader(), Address: agents.address}, ObserveInterval: 200 * time.Millisecond}).SetupWithManager(mgr)
+	}
+}
+
+// clusterKind is the specs' view of DatabaseClusters and their StatefulSets in k8s.
+func clusterKind(k8s *testenv.Env) testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet] {
+	return testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
+		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
+	}
+}
+
 // The envtest specs of the roles phase: the operator reads each member through its agent over
 // mutual TLS and publishes the roles in the pods' labels and the status.
 var _ = Describe("DatabaseCluster roles", Ordered, Label("integration"), func() {
 	agents := &memberAgents{addrs: map[string]string{}}
-	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout,
-			Members: &AgentMembers{APIReader: mgr.GetAPIReader(), Address: agents.address}, ObserveInterval: 200 * time.Millisecond}).SetupWithManager(mgr)
-	})
-	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
-		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
-	}
+	k8s := testenv.StartInBeforeAll(withAgents(agents))
+	clusters := clusterKind(k8s)
 	roleLabels := func(ctx SpecContext, ns string) func(Gomega) map[string]string {
 		return func(g Gomega) map[string]string {
 			var pods corev1.PodList
@@ -223,13 +234,8 @@ func setRevisions(ctx SpecContext, c client.Client, sts *appsv1.StatefulSet, cur
 
 var _ = Describe("DatabaseCluster ordered updates", Ordered, Label("integration"), func() {
 	agents := &memberAgents{addrs: map[string]string{}}
-	k8s := testenv.StartInBeforeAll(func(mgr ctrl.Manager) error {
-		return (&Reconciler{ReconcilerBase: testenv.ReconcilerBase(mgr), PodReadyTimeout: podReadyTimeout,
-			Members: &AgentMembers{APIReader: mgr.GetAPIReader(), Address: agents.address}, ObserveInterval: 200 * time.Millisecond}).SetupWithManager(mgr)
-	})
-	clusters := testenv.Kind[*databasev1alpha1.DatabaseCluster, *appsv1.StatefulSet]{
-		Env: k8s, Name: "DatabaseCluster", ChildName: (*databasev1alpha1.DatabaseCluster).StatefulSetName,
-	}
+	k8s := testenv.StartInBeforeAll(withAgents(agents))
+	clusters := clusterKind(k8s)
 
 	It("updates an etcd's replicas first, one at a time, then moves the leadership once and updates the old leader last", func(ctx SpecContext) {
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withEngine(databasev1alpha1.EngineEtcd))
