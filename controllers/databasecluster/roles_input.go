@@ -45,7 +45,8 @@ type memberFacts struct {
 // runs), the policy of spec.roles, the progress the status recorded, and the request of the
 // switchover annotation.
 func roleInput(dc *databasev1alpha1.DatabaseCluster, facts memberFacts, now time.Time) roles.Input {
-	in := roles.Input{Policy: rolePolicy(dc), Progress: recordedProgress(dc), Now: now, Request: switchoverRequest(dc)}
+	in := roles.Input{Policy: rolePolicy(dc), Progress: recordedProgress(dc), Now: now, Request: switchoverRequest(dc),
+		Desired: facts.replicas}
 	byName := map[string]int{}
 	for i := range facts.pods {
 		byName[facts.pods[i].Name] = i

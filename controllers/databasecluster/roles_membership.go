@@ -316,7 +316,7 @@ func announcedPrimary(dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod, r
 // members to leave etcd's member list (nil: the spec's): a pod goes only once its member is
 // removed. Without a recent read of the list, the live StatefulSet's replicas are kept.
 func (r *Reconciler) holdMembers(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) (*int32, error) {
-	if !managesMembership(dc) || dc.Stopped() || r.Members == nil {
+	if !dc.HasEngine() || dc.Stopped() || r.Members == nil {
 		return nil, nil
 	}
 	live, err := r.cachedStatefulSet(ctx, dc)
@@ -326,6 +326,9 @@ func (r *Reconciler) holdMembers(ctx context.Context, dc *databasev1alpha1.Datab
 	want, have := dc.DesiredReplicas(), ptr.Deref(live.Spec.Replicas, 0)
 	if have <= want {
 		return nil, nil
+	}
+	if !managesMembership(dc) {
+		return holdPrimary(dc, want, have), nil
 	}
 	memo, _ := r.roles.get(client.ObjectKeyFromObject(dc))
 	list, _, known := memberList(memo.reads)
@@ -339,6 +342,21 @@ func (r *Reconciler) holdMembers(ctx context.Context, dc *databasev1alpha1.Datab
 		}
 	}
 	return ptr.To(min(hold, have)), nil
+}
+
+// holdPrimary is the replicas the StatefulSet keeps (nil: want) while the current primary's
+// ordinal is one a scale-down removes: the planner first hands its role to a replica that stays
+// (roles' scale-down rule), so that a scale-down never takes the primary's pod.
+func holdPrimary(dc *databasev1alpha1.DatabaseCluster, want, have int32) *int32 {
+	primary := dc.Status.CurrentPrimary
+	if s := dc.Status.Switchover; s != nil {
+		primary = s.From // its role is still moving
+	}
+	ordinal, ok := podOrdinal(dc.StatefulSetName(), primary)
+	if !ok || ordinal < want {
+		return nil
+	}
+	return ptr.To(min(ordinal+1, have))
 }
 
 // removeLostMember removes member, whose data is about to be deleted with its lost claim, from

@@ -150,7 +150,7 @@ type SwitchoverStatus struct {
 	// To is the member it promotes.
 	To string `json:"to"`
 	// Reason is why it started: Update (the primary's pod runs an old template), Requested (the
-	// switchover annotation) or Failover.
+	// switchover annotation), ScaleDown (a scale-down removes the primary's pod) or Failover.
 	Reason string `json:"reason"`
 	// StartedAt is when it started; one that does not finish within a minute is reported.
 	StartedAt metav1.Time `json:"startedAt"`

@@ -64,6 +64,9 @@ func Plan(in Input) Decision {
 	if d, ok := rejoin(in, progress); ok {
 		return d
 	}
+	if d, ok := scaleDown(in, progress, primaries[0]); ok {
+		return d
+	}
 	if in.Request != nil {
 		return requested(in, progress, primaries[0])
 	}
@@ -82,6 +85,21 @@ func rejoin(in Input, progress Progress) (Decision, bool) {
 		}
 	}
 	return Decision{}, false
+}
+
+// scaleDown is the rule before a scale-down takes the primary's pod: the primary, beyond the
+// desired members, hands its role to the most advanced healthy replica that stays. The pod goes
+// only once it is a replica (the operator holds the StatefulSet's replicas until then).
+func scaleDown(in Input, progress Progress, primary Member) (Decision, bool) {
+	if in.Desired <= 0 || primary.Ordinal < in.Desired {
+		return Decision{}, false
+	}
+	target, ok := mostAdvanced(in.Members, "", func(m Member) bool { return m.Ordinal < in.Desired })
+	if !ok {
+		return wait(progress, ReasonSwitchoverWaiting,
+			fmt.Sprintf("Waiting for a healthy replica below ordinal %d to take over from %s before it is scaled away.", in.Desired, primary.Name)), true
+	}
+	return startSwitchover(in, progress, primary, target, SwitchScaleDown), true
 }
 
 // withDefaults fills the fields of p left empty.

@@ -162,6 +162,18 @@ var _ = Describe("Plan", Label("unit"), func() {
 			newInput(members(replica(0, demoted()), primary(1), replica(2, unready(time.Second))), func(in *Input) { in.Progress.CurrentPrimary = "db-1" }),
 			waiting(progress("db-1", nil), ReasonWaitingForMembers, "", "Waiting for every member to be Ready and reachable.")),
 
+		// The scale-down rule.
+		Entry("scale-down: a primary beyond the desired members hands its role to the most advanced replica that stays",
+			newInput(members(replica(0, at(90)), replica(1, at(95)), primary(2, at(100))), func(in *Input) {
+				in.Progress.CurrentPrimary, in.Desired = "db-2", 2
+			}),
+			acting(progress("db-2", sw("db-2", "db-1", SwitchScaleDown, 0)),
+				Action{Kind: ActionSwitchover, Member: "db-2", Target: "db-1", Reason: ReasonSwitchoverStarted,
+					Message: "Switching the primary over from db-2 to db-1 (ScaleDown)."}, "")),
+		Entry("scale-down: a primary below the desired members changes nothing",
+			newInput(members(primary(0), replica(1), replica(2)), func(in *Input) { in.Desired = 2 }),
+			waiting(progress("db-0", nil), ReasonStable, "", "db-0 is the primary and every member is up to date.")),
+
 		// Rule 2: the switchover in flight.
 		Entry("2: the target is the one primary: done",
 			newInput(members(replica(0, fenced()), primary(1)), switchingOver("db-0", "db-1", SwitchUpdate, 10*time.Second)),

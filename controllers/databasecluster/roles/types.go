@@ -107,6 +107,8 @@ const (
 	SwitchUpdate SwitchReason = "Update"
 	// SwitchRequested: a user asked for it (Input.Request).
 	SwitchRequested SwitchReason = "Requested"
+	// SwitchScaleDown: a scale-down removes the primary's ordinal; its role moves first.
+	SwitchScaleDown SwitchReason = "ScaleDown"
 	// SwitchFailover: the primary was lost and a replica promoted, or a timed-out switchover
 	// was recovered by promoting the most advanced member.
 	SwitchFailover SwitchReason = "Failover"
@@ -132,6 +134,9 @@ type Input struct {
 	Policy   Policy
 	Progress Progress
 	Now      time.Time
+	// Desired is how many members the spec asks for (ordinals 0 to Desired-1); a primary of a
+	// higher ordinal, which a scale-down removes, hands its role over first. 0: not known.
+	Desired int
 	// Request is the pending on-demand switchover, nil when there is none. The operator clears
 	// it when a decision accepts it (Progress.Switchover with Reason SwitchRequested), reports
 	// it done (Done with Reason SwitchRequested) or refuses it (Degraded
