@@ -60,6 +60,11 @@ done
 find "$rootfs/usr/share/doc" -type f ! -name copyright -delete
 find "$rootfs/usr/share/doc" -depth -type d -empty -delete
 rm -rf "$rootfs/usr/share/man" "$rootfs/usr/share/locale" "$rootfs/usr/share/lintian" "$rootfs/usr/share/info"
+# The JIT provider: libllvm14 is not in the image, so llvmjit.so could not load, and the first
+# query expensive enough for JIT failed with "could not load library .../llvmjit.so" (pg_rewind's
+# file list among them). Without the provider PostgreSQL runs every query without JIT.
+rm -rf "$rootfs/usr/lib/postgresql/15/lib/llvmjit.so" "$rootfs/usr/lib/postgresql/15/lib/llvmjit_types.bc" \
+  "$rootfs/usr/lib/postgresql/15/lib/bitcode"
 
 # The entrypoint, static.
 (cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -ldflags="-s -w" -o "$work/entrypoint" ./hack/postgres/entrypoint)
