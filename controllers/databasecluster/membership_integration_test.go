@@ -18,6 +18,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,7 +145,7 @@ var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"
 			name := dc.Name + "-" + strconv.Itoa(i)
 			entries = append(entries, name+"="+peerURL(dc, name))
 		}
-		return joinComma(entries)
+		return strings.Join(entries, ",")
 	}
 	stsReplicas := func(ctx SpecContext, sts *appsv1.StatefulSet) func(Gomega) int32 {
 		return func(g Gomega) int32 {
@@ -311,14 +312,3 @@ var _ = Describe("DatabaseCluster PostgreSQL role announcements", Ordered, Label
 			"an announcement is never rewritten (the operator's cache keeps its own annotations of pods)")
 	})
 })
-
-func joinComma(entries []string) string {
-	out := ""
-	for i, e := range entries {
-		if i > 0 {
-			out += ","
-		}
-		out += e
-	}
-	return out
-}

@@ -18,9 +18,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -121,7 +119,7 @@ func membershipInput(dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod, re
 	list, primary, known := memberList(reads)
 	in.ListKnown, in.Primary = known, primary
 	for _, p := range list {
-		if ordinal, ok := podOrdinal(dc.StatefulSetName(), listedName(dc, p)); ok {
+		if ordinal, ok := podOrdinal(dc.StatefulSetName(), p.ListedName()); ok {
 			count = max(count, int(ordinal)+1)
 		}
 	}
@@ -175,25 +173,12 @@ func listedMember(dc *databasev1alpha1.DatabaseCluster, p memberagent.Peer, peer
 		}
 	}
 	if m.Name == "" {
-		m.Name = listedName(dc, p)
+		m.Name = p.ListedName()
 	}
 	if ordinal, ok := podOrdinal(dc.StatefulSetName(), m.Name); ok {
 		m.Ordinal = int(ordinal)
 	}
 	return m
-}
-
-// listedName is the name p reported, or the first label of its first peer URL's host.
-func listedName(_ *databasev1alpha1.DatabaseCluster, p memberagent.Peer) string {
-	if p.Name != "" || len(p.PeerURLs) == 0 {
-		return p.Name
-	}
-	u, err := url.Parse(p.PeerURLs[0])
-	if err != nil {
-		return ""
-	}
-	label, _, _ := strings.Cut(u.Hostname(), ".")
-	return label
 }
 
 // changeMembership carries out action through the agent of its Via member.
@@ -337,7 +322,7 @@ func (r *Reconciler) holdMembers(ctx context.Context, dc *databasev1alpha1.Datab
 	}
 	hold := want
 	for _, p := range list {
-		if ordinal, ok := podOrdinal(dc.StatefulSetName(), listedName(dc, p)); ok && ordinal >= hold {
+		if ordinal, ok := podOrdinal(dc.StatefulSetName(), p.ListedName()); ok && ordinal >= hold {
 			hold = ordinal + 1
 		}
 	}
@@ -371,7 +356,7 @@ func (r *Reconciler) removeLostMember(ctx context.Context, dc *databasev1alpha1.
 	if !known || primary == "" || primary == member {
 		return "etcd's member list is not known from a primary other than " + member + ": " + member + " stays a member, and its claim", nil
 	}
-	if !slices.ContainsFunc(list, func(p memberagent.Peer) bool { return listedName(dc, p) == member }) {
+	if !slices.ContainsFunc(list, func(p memberagent.Peer) bool { return p.ListedName() == member }) {
 		return "", nil
 	}
 	pods, err := r.listPods(ctx, dc)

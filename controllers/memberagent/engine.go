@@ -102,3 +102,13 @@ type Peer struct {
 	// Learner tells whether it is a non-voting member that is catching up (etcd's learner).
 	Learner bool `json:"learner,omitempty"`
 }
+
+// ListedName is the member's name: the one it reported, or, for a member that has not started
+// yet, the first label of its first peer URL's host, which is the pod's name in the operator's
+// peer URLs.
+func (p Peer) ListedName() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return hostLabel(p.PeerURLs)
+}

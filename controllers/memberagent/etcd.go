@@ -268,10 +268,15 @@ func findMember(members []etcdMember, name string) (etcdMember, bool) {
 
 // peerHostLabel is the first DNS label of the host of m's first peer URL ("" if it has none).
 func peerHostLabel(m etcdMember) string {
-	if len(m.PeerURLs) == 0 {
+	return hostLabel(m.PeerURLs)
+}
+
+// hostLabel is the first DNS label of the host of the first of urls ("" if there is none).
+func hostLabel(urls []string) string {
+	if len(urls) == 0 {
 		return ""
 	}
-	u, err := url.Parse(m.PeerURLs[0])
+	u, err := url.Parse(urls[0])
 	if err != nil {
 		return ""
 	}
