@@ -471,42 +471,10 @@ type postgresWriter struct {
 // startPostgresWriter starts inserting through target.
 func startPostgresWriter(ctx context.Context, target pgTarget, user, password string, roots *x509.CertPool) *postgresWriter {
 	w := &postgresWriter{writer: &writer{run: pgWriterRun, done: make(chan struct{}), tally: writeTally{Run: pgWriterRun}}}
-	began := time.Now()
-	w.wg.Go(func() {
-		defer GinkgoRecover()
-		var conn *pgx.Conn
-		defer func() {
-			if conn != nil {
-				_ = conn.Close(context.WithoutCancel(ctx))
-			}
-		}()
-		last := began
-		for id := 0; ; id++ {
-			start := time.Now()
-			err := insertOnce(ctx, &conn, target, user, password, roots, id)
-			w.mu.Lock()
-			if err == nil {
-				w.tally.Acknowledged = append(w.tally.Acknowledged, id)
-				w.gap(last, time.Now(), began)
-				last = time.Now()
-			} else {
-				w.tally.Failed++
-				if len(w.tally.Errors) < maxWriteErrors {
-					w.tally.Errors = append(w.tally.Errors, fmt.Sprintf("+%s id %d: %v", time.Since(began).Round(time.Millisecond), id, err))
-				}
-			}
-			w.mu.Unlock()
-			select {
-			case <-w.done:
-				w.mu.Lock()
-				w.gap(last, time.Now(), began)
-				w.tally.Duration = time.Since(began)
-				w.mu.Unlock()
-				return
-			case <-ctx.Done():
-				return
-			case <-time.After(writeEvery - time.Since(start)):
-			}
+	var conn *pgx.Conn // the goroutine's own
+	w.start(ctx, "id", func(id int) error { return insertOnce(ctx, &conn, target, user, password, roots, id) }, func() {
+		if conn != nil {
+			_ = conn.Close(context.WithoutCancel(ctx))
 		}
 	})
 	return w

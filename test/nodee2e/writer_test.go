@@ -59,22 +59,20 @@ type writeTally struct {
 	Duration time.Duration
 }
 
-// maxWriteErrors is how many failed writes' errors a tally keeps.
-const maxWriteErrors = 5
-
-// startWriter starts writing to db's cluster through its client Service, under the keys of run.
-func startWriter(ctx context.Context, db *etcdClient, run string) *writer {
-	GinkgoHelper()
-	w := &writer{db: db, run: run, done: make(chan struct{}), tally: writeTally{Run: run}}
-	// The client Service's address and name, read once: the writer makes no API call.
-	service := db.targets(ctx)[0]
+// start runs the writer's goroutine: write(n) for n = 0, 1, ..., one at a time, at most one
+// every writeEvery, each tallied, until the writer is stopped or ctx is done; what names an n in
+// the errors kept ("key", "id"); finally, when set, runs as the goroutine ends.
+func (w *writer) start(ctx context.Context, what string, write func(n int) error, finally func()) {
 	began := time.Now()
 	w.wg.Go(func() {
 		defer GinkgoRecover()
+		if finally != nil {
+			defer finally()
+		}
 		last := began
 		for n := 0; ; n++ {
 			start := time.Now()
-			err := w.write(ctx, service, n)
+			err := write(n)
 			w.mu.Lock()
 			if err == nil {
 				w.tally.Acknowledged = append(w.tally.Acknowledged, n)
@@ -83,7 +81,7 @@ func startWriter(ctx context.Context, db *etcdClient, run string) *writer {
 			} else {
 				w.tally.Failed++
 				if len(w.tally.Errors) < maxWriteErrors {
-					w.tally.Errors = append(w.tally.Errors, fmt.Sprintf("+%s key %d: %v", time.Since(began).Round(time.Millisecond), n, err))
+					w.tally.Errors = append(w.tally.Errors, fmt.Sprintf("+%s %s %d: %v", time.Since(began).Round(time.Millisecond), what, n, err))
 				}
 			}
 			w.mu.Unlock()
@@ -100,6 +98,18 @@ func startWriter(ctx context.Context, db *etcdClient, run string) *writer {
 			}
 		}
 	})
+}
+
+// maxWriteErrors is how many failed writes' errors a tally keeps.
+const maxWriteErrors = 5
+
+// startWriter starts writing to db's cluster through its client Service, under the keys of run.
+func startWriter(ctx context.Context, db *etcdClient, run string) *writer {
+	GinkgoHelper()
+	w := &writer{db: db, run: run, done: make(chan struct{}), tally: writeTally{Run: run}}
+	// The client Service's address and name, read once: the writer makes no API call.
+	service := db.targets(ctx)[0]
+	w.start(ctx, "key", func(n int) error { return w.write(ctx, service, n) }, nil)
 	return w
 }
 
