@@ -31,6 +31,8 @@ import (
 type PostgreSQL struct {
 	member string
 	dsn    string
+	// stepDownWait is how long Fence waits for the server to come back as a standby.
+	stepDownWait time.Duration
 }
 
 var _ Engine = (*PostgreSQL)(nil)
@@ -44,7 +46,7 @@ const terminateWaitMillis = 5000
 // NewPostgreSQL returns the engine of the member named member whose server dsn reaches
 // ("host=127.0.0.1 port=5432 user=postgres ...").
 func NewPostgreSQL(member, dsn string) *PostgreSQL {
-	return &PostgreSQL{member: member, dsn: dsn}
+	return &PostgreSQL{member: member, dsn: dsn, stepDownWait: StepDownSeconds * time.Second}
 }
 
 // observeQuery reads the role, the fence and the position of the server. A replica's position
@@ -110,36 +112,67 @@ func (p *PostgreSQL) Promote(ctx context.Context) error {
 	return setAndReload(ctx, conn, "ALTER SYSTEM RESET default_transaction_read_only")
 }
 
-// Fence stops the server accepting writes from the sessions that follow the defaults, without
-// stopping it, so that replicas keep streaming from it until it is done:
+// Fence makes the server a standby, which takes no writes at all, in two steps:
 //
-//   - default_transaction_read_only is set (ALTER SYSTEM, kept over a restart) and the
-//     configuration reloaded; Fence waits until its own session has reloaded, which the
-//     postmaster signals once it has itself, so every new session starts read-only from then on.
-//   - Every other client session with an open transaction is ended (pg_terminate_backend,
-//     waiting for each to be gone): such a transaction may have begun read-write before the
-//     reload. pg_stat_activity does not tell a read-only transaction from one that has not
-//     written yet, so read-only transactions in progress are ended too. Idle sessions are
-//     kept: they take the new default at their next transaction. Replication connections
-//     (walsenders) are not client backends and are kept.
+//  1. At once, it stops the server accepting writes from the sessions that follow the
+//     defaults, without stopping it: default_transaction_read_only is set (ALTER SYSTEM, kept
+//     over a restart) and the configuration reloaded, waiting until its own session has
+//     reloaded, which the postmaster signals once it has itself; then every other client
+//     session with an open transaction is ended (pg_terminate_backend, waiting for each to be
+//     gone), since such a transaction may have begun read-write before the reload
+//     (pg_stat_activity does not tell a read-only transaction from one that has not written
+//     yet). Idle sessions take the new default at their next transaction; WAL senders are kept.
+//     This is a default, not a lock: a client that asks for it (BEGIN READ WRITE, SET
+//     default_transaction_read_only = off) can still write.
+//  2. It asks the server to step down (the file demote.signal in the data directory, written by
+//     the server itself: the agent runs in another container) and waits up to StepDownSeconds
+//     for it to answer as a standby. The project's image (hack/postgres/entrypoint) stops the
+//     server, which sends its last WAL to the replicas connected, and starts it again as a
+//     standby: that excludes every write, and leaves no WAL on the old timeline that the new
+//     primary lacks. An image that does not step down stays fenced read-only (step 1); Fence
+//     then returns without error, and the operator rejoins it by replacing its pod once the
+//     new primary is in place.
 //
-// What it does not guarantee: it is a default, not a lock. A client that asks for it (BEGIN
-// READ WRITE, SET default_transaction_read_only = off, or the setting in its connection string)
-// can still write, and a session idle at the reload that starts a transaction before the
-// postmaster's signal reaches it may still write in it. Only stopping the server, or restarting
-// it as a standby, excludes all writes; the operator fences so when a primary is being replaced
-// and acts on what it observes afterwards.
+// A standby is fenced already: Fence changes nothing on it.
 func (p *PostgreSQL) Fence(ctx context.Context) error {
 	conn, err := p.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer p.close(conn)
+	var inRecovery bool
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+		return fmt.Errorf("observe PostgreSQL: %w", err)
+	}
+	if inRecovery {
+		return nil
+	}
+	if err := fenceReadOnly(ctx, conn); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, requestStepDown); err != nil {
+		return fmt.Errorf("ask the server to step down: %w", err)
+	}
+	p.close(conn)
+	return p.awaitStandby(ctx)
+}
+
+// StepDownSeconds is how long Fence waits for the server to come back as a standby.
+const StepDownSeconds = 15
+
+// requestStepDown writes the empty file demote.signal into the data directory (COPY needs an
+// absolute path, and takes it only as a literal).
+const requestStepDown = `DO $$ BEGIN
+	EXECUTE format('COPY (SELECT 1 WHERE false) TO %L', current_setting('data_directory') || '/demote.signal');
+END $$`
+
+// fenceReadOnly is Fence's first step on conn's server.
+func fenceReadOnly(ctx context.Context, conn *pgx.Conn) error {
 	if err := setAndReload(ctx, conn, "ALTER SYSTEM SET default_transaction_read_only = on"); err != nil {
 		return err
 	}
 	var alive int
-	err = conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE NOT pg_terminate_backend(pid, $1))
+	err := conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE NOT pg_terminate_backend(pid, $1))
 		FROM pg_stat_activity
 		WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`,
 		terminateWaitMillis).Scan(&alive)
@@ -150,6 +183,46 @@ func (p *PostgreSQL) Fence(ctx context.Context) error {
 		return fmt.Errorf("%d sessions with open transactions were still there %d ms after they were told to end", alive, terminateWaitMillis)
 	}
 	return nil
+}
+
+// awaitStandby waits up to stepDownWait for the server to answer in recovery. A server that
+// answers as a primary at the end has not stepped down (its image does not): it is left fenced
+// read-only. One that does not answer is an error: the operator asks again on its next pass.
+func (p *PostgreSQL) awaitStandby(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, p.stepDownWait)
+	defer cancel()
+	var last error
+	for {
+		inRecovery, err := p.inRecovery(ctx)
+		switch {
+		case err == nil && inRecovery:
+			return nil
+		case err == nil:
+			last = nil
+		default:
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return fmt.Errorf("the server did not come back as a standby within %s: %w", p.stepDownWait, last)
+			}
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// inRecovery tells whether the server is a standby, on a session of its own.
+func (p *PostgreSQL) inRecovery(ctx context.Context) (bool, error) {
+	conn, err := p.connect(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer p.close(conn)
+	var inRecovery bool
+	err = conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery)
+	return inRecovery, err
 }
 
 // TransferLeadership is unsupported: a PostgreSQL primary cannot hand its role over; the

@@ -77,11 +77,15 @@ func observe(t *testing.T, e Engine) Observation {
 }
 
 // TestPostgreSQLPrimary: a primary is observed writable with a position that grows with a
-// write; Fence ends a session with an open transaction, makes a new write fail as read-only
-// and is observed; Promote lifts it; the actions PostgreSQL lacks are ErrUnsupported.
+// write; Fence ends a session with an open transaction, makes a new write fail as read-only,
+// asks the server to step down (demote.signal) and, on a server that does not (no entrypoint of
+// ours runs it), returns after stepDownWait with the read-only fence observed; Promote lifts it;
+// the actions PostgreSQL lacks are ErrUnsupported. hack/postgres/entrypoint's tests cover the
+// step down itself.
 func TestPostgreSQLPrimary(t *testing.T) {
 	dsn := operands.NewPostgreSQLHost(t).StartPrimary(t, operands.PostgreSQL{}).DSN
 	pg := NewPostgreSQL("db-0", dsn)
+	pg.stepDownWait = 500 * time.Millisecond
 	ctx := context.Background()
 	before := observe(t, pg)
 	if before.Member != "db-0" || before.Role != RolePrimary || !before.Writable || before.Fenced || before.PositionText == "" {
@@ -110,6 +114,10 @@ func TestPostgreSQLPrimary(t *testing.T) {
 		t.Fatal("a transaction open across the fence committed")
 	}
 	expectReadOnly(t, dsn)
+	var asked bool
+	if err := connect(t, dsn).QueryRow(ctx, "SELECT (pg_stat_file('demote.signal', true)).size IS NOT NULL").Scan(&asked); err != nil || !asked {
+		t.Fatalf("demote.signal in the data directory after Fence: %v (err %v), want it there", asked, err)
+	}
 	if fenced := observe(t, pg); !fenced.Fenced || fenced.Writable || fenced.Role != RolePrimary {
 		t.Fatalf("Observe after Fence = %+v, want a fenced primary, not writable", fenced)
 	}

@@ -104,10 +104,7 @@ var _ = Describe("The operator installed by OLM on a real node", Ordered, func()
 	Describe("The TLS etcd sample: the operator's CA, a renewal rolled under writes", etcdTLSStory)
 	Describe("The TLS etcd sample with engine etcd: roles observed through the member agent and published", etcdRolesStory)
 	Describe("The PostgreSQL sample: Debian's PostgreSQL 15 over TLS, a configuration roll, backup and restore", postgresStory)
-	// Pending: in 2 of 3 runs the replica that is not the switchover's target replays the fenced
-	// old primary's shutdown checkpoint and cannot follow the new primary (docs/usage.md, "Known
-	// bug"); the story passes once the switchover stops the old primary before the promotion.
-	PDescribe("The PostgreSQL sample with engine postgresql: three members, replicas cloned, a switchover on demand under a writer", postgresRolesStory)
+	Describe("The PostgreSQL sample with engine postgresql: three members, replicas cloned, a switchover on demand under a writer", postgresRolesStory)
 	Describe("A single-member data store", testdbStory)
 	Describe("The Echo, ScheduledEcho and VoteConfig samples", smallSamplesStory)
 	Describe("A real Prometheus scraping the operator and an etcd's members, alerting on a stopped member", monitoringStory)

@@ -251,11 +251,13 @@ func primaryLost(in Input, progress Progress) Decision {
 		return degraded(wait(progress, ReasonWaitingForFailover, fmt.Sprintf("The primary %s is unavailable; failing over after %s.",
 			last.Name, in.Policy.FailoverAfter)), DegradedPrimaryUnavailable)
 	}
+	// A primary that stepped down answers as a replica: it cannot write.
+	fenced := last.Fenced || (last.Reachable && last.Role == RoleReplica)
 	switch {
-	case !last.Fenced && last.Reachable:
+	case !fenced && last.Reachable:
 		return degraded(act(progress, Action{Kind: ActionFence, Member: last.Name, Reason: ReasonFencingPrimary,
 			Message: fmt.Sprintf("Fencing the unavailable primary %s before failing over.", last.Name)}), DegradedPrimaryUnavailable)
-	case !last.Fenced:
+	case !fenced:
 		return degraded(waitForFence(progress, []string{last.Name}), DegradedFailoverWaitingForFence)
 	}
 	return failover(in, progress, last.Name)

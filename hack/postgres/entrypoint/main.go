@@ -19,6 +19,8 @@
 //     (clients disconnected, a checkpoint, a clean stop). Its own SIGTERM would be the smart
 //     shutdown, which waits for every client to leave and so outlasts the grace period.
 //     SIGINT, SIGQUIT and SIGHUP (reload) are passed on as they are.
+//   - With DATABASE_ROLE_DIR, a primary that the member agent asks to step down (demote.signal
+//     in PGDATA) is stopped and started again as a standby, in the same container (demote.go).
 //
 // It exits with the server's exit code.
 package main
@@ -28,7 +30,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -59,8 +60,8 @@ type config struct {
 	caFile string
 	// tmpDir is where the password files go: the container's own /tmp, never the claim.
 	tmpDir string
-	// poll and retry are pollInterval and retryInterval.
-	poll, retry time.Duration
+	// poll and retry are pollInterval and retryInterval; demotePoll is demotePollInterval.
+	poll, retry, demotePoll time.Duration
 	// now names a data directory moved aside.
 	now func() time.Time
 	// synchronous is synchronous_standby_names (DATABASE_SYNCHRONOUS_STANDBY_NAMES); empty
@@ -96,6 +97,7 @@ func run(args []string) error {
 		tmpDir:         os.TempDir(),
 		poll:           pollInterval,
 		retry:          retryInterval,
+		demotePoll:     demotePollInterval,
 		now:            time.Now,
 		synchronous:    os.Getenv("DATABASE_SYNCHRONOUS_STANDBY_NAMES"),
 	}, args)
@@ -106,12 +108,15 @@ func start(c config, args []string) error {
 	if err := prepare(c); err != nil {
 		return err
 	}
+	if err := stepDownIfAsked(c); err != nil {
+		return err
+	}
 	// PostgreSQL refuses a data directory that its group may write, which the kubelet makes of a
 	// volume whose root is not yet the pod's fsGroup's (it walks the volume once, adding g+rwx).
 	if err := os.Chmod(c.pgdata, 0o700); err != nil {
 		return err
 	}
-	return serve(serverArgs(args, c.synchronous))
+	return serve(c, serverArgs(args, c.synchronous))
 }
 
 // serverArgs are the server's command line: args (default: postgres), and with synchronous
@@ -225,26 +230,9 @@ func credential(dir, env, name string) (string, error) {
 	return v, nil
 }
 
-// serve runs args as a child, passing the stop signals on (SIGTERM as SIGINT), and returns when
-// it exits; its exit code becomes this program's.
-func serve(args []string) error {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = serveAttr
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go func() {
-		for sig := range signals {
-			if sig == syscall.SIGTERM {
-				sig = syscall.SIGINT
-			}
-			_ = cmd.Process.Signal(sig)
-		}
-	}()
-	err := cmd.Wait()
+// exitLike ends this program as the server ended (err from its Wait): with its exit code, or
+// 128 + the signal that killed it.
+func exitLike(err error) error {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if code := exit.ExitCode(); code >= 0 {

@@ -57,6 +57,7 @@ func helper(dir string) int {
 		tmpDir:         os.Getenv("TMPDIR"),
 		poll:           100 * time.Millisecond,
 		retry:          500 * time.Millisecond,
+		demotePoll:     50 * time.Millisecond,
 		now:            time.Now,
 	}, os.Args[1:])
 	if err != nil {

@@ -91,6 +91,18 @@ func readAnnouncement(dir string) (announcement, bool, error) {
 	default:
 		return a, false, fmt.Errorf("%s: unknown role %q (want %s or %s)", filepath.Join(dir, "role"), role, rolePrimary, roleReplica)
 	}
+	a, ok, err := readPrimaryAddress(dir)
+	if err != nil || !ok {
+		return announcement{}, false, err
+	}
+	a.role = role
+	return a, true, nil
+}
+
+// readPrimaryAddress reads the announced primary's address, the files primary-host and
+// primary-port of dir (every member is announced it); false without a host.
+func readPrimaryAddress(dir string) (announcement, bool, error) {
+	var a announcement
 	host, err := readValue(dir, "primary-host")
 	if err != nil || host == "" {
 		return a, false, err
@@ -103,7 +115,7 @@ func readAnnouncement(dir string) (announcement, bool, error) {
 			return a, false, fmt.Errorf("%s: %q is no port", filepath.Join(dir, "primary-port"), v)
 		}
 	}
-	return announcement{role: role, host: host, port: port}, true, nil
+	return announcement{host: host, port: port}, true, nil
 }
 
 // readValue is the file name of dir without surrounding white space; empty when it is absent.
@@ -239,6 +251,13 @@ func writePassfile(path, user, password string) error {
 	return err
 }
 
+// replicaConninfo is a standby's primary_conninfo for src: the password file of the container's
+// /tmp, and target_session_attrs=read-write, so that the standby streams only from a server that
+// takes writes (demote.go says why).
+func replicaConninfo(c config, src source) string {
+	return src.conninfo(filepath.Join(c.tmpDir, replicationPassfile), "target_session_attrs", "read-write")
+}
+
 // basebackupArgs are pg_basebackup's arguments for a clone of the primary of conninfo into
 // staging: the WAL streamed alongside, the standby's settings written, the primary's checkpoint
 // taken at once rather than spread.
@@ -291,7 +310,7 @@ func prepareReplica(ctx context.Context, c config, a announcement) error {
 	if err := os.Remove(c.pgdata + ".rewinding"); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	conninfo := src.conninfo(filepath.Join(c.tmpDir, replicationPassfile))
+	conninfo := replicaConninfo(c, src)
 	if changed, err := setPrimaryConninfo(c.pgdata, conninfo); err != nil || !changed {
 		return err
 	}
