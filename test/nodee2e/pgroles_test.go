@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -46,17 +47,21 @@ const (
 	pgRejoinBound = 4 * time.Minute
 	// pgProbeTimeout bounds each read of a member's state by the watch of the writable members.
 	pgProbeTimeout = time.Second
-	// pgWriterRun names the switchover writer and its table.
-	pgWriterRun = "switchover"
+	// pgSwitchoverRun and pgRollRun name the writers of the switchover and of the roll, and
+	// their tables.
+	pgSwitchoverRun = "switchover"
+	pgRollRun       = "roll"
 )
 
 // postgresRolesStory, one ordered story: the PostgreSQL sample with spec.engine postgresql and
 // three members. The operator announces each member's role to the project's image: ordinal 0
 // is initialized as the primary, the two others are cloned from it (pg_basebackup) and stream
 // from it. The operator reads the roles through its agents and publishes them (status, labels,
-// NAME-rw, NAME-ro). Asked for a switchover under a writer, it fences the primary, promotes the
-// most advanced replica and reports it done; no acknowledged write is lost, two members are
-// never writable at once, and the old primary comes back as a streaming replica.
+// NAME-rw, NAME-ro). Asked for a switchover under a writer, it has the primary step down,
+// promotes the most advanced replica and reports it done; no acknowledged write is lost, two
+// members are never writable at once, and every other member streams from the new primary.
+// A new pod template then rolls the members under a writer: the replicas first, the primary's
+// role handed over by a switchover, its pod last.
 func postgresRolesStory() {
 	var (
 		dc       *databasev1alpha1.DatabaseCluster
@@ -151,7 +156,7 @@ func postgresRolesStory() {
 		Expect(oldPrimary).NotTo(BeEmpty())
 		rw := readWriteTarget(ctx, dc)
 		db := pgDialEventually(ctx, rw, username, password, roots)
-		_, err := db.Exec(ctx, "CREATE TABLE "+pgWriterRun+" (id integer PRIMARY KEY)")
+		_, err := db.Exec(ctx, "CREATE TABLE "+pgSwitchoverRun+" (id integer PRIMARY KEY)")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(db.Close(ctx)).To(Succeed())
 
@@ -163,7 +168,7 @@ func postgresRolesStory() {
 			return watched, seen
 		})
 		defer stopWatches()
-		w := startPostgresWriter(ctx, rw, username, password, roots)
+		w := startPostgresWriter(ctx, pgSwitchoverRun, rw, username, password, roots)
 		stopWriter := sync.OnceValue(w.stop)
 		defer stopWriter()
 		// The writer's own pace before the change, so that a gap at the switchover is the cluster's.
@@ -200,7 +205,7 @@ func postgresRolesStory() {
 		report("PostgreSQL roles: longest time between two acknowledged writes (switchover)", tally.LongestGap)
 		Expect(len(tally.Acknowledged)).To(BeNumerically(">", ackedAtDone), "no write acknowledged after the switchover")
 		primaryConn := pgDialEventually(ctx, memberTarget(dc, podsOf(ctx, dc)[newPrimary]), username, password, roots)
-		lost := missingWrites(ctx, Default, primaryConn, tally.Acknowledged)
+		lost := missingWrites(ctx, Default, primaryConn, pgSwitchoverRun, tally.Acknowledged)
 		Expect(primaryConn.Close(ctx)).To(Succeed())
 		reportCount("PostgreSQL roles: acknowledged writes lost in the switchover", len(lost))
 		Expect(lost).To(BeEmpty(), "acknowledged writes the new primary %s does not hold", newPrimary)
@@ -244,9 +249,98 @@ func postgresRolesStory() {
 		oldConn := pgDialEventually(ctx, memberTarget(dc, podsOf(ctx, dc)[oldPrimary]), username, password, roots)
 		defer func() { _ = oldConn.Close(ctx) }()
 		Eventually(func(g Gomega) {
-			g.Expect(missingWrites(ctx, g, oldConn, tally.Acknowledged)).To(BeEmpty())
+			g.Expect(missingWrites(ctx, g, oldConn, pgSwitchoverRun, tally.Acknowledged)).To(BeEmpty())
 		}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "acknowledged writes the old primary %s does not hold", oldPrimary)
 	}, NodeTimeout(10*time.Minute))
+
+	It("rolls a new pod template under a writer: the replicas first, then the primary's role handed over, its pod last; never two writable, no acknowledged write lost", func(ctx SpecContext) {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		oldPrimary := dc.Status.CurrentPrimary
+		Expect(oldPrimary).NotTo(BeEmpty())
+		before := podsOf(ctx, dc)
+		revision := statefulSet(ctx, Default, dc).Status.UpdateRevision
+		rw := readWriteTarget(ctx, dc)
+		db := pgDialEventually(ctx, rw, username, password, roots)
+		_, err := db.Exec(ctx, "CREATE TABLE "+pgRollRun+" (id integer PRIMARY KEY)")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(db.Close(ctx)).To(Succeed())
+
+		writable, primaries := watchWritable(ctx, dc, username, password, roots), watchPrimaries(ctx, dc)
+		stopWatches := sync.OnceValues(func() (writableSeen, primariesSeen) { return writable.stop(), primaries.stop() })
+		defer stopWatches()
+		deletions := watchPodDeletions(ctx, dc)
+		w := startPostgresWriter(ctx, pgRollRun, rw, username, password, roots)
+		stopWriter := sync.OnceValue(w.stop)
+		defer stopWriter()
+		Expect(pause(ctx, 2*time.Second)).To(Succeed())
+		began := time.Now()
+		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
+			dc.Spec.Env = append(dc.Spec.Env, corev1.EnvVar{Name: rollEnv, Value: began.UTC().Format(time.RFC3339)})
+		})
+		Eventually(func(g Gomega) {
+			sts := statefulSet(ctx, g, dc)
+			g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
+			g.Expect(sts.Status.UpdateRevision).NotTo(Equal(revision))
+			pods := podsOf(ctx, dc)
+			g.Expect(pods).To(HaveLen(pgMembers))
+			for name, p := range pods {
+				g.Expect(p.UID).NotTo(Equal(before[name].UID), "%s was not replaced", name)
+				g.Expect(p.Labels).To(HaveKeyWithValue(appsv1.ControllerRevisionHashLabelKey, sts.Status.UpdateRevision), name)
+				g.Expect(isReady(&p)).To(BeTrue(), "%s is not Ready", name)
+			}
+		}).WithContext(ctx).WithTimeout(rollBound).WithPolling(time.Second).Should(Succeed(),
+			"the members were not all replaced within %s", rollBound)
+		waitAvailable(ctx, dc, began)
+		rolled := time.Since(began)
+		var newPrimary string
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			g.Expect(dc.Status.Switchover).To(BeNil(), "status.switchover")
+			newPrimary = expectPostgresRolesPublished(ctx, g, dc)
+			primaryConn, err := pgDial(ctx, memberTarget(dc, podsOf(ctx, dc)[newPrimary]), username, password, roots)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer func() { _ = primaryConn.Close(ctx) }()
+			g.Expect(streamingReplicas(ctx, g, primaryConn)).To(HaveLen(pgMembers-1), "the replicas streaming from %s (pg_stat_replication)", newPrimary)
+		}).WithContext(ctx).WithTimeout(pgRejoinBound).WithPolling(time.Second).Should(Succeed(),
+			"the replicas did not all stream from the primary within %s of the roll", pgRejoinBound)
+		Expect(pause(ctx, 2*time.Second)).To(Succeed())
+		tally := stopWriter()
+		watched, seen := stopWatches()
+		deleted := deletions.stop()
+		events := rollEvents(ctx, dc, began)
+		GinkgoWriter.Printf("Pods deleted:\n%s\nThe operator's events:\n%s\nThe members' states, as they changed:\n%s\n",
+			strings.Join(deleted.lines(began), "\n"), strings.Join(events, "\n"), strings.Join(watched.changes, "\n"))
+		report("PostgreSQL roles: a new pod template -> 3 members replaced, Available (with a writer)", rolled)
+		reportCount("PostgreSQL roles: writes acknowledged during the roll", len(tally.Acknowledged))
+		reportCount("PostgreSQL roles: writes failed during the roll", tally.Failed)
+		report("PostgreSQL roles: longest time between two acknowledged writes during the roll", tally.LongestGap)
+
+		// The replicas first, highest ordinal first, each pod once; the old primary last, after
+		// its role moved to an updated replica.
+		replicas := slices.Sorted(maps.Keys(before))
+		replicas = slices.DeleteFunc(replicas, func(name string) bool { return name == oldPrimary })
+		slices.Reverse(replicas)
+		Expect(deletions.ended).To(BeFalse(), "the watch of the pods ended before the roll did")
+		Expect(deleted.names()).To(Equal(append(replicas, oldPrimary)), "the pods deleted, in order")
+		for _, d := range deleted {
+			Expect(d.uid).To(Equal(before[d.name].UID), "%s: a pod of the new template was deleted", d.name)
+		}
+		Expect(newPrimary).NotTo(Equal(oldPrimary))
+		Expect(events).To(ContainElement(ContainSubstring("SwitchoverDone: " + newPrimary + " is the only primary (from " + oldPrimary + ", Update)")))
+		Expect(slices.DeleteFunc(slices.Clone(events), func(e string) bool { return !strings.Contains(e, " SwitchoverDone: ") })).To(HaveLen(1),
+			"one switchover")
+
+		Expect(len(tally.Acknowledged)).To(BeNumerically(">", 0))
+		primaryConn := pgDialEventually(ctx, memberTarget(dc, podsOf(ctx, dc)[newPrimary]), username, password, roots)
+		defer func() { _ = primaryConn.Close(ctx) }()
+		lost := missingWrites(ctx, Default, primaryConn, pgRollRun, tally.Acknowledged)
+		reportCount("PostgreSQL roles: acknowledged writes lost in the roll", len(lost))
+		Expect(lost).To(BeEmpty(), "acknowledged writes the primary %s does not hold", newPrimary)
+		Expect(watched.samples).To(BeNumerically(">", 10))
+		Expect(watched.twoWritable).To(BeEmpty(), "two members writable at once (out of recovery, not read-only)")
+		Expect(seen.twoLabelled).To(BeEmpty(), "two pods labelled primary at once")
+		Expect(seen.twoReady).To(BeEmpty(), "two Ready addresses in NAME-rw's endpoints at once")
+	}, NodeTimeout(12*time.Minute))
 
 	It("deletes the cluster with its claims", func(ctx SpecContext) {
 		Expect(k8s.Delete(ctx, dc)).To(Succeed())
@@ -431,9 +525,9 @@ func streamingReplicas(ctx context.Context, g Gomega, db *pgx.Conn) []string {
 	return replicas
 }
 
-// missingWrites are the acknowledged ids that db's table of the writer does not hold.
-func missingWrites(ctx context.Context, g Gomega, db *pgx.Conn, acknowledged []int) []int {
-	rows, err := db.Query(ctx, "SELECT id FROM "+pgWriterRun)
+// missingWrites are the acknowledged ids that db's table of the writer run does not hold.
+func missingWrites(ctx context.Context, g Gomega, db *pgx.Conn, run string, acknowledged []int) []int {
+	rows, err := db.Query(ctx, "SELECT id FROM "+run)
 	g.Expect(err).NotTo(HaveOccurred())
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	g.Expect(err).NotTo(HaveOccurred())
@@ -459,7 +553,7 @@ func switchoverDone(ctx context.Context, g Gomega, dc *databasev1alpha1.Database
 }
 
 // postgresWriter is a writer (writer_test.go: its bookkeeping, tally and stop) whose writes are
-// PostgreSQL inserts of the ids 0, 1, 2... into the table pgWriterRun, one at a time, each in
+// PostgreSQL inserts of the ids 0, 1, 2... into the table named as its run, one at a time, each in
 // its own transaction within writeTimeout, through one connection to its target (NAME-rw) that
 // is made again after an error: a connection kept through the switchover would stay with the
 // old primary, which kube-proxy's connection tracking keeps it on. A failed insert is not
@@ -468,11 +562,11 @@ type postgresWriter struct {
 	*writer
 }
 
-// startPostgresWriter starts inserting through target.
-func startPostgresWriter(ctx context.Context, target pgTarget, user, password string, roots *x509.CertPool) *postgresWriter {
-	w := &postgresWriter{writer: &writer{run: pgWriterRun, done: make(chan struct{}), tally: writeTally{Run: pgWriterRun}}}
+// startPostgresWriter starts inserting into the table run through target.
+func startPostgresWriter(ctx context.Context, run string, target pgTarget, user, password string, roots *x509.CertPool) *postgresWriter {
+	w := &postgresWriter{writer: &writer{run: run, done: make(chan struct{}), tally: writeTally{Run: run}}}
 	var conn *pgx.Conn // the goroutine's own
-	w.start(ctx, "id", func(id int) error { return insertOnce(ctx, &conn, target, user, password, roots, id) }, func() {
+	w.start(ctx, "id", func(id int) error { return insertOnce(ctx, &conn, target, run, user, password, roots, id) }, func() {
 		if conn != nil {
 			_ = conn.Close(context.WithoutCancel(ctx))
 		}
@@ -480,9 +574,9 @@ func startPostgresWriter(ctx context.Context, target pgTarget, user, password st
 	return w
 }
 
-// insertOnce inserts id through *conn within writeTimeout, connecting first when *conn is nil;
-// after an error the connection is closed and *conn set to nil.
-func insertOnce(ctx context.Context, conn **pgx.Conn, target pgTarget, user, password string, roots *x509.CertPool, id int) error {
+// insertOnce inserts id into the table run through *conn within writeTimeout, connecting first
+// when *conn is nil; after an error the connection is closed and *conn set to nil.
+func insertOnce(ctx context.Context, conn **pgx.Conn, target pgTarget, run, user, password string, roots *x509.CertPool, id int) error {
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	if *conn == nil {
@@ -492,7 +586,7 @@ func insertOnce(ctx context.Context, conn **pgx.Conn, target pgTarget, user, pas
 		}
 		*conn = c
 	}
-	_, err := (*conn).Exec(ctx, "INSERT INTO "+pgWriterRun+" (id) VALUES ($1)", id)
+	_, err := (*conn).Exec(ctx, "INSERT INTO "+run+" (id) VALUES ($1)", id)
 	if err != nil {
 		closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
