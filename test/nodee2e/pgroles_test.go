@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed1b407122/database-operator/api/conditions"
@@ -50,11 +49,13 @@ const (
 	// pgSwitchoverRun and pgRollRun name the writers of the switchover and of the roll, and
 	// their tables.
 	pgSwitchoverRun = "switchover"
-	pgRollRun       = "roll"
+	// postgresReplicatedSampleFile is the sample the story applies as it is.
+	postgresReplicatedSampleFile = "database_v1alpha1_databasecluster_postgres_replicated.yaml"
+	pgRollRun                    = "roll"
 )
 
-// postgresRolesStory, one ordered story: the PostgreSQL sample with spec.engine postgresql and
-// three members. The operator announces each member's role to the project's image: ordinal 0
+// postgresRolesStory, one ordered story: the replicated PostgreSQL sample (spec.engine postgresql,
+// three members), as it is. The operator announces each member's role to the project's image: ordinal 0
 // is initialized as the primary, the two others are cloned from it (pg_basebackup) and stream
 // from it. The operator reads the roles through its agents and publishes them (status, labels,
 // NAME-rw, NAME-ro). Asked for a switchover under a writer, it has the primary step down,
@@ -78,14 +79,14 @@ func postgresRolesStory() {
 		}
 	}, NodeTimeout(time.Minute))
 
-	It("runs the PostgreSQL sample with engine postgresql and 3 members: ordinal 0 the primary, the replicas cloned from it, published", func(ctx SpecContext) {
+	It("runs the replicated PostgreSQL sample as it is (engine postgresql, 3 members): ordinal 0 the primary, the replicas cloned from it, published", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "postgres-roles")
-		dc = sampleCluster(ns, postgresSampleFile)
-		dc.Spec.Replicas = ptr.To[int32](pgMembers)
-		dc.Spec.Engine = databasev1alpha1.EnginePostgreSQL
+		dc = sampleCluster(ns, postgresReplicatedSampleFile)
+		Expect(dc.Spec.Replicas).To(HaveValue(BeEquivalentTo(pgMembers)))
+		Expect(dc.Spec.Engine).To(Equal(databasev1alpha1.EnginePostgreSQL))
+		// The story's own cleanup: the sample keeps its claims when it is deleted, as it should.
 		Expect(dc.Spec.PVCRetentionPolicy).To(BeNil(), "the sample sets a claim retention policy now: say so here")
 		dc.Spec.PVCRetentionPolicy = &databasev1alpha1.PVCRetentionPolicy{WhenDeleted: databasev1alpha1.DeletePVC}
-		withReplication(dc)
 		began := time.Now()
 		Expect(k8s.Create(ctx, dc)).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -346,22 +347,6 @@ func postgresRolesStory() {
 		Expect(k8s.Delete(ctx, dc)).To(Succeed())
 		waitClusterAndVolumesGone(ctx, dc)
 	}, NodeTimeout(4*time.Minute))
-}
-
-// withReplication changes dc's configuration files (the sample's, which has one member and no
-// replication) so that its replicas can stream: pg_hba.conf lets them connect for replication
-// (over TLS, with the password, as everything else), and postgresql.conf keeps 64 MB of WAL
-// beyond what the replicas need: pg_rewind, which brings an old primary back as a replica,
-// reads the old primary's own WAL back to the last checkpoint before the switchover, which its
-// next checkpoint would otherwise recycle.
-func withReplication(dc *databasev1alpha1.DatabaseCluster) {
-	GinkgoHelper()
-	files := dc.Spec.Config.Files
-	Expect(files).To(HaveKey("pg_hba.conf"))
-	Expect(files).To(HaveKey("postgresql.conf"))
-	Expect(files["pg_hba.conf"]).NotTo(ContainSubstring("replication"), "the sample allows replication now: say so here")
-	files["pg_hba.conf"] += "hostssl   replication  all  all  scram-sha-256\n"
-	files["postgresql.conf"] += "wal_keep_size = '64MB'\n"
 }
 
 // replicaNames are the members other than ordinal 0, the primary of a new cluster.
