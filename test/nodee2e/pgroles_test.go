@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,7 +63,8 @@ const (
 // promotes the most advanced replica and reports it done; no acknowledged write is lost, two
 // members are never writable at once, and every other member streams from the new primary.
 // A new pod template then rolls the members under a writer: the replicas first, the primary's
-// role handed over by a switchover, its pod last.
+// role handed over by a switchover, its pod last. Scaled 3 -> 4 -> 3, the new member is cloned
+// and streams, and goes again; the primary stays.
 func postgresRolesStory() {
 	var (
 		dc       *databasev1alpha1.DatabaseCluster
@@ -343,6 +345,41 @@ func postgresRolesStory() {
 		Expect(seen.twoReady).To(BeEmpty(), "two Ready addresses in NAME-rw's endpoints at once")
 	}, NodeTimeout(12*time.Minute))
 
+	It("scales 3 -> 4 -> 3 through the scale subresource: a replica cloned from the primary and streaming, then removed; the primary stays", func(ctx SpecContext) {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		primary := dc.Status.CurrentPrimary
+		Expect(primary).NotTo(BeEmpty())
+		added := dc.StatefulSetName() + "-" + strconv.Itoa(pgMembers)
+		began := time.Now()
+		scaleTo(ctx, dc, pgMembers+1)
+		report("PostgreSQL roles: scale 3 -> 4 -> Available (a replica cloned from the primary)", waitAvailable(ctx, dc, began))
+		var rows int
+		Eventually(func(g Gomega) {
+			g.Expect(expectPostgresRolesPublished(ctx, g, dc)).To(Equal(primary))
+			pods := podsOf(ctx, dc)
+			conn, err := pgDial(ctx, memberTarget(dc, pods[primary]), username, password, roots)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer func() { _ = conn.Close(ctx) }()
+			g.Expect(streamingReplicas(ctx, g, conn)).To(HaveLen(pgMembers), "the replicas streaming from %s (pg_stat_replication)", primary)
+			g.Expect(conn.QueryRow(ctx, "SELECT count(*) FROM "+pgRollRun).Scan(&rows)).To(Succeed())
+			g.Expect(memberState(ctx, g, dc, pods[added], username, password, roots).inRecovery).To(BeTrue(), "%s is not in recovery", added)
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		// The new member holds the rows written before it existed.
+		newConn := pgDialEventually(ctx, memberTarget(dc, podsOf(ctx, dc)[added]), username, password, roots)
+		var copied int
+		Expect(newConn.QueryRow(ctx, "SELECT count(*) FROM "+pgRollRun).Scan(&copied)).To(Succeed())
+		Expect(newConn.Close(ctx)).To(Succeed())
+		Expect(copied).To(Equal(rows), "rows of the roll's writer on %s", added)
+
+		shrunk := time.Now()
+		scaleTo(ctx, dc, pgMembers)
+		report("PostgreSQL roles: scale 4 -> 3 -> Available (the replica removed)", waitAvailable(ctx, dc, shrunk))
+		Eventually(func(g Gomega) {
+			g.Expect(podsOf(ctx, dc)).NotTo(HaveKey(added))
+			g.Expect(expectPostgresRolesPublished(ctx, g, dc)).To(Equal(primary))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	}, NodeTimeout(6*time.Minute))
+
 	It("deletes the cluster with its claims", func(ctx SpecContext) {
 		Expect(k8s.Delete(ctx, dc)).To(Succeed())
 		waitClusterAndVolumesGone(ctx, dc)
@@ -364,8 +401,9 @@ func replicaNames(dc *databasev1alpha1.DatabaseCluster) []string {
 // and that there is no split brain. It returns the primary's name.
 func expectPostgresRolesPublished(ctx context.Context, g Gomega, dc *databasev1alpha1.DatabaseCluster) string {
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+	members := int(*dc.Spec.Replicas)
 	pods := podsOf(ctx, dc)
-	g.Expect(pods).To(HaveLen(pgMembers))
+	g.Expect(pods).To(HaveLen(members))
 	var primaries, replicaIPs []string
 	for name, p := range pods {
 		switch p.Labels[databasev1alpha1.RoleLabel] {
@@ -380,7 +418,7 @@ func expectPostgresRolesPublished(ctx context.Context, g Gomega, dc *databasev1a
 	g.Expect(primaries).To(HaveLen(1), "pods labelled primary")
 	primary := primaries[0]
 	g.Expect(dc.Status.CurrentPrimary).To(Equal(primary), "status.currentPrimary")
-	g.Expect(dc.Status.Members).To(HaveLen(pgMembers))
+	g.Expect(dc.Status.Members).To(HaveLen(members))
 	for _, m := range dc.Status.Members {
 		want := databasev1alpha1.MemberRoleReplica
 		if m.Name == primary {
