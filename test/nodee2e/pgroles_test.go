@@ -333,7 +333,7 @@ func postgresRolesStory() {
 		Expect(slices.DeleteFunc(slices.Clone(events), func(e string) bool { return !strings.Contains(e, " SwitchoverDone: ") })).To(HaveLen(1),
 			"one switchover")
 
-		Expect(len(tally.Acknowledged)).To(BeNumerically(">", 0))
+		Expect(tally.Acknowledged).NotTo(BeEmpty())
 		primaryConn := pgDialEventually(ctx, memberTarget(dc, podsOf(ctx, dc)[newPrimary]), username, password, roots)
 		defer func() { _ = primaryConn.Close(ctx) }()
 		lost := missingWrites(ctx, Default, primaryConn, pgRollRun, tally.Acknowledged)
