@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -158,18 +157,9 @@ func postgresRolesStory() {
 		oldPrimary := dc.Status.CurrentPrimary
 		Expect(oldPrimary).NotTo(BeEmpty())
 		rw := readWriteTarget(ctx, dc)
-		db := pgDialEventually(ctx, rw, username, password, roots)
-		_, err := db.Exec(ctx, "CREATE TABLE "+pgSwitchoverRun+" (id integer PRIMARY KEY)")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(db.Close(ctx)).To(Succeed())
-
+		createWriterTable(ctx, rw, pgSwitchoverRun, username, password, roots)
 		// Each stopped once, by the spec or, when it fails before, by the deferred calls.
-		writable, primaries := watchWritable(ctx, dc, username, password, roots), watchPrimaries(ctx, dc)
-		stopWatches := sync.OnceValues(func() (writableSeen, primariesSeen) {
-			watched, seen := writable.stop(), primaries.stop()
-			GinkgoWriter.Printf("The members' states, as they changed:\n%s\n", strings.Join(watched.changes, "\n"))
-			return watched, seen
-		})
+		writable, stopWatches := watchRoles(ctx, dc, username, password, roots)
 		defer stopWatches()
 		w := startPostgresWriter(ctx, pgSwitchoverRun, rw, username, password, roots)
 		stopWriter := sync.OnceValue(w.stop)
@@ -263,38 +253,14 @@ func postgresRolesStory() {
 		before := podsOf(ctx, dc)
 		revision := statefulSet(ctx, Default, dc).Status.UpdateRevision
 		rw := readWriteTarget(ctx, dc)
-		db := pgDialEventually(ctx, rw, username, password, roots)
-		_, err := db.Exec(ctx, "CREATE TABLE "+pgRollRun+" (id integer PRIMARY KEY)")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(db.Close(ctx)).To(Succeed())
-
-		writable, primaries := watchWritable(ctx, dc, username, password, roots), watchPrimaries(ctx, dc)
-		stopWatches := sync.OnceValues(func() (writableSeen, primariesSeen) { return writable.stop(), primaries.stop() })
+		createWriterTable(ctx, rw, pgRollRun, username, password, roots)
+		_, stopWatches := watchRoles(ctx, dc, username, password, roots)
 		defer stopWatches()
 		deletions := watchPodDeletions(ctx, dc)
 		w := startPostgresWriter(ctx, pgRollRun, rw, username, password, roots)
 		stopWriter := sync.OnceValue(w.stop)
 		defer stopWriter()
-		Expect(pause(ctx, 2*time.Second)).To(Succeed())
-		began := time.Now()
-		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
-			dc.Spec.Env = append(dc.Spec.Env, corev1.EnvVar{Name: rollEnv, Value: began.UTC().Format(time.RFC3339)})
-		})
-		Eventually(func(g Gomega) {
-			sts := statefulSet(ctx, g, dc)
-			g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
-			g.Expect(sts.Status.UpdateRevision).NotTo(Equal(revision))
-			pods := podsOf(ctx, dc)
-			g.Expect(pods).To(HaveLen(pgMembers))
-			for name, p := range pods {
-				g.Expect(p.UID).NotTo(Equal(before[name].UID), "%s was not replaced", name)
-				g.Expect(p.Labels).To(HaveKeyWithValue(appsv1.ControllerRevisionHashLabelKey, sts.Status.UpdateRevision), name)
-				g.Expect(isReady(&p)).To(BeTrue(), "%s is not Ready", name)
-			}
-		}).WithContext(ctx).WithTimeout(rollBound).WithPolling(time.Second).Should(Succeed(),
-			"the members were not all replaced within %s", rollBound)
-		waitAvailable(ctx, dc, began)
-		rolled := time.Since(began)
+		began, rolled := rollNewTemplate(ctx, dc, before, revision)
 		var newPrimary string
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
@@ -311,23 +277,12 @@ func postgresRolesStory() {
 		watched, seen := stopWatches()
 		deleted := deletions.stop()
 		events := rollEvents(ctx, dc, began)
-		GinkgoWriter.Printf("Pods deleted:\n%s\nThe operator's events:\n%s\nThe members' states, as they changed:\n%s\n",
-			strings.Join(deleted.lines(began), "\n"), strings.Join(events, "\n"), strings.Join(watched.changes, "\n"))
-		report("PostgreSQL roles: a new pod template -> 3 members replaced, Available (with a writer)", rolled)
-		reportCount("PostgreSQL roles: writes acknowledged during the roll", len(tally.Acknowledged))
-		reportCount("PostgreSQL roles: writes failed during the roll", tally.Failed)
-		report("PostgreSQL roles: longest time between two acknowledged writes during the roll", tally.LongestGap)
+		GinkgoWriter.Printf("Pods deleted:\n%s\nThe operator's events:\n%s\n", strings.Join(deleted.lines(began), "\n"), strings.Join(events, "\n"))
+		reportRoll("PostgreSQL roles", rolled, tally)
 
 		// The replicas first, highest ordinal first, each pod once; the old primary last, after
 		// its role moved to an updated replica.
-		replicas := slices.Sorted(maps.Keys(before))
-		replicas = slices.DeleteFunc(replicas, func(name string) bool { return name == oldPrimary })
-		slices.Reverse(replicas)
-		Expect(deletions.ended).To(BeFalse(), "the watch of the pods ended before the roll did")
-		Expect(deleted.names()).To(Equal(append(replicas, oldPrimary)), "the pods deleted, in order")
-		for _, d := range deleted {
-			Expect(d.uid).To(Equal(before[d.name].UID), "%s: a pod of the new template was deleted", d.name)
-		}
+		expectReplicasFirst(deletions, deleted, before, oldPrimary)
 		Expect(newPrimary).NotTo(Equal(oldPrimary))
 		Expect(events).To(ContainElement(ContainSubstring("SwitchoverDone: " + newPrimary + " is the only primary (from " + oldPrimary + ", Update)")))
 		Expect(slices.DeleteFunc(slices.Clone(events), func(e string) bool { return !strings.Contains(e, " SwitchoverDone: ") })).To(HaveLen(1),
@@ -533,6 +488,27 @@ func memberState(ctx context.Context, g Gomega, dc *databasev1alpha1.DatabaseClu
 	s, err := queryState(ctx, conn)
 	g.Expect(err).NotTo(HaveOccurred())
 	return s
+}
+
+// createWriterTable creates the table of the writer run through target.
+func createWriterTable(ctx context.Context, target pgTarget, run, user, password string, roots *x509.CertPool) {
+	GinkgoHelper()
+	db := pgDialEventually(ctx, target, user, password, roots)
+	_, err := db.Exec(ctx, "CREATE TABLE "+run+" (id integer PRIMARY KEY)")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(db.Close(ctx)).To(Succeed())
+}
+
+// watchRoles starts the watches of the writable members and of the primaries, and returns the
+// first and their stop: it stops both once, prints the members' states as they changed and
+// returns what both saw.
+func watchRoles(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, user, password string, roots *x509.CertPool) (*writableWatch, func() (writableSeen, primariesSeen)) {
+	writable, primaries := watchWritable(ctx, dc, user, password, roots), watchPrimaries(ctx, dc)
+	return writable, sync.OnceValues(func() (writableSeen, primariesSeen) {
+		watched, seen := writable.stop(), primaries.stop()
+		GinkgoWriter.Printf("The members' states, as they changed:\n%s\n", strings.Join(watched.changes, "\n"))
+		return watched, seen
+	})
 }
 
 // streamingReplicas describes the replicas streaming from db's server (pg_stat_replication:

@@ -228,28 +228,7 @@ func etcdRolesStory() {
 		deletions := watchPodDeletions(ctx, dc)
 		raft := watchRaft(ctx, db)
 		w := startWriter(ctx, db, "roll")
-		// The writer's own pace before the change, so that a gap at the change is the cluster's.
-		Expect(pause(ctx, 2*time.Second)).To(Succeed())
-		began := time.Now()
-		update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
-			dc.Spec.Env = append(dc.Spec.Env, corev1.EnvVar{Name: rollEnv, Value: began.UTC().Format(time.RFC3339)})
-		})
-		Eventually(func(g Gomega) {
-			sts := statefulSet(ctx, g, dc)
-			g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
-			g.Expect(sts.Status.UpdateRevision).NotTo(Equal(revision))
-			pods := podsOf(ctx, dc)
-			g.Expect(pods).To(HaveLen(etcdMembers))
-			for name, p := range pods {
-				g.Expect(p.UID).NotTo(Equal(before[name].UID), "%s was not replaced", name)
-				g.Expect(p.Labels).To(HaveKeyWithValue(appsv1.ControllerRevisionHashLabelKey, sts.Status.UpdateRevision), name)
-				g.Expect(p.Spec.Containers[0].Env).To(ContainElement(HaveField("Name", rollEnv)), name)
-				g.Expect(isReady(&p)).To(BeTrue(), "%s is not Ready", name)
-			}
-		}).WithContext(ctx).WithTimeout(rollBound).WithPolling(time.Second).Should(Succeed(),
-			"the members were not all replaced within %s", rollBound)
-		waitAvailable(ctx, dc, began)
-		rolled := time.Since(began)
+		began, rolled := rollNewTemplate(ctx, dc, before, revision)
 		var newLeader string
 		Eventually(func(g Gomega) {
 			newLeader = expectRolesPublished(ctx, g, dc, db)
@@ -260,21 +239,10 @@ func etcdRolesStory() {
 		events := rollEvents(ctx, dc, began)
 		GinkgoWriter.Printf("Pods deleted:\n%s\nRaft (leader, highest term):\n%s\nThe operator's events:\n%s\n",
 			strings.Join(deleted.lines(began), "\n"), strings.Join(changes.lines(began), "\n"), strings.Join(events, "\n"))
-		report("etcd roles: a new pod template -> 3 members replaced, Available (with a writer)", rolled)
-		reportCount("etcd roles: writes acknowledged during the roll", len(tally.Acknowledged))
-		reportCount("etcd roles: writes failed during the roll", tally.Failed)
-		report("etcd roles: longest time between two acknowledged writes during the roll", tally.LongestGap)
+		reportRoll("etcd roles", rolled, tally)
 
 		// The replicas first, highest ordinal first, each pod once; the old leader last.
-		replicas := slices.Collect(maps.Keys(before))
-		replicas = slices.DeleteFunc(replicas, func(name string) bool { return name == oldLeader })
-		slices.Sort(replicas)
-		slices.Reverse(replicas)
-		Expect(deletions.ended).To(BeFalse(), "the watch of the pods ended before the roll did")
-		Expect(deleted.names()).To(Equal(append(replicas, oldLeader)), "the pods deleted, in order")
-		for _, d := range deleted {
-			Expect(d.uid).To(Equal(before[d.name].UID), "%s: a pod of the new template was deleted", d.name)
-		}
+		expectReplicasFirst(deletions, deleted, before, oldLeader)
 
 		// One leader change: the leadership transfer, one raft term; the replicas' restarts
 		// (pre-vote) none. It happened before the old leader's pod was deleted: a leader deleted
@@ -870,6 +838,58 @@ func (d deletedPods) lines(began time.Time) []string {
 		lines = append(lines, fmt.Sprintf("+%s %s", p.at.Sub(began).Round(time.Millisecond), podID(p.name, p.uid)))
 	}
 	return lines
+}
+
+// rollNewTemplate lets a writer started before it go on alone for 2 s (so that a gap at the
+// change is the cluster's), changes dc's pod template (the variable rollEnv), and waits until
+// each member pod of before was replaced by a Ready pod of the StatefulSet's new revision
+// (before's was revision) and dc is Available. It returns when the change was made and how long
+// the roll took.
+func rollNewTemplate(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, before map[string]corev1.Pod, revision string) (time.Time, time.Duration) {
+	GinkgoHelper()
+	Expect(pause(ctx, 2*time.Second)).To(Succeed())
+	began := time.Now()
+	update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) {
+		dc.Spec.Env = append(dc.Spec.Env, corev1.EnvVar{Name: rollEnv, Value: began.UTC().Format(time.RFC3339)})
+	})
+	Eventually(func(g Gomega) {
+		sts := statefulSet(ctx, g, dc)
+		g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
+		g.Expect(sts.Status.UpdateRevision).NotTo(Equal(revision))
+		pods := podsOf(ctx, dc)
+		g.Expect(pods).To(HaveLen(len(before)))
+		for name, p := range pods {
+			g.Expect(p.UID).NotTo(Equal(before[name].UID), "%s was not replaced", name)
+			g.Expect(p.Labels).To(HaveKeyWithValue(appsv1.ControllerRevisionHashLabelKey, sts.Status.UpdateRevision), name)
+			g.Expect(p.Spec.Containers[0].Env).To(ContainElement(HaveField("Name", rollEnv)), name)
+			g.Expect(isReady(&p)).To(BeTrue(), "%s is not Ready", name)
+		}
+	}).WithContext(ctx).WithTimeout(rollBound).WithPolling(time.Second).Should(Succeed(),
+		"the members were not all replaced within %s", rollBound)
+	return began, waitAvailable(ctx, dc, began)
+}
+
+// reportRoll reports a roll of 3 members under a writer: its time and the writer's tally, as
+// the figures named after prefix ("etcd roles").
+func reportRoll(prefix string, rolled time.Duration, tally writeTally) {
+	report(prefix+": a new pod template -> 3 members replaced, Available (with a writer)", rolled)
+	reportCount(prefix+": writes acknowledged during the roll", len(tally.Acknowledged))
+	reportCount(prefix+": writes failed during the roll", tally.Failed)
+	report(prefix+": longest time between two acknowledged writes during the roll", tally.LongestGap)
+}
+
+// expectReplicasFirst checks the pods a roll deleted: each member pod of before once, the
+// others than primary first, highest ordinal first, primary last.
+func expectReplicasFirst(deletions *podDeletions, deleted deletedPods, before map[string]corev1.Pod, primary string) {
+	GinkgoHelper()
+	replicas := slices.Sorted(maps.Keys(before))
+	replicas = slices.DeleteFunc(replicas, func(name string) bool { return name == primary })
+	slices.Reverse(replicas)
+	Expect(deletions.ended).To(BeFalse(), "the watch of the pods ended before the roll did")
+	Expect(deleted.names()).To(Equal(append(replicas, primary)), "the pods deleted, in order")
+	for _, d := range deleted {
+		Expect(d.uid).To(Equal(before[d.name].UID), "%s: a pod of the new template was deleted", d.name)
+	}
 }
 
 // rollEvents lists the operator's events about dc of an ordered update since since (the pods
