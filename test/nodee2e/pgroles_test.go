@@ -63,7 +63,7 @@ const (
 // members are never writable at once, and every other member streams from the new primary.
 // A new pod template then rolls the members under a writer: the replicas first, the primary's
 // role handed over by a switchover, its pod last. Scaled 3 -> 4 -> 3, the new member is cloned
-// and streams, and goes again; the primary stays.
+// and streams, and goes again; the primary stays. Last, the primary's faults (pgfaults_test.go).
 func postgresRolesStory() {
 	var (
 		dc       *databasev1alpha1.DatabaseCluster
@@ -334,6 +334,8 @@ func postgresRolesStory() {
 			g.Expect(expectPostgresRolesPublished(ctx, g, dc)).To(Equal(primary))
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	}, NodeTimeout(6*time.Minute))
+
+	postgresFaultSpecs(&dc, &username, &password, &roots)
 
 	It("deletes the cluster with its claims", func(ctx SpecContext) {
 		Expect(k8s.Delete(ctx, dc)).To(Succeed())
