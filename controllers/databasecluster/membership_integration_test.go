@@ -270,7 +270,7 @@ var _ = Describe("DatabaseCluster PostgreSQL role announcements", Ordered, Label
 		}
 	}
 
-	It("tells a new cluster's first member it is the primary and the others to stream from NAME-rw; a recreated pod learns the current primary", func(ctx SpecContext) {
+	It("tells a new cluster's first member it is the primary and the others to stream from NAME-rw; the announcements follow the primary, and a recreated pod learns it", func(ctx SpecContext) {
 		dc := newCluster("db", withNamespace(k8s.Namespace(ctx, "dbc-")), withEngine(databasev1alpha1.EnginePostgreSQL))
 		sts := clusters.Create(ctx, dc)
 		ns := dc.Namespace
@@ -297,6 +297,9 @@ var _ = Describe("DatabaseCluster PostgreSQL role announcements", Ordered, Label
 			agents.serve(name, memberagent.NewSimEngine(name, role), ca.CertPEM, serving)
 		}
 		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-1"))
+		Eventually(announced(ctx, ns)).Should(Equal(map[string]string{
+			"db-0": "replica of " + rw, "db-1": "primary of " + rw, "db-2": "replica of " + rw}),
+			"the announcements follow the primary: db-1's container, restarted, starts as the primary")
 		old := &corev1.Pod{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-0"}, old)).To(Succeed())
 		Expect(k8s.Delete(ctx, old, client.GracePeriodSeconds(0))).To(Succeed())
@@ -304,11 +307,9 @@ var _ = Describe("DatabaseCluster PostgreSQL role announcements", Ordered, Label
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-0"}, &corev1.Pod{}))
 		}).Should(BeTrue())
 		runningMember(ctx, k8s, dc, sts, 0)
-		Eventually(announced(ctx, ns)).Should(Equal(map[string]string{
-			"db-0": "replica of " + rw, "db-1": "replica of " + rw, "db-2": "replica of " + rw}),
-			"announcements are made once: db-1 keeps what it started with, db-0 comes back a replica")
-		Consistently(announced(ctx, ns), 2*time.Second).Should(Equal(map[string]string{
-			"db-0": "replica of " + rw, "db-1": "replica of " + rw, "db-2": "replica of " + rw}),
-			"an announcement is never rewritten (the operator's cache keeps its own annotations of pods)")
+		want := map[string]string{"db-0": "replica of " + rw, "db-1": "primary of " + rw, "db-2": "replica of " + rw}
+		Eventually(announced(ctx, ns)).Should(Equal(want), "db-0's pod recreated is told it is a replica")
+		Consistently(announced(ctx, ns), 2*time.Second).Should(Equal(want),
+			"an announcement is not rewritten while the primary stays (the operator's cache keeps its own annotations of pods)")
 	})
 })

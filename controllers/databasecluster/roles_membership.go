@@ -230,13 +230,13 @@ func (r *Reconciler) announce(ctx context.Context, pods []corev1.Pod, announceme
 	return r.annotatePods(ctx, pods, databasev1alpha1.EtcdInitialClusterAnnotation, annotations)
 }
 
-// annotatePods adds each pod's annotations (by pod name), guarded by the pod's resourceVersion;
-// a pod that has the annotation key already keeps what it has: an announcement is made once,
-// before the pod's database starts.
-func (r *Reconciler) annotatePods(ctx context.Context, pods []corev1.Pod, key string, annotations map[string]map[string]string) error {
+// annotatePods sets each pod's annotations (by pod name) where they differ, guarded by the pod's
+// resourceVersion. With onceKey, a pod that has that annotation already keeps what it has: an
+// etcd announcement is made once, before the pod's database starts.
+func (r *Reconciler) annotatePods(ctx context.Context, pods []corev1.Pod, onceKey string, annotations map[string]map[string]string) error {
 	for i := range pods {
 		add, ok := annotations[pods[i].Name]
-		if !ok || pods[i].Annotations[key] != "" {
+		if !ok || (onceKey != "" && pods[i].Annotations[onceKey] != "") || hasAnnotations(&pods[i], add) {
 			continue
 		}
 		patched := pods[i].DeepCopy()
@@ -245,16 +245,19 @@ func (r *Reconciler) annotatePods(ctx context.Context, pods []corev1.Pod, key st
 		}
 		maps.Copy(patched.Annotations, add)
 		if err := r.Patch(ctx, patched, patch.LockedMergeFrom(&pods[i])); err != nil {
-			return fmt.Errorf("announcing %s to pod %s: %w", key, pods[i].Name, err)
+			return fmt.Errorf("announcing to pod %s: %w", pods[i].Name, err)
 		}
 		pods[i] = *patched
 	}
 	return nil
 }
 
-// announceRoles tells each new pod of a PostgreSQL cluster its role before its database starts
-// (engine postgresql): the primary stays the primary; every other member is a replica that
-// streams from NAME-rw.
+// announceRoles tells each pod of a PostgreSQL cluster its role (engine postgresql), which its
+// database reads when its container starts, the first time or again after a crash: the primary
+// (the switchover's target while one is in flight) is the primary, every other member a replica
+// that streams from NAME-rw. The announcements follow the primary: a member promoted since its
+// pod was created, whose container restarts, must start as the primary, not wait for itself as a
+// replica.
 func (r *Reconciler) announceRoles(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pods []corev1.Pod, reads []memberRead) error {
 	primary := announcedPrimary(dc, pods, reads)
 	host := dc.ReadWriteServiceName() + "." + dc.Namespace + ".svc"
@@ -270,10 +273,20 @@ func (r *Reconciler) announceRoles(ctx context.Context, dc *databasev1alpha1.Dat
 		annotations[pods[i].Name] = map[string]string{databasev1alpha1.PostgreSQLRoleAnnotation: role,
 			databasev1alpha1.PostgreSQLPrimaryHostAnnotation: host}
 	}
-	return r.annotatePods(ctx, pods, databasev1alpha1.PostgreSQLRoleAnnotation, annotations)
+	return r.annotatePods(ctx, pods, "", annotations)
 }
 
-// announcedPrimary is the member a new pod of that name is told to be the primary: the target of
+// hasAnnotations tells whether pod has every annotation of want, with its value.
+func hasAnnotations(pod *corev1.Pod, want map[string]string) bool {
+	for k, v := range want {
+		if pod.Annotations[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// announcedPrimary is the member the pods are told is the primary: the target of
 // a switchover or failover in flight (a recreated old primary must not come back writable while
 // it is carried out); the status's current primary; before there is one, the member an agent reports primary, or the pod told so
 // already; a new cluster's first member otherwise.

@@ -577,3 +577,46 @@ func TestReplicaVerifiesPrimary(t *testing.T) {
 		}
 	}
 }
+
+// TestPrimaryAnnouncedWhileWaiting: a primary's database whose container starts announced a
+// replica (promoted after its pod was created, restarted before the announcement followed)
+// waits for a primary that does not answer; announced the primary meanwhile, it starts as the
+// primary with its data, neither rewound nor cloned.
+func TestPrimaryAnnouncedWhileWaiting(t *testing.T) {
+	h := newHost(t)
+	a := h.member(t, "a")
+	h.announce(t, a, rolePrimary, "", 0)
+	h.start(t, a)
+	a.waitReady(t)
+	query(t, a.dsn, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)")
+	a.stop(t)
+
+	nobody, err := proc.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.announce(t, a, roleReplica, "127.0.0.1", nobody)
+	h.start(t, a)
+	deadline := time.Now().Add(readyTimeout)
+	for !strings.Contains(h.log(t, a), "waiting for the primary") {
+		if time.Now().After(deadline) || a.p.Exited() {
+			t.Fatalf("the entrypoint did not wait for the primary:\n%s", h.log(t, a))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.announce(t, a, rolePrimary, "127.0.0.1", nobody)
+	a.waitReady(t)
+	var inRecovery bool
+	query(t, a.dsn, "SELECT pg_is_in_recovery()", &inRecovery)
+	if inRecovery {
+		t.Fatal("announced the primary, it started as a standby")
+	}
+	if got := rows(t, a.dsn); got != "1" {
+		t.Fatalf("rows %q, want 1", got)
+	}
+	log := h.log(t, a)
+	if !strings.Contains(log, "announced the primary while it waited for one") || strings.Contains(log, "rewinding") ||
+		strings.Contains(log, "cloning") {
+		t.Fatalf("the wait did not end as the primary, or the database was rewound or cloned:\n%s", log)
+	}
+}

@@ -135,17 +135,7 @@ func prepare(c config) error {
 	// Until the server runs, SIGTERM and SIGINT end the wait, and a clone with it.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	a, err := awaitAnnouncement(ctx, c)
-	if err != nil {
-		return err
-	}
-	logf("announced role: %s", a)
-	if a.role == rolePrimary {
-		err = initialize(c)
-	} else {
-		err = prepareReplica(ctx, c, a)
-	}
-	if err != nil {
+	if err := prepareRole(ctx, c); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -161,6 +151,47 @@ func prepare(c config) error {
 		return err
 	}
 	return writePassfile(filepath.Join(c.tmpDir, replicationPassfile), user, password)
+}
+
+// prepareRole makes PGDATA fit the announced role. A member announced a replica that holds a
+// primary's database and waits for the primary starts over when it is announced the primary
+// meanwhile: it is the primary (promoted after its pod was created, its container restarted
+// before the announcement followed), and would otherwise wait for itself.
+func prepareRole(ctx context.Context, c config) error {
+	for {
+		a, err := awaitAnnouncement(ctx, c)
+		if err != nil {
+			return err
+		}
+		logf("announced role: %s", a)
+		if a.role == rolePrimary {
+			return initialize(c)
+		}
+		err = prepareReplica(ctx, c, a)
+		if !errors.Is(err, errAnnouncedPrimary) {
+			return err
+		}
+		logf("announced the primary while it waited for one")
+	}
+}
+
+// errAnnouncedPrimary ends the wait for the primary of a member that holds a primary's database
+// (no standby.signal) and is announced the primary meanwhile.
+var errAnnouncedPrimary = errors.New("announced the primary")
+
+// announcedPrimary tells whether PGDATA holds a primary's database and the announcement now
+// names this member the primary.
+func announcedPrimary(c config) bool {
+	a, ok, err := readAnnouncement(c.roleDir)
+	if err != nil || !ok || a.role != rolePrimary {
+		return false
+	}
+	hasDatabase, err := exists(filepath.Join(c.pgdata, "PG_VERSION"))
+	if err != nil || !hasDatabase {
+		return false
+	}
+	standby, err := exists(filepath.Join(c.pgdata, standbySignal))
+	return err == nil && !standby
 }
 
 // awaitAnnouncement polls the announcement until it is complete.
@@ -402,7 +433,8 @@ func rewind(ctx context.Context, c config, src source, passfile string) (bool, e
 	return true, nil
 }
 
-// awaitPrimary returns once src takes connections (pg_isready), polling every retry interval.
+// awaitPrimary returns once src takes connections (pg_isready), polling every retry interval, or
+// errAnnouncedPrimary.
 func awaitPrimary(ctx context.Context, c config, src source) error {
 	for logged := false; ; logged = true {
 		out, err := exec.CommandContext(ctx, "pg_isready", readyArgs(src)...).CombinedOutput()
@@ -414,6 +446,9 @@ func awaitPrimary(ctx context.Context, c config, src source) error {
 		}
 		if !logged {
 			logf("waiting for the primary at %s (pg_isready: %s)", address(src.host, src.port), strings.TrimSpace(string(out)))
+		}
+		if announcedPrimary(c) {
+			return errAnnouncedPrimary
 		}
 		if err := sleep(ctx, c.retry); err != nil {
 			return err
