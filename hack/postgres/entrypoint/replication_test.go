@@ -232,6 +232,19 @@ func (m *member) waitReady(t *testing.T) {
 	}
 }
 
+// waitLog waits until m's log holds want, failing the test with failure (a format for the log)
+// when it does not within readyTimeout or m's entrypoint exits first.
+func (h *host) waitLog(t *testing.T, m *member, want, failure string) {
+	t.Helper()
+	deadline := time.Now().Add(readyTimeout)
+	for !strings.Contains(h.log(t, m), want) {
+		if time.Now().After(deadline) || m.p.Exited() {
+			t.Fatalf(failure, h.log(t, m))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // stop stops m as the kubelet does (SIGTERM, PostgreSQL's fast shutdown through the entrypoint),
 // which must end it with status 0.
 func (m *member) stop(t *testing.T) {
@@ -367,13 +380,7 @@ func TestReplicaClonesPrimary(t *testing.T) {
 
 	replica := h.member(t, "replica")
 	h.start(t, replica)
-	deadline := time.Now().Add(readyTimeout)
-	for !strings.Contains(h.log(t, replica), "waiting for the operator to announce") {
-		if time.Now().After(deadline) || replica.p.Exited() {
-			t.Fatalf("the entrypoint did not say it waits for its role:\n%s", h.log(t, replica))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	h.waitLog(t, replica, "waiting for the operator to announce", "the entrypoint did not say it waits for its role:\n%s")
 	if _, err := os.Stat(replica.pgdata); !os.IsNotExist(err) {
 		t.Fatalf("before its role, %s: %v; want none", replica.pgdata, err)
 	}
@@ -564,13 +571,7 @@ func TestReplicaVerifiesPrimary(t *testing.T) {
 	stranger := h2.member(t, "stranger")
 	h2.announce(t, stranger, roleReplica, "localhost", primaryPort)
 	h2.start(t, stranger)
-	deadline := time.Now().Add(readyTimeout)
-	for !strings.Contains(h2.log(t, stranger), "certificate verify failed") {
-		if time.Now().After(deadline) || stranger.p.Exited() {
-			t.Fatalf("the primary's certificate was not refused:\n%s", h2.log(t, stranger))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	h2.waitLog(t, stranger, "certificate verify failed", "the primary's certificate was not refused:\n%s")
 	for _, dir := range []string{stranger.pgdata, stranger.pgdata + ".init"} {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Fatalf("%s holds %d files after a refused clone", dir, len(entries))
@@ -597,13 +598,7 @@ func TestPrimaryAnnouncedWhileWaiting(t *testing.T) {
 	}
 	h.announce(t, a, roleReplica, "127.0.0.1", nobody)
 	h.start(t, a)
-	deadline := time.Now().Add(readyTimeout)
-	for !strings.Contains(h.log(t, a), "waiting for the primary") {
-		if time.Now().After(deadline) || a.p.Exited() {
-			t.Fatalf("the entrypoint did not wait for the primary:\n%s", h.log(t, a))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	h.waitLog(t, a, "waiting for the primary", "the entrypoint did not wait for the primary:\n%s")
 	h.announce(t, a, rolePrimary, "127.0.0.1", nobody)
 	a.waitReady(t)
 	var inRecovery bool
