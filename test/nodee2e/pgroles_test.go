@@ -76,7 +76,7 @@ func postgresRolesStory() {
 	// agents', the announcements and the events.
 	AfterEach(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() && dc != nil {
-			describePostgresMembers(ctx, dc)
+			describeMembers(ctx, dc)
 		}
 	}, NodeTimeout(time.Minute))
 
@@ -790,11 +790,11 @@ func logLines(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, member 
 // on which timeline, and why it stopped.
 var replicationWords = []string{"timeline", "streaming", "replication terminated", "primary server", "End of WAL", "FATAL"}
 
-// describePostgresMembers writes what each member says of itself to GinkgoWriter: its pod's
-// announcements, role label and containers' states, the database container's log (the
-// entrypoint's and PostgreSQL's, with the previous run's after a restart), the agent's, and the
+// describeMembers writes what each member says of itself to GinkgoWriter: its pod's
+// announcements, role label and containers' states, the database container's log (PostgreSQL's
+// entrypoint and server, or etcd; with the previous run's after a restart), the agent's, and the
 // namespace's events with the cluster's status.
-func describePostgresMembers(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
+func describeMembers(ctx context.Context, dc *databasev1alpha1.DatabaseCluster) {
 	var cluster databasev1alpha1.DatabaseCluster
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(dc), &cluster); err == nil {
 		GinkgoWriter.Printf("--- status of %s/%s: %+v\n", dc.Namespace, dc.Name, cluster.Status)

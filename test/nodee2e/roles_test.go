@@ -68,6 +68,14 @@ func etcdRolesStory() {
 		leader string
 	)
 
+	// The members' own account when a spec fails: etcd's and the agents' logs, the
+	// announcements and the events.
+	AfterEach(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() && dc != nil {
+			describeMembers(ctx, dc)
+		}
+	}, NodeTimeout(time.Minute))
+
 	It("publishes the leader etcd reports as the primary: status.members and currentPrimary, the pods' role labels, NAME-rw and NAME-ro", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "etcd-roles")
 		dc = sampleCluster(ns, etcdTLSSampleFile)
