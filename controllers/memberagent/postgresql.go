@@ -96,9 +96,9 @@ func (p *PostgreSQL) Promote(ctx context.Context) error {
 		return err
 	}
 	defer p.close(conn)
-	var inRecovery bool
-	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
-		return fmt.Errorf("observe PostgreSQL: %w", err)
+	inRecovery, err := isInRecovery(ctx, conn)
+	if err != nil {
+		return err
 	}
 	if inRecovery {
 		var promoted bool
@@ -135,26 +135,32 @@ func (p *PostgreSQL) Promote(ctx context.Context) error {
 //
 // A standby is fenced already: Fence changes nothing on it.
 func (p *PostgreSQL) Fence(ctx context.Context) error {
+	asked, err := p.askStepDown(ctx)
+	if err != nil || !asked {
+		return err
+	}
+	return p.awaitStandby(ctx)
+}
+
+// askStepDown is Fence's first step and its request to step down, on a session that ends before
+// Fence waits (the server's shutdown waits for its sessions). A standby is not asked (false).
+func (p *PostgreSQL) askStepDown(ctx context.Context) (bool, error) {
 	conn, err := p.connect(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer p.close(conn)
-	var inRecovery bool
-	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
-		return fmt.Errorf("observe PostgreSQL: %w", err)
-	}
-	if inRecovery {
-		return nil
+	inRecovery, err := isInRecovery(ctx, conn)
+	if err != nil || inRecovery {
+		return false, err
 	}
 	if err := fenceReadOnly(ctx, conn); err != nil {
-		return err
+		return false, err
 	}
 	if _, err := conn.Exec(ctx, requestStepDown); err != nil {
-		return fmt.Errorf("ask the server to step down: %w", err)
+		return false, fmt.Errorf("ask the server to step down: %w", err)
 	}
-	p.close(conn)
-	return p.awaitStandby(ctx)
+	return true, nil
 }
 
 // StepDownSeconds is how long Fence waits for the server to come back as a standby.
@@ -220,9 +226,16 @@ func (p *PostgreSQL) inRecovery(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	defer p.close(conn)
+	return isInRecovery(ctx, conn)
+}
+
+// isInRecovery tells whether conn's server is a standby.
+func isInRecovery(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	var inRecovery bool
-	err = conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery)
-	return inRecovery, err
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+		return false, fmt.Errorf("observe PostgreSQL: %w", err)
+	}
+	return inRecovery, nil
 }
 
 // TransferLeadership is unsupported: a PostgreSQL primary cannot hand its role over; the

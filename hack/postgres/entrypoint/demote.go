@@ -137,11 +137,7 @@ func stepDown(c config) error {
 	if err := writeFile(filepath.Join(c.pgdata, standbySignal), ""); err != nil {
 		return err
 	}
-	user, password, err := credentials(c.credentialsDir)
-	if err != nil {
-		return err
-	}
-	if err := writePassfile(filepath.Join(c.tmpDir, replicationPassfile), user, password); err != nil {
+	if err := writeReplicationPassfile(c); err != nil {
 		return err
 	}
 	logf("stepped down: %s is a standby", c.pgdata)
@@ -157,11 +153,7 @@ func pointAtPrimary(c config) error {
 		return err
 	}
 	a.role = roleReplica
-	user, _, err := credentials(c.credentialsDir)
-	if err != nil {
-		return err
-	}
-	src, err := newSource(a, user, c.caFile)
+	src, _, err := replicaSource(c, a)
 	if err != nil {
 		return err
 	}

@@ -146,6 +146,11 @@ func prepare(c config) error {
 	if standby, err := exists(filepath.Join(c.pgdata, standbySignal)); err != nil || !standby {
 		return err
 	}
+	return writeReplicationPassfile(c)
+}
+
+// writeReplicationPassfile writes the password file a standby's primary_conninfo names.
+func writeReplicationPassfile(c config) error {
 	user, password, err := credentials(c.credentialsDir)
 	if err != nil {
 		return err
@@ -216,6 +221,17 @@ type source struct {
 	port       int
 	// sslmode is verify-full with sslrootcert, the CA of spec.tls, when it is mounted; else prefer.
 	sslmode, sslrootcert string
+}
+
+// replicaSource is the primary of a as this member's replication reaches it (the user of
+// c.credentialsDir), with that user's password.
+func replicaSource(c config, a announcement) (source, string, error) {
+	user, password, err := credentials(c.credentialsDir)
+	if err != nil {
+		return source{}, "", err
+	}
+	src, err := newSource(a, user, c.caFile)
+	return src, password, err
 }
 
 // newSource is the primary of a as user reaches it, verifying it against caFile if it exists.
@@ -310,11 +326,7 @@ func readyArgs(s source) []string {
 // prepareReplica makes PGDATA a standby of the primary of a, and points its primary_conninfo at
 // it.
 func prepareReplica(ctx context.Context, c config, a announcement) error {
-	user, password, err := credentials(c.credentialsDir)
-	if err != nil {
-		return err
-	}
-	src, err := newSource(a, user, c.caFile)
+	src, password, err := replicaSource(c, a)
 	if err != nil {
 		return err
 	}
@@ -328,7 +340,7 @@ func prepareReplica(ctx context.Context, c config, a announcement) error {
 	}
 	if !hasDatabase || !standby {
 		// pg_basebackup and pg_rewind read the password from this file while they run.
-		passfile, err := writeSecret(c.tmpDir, "pgpass-", passfileLine(user, password))
+		passfile, err := writeSecret(c.tmpDir, "pgpass-", passfileLine(src.user, password))
 		if err != nil {
 			return err
 		}
