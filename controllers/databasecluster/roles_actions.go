@@ -81,7 +81,8 @@ func (r *Reconciler) decideRoles(ctx context.Context, dc *databasev1alpha1.Datab
 	if d.Action.Kind == roles.ActionWait {
 		return out, nil
 	}
-	if !reflect.DeepEqual(d.Progress.Switchover, in.Progress.Switchover) && d.Action.Kind != roles.ActionDeletePod {
+	// A deletion that starts a switchover (a failover's fence) waits too; one that ends it does not.
+	if !reflect.DeepEqual(d.Progress.Switchover, in.Progress.Switchover) && (d.Action.Kind != roles.ActionDeletePod || d.Progress.Switchover != nil) {
 		out.deferred = true
 		return out, nil
 	}
@@ -125,6 +126,9 @@ func (r *Reconciler) carryOut(ctx context.Context, dc *databasev1alpha1.Database
 	member := podNamed(facts.pods, action.Member)
 	switch action.Kind {
 	case roles.ActionDeletePod:
+		if action.Reason == roles.ReasonFencingByDeletion {
+			return r.deleteToFence(ctx, dc, member, action)
+		}
 		return r.deleteForUpdate(ctx, dc, member, action)
 	case roles.ActionFence:
 		return r.fence(ctx, dc, member)
@@ -159,6 +163,20 @@ func (r *Reconciler) deleteForUpdate(ctx context.Context, dc *databasev1alpha1.D
 		return fmt.Errorf("deleting pod %s for the update: %w", pod.Name, err)
 	}
 	r.Recorder.Eventf(dc, pod, corev1.EventTypeNormal, EventMemberUpdated, actionUpdate, "Deleted pod %s to update it (%s)", pod.Name, action.Message)
+	return nil
+}
+
+// deleteToFence deletes pod, exactly the one observed, so that its database stops for good: the
+// kubelet stops its containers before the pod is gone, and the pod that replaces it starts as a
+// replica of the failover's target.
+func (r *Reconciler) deleteToFence(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, action roles.Action) error {
+	if pod == nil {
+		return nil
+	}
+	if err := r.Delete(ctx, pod, client.Preconditions{UID: ptr.To(pod.UID)}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting pod %s to fence it: %w", pod.Name, err)
+	}
+	r.Recorder.Eventf(dc, pod, corev1.EventTypeWarning, EventFenced, actionSwitchover, "Deleted pod %s to fence it: %s", pod.Name, action.Message)
 	return nil
 }
 

@@ -15,6 +15,7 @@
 package databasecluster
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ import (
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
 	"github.com/seed1b407122/database-operator/controllers/databasecluster/roles"
+	"github.com/seed1b407122/database-operator/controllers/memberagent"
 )
 
 // memberFacts is what the operator knows of a cluster's members on one pass, beside the agents'
@@ -62,6 +64,7 @@ func roleInput(dc *databasev1alpha1.DatabaseCluster, facts memberFacts, now time
 		m := roles.Member{Name: name, Ordinal: ordinal, Role: roles.RoleUnknown, Fenced: true, UnavailableSince: facts.since[name]}
 		if i, ok := byName[name]; ok {
 			m = podMember(m, &facts.pods[i], facts.reads[i], facts)
+			m.Fenced = m.Fenced || startsAsReplica(dc, &facts.pods[i], facts.reads[i])
 		}
 		in.Members = append(in.Members, m)
 	}
@@ -74,7 +77,9 @@ func podMember(m roles.Member, pod *corev1.Pod, read memberRead, facts memberFac
 	m.Ready = m.Exists && podReady(pod)
 	m.Reachable = read.err == nil
 	m.UpToDate = facts.updateRevision == "" || pod.Labels[appsv1.ControllerRevisionHashLabelKey] == facts.updateRevision
-	m.Fenced = !m.Exists || facts.nodeGone[pod.Name]
+	// A terminating pod is not fenced: its kubelet (cut off, on an isolated node) may never stop
+	// its database.
+	m.Fenced = facts.nodeGone[pod.Name]
 	if m.Reachable {
 		m.Role, m.Position = roles.RoleReplica, read.observation.Position
 		if reportsPrimary(read) {
@@ -85,6 +90,24 @@ func podMember(m roles.Member, pod *corev1.Pod, read memberRead, facts memberFac
 	}
 	return m
 }
+
+// startsAsReplica tells whether pod's member cannot write because it is about to start as a
+// replica (engine postgresql): its agent finds no server running (memberagent.ErrStopped), and
+// its pod was created after the switchover in flight started, so that every announcement it
+// has read names the switchover's target the primary (announcedPrimary). Both are needed: a pod
+// created before may have read an announcement that named it the primary and be starting its
+// server; a server that runs may have been promoted by a person. The switchover's start is the
+// operator's clock and the pod's creation the API server's, in whole seconds: a pod counts as
+// created after only from clockSkewMargin past the start's second.
+func startsAsReplica(dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, read memberRead) bool {
+	sw := dc.Status.Switchover
+	return dc.EngineName() == databasev1alpha1.EnginePostgreSQL && sw != nil && pod.Name != sw.To &&
+		pod.CreationTimestamp.After(sw.StartedAt.Truncate(time.Second).Add(clockSkewMargin)) && errors.Is(read.err, memberagent.ErrStopped)
+}
+
+// clockSkewMargin is how far apart the operator's clock and the API server's may be for
+// startsAsReplica to hold (nodes keep time with NTP, as leases and certificates need).
+const clockSkewMargin = time.Second
 
 // unavailableSince carries forward since when each member has been unavailable (its pod missing
 // or not Ready, or its agent unanswering): the first pass that saw it so, or the Ready
@@ -127,7 +150,8 @@ func rolePolicy(dc *databasev1alpha1.DatabaseCluster) roles.Policy {
 	if dc.PrimaryUpdateMethod() == databasev1alpha1.UpdateMethodRestart {
 		method = roles.UpdateRestart
 	}
-	return roles.Policy{UpdateMethod: method, Failover: dc.FailoverEnabled(), FailoverAfter: dc.FailoverAfter()}
+	return roles.Policy{UpdateMethod: method, Failover: dc.FailoverEnabled(), FailoverAfter: dc.FailoverAfter(),
+		FenceByDeletion: dc.EngineName() == databasev1alpha1.EnginePostgreSQL}
 }
 
 // recordedProgress is the planner's progress as the status recorded it.

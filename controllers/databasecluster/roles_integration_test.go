@@ -17,6 +17,7 @@ package databasecluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -27,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -204,19 +206,27 @@ var _ = Describe("DatabaseCluster roles", Ordered, Label("integration"), func() 
 func startMembers(ctx SpecContext, c client.Client, agents *memberAgents, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
 	engines map[string]memberagent.Engine, revision string,
 ) {
+	for i := range len(engines) {
+		startMember(ctx, c, agents, dc, sts, i, engines[dc.Name+"-"+strconv.Itoa(i)], revision)
+	}
+}
+
+// startMember starts the agent of member ordinal in front of engine, with a serving certificate
+// of dc's CA, and makes its Ready, Running pod.
+func startMember(ctx SpecContext, c client.Client, agents *memberAgents, dc *databasev1alpha1.DatabaseCluster, sts *appsv1.StatefulSet,
+	ordinal int, engine memberagent.Engine, revision string,
+) {
 	secret := &corev1.Secret{}
 	Eventually(func() error {
 		return c.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.CASecretName()}, secret)
 	}).Should(Succeed())
 	ca, err := certs.PairFromSecretData(secret.Data)
 	Expect(err).NotTo(HaveOccurred())
-	for i := range len(engines) {
-		name := dc.Name + "-" + strconv.Itoa(i)
-		serving, err := certs.NewServing(ca, []string{memberDNSName(dc, name)}, time.Now())
-		Expect(err).NotTo(HaveOccurred())
-		agents.serve(name, engines[name], ca.CertPEM, serving)
-		runningMember(ctx, c, dc, sts, i, revision)
-	}
+	name := dc.Name + "-" + strconv.Itoa(ordinal)
+	serving, err := certs.NewServing(ca, []string{memberDNSName(dc, name)}, time.Now())
+	Expect(err).NotTo(HaveOccurred())
+	agents.serve(name, engine, ca.CertPEM, serving)
+	runningMember(ctx, c, dc, sts, ordinal, revision)
 }
 
 // setRevisions writes the StatefulSet status envtest's missing controller would: 3 Ready
@@ -464,6 +474,73 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 			Expect(role(sims[name])()).To(Equal(memberagent.RoleReplica), name)
 		}
 		Expect(clusters.Current(ctx, dc)(Default).Status.Switchover).To(BeNil())
+	})
+
+	It("fences a primary that does not answer and is not Ready by deleting its pod; promotes once the pod is gone and its replacement starts as a replica", func(ctx SpecContext) {
+		// The operator's clock behind the API server's, so that the replacement pod, created
+		// after the failover started, is seen so (the clocks are compared past a margin).
+		clock.SetTime(time.Now().Add(-30 * time.Second).Truncate(time.Second))
+		dc, sims := postgres(ctx)
+		old := &corev1.Pod{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: "db-0"}, old)).To(Succeed())
+		// The frozen primary: its agent does not answer, its readiness fails; the kubelet takes
+		// its time to stop it (a finalizer holds the pod terminating).
+		const hold = "test.example.com/hold"
+		Eventually(func(g Gomega) {
+			cur := &corev1.Pod{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(old), cur)).To(Succeed())
+			cur.Finalizers = append(cur.Finalizers, hold)
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+			cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()}}
+			g.Expect(k8s.Status().Update(ctx, cur)).To(Succeed())
+		}).Should(Succeed())
+		agents.refuse("db-0")
+		tick(time.Second)
+		Eventually(func(g Gomega) databasev1alpha1.MemberRole {
+			return clusters.Current(ctx, dc)(g).Status.Members[0].Role
+		}).Should(Equal(databasev1alpha1.MemberRoleUnknown))
+		tick(12 * time.Second)
+
+		// The failover is recorded, then the pod deleted; nothing is promoted while it is
+		// terminating: its database may still run.
+		Eventually(func(g Gomega) *metav1.Time {
+			cur := &corev1.Pod{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(old), cur)).To(Succeed())
+			return cur.DeletionTimestamp
+		}).ShouldNot(BeNil())
+		recorded := clusters.Current(ctx, dc)(Default).Status.Switchover
+		Expect(recorded).NotTo(BeNil())
+		Expect([]string{recorded.From, recorded.To, recorded.Reason}).To(Equal([]string{"db-0", "db-2", "Failover"}))
+		Eventually(func(g Gomega) []string {
+			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
+		}).Should(ContainElement(HavePrefix("Warning Fenced: Deleted pod db-0 to fence it: Deleting the pod of the unavailable primary db-0")))
+		tick(3 * time.Second)
+		Eventually(k8s.Condition(ctx, dc, "Degraded")).Should(HaveExactElements("True", "FailoverWaitingForFence", Not(BeEmpty())))
+		Consistently(role(sims["db-2"]), 2*time.Second).Should(Equal(memberagent.RoleReplica), "promoted while the old pod may still run")
+
+		// The kubelet stopped it: the pod is gone. Its replacement waits for a primary to follow:
+		// its agent finds no server.
+		Eventually(func(g Gomega) {
+			cur := &corev1.Pod{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(old), cur)).To(Succeed())
+			cur.Finalizers = nil
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(old), &corev1.Pod{}) }).Should(Satisfy(apierrors.IsNotFound))
+		waiting := memberagent.NewSimEngine("db-0", memberagent.RoleReplica)
+		waiting.Fail(memberagent.ActionObserve, fmt.Errorf("connect to PostgreSQL: %w", memberagent.ErrStopped))
+		sts := &appsv1.StatefulSet{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)).To(Succeed())
+		startMember(ctx, k8s, agents, dc, sts, 0, waiting, "r1")
+		Eventually(func() string {
+			clock.SetTime(clock.Now().Add(250 * time.Millisecond))
+			return role(sims["db-2"])()
+		}).WithPolling(100*time.Millisecond).Should(Equal(memberagent.RolePrimary), "db-2 is the most advanced replica (290 > 280)")
+		Expect(role(sims["db-1"])()).To(Equal(memberagent.RoleReplica))
+		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-2"))
+		Eventually(func(g Gomega) []string {
+			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
+		}).Should(ContainElement(ContainSubstring("SwitchoverDone: db-2 is the only primary (from db-0, Failover)")))
 	})
 
 	It("never promotes while the primary may still take writes: its pod is there and its agent silent", func(ctx SpecContext) {

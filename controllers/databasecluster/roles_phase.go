@@ -216,15 +216,20 @@ func (r *Reconciler) readMembers(ctx context.Context, dc *databasev1alpha1.Datab
 var errNotRunning = errors.New("the pod is not running")
 
 // labelRoles sets each pod's role label to want (by pod name; a pod not in want keeps its
-// label), one merge patch per pod whose label differs. An empty value removes the label.
+// label), one merge patch per pod whose label differs. An empty value removes the label. The
+// primary label is taken off first and given last, so that no two pods carry it at once, and
+// is not given while a pod that loses it still has it (a patch failed).
 func (r *Reconciler) labelRoles(ctx context.Context, pods []corev1.Pod, want map[string]string) error {
-	for i := range pods {
-		role, ok := want[pods[i].Name]
-		if !ok || pods[i].Labels[databasev1alpha1.RoleLabel] == role {
-			continue
-		}
-		if err := r.patchRoleLabel(ctx, &pods[i], role); err != nil {
-			return err
+	primary := string(databasev1alpha1.MemberRolePrimary)
+	for _, givesPrimary := range []bool{false, true} {
+		for i := range pods {
+			role, ok := want[pods[i].Name]
+			if !ok || pods[i].Labels[databasev1alpha1.RoleLabel] == role || (role == primary) != givesPrimary {
+				continue
+			}
+			if err := r.patchRoleLabel(ctx, &pods[i], role); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -16,6 +16,8 @@ package databasecluster
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -115,4 +117,36 @@ var _ = Describe("publishRoles", Label("unit"), func() {
 			{Name: "db-2", Role: databasev1alpha1.MemberRoleReplica, Position: "0/db-2"},
 		}))
 	})
+})
+
+var _ = Describe("startsAsReplica", Label("unit"), func() {
+	started := time.Date(2026, 3, 1, 12, 0, 0, 600_000_000, time.UTC)
+	stopped := fmt.Errorf("the agent answered 503: %w", memberagent.ErrStopped)
+	cluster := func(engine databasev1alpha1.Engine, to string) *databasev1alpha1.DatabaseCluster {
+		dc := &databasev1alpha1.DatabaseCluster{Spec: databasev1alpha1.DatabaseClusterSpec{Engine: engine}}
+		if to != "" {
+			dc.Status.Switchover = &databasev1alpha1.SwitchoverStatus{From: "db-0", To: to, Reason: "Failover", StartedAt: metav1.NewTime(started)}
+		}
+		return dc
+	}
+	DescribeTable("a member is fenced as about to start as a replica only when",
+		func(dc *databasev1alpha1.DatabaseCluster, name string, created time.Time, err error, want bool) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created.Truncate(time.Second))}}
+			Expect(startsAsReplica(dc, pod, memberRead{pod: name, err: err})).To(Equal(want))
+		},
+		Entry("its pod came two seconds past the failover's start and its agent finds no server",
+			cluster(databasev1alpha1.EnginePostgreSQL, "db-2"), "db-0", started.Add(2*time.Second), stopped, true),
+		Entry("not its pod created in the next second: the clocks may be a second apart",
+			cluster(databasev1alpha1.EnginePostgreSQL, "db-2"), "db-0", started.Add(time.Second), stopped, false),
+		Entry("not a pod created before the failover started",
+			cluster(databasev1alpha1.EnginePostgreSQL, "db-2"), "db-0", started.Add(-time.Hour), stopped, false),
+		Entry("not a server that runs but does not answer (frozen, or promoted by a person)",
+			cluster(databasev1alpha1.EnginePostgreSQL, "db-2"), "db-0", started.Add(time.Minute), errors.New("timeout"), false),
+		Entry("not the failover's target",
+			cluster(databasev1alpha1.EnginePostgreSQL, "db-2"), "db-2", started.Add(time.Minute), stopped, false),
+		Entry("not without a switchover in flight",
+			cluster(databasev1alpha1.EnginePostgreSQL, ""), "db-0", started.Add(time.Minute), stopped, false),
+		Entry("not with engine etcd",
+			cluster(databasev1alpha1.EngineEtcd, "db-2"), "db-0", started.Add(time.Minute), stopped, false),
+	)
 })

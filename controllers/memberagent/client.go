@@ -133,6 +133,8 @@ func (c *Client) do(ctx context.Context, a Agent, method, path string, body *Act
 	switch {
 	case resp.StatusCode == http.StatusNotImplemented:
 		return Observation{}, fmt.Errorf("%w: the agent answered %s: %s", ErrUnsupported, resp.Status, text)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return Observation{}, fmt.Errorf("%w: the agent answered %s: %s", ErrStopped, resp.Status, text)
 	case resp.StatusCode != http.StatusOK:
 		return Observation{}, fmt.Errorf("the agent answered %s: %s", resp.Status, text)
 	}

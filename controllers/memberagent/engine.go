@@ -52,6 +52,13 @@ const (
 // another way (PostgreSQL: fence the primary, then promote the replica).
 var ErrUnsupported = errors.New("the engine does not support this action")
 
+// ErrStopped is the error of an observation that finds no database server running beside the
+// agent: nothing listens at the server's address in the pod (the connection is refused), so no
+// client can write to it now. A frozen server is not stopped: its socket still takes
+// connections, which then time out. The agent answers it with 503 Service Unavailable and the
+// client returns it again.
+var ErrStopped = errors.New("no database server runs: nothing listens at its address")
+
 // Engine is one database engine's way to observe and change the role of the member it runs
 // beside. Every method acts on that member only, through its local endpoint, and returns when
 // the database has answered; none of them waits for the other members.

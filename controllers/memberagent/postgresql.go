@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -290,6 +291,9 @@ func setAndReload(ctx context.Context, conn *pgx.Conn, alter string) error {
 // connect opens a session to the server.
 func (p *PostgreSQL) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.Connect(ctx, p.dsn)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return nil, fmt.Errorf("connect to PostgreSQL: %w: %w", ErrStopped, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}

@@ -17,6 +17,7 @@ package memberagent
 import (
 	"context"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -82,6 +83,29 @@ func observe(t *testing.T, e Engine) Observation {
 // ours runs it), returns after stepDownWait with the read-only fence observed; Promote lifts it;
 // the actions PostgreSQL lacks are ErrUnsupported. hack/postgres/entrypoint's tests cover the
 // step down itself.
+// TestPostgreSQLStopped: a refused connection (nothing listens) is ErrStopped; a server that
+// takes the connection and never answers (frozen) is not.
+func TestPostgreSQLStopped(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := "postgres://u:p@" + l.Addr().String() + "/postgres?sslmode=disable&connect_timeout=1"
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "postgres://u:p@" + closed.Addr().String() + "/postgres?sslmode=disable"
+	_ = closed.Close()
+	t.Cleanup(func() { _ = l.Close() })
+	if _, err := NewPostgreSQL("db-0", refused).Observe(context.Background()); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Observe with nothing listening: err = %v, want ErrStopped", err)
+	}
+	if _, err := NewPostgreSQL("db-0", silent).Observe(context.Background()); err == nil || errors.Is(err, ErrStopped) {
+		t.Fatalf("Observe of a server that never answers: err = %v, want an error that is not ErrStopped", err)
+	}
+}
+
 func TestPostgreSQLPrimary(t *testing.T) {
 	dsn := operands.NewPostgreSQLHost(t).StartPrimary(t, operands.PostgreSQL{}).DSN
 	pg := NewPostgreSQL("db-0", dsn)

@@ -156,7 +156,7 @@ func answer(ctx context.Context, w http.ResponseWriter, engine Engine) {
 }
 
 // writeError answers err: 400 for a bad request, 501 for an action the engine does not have,
-// 500 with the engine's message for anything else.
+// 503 for a database server that does not run, 500 with the engine's message for anything else.
 func writeError(w http.ResponseWriter, err error) {
 	var bad badRequest
 	switch {
@@ -164,6 +164,8 @@ func writeError(w http.ResponseWriter, err error) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	case errors.Is(err, ErrUnsupported):
 		http.Error(w, err.Error(), http.StatusNotImplemented)
+	case errors.Is(err, ErrStopped):
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	default:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}

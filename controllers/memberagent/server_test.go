@@ -212,7 +212,8 @@ func TestRefusals(t *testing.T) {
 }
 
 // TestEngineErrors: an action the engine does not have is 501 and ErrUnsupported again at the
-// client; an engine's other error is 500 with its message; a request without its member is 400.
+// client; a database server that does not run is 503 and ErrStopped again; an engine's other
+// error is 500 with its message; a request without its member is 400.
 func TestEngineErrors(t *testing.T) {
 	a := newAuthority(t, "db-ca")
 	sim := NewSimEngine("db-0", RolePrimary)
@@ -221,6 +222,14 @@ func TestEngineErrors(t *testing.T) {
 	sim.Fail(ActionTransferLeadership, fmt.Errorf("%w: no transfer here", ErrUnsupported))
 	if _, err := c.TransferLeadership(ctx, agent, "db-1"); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "501") {
 		t.Fatalf("TransferLeadership: err = %v, want ErrUnsupported from a 501", err)
+	}
+	sim.Fail(ActionObserve, fmt.Errorf("connect: %w", ErrStopped))
+	if _, err := c.Observe(ctx, agent); !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("Observe: err = %v, want ErrStopped from a 503", err)
+	}
+	sim.Fail(ActionObserve, errors.New("timeout: the server does not answer"))
+	if _, err := c.Observe(ctx, agent); err == nil || errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("Observe: err = %v, want a 500 that is not ErrStopped", err)
 	}
 	sim.Fail(ActionFence, errors.New("the disk is gone"))
 	if _, err := c.Fence(ctx, agent); err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "the disk is gone") {

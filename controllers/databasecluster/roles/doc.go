@@ -40,7 +40,10 @@
 //     when it is up but demoted): a fenced one is replaced by the most advanced healthy replica
 //     (ties: the lowest ordinal), Promote and a switchover with Reason Failover; an unfenced
 //     one whose agent answers is fenced first; an unfenced one whose agent does not answer may
-//     still take writes, so Plan waits (Degraded FailoverWaitingForFence). With failover off:
+//     still take writes: with Policy.FenceByDeletion and its pod neither Ready nor terminating,
+//     the failover is recorded and its pod deleted (ActionDeletePod, FencingByDeletion), and
+//     the target is promoted once the pod is gone or replaced; otherwise, or while the pod
+//     stays terminating, Plan waits (Degraded FailoverWaitingForFence). With failover off:
 //     Degraded PrimaryUnavailable.
 //  4. Updates, only with exactly one primary, no switchover in flight and every member
 //     Exists, Ready and Reachable: the outdated replica of the highest ordinal is deleted, one
@@ -64,7 +67,9 @@
 //   - the primary is never deleted for an update while a healthy replica could take over, unless
 //     the update method is restart;
 //   - never more than one member down by the operator's hand: a pod is deleted only when every
-//     member is up;
+//     member is up, but for the pod of a primary down already, deleted to fence it for a
+//     failover (which takes no member down);
+//   - never a Ready or reachable member fenced by deletion;
 //   - never a promotion of a replica behind a more advanced healthy replica;
 //   - a switchover or failover is reported done only when its target is the one primary;
 //   - once the faults end, the cluster settles: every member up and updated, one primary.

@@ -30,6 +30,7 @@ const (
 	ReasonPromotingAfterTimeout = "PromotingAfterTimeout"
 	ReasonWaitingForFailover    = "WaitingForFailover"
 	ReasonFencingPrimary        = "FencingPrimary"
+	ReasonFencingByDeletion     = "FencingByDeletion"
 	ReasonFailingOver           = "FailingOver"
 	ReasonUpdatingReplica       = "UpdatingReplica"
 	ReasonUpdatingPrimary       = "UpdatingPrimary"
@@ -196,6 +197,9 @@ func continueFailover(in Input, progress Progress) Decision {
 		return wait(progress, ReasonSwitchoverWaiting, fmt.Sprintf("Waiting for a healthy replica to promote in place of %s.", sw.From))
 	}
 	if blocking := mayWrite(in.Members, target.Name, ""); len(blocking) > 0 {
+		if d, ok := fenceBlocking(in, progress, sw.From, target.Name, blocking); ok {
+			return d
+		}
 		return degraded(waitForFence(progress, blocking), DegradedFailoverWaitingForFence)
 	}
 	sw.To = target.Name
@@ -226,6 +230,9 @@ func timedOut(in Input, progress Progress, primaries []Member) Decision {
 			DegradedSwitchoverTimedOut)
 	}
 	if blocking := mayWrite(in.Members, target.Name, ""); len(blocking) > 0 {
+		if d, ok := fenceBlocking(in, progress, sw.From, target.Name, blocking); ok {
+			return degraded(d, DegradedSwitchoverTimedOut)
+		}
 		return degraded(wait(progress, DegradedSwitchoverTimedOut, msg+fmt.Sprintf("; not promoting %s while %s may still write.",
 			target.Name, strings.Join(blocking, ", "))), DegradedSwitchoverTimedOut)
 	}
@@ -253,12 +260,9 @@ func primaryLost(in Input, progress Progress) Decision {
 	}
 	// A primary that stepped down answers as a replica: it cannot write.
 	fenced := last.Fenced || (last.Reachable && last.Role == RoleReplica)
-	switch {
-	case !fenced && last.Reachable:
+	if !fenced && last.Reachable {
 		return degraded(act(progress, Action{Kind: ActionFence, Member: last.Name, Reason: ReasonFencingPrimary,
 			Message: fmt.Sprintf("Fencing the unavailable primary %s before failing over.", last.Name)}), DegradedPrimaryUnavailable)
-	case !fenced:
-		return degraded(waitForFence(progress, []string{last.Name}), DegradedFailoverWaitingForFence)
 	}
 	return failover(in, progress, last.Name)
 }
@@ -273,8 +277,8 @@ func failoverDue(last Member, in Input) bool {
 	return !last.UnavailableSince.IsZero() && unavailableFor(last, in.Now) >= in.Policy.FailoverAfter
 }
 
-// failover promotes the most advanced healthy replica in place of the fenced primary from, once
-// no other member may write.
+// failover promotes the most advanced healthy replica in place of the primary from, once no
+// other member may write (from included: fenced, or fenced by deletion first).
 func failover(in Input, progress Progress, from string) Decision {
 	target, ok := mostAdvanced(in.Members, "", anyMember)
 	if !ok {
@@ -282,11 +286,48 @@ func failover(in Input, progress Progress, from string) Decision {
 			DegradedNoFailoverCandidate)
 	}
 	if blocking := mayWrite(in.Members, target.Name, ""); len(blocking) > 0 {
+		if d, ok := fenceBlocking(in, progress, from, target.Name, blocking); ok {
+			return d
+		}
 		return degraded(waitForFence(progress, blocking), DegradedFailoverWaitingForFence)
 	}
 	progress.Switchover = &Switchover{From: from, To: target.Name, Reason: SwitchFailover, Started: in.Now}
 	return degraded(act(progress, Action{Kind: ActionPromote, Member: target.Name, Reason: ReasonFailingOver,
 		Message: fmt.Sprintf("Failing over from %s to %s, the most advanced healthy replica.", from, target.Name)}), DegradedPrimaryUnavailable)
+}
+
+// deletable tells whether m, a member that may still write, can be fenced by deleting its pod:
+// the policy allows it (failover on, and the engine), the pod exists and is not terminating,
+// and m is neither Ready nor reachable (a member that is either is never touched).
+func deletable(m Member, p Policy) bool {
+	return p.Failover && p.FenceByDeletion && m.Exists && !m.Ready && !m.Reachable
+}
+
+// fenceBlocking is the way past the members that may still write (blocking) when a failover
+// from from to target is due, in flight or recovering a timed-out switchover, for an engine
+// whose recreated member starts as it is announced (Policy.FenceByDeletion): when each of them
+// is deletable, the failover is recorded first, if it is not in flight yet, so that a pod that
+// replaces theirs is announced a replica of target, and the pod of the first is deleted. The
+// target is promoted only once no member may write: the old pods gone (the kubelet stopped
+// their containers, or their node is confirmed gone) or replaced by pods that start as
+// replicas; a pod that stays terminating keeps the failover waiting.
+func fenceBlocking(in Input, progress Progress, from, target string, blocking []string) (Decision, bool) {
+	for _, name := range blocking {
+		if m, ok := find(in.Members, name); !ok || !deletable(m, in.Policy) {
+			return Decision{}, false
+		}
+	}
+	if sw := progress.Switchover; sw == nil || sw.Reason != SwitchFailover {
+		progress.Switchover = &Switchover{From: from, To: target, Reason: SwitchFailover, Started: in.Now}
+	}
+	message := fmt.Sprintf("Deleting the pod of %s, which does not answer, to fence it: %s is promoted in place of %s once no member may write.",
+		blocking[0], progress.Switchover.To, progress.Switchover.From)
+	if blocking[0] == from {
+		message = fmt.Sprintf("Deleting the pod of the unavailable primary %s, whose agent does not answer, to fence it: %s is promoted once no member may write.",
+			from, progress.Switchover.To)
+	}
+	return degraded(act(progress, Action{Kind: ActionDeletePod, Member: blocking[0], Reason: ReasonFencingByDeletion, Message: message}),
+		DegradedPrimaryUnavailable), true
 }
 
 // requested is rule 5: a requested switchover, with every member up, to the replica it names

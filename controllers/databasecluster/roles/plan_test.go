@@ -85,6 +85,15 @@ func gone(d time.Duration) memberOption {
 	}
 }
 
+// terminating: the member's pod is terminating (its kubelet has not stopped it) since d ago, and
+// its agent does not answer.
+func terminating(d time.Duration) memberOption {
+	return func(m *Member) {
+		unreachable(d)(m)
+		m.Exists = false
+	}
+}
+
 // inputOption changes an input of the tables.
 type inputOption func(*Input)
 
@@ -107,6 +116,9 @@ func switchingOver(from, to string, reason SwitchReason, d time.Duration) inputO
 		in.Progress.Switchover = &Switchover{From: from, To: to, Reason: reason, Started: ago(d)}
 	}
 }
+
+// deletionFences allows fencing by deletion (engine postgresql).
+func deletionFences(in *Input) { in.Policy.FenceByDeletion = true }
 
 // failoverOff turns failover off; restart sets the update method restart.
 func failoverOff(in *Input) { in.Policy.Failover = false }
@@ -258,6 +270,53 @@ var _ = Describe("Plan", Label("unit"), func() {
 			newInput(members(primary(0, unreachable(time.Hour)), replica(1))),
 			waiting(progress("db-0", nil), DegradedFailoverWaitingForFence, DegradedFailoverWaitingForFence,
 				"Not promoting while db-0 may still write: its agent does not answer and it is not fenced.")),
+		Entry("3: an isolated primary is fenced by deleting its pod where the engine allows it, the failover recorded first",
+			newInput(members(primary(0, unreachable(40*time.Second)), replica(1, at(90)), replica(2, at(95))), deletionFences),
+			acting(progress("db-0", sw("db-0", "db-2", SwitchFailover, 0)),
+				Action{Kind: ActionDeletePod, Member: "db-0", Reason: ReasonFencingByDeletion,
+					Message: "Deleting the pod of the unavailable primary db-0, whose agent does not answer, to fence it: db-2 is promoted once no member may write."},
+				DegradedPrimaryUnavailable)),
+		Entry("3: not before FailoverAfter",
+			newInput(members(primary(0, unreachable(20*time.Second)), replica(1)), deletionFences),
+			waiting(progress("db-0", nil), ReasonWaitingForFailover, DegradedPrimaryUnavailable,
+				"The primary db-0 is unavailable; failing over after 30s.")),
+		Entry("3: a primary whose pod is terminating is not fenced: its kubelet may never stop it",
+			newInput(members(primary(0, terminating(time.Hour)), replica(1)), deletionFences),
+			waiting(progress("db-0", nil), DegradedFailoverWaitingForFence, DegradedFailoverWaitingForFence,
+				"Not promoting while db-0 may still write: its agent does not answer and it is not fenced.")),
+		Entry("3: nothing is deleted without a replica to promote",
+			newInput(members(primary(0, unreachable(time.Minute)), replica(1, fenced(), unready(time.Minute))), deletionFences),
+			waiting(progress("db-0", nil), DegradedNoFailoverCandidate, DegradedNoFailoverCandidate,
+				"The primary db-0 is lost and no replica is healthy.")),
+		Entry("3: nothing is deleted while a member that may write cannot be fenced by deletion (its pod terminating)",
+			newInput(members(primary(0, unreachable(time.Minute)), replica(1), replica(2, terminating(time.Minute))), deletionFences),
+			waiting(progress("db-0", nil), DegradedFailoverWaitingForFence, DegradedFailoverWaitingForFence,
+				"Not promoting while db-0, db-2 may still write: its agent does not answer and it is not fenced.")),
+		Entry("3: each member that may write and does not answer is fenced by deletion, one pod per pass, the failover recorded first",
+			newInput(members(primary(0, gone(time.Minute)), replica(1), replica(2, unreachable(time.Minute))), deletionFences),
+			acting(progress("db-0", sw("db-0", "db-1", SwitchFailover, 0)),
+				Action{Kind: ActionDeletePod, Member: "db-2", Reason: ReasonFencingByDeletion,
+					Message: "Deleting the pod of db-2, which does not answer, to fence it: db-1 is promoted in place of db-0 once no member may write."},
+				DegradedPrimaryUnavailable)),
+		Entry("3: a Ready member is never fenced by deletion",
+			newInput(members(primary(0, unreachable(time.Minute)), replica(1), replica(2, func(m *Member) { unreachable(time.Minute)(m); m.Ready = true })), deletionFences),
+			waiting(progress("db-0", nil), DegradedFailoverWaitingForFence, DegradedFailoverWaitingForFence,
+				"Not promoting while db-0, db-2 may still write: its agent does not answer and it is not fenced.")),
+		Entry("2: a failover whose fenced primary's pod is still terminating waits",
+			newInput(members(replica(0, terminating(10*time.Second)), replica(1)), deletionFences, switchingOver("db-0", "db-1", SwitchFailover, 10*time.Second)),
+			waiting(progress("db-0", sw("db-0", "db-1", SwitchFailover, 10*time.Second)), DegradedFailoverWaitingForFence, DegradedFailoverWaitingForFence,
+				"Not promoting while db-0 may still write: its agent does not answer and it is not fenced.")),
+		Entry("2: a failover recorded deletes the pod of its primary (and again after an operator restart)",
+			newInput(members(primary(0, unreachable(time.Minute)), replica(1)), deletionFences, switchingOver("db-0", "db-1", SwitchFailover, 10*time.Second)),
+			acting(progress("db-0", sw("db-0", "db-1", SwitchFailover, 10*time.Second)),
+				Action{Kind: ActionDeletePod, Member: "db-0", Reason: ReasonFencingByDeletion,
+					Message: "Deleting the pod of the unavailable primary db-0, whose agent does not answer, to fence it: db-1 is promoted once no member may write."},
+				DegradedPrimaryUnavailable)),
+		Entry("2: a failover whose fenced primary's pod was replaced (fenced: it starts as a replica) promotes its target",
+			newInput(members(replica(0, unreachable(5*time.Second), fenced()), replica(1)), deletionFences, switchingOver("db-0", "db-1", SwitchFailover, 10*time.Second)),
+			acting(progress("db-0", sw("db-0", "db-1", SwitchFailover, 10*time.Second)),
+				Action{Kind: ActionPromote, Member: "db-1", Reason: ReasonFailoverInProgress, Message: "Promoting db-1 in place of db-0."},
+				"")),
 		Entry("3: another member that may write holds the failover back",
 			newInput(members(primary(0, gone(time.Minute)), replica(1), replica(2, unreachable(time.Minute)))),
 			waiting(progress("db-0", nil), DegradedFailoverWaitingForFence, DegradedFailoverWaitingForFence,

@@ -35,6 +35,11 @@ const (
 	// frozen: SIGSTOP. The agent times out, but the database still believes what it believed,
 	// and a frozen primary accepts writes again the moment it is thawed.
 	frozen
+	// awaitingPrimary: a replica's start waits for a primary to follow, its server not started
+	// yet (the PostgreSQL image's entrypoint, when another member is announced the primary: the
+	// seeds whose policy fences by deletion are PostgreSQL's); its agent finds no server
+	// (memberagent.ErrStopped).
+	awaitingPrimary
 )
 
 // simMember is the true state of one member.
@@ -44,8 +49,14 @@ type simMember struct {
 	// podExists is false between a deletion (or the loss of its node) and recreateAt.
 	podExists  bool
 	recreateAt time.Time
-	proc       process
-	restartAt  time.Time
+	// terminating: the pod is deleted but the kubelet has not stopped its containers yet
+	// (until goneAt; an isolated node never does, goneAt zero): its process goes on as it was.
+	terminating bool
+	goneAt      time.Time
+	// createdAt is when the pod was last created.
+	createdAt time.Time
+	proc      process
+	restartAt time.Time
 	// readyAt: a started process is not Ready before it.
 	readyAt time.Time
 	// sick: running and answering, but its readiness probe fails.
@@ -175,7 +186,7 @@ func newSim(seed int64, plan func(Input) Decision) *sim {
 	}
 	s.progress.CurrentPrimary = "db-0"
 	s.eventChance = 5 + rng.Intn(36)
-	s.policy = Policy{Failover: rng.Intn(2) == 0, FailoverAfter: s.between(10, 60),
+	s.policy = Policy{Failover: rng.Intn(2) == 0, FailoverAfter: s.between(10, 60), FenceByDeletion: rng.Intn(2) == 0,
 		SwitchoverTimeout: s.between(30, 120), UpdateMethod: []UpdateMethod{"", UpdateSwitchover, UpdateRestart}[rng.Intn(3)]}
 	return s
 }
@@ -232,13 +243,20 @@ func (s *sim) runStep() {
 func (s *sim) tick() {
 	for _, m := range s.members {
 		switch {
+		case m.terminating && !m.goneAt.IsZero() && !s.now.Before(m.goneAt):
+			m.terminating = false
+			s.losePod(m, s.between(1, 10), " pod gone")
+			s.rec.events = append(s.rec.events, m.name+" pod gone")
 		case !m.podExists && !s.now.Before(m.recreateAt):
-			m.podExists, m.upToDate, m.sick, m.demoted = true, true, false, false
+			m.podExists, m.upToDate, m.sick, m.demoted, m.createdAt = true, true, false, false, s.now
 			s.startProcess(m)
 			s.rec.events = append(s.rec.events, m.name+" pod recreated")
 		case m.podExists && m.proc == killed && !s.now.Before(m.restartAt):
 			s.startProcess(m)
 			s.rec.events = append(s.rec.events, m.name+" process restarted")
+		case m.podExists && m.proc == awaitingPrimary && (s.writerRuns() || m.name == s.announcedPrimary()):
+			s.startProcess(m)
+			s.rec.events = append(s.rec.events, m.name+" found its primary")
 		}
 	}
 	s.replicate()
@@ -252,6 +270,29 @@ func (s *sim) startProcess(m *simMember) {
 	m.proc = running
 	m.readyAt = s.now.Add(s.between(3, 15))
 	m.primary = m.primary && s.progress.Switchover == nil && s.progress.CurrentPrimary == m.name
+	if s.policy.FenceByDeletion && !m.primary && m.name != s.announcedPrimary() && !s.writerRuns() {
+		m.proc = awaitingPrimary
+	}
+}
+
+// announcedPrimary is the member the operator tells the pods is the primary: the target of the
+// switchover in flight, else the current primary. That member starts its server without waiting
+// for another (as a standby until it is promoted, where it is one).
+func (s *sim) announcedPrimary() string {
+	if s.progress.Switchover != nil {
+		return s.progress.Switchover.To
+	}
+	return s.progress.CurrentPrimary
+}
+
+// writerRuns tells whether a member takes writes now (a replica can follow it).
+func (s *sim) writerRuns() bool {
+	for _, m := range s.members {
+		if m.writer() && m.running() {
+			return true
+		}
+	}
+	return false
 }
 
 // replicate moves the positions. With one writer, it takes writes while it runs; running
@@ -324,9 +365,10 @@ func (s *sim) observe() []Member {
 	out := make([]Member, 0, len(s.members))
 	for _, m := range s.members {
 		reachable := m.running() && !m.agentTimeout
+		stopped := m.podExists && m.proc == awaitingPrimary
 		m.agentTimeout = false
-		obs := Member{Name: m.name, Ordinal: m.ordinal, Exists: m.podExists, Ready: m.up(s.now), Reachable: reachable,
-			Role: RoleUnknown, UpToDate: m.upToDate, Fenced: !m.podExists || reachable && !m.primary}
+		obs := Member{Name: m.name, Ordinal: m.ordinal, Exists: m.podExists && !m.terminating, Ready: m.up(s.now) && !m.terminating,
+			Reachable: reachable, Role: RoleUnknown, UpToDate: m.upToDate, Fenced: s.fenced(m, reachable, stopped)}
 		if reachable {
 			obs.Role, obs.Position = RoleReplica, m.position
 			if m.primary {
@@ -343,6 +385,25 @@ func (s *sim) observe() []Member {
 		out = append(out, obs)
 	}
 	return out
+}
+
+// fenced is what the operator can tell of m: its pod is gone, its agent reports a replica, or
+// its agent finds no server (stopped), its pod was created after the switchover in flight
+// started (strictly: a pod created the moment it started may have started under the progress
+// before) and it is not its target: it will start as a replica (a server that runs may have
+// been promoted by a person). A
+// terminating pod is not fenced: the one who deleted it may have been a person, and its
+// database may be a primary the operator never saw (promoted by hand while its agent timed out).
+func (s *sim) fenced(m *simMember, reachable, stopped bool) bool {
+	sw := s.progress.Switchover
+	switch {
+	case !m.podExists, reachable && !m.primary:
+		return true
+	case m.terminating, reachable:
+		return false
+	default:
+		return stopped && sw != nil && sw.To != m.name && m.createdAt.After(sw.Started)
+	}
 }
 
 // operatorPass is one pass of the operator: observe, Plan, persist the progress, act. An
@@ -412,6 +473,10 @@ func (s *sim) apply(a Action, observed []Member) {
 	m := s.member(a.Member)
 	switch a.Kind {
 	case ActionDeletePod:
+		if a.Reason == ReasonFencingByDeletion {
+			s.fenceByDeletion(m, observed)
+			break
+		}
 		s.deletePod(m, observed)
 	case ActionPromote:
 		if m.running() {
@@ -443,9 +508,32 @@ func (s *sim) deletePod(m *simMember, observed []Member) {
 			}
 		}
 	}
-	m.podExists, m.proc, m.downByOperator = false, killed, true
-	m.recreateAt = s.now.Add(s.between(5, 30))
+	s.beginDeletion(m)
+	m.downByOperator = true
 	s.note("deleted pod %s", m.name)
+}
+
+// fenceByDeletion deletes the pod of m, the unavailable primary of a failover, after checking
+// that the policy allows it and that the operator saw m neither Ready nor reachable.
+func (s *sim) fenceByDeletion(m *simMember, observed []Member) {
+	o, _ := find(observed, m.name)
+	if !s.policy.FenceByDeletion || !s.policy.Failover || o.Ready || o.Reachable {
+		s.fail("fenced %s by deleting its pod (policy %+v, observed %+v)", m.name, s.policy, o)
+	}
+	s.beginDeletion(m) // it was down already: the deletion takes no member down
+	s.note("deleted pod %s to fence it", m.name)
+}
+
+// beginDeletion marks m's pod terminating: the kubelet stops its containers within 30 s, or,
+// one time in five (an isolated node), not before the faults end.
+func (s *sim) beginDeletion(m *simMember) {
+	if !m.podExists || m.terminating {
+		return
+	}
+	m.terminating, m.goneAt = true, s.now.Add(s.between(0, 30))
+	if s.faults && s.rng.Intn(5) == 0 {
+		m.goneAt = time.Time{}
+	}
 }
 
 // switchover carries out one repetition of a switchover: demote from if it is still the
@@ -539,7 +627,11 @@ var events = []struct {
 		return m.name + " restarting"
 	}},
 	{2, func(s *sim, m *simMember) string {
-		return s.losePod(m, s.between(5, 40), " pod deleted by someone else")
+		if !m.podExists || m.terminating {
+			return ""
+		}
+		s.beginDeletion(m)
+		return m.name + " pod deleted by someone else"
 	}},
 	{1, func(s *sim, m *simMember) string { return s.losePod(m, s.between(30, 120), " node gone") }},
 	{4, func(_ *sim, m *simMember) string {
@@ -647,7 +739,7 @@ func (s *sim) losePod(m *simMember, delay time.Duration, what string) string {
 	if !m.podExists {
 		return ""
 	}
-	m.podExists, m.proc, m.recreateAt = false, killed, s.now.Add(delay)
+	m.podExists, m.terminating, m.proc, m.recreateAt = false, false, killed, s.now.Add(delay)
 	return m.name + what
 }
 
@@ -679,6 +771,9 @@ func (s *sim) heal() {
 			m.proc = running
 		}
 		m.sick, m.upToDate = false, false
+		if m.terminating && m.goneAt.IsZero() {
+			m.goneAt = s.now
+		}
 	}
 	s.policy.Failover = true
 	for s.resolveByHand() != "" {

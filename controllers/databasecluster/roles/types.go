@@ -46,8 +46,11 @@ type Member struct {
 	// Position is the replication position (a PostgreSQL LSN, an etcd raft index), comparable
 	// across members; only the positions of reachable members are used.
 	Position uint64
-	// Fenced: the member cannot write. Its pod is gone or terminating, its node is confirmed
-	// gone, or its agent reported it demoted or fenced.
+	// Fenced: the member cannot write. Its pod is gone, its node is confirmed gone, its agent
+	// reported it demoted or fenced, or its pod was created after the switchover in flight
+	// started and it is not the switchover's target (it starts as a replica). A terminating pod
+	// is not fenced: until the kubelet has stopped its containers (an isolated node never does),
+	// its database may still take writes.
 	Fenced bool
 	// UpToDate: the pod runs the StatefulSet's update revision.
 	UpToDate bool
@@ -83,6 +86,10 @@ type Policy struct {
 	// Failover: promote a replica when the primary has been unavailable for FailoverAfter.
 	Failover      bool
 	FailoverAfter time.Duration
+	// FenceByDeletion: a primary whose agent does not answer may be fenced for a failover by
+	// deleting its pod. Only for an engine whose recreated member starts as it is announced
+	// (never the primary while a switchover to another member is in flight).
+	FenceByDeletion bool
 	// SwitchoverTimeout is how long a switchover or failover may take before the planner gives
 	// up on it; zero means DefaultSwitchoverTimeout.
 	SwitchoverTimeout time.Duration
