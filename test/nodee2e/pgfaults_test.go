@@ -35,9 +35,6 @@ const (
 	pgRecoverBound = 2 * time.Minute
 	// pgFailoverAfter is the failover delay the frozen-primary spec sets (the API's minimum).
 	pgFailoverAfter = 10
-	// pgFrozenHold is how long the primary stays frozen once the operator reported that it
-	// waits for a fence: well past pgFailoverAfter, so that a promotion would have happened.
-	pgFrozenHold = 15 * time.Second
 )
 
 // pgFault is one fault done to the primary of dc under a writer of its own table: the primary,
@@ -188,6 +185,45 @@ func freezeContainer(pid int) func() {
 	})
 }
 
+// awaitFailoverRecorded waits until dc's status records a failover from primary, and returns it.
+func awaitFailoverRecorded(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, primary string) databasev1alpha1.SwitchoverStatus {
+	GinkgoHelper()
+	var sw databasev1alpha1.SwitchoverStatus
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+		g.Expect(dc.Status.Switchover).NotTo(BeNil(), "status.switchover")
+		sw = *dc.Status.Switchover
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+	Expect([]string{sw.From, sw.Reason}).To(Equal([]string{primary, string(roles.SwitchFailover)}))
+	Expect(sw.To).NotTo(Equal(primary))
+	return sw
+}
+
+// awaitFencedUntilGone waits until pod, the frozen primary's, is deleted and gone, and checks on
+// every look until then that nothing was promoted: the status still names its member the
+// primary, target's pod is not labelled primary and no other pod is.
+func awaitFencedUntilGone(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod corev1.Pod, target string) {
+	GinkgoHelper()
+	looks := 0
+	Eventually(func(g Gomega) {
+		pods := podsOf(ctx, dc)
+		if p, ok := pods[pod.Name]; ok && p.UID == pod.UID {
+			looks++
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
+			Expect(dc.Status.CurrentPrimary).To(Equal(pod.Name), "promoted while the old primary's pod is still there")
+			for name, other := range pods {
+				if name != pod.Name {
+					Expect(other.Labels[databasev1alpha1.RoleLabel]).NotTo(Equal(string(databasev1alpha1.MemberRolePrimary)), name)
+				}
+			}
+			g.Expect(p.UID).NotTo(Equal(pod.UID), "the pod of %s is still there (deleted: %t)", pod.Name, p.DeletionTimestamp != nil)
+		}
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+	reportCount("PostgreSQL roles: looks at the frozen primary's pod before it was gone, nothing promoted", looks)
+	Expect(looks).To(BeNumerically(">", 10))
+	Expect(target).NotTo(Equal(pod.Name))
+}
+
 // degradedReason is dc's Degraded reason when it is True, "" otherwise.
 func degradedReason(ctx context.Context, g Gomega, dc *databasev1alpha1.DatabaseCluster) string {
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(dc), dc)).To(Succeed())
@@ -216,7 +252,7 @@ func postgresFaultSpecs(dc **databasev1alpha1.DatabaseCluster, username, passwor
 		f.finish(ctx, "primary killed", pgKillRun, *username, *password, *roots)
 	}, NodeTimeout(5*time.Minute))
 
-	It("never promotes past a frozen primary (its database container's processes stopped, failover on): Degraded FailoverWaitingForFence, no second writer; thawed, the same primary and no acknowledged write lost", func(ctx SpecContext) {
+	It("fails over from a frozen primary (its database container's processes stopped, failover on after 10 s): not Ready, its pod deleted to fence it, nothing promoted until the kubelet has stopped it, then the most advanced replica; never two writable, no acknowledged write lost, the old primary back as a replica", func(ctx SpecContext) {
 		update(ctx, *dc, func(dc *databasev1alpha1.DatabaseCluster) {
 			dc.Spec.Roles.Failover = &databasev1alpha1.FailoverSpec{Enabled: true, AfterSeconds: ptr.To[int32](pgFailoverAfter)}
 		})
@@ -224,27 +260,45 @@ func postgresFaultSpecs(dc **databasev1alpha1.DatabaseCluster, username, passwor
 		defer f.stop()
 		acked := f.writer.acknowledged()
 		thaw := freezeContainer(databasePID(ctx, &f.pod))
-		defer thaw()
+		defer thaw() // a no-op once the kubelet has stopped the container
 		frozen := time.Now()
-		Eventually(func(g Gomega) string { return degradedReason(ctx, g, *dc) }).WithContext(ctx).WithTimeout(time.Minute).
-			WithPolling(500 * time.Millisecond).Should(Equal(roles.DegradedFailoverWaitingForFence))
-		report("PostgreSQL roles: the primary frozen (failover on, after 10 s) -> Degraded FailoverWaitingForFence", time.Since(frozen))
-		// Well past the failover's delay: nothing promoted, nothing else labelled primary.
-		Consistently(func(g Gomega) {
-			g.Expect(degradedReason(ctx, g, *dc)).To(Equal(roles.DegradedFailoverWaitingForFence))
-			g.Expect((*dc).Status.CurrentPrimary).To(Equal(f.primary))
-			g.Expect((*dc).Status.Switchover).To(BeNil(), "status.switchover")
-			for name, p := range podsOf(ctx, *dc) {
-				if name != f.primary {
-					g.Expect(p.Labels[databasev1alpha1.RoleLabel]).NotTo(Equal(string(databasev1alpha1.MemberRolePrimary)), name)
-				}
-			}
-		}).WithContext(ctx).WithTimeout(pgFrozenHold).WithPolling(500 * time.Millisecond).Should(Succeed())
-		thaw()
-		thawed := time.Now()
-		f.expectSamePrimaryWriting(ctx, acked, *username, *password, *roots)
-		report("PostgreSQL roles: the primary thawed -> the same primary published, taking writes", time.Since(thawed))
+
+		sw := awaitFailoverRecorded(ctx, *dc, f.primary)
+		report("PostgreSQL roles: the primary frozen (failover on, after 10 s) -> the failover recorded", time.Since(frozen))
+		GinkgoWriter.Printf("Failing over from %s to %s\n", sw.From, sw.To)
+		awaitFencedUntilGone(ctx, *dc, f.pod, sw.To)
+		report("PostgreSQL roles: the primary frozen -> its pod deleted to fence it and gone (the kubelet stopped it; nothing promoted before)", time.Since(frozen))
+
+		// The target promoted: the only primary, published, taking writes.
+		f.primary = sw.To
+		Eventually(func(g Gomega) {
+			g.Expect(expectPostgresRolesPublished(ctx, g, *dc)).To(Equal(sw.To))
+			g.Expect(f.writer.acknowledged()).To(BeNumerically(">", acked), "no write acknowledged since the freeze")
+		}).WithContext(ctx).WithTimeout(pgRecoverBound).WithPolling(250 * time.Millisecond).Should(Succeed())
+		report("PostgreSQL roles: the primary frozen -> the most advanced replica promoted, published, taking writes", time.Since(frozen))
+
+		// The old primary back, a replica of the new one: rewound, or cloned again.
+		Eventually(func(g Gomega) {
+			pods := podsOf(ctx, *dc)
+			old := pods[f.pod.Name]
+			g.Expect(old.UID).NotTo(Equal(f.pod.UID))
+			g.Expect(isReady(&old)).To(BeTrue(), "%s is not Ready", old.Name)
+			g.Expect(old.Labels[databasev1alpha1.RoleLabel]).To(Equal(string(databasev1alpha1.MemberRoleReplica)))
+			conn, err := pgDial(ctx, memberTarget(*dc, pods[sw.To]), *username, *password, *roots)
+			g.Expect(err).NotTo(HaveOccurred())
+			defer func() { _ = conn.Close(ctx) }()
+			g.Expect(streamingReplicas(ctx, g, conn)).To(HaveLen(pgMembers-1), "the replicas streaming from %s", sw.To)
+		}).WithContext(ctx).WithTimeout(pgRecoverBound).WithPolling(time.Second).Should(Succeed())
+		report("PostgreSQL roles: the primary frozen -> the old primary back, a replica streaming from the new one", time.Since(frozen))
 		Eventually(func(g Gomega) string { return degradedReason(ctx, g, *dc) }).WithContext(ctx).WithTimeout(time.Minute).Should(BeEmpty())
-		f.finish(ctx, "primary frozen", pgFreezeRun, *username, *password, *roots)
-	}, NodeTimeout(5*time.Minute))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(*dc), *dc)).To(Succeed())
+		Expect((*dc).Status.Switchover).To(BeNil(), "status.switchover")
+		events := roleEvents(ctx, *dc, frozen, "Fenced", "Promoted", "SwitchoverDone")
+		GinkgoWriter.Printf("The operator's events:\n%s\n", strings.Join(events, "\n"))
+		Expect(events).To(HaveExactElements(
+			MatchRegexp(`^\+\S+ Warning Fenced: Deleted pod %s to fence it: `, f.pod.Name),
+			MatchRegexp(`^\+\S+ Normal Promoted: Promoted %s( \(x\d+\))?$`, sw.To),
+			MatchRegexp(`^\+\S+ Normal SwitchoverDone: %s is the only primary \(from %s, Failover\)$`, sw.To, f.pod.Name)))
+		f.finish(ctx, "primary frozen, failed over", pgFreezeRun, *username, *password, *roots)
+	}, NodeTimeout(6*time.Minute))
 }

@@ -905,11 +905,18 @@ func expectReplicasFirst(deletions *podDeletions, deleted deletedPods, before ma
 // recorded, as "+<since since> Type Reason: note", with " (xN)" for a series of N.
 func rollEvents(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, since time.Time) []string {
 	GinkgoHelper()
+	return roleEvents(ctx, dc, since, "MemberUpdated", "Switchover", "SwitchoverDone")
+}
+
+// roleEvents are the events of dc since since with one of reasons, in order, each as
+// "+offset Type Reason: note".
+func roleEvents(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, since time.Time, reasons ...string) []string {
+	GinkgoHelper()
 	var list eventsv1.EventList
 	Expect(k8s.List(ctx, &list, client.InNamespace(dc.Namespace))).To(Succeed())
 	events := slices.DeleteFunc(list.Items, func(e eventsv1.Event) bool {
 		return e.Regarding.Kind != "DatabaseCluster" || e.Regarding.Name != dc.Name || e.EventTime.Time.Before(since) ||
-			!slices.Contains([]string{"MemberUpdated", "Switchover", "SwitchoverDone"}, e.Reason)
+			!slices.Contains(reasons, e.Reason)
 	})
 	slices.SortFunc(events, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
 	var notes []string
