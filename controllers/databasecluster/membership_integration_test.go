@@ -16,6 +16,7 @@ package databasecluster
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,6 +176,7 @@ var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"
 		ca, err := certs.PairFromSecretData(secret.Data)
 		Expect(err).NotTo(HaveOccurred())
 		list := &etcdList{}
+		sims := map[string]*memberagent.SimEngine{}
 		serve := func(i int) {
 			name := "db-" + strconv.Itoa(i)
 			role := memberagent.RoleReplica
@@ -183,7 +185,8 @@ var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"
 			}
 			serving, err := certs.NewServing(ca, []string{memberDNSName(dc, name)}, time.Now())
 			Expect(err).NotTo(HaveOccurred())
-			agents.serve(name, etcdListMember{SimEngine: memberagent.NewSimEngine(name, role), list: list}, ca.CertPEM, serving)
+			sims[name] = memberagent.NewSimEngine(name, role)
+			agents.serve(name, etcdListMember{SimEngine: sims[name], list: list}, ca.CertPEM, serving)
 		}
 		for i := range 3 {
 			list.members = append(list.members, memberagent.Peer{Name: "db-" + strconv.Itoa(i), PeerURLs: []string{peerURL(dc, "db-"+strconv.Itoa(i))}})
@@ -191,7 +194,8 @@ var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"
 		}
 		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-0"))
 
-		By("scaled to 5: db-3 added as a learner and announced the four members; db-4 waits for it")
+		By("scaled to 5: db-3 added as a learner (through db-1: db-0 refuses, not connected to every voter) and announced the four members; db-4 waits for it")
+		sims["db-0"].Fail(memberagent.ActionAddMember, errors.New("etcdserver: unhealthy cluster"))
 		clusters.Update(ctx, dc, func(dc *databasev1alpha1.DatabaseCluster) { dc.Spec.Replicas = ptr.To[int32](5) })
 		Eventually(stsReplicas(ctx, sts)).Should(Equal(int32(5)))
 		runningMember(ctx, k8s, dc, sts, 3)
@@ -240,7 +244,7 @@ var _ = Describe("DatabaseCluster etcd membership", Ordered, Label("integration"
 		Eventually(func(g Gomega) []string {
 			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
 		}).Should(ContainElements(
-			ContainSubstring("MemberAdded: Added db-3 (http://db-3.db-headless:2380) to etcd's members"),
+			ContainSubstring("MemberAdded: Added db-3 (http://db-3.db-headless:2380) to etcd's members through db-1"),
 			ContainSubstring("MemberPromoted: Promoted db-3 to a voting member: it has caught up"),
 			ContainSubstring("MemberRemoved: Removed db-4 from etcd's members before its pod goes"),
 			ContainSubstring("MemberRemoved: Removed db-3 from etcd's members before its pod goes"),

@@ -16,6 +16,7 @@ package databasecluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -193,20 +194,30 @@ func (r *Reconciler) changeMembership(ctx context.Context, dc *databasev1alpha1.
 	}
 	switch action.Kind {
 	case roles.MembershipAdd:
-		if _, err := r.Members.AddMember(ctx, dc, via, action.Member, action.PeerURLs[0]); err != nil {
-			return fmt.Errorf("adding %s to etcd's members through %s: %w", action.Member, via.Name, err)
+		through, err := r.throughEach(pods, action, func(p *corev1.Pod) error {
+			_, err := r.Members.AddMember(ctx, dc, p, action.Member, action.PeerURLs[0])
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("adding %s to etcd's members: %w", action.Member, err)
 		}
 		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberAdded, actionMembership,
-			"Added %s (%s) to etcd's members, as a learner until it has caught up", action.Member, action.PeerURLs[0])
+			"Added %s (%s) to etcd's members through %s, as a learner until it has caught up", action.Member, action.PeerURLs[0], through)
 	case roles.MembershipPromote:
-		if _, err := r.Members.AddMember(ctx, dc, via, action.Member, action.PeerURLs[0]); err != nil {
-			return fmt.Errorf("promoting %s to a voting member of etcd through %s: %w", action.Member, via.Name, err)
+		if _, err := r.throughEach(pods, action, func(p *corev1.Pod) error {
+			_, err := r.Members.AddMember(ctx, dc, p, action.Member, action.PeerURLs[0])
+			return err
+		}); err != nil {
+			return fmt.Errorf("promoting %s to a voting member of etcd: %w", action.Member, err)
 		}
 		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberPromoted, actionMembership,
 			"Promoted %s to a voting member: it has caught up", action.Member)
 	case roles.MembershipRemove:
-		if _, err := r.Members.RemoveMember(ctx, dc, via, action.Member); err != nil {
-			return fmt.Errorf("removing %s from etcd's members through %s: %w", action.Member, via.Name, err)
+		if _, err := r.throughEach(pods, action, func(p *corev1.Pod) error {
+			_, err := r.Members.RemoveMember(ctx, dc, p, action.Member)
+			return err
+		}); err != nil {
+			return fmt.Errorf("removing %s from etcd's members: %w", action.Member, err)
 		}
 		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventMemberRemoved, actionMembership,
 			"Removed %s from etcd's members before its pod goes", action.Member)
@@ -218,6 +229,28 @@ func (r *Reconciler) changeMembership(ctx context.Context, dc *databasev1alpha1.
 			"Moved the leadership from %s to %s before removing %s", via.Name, action.Target, via.Name)
 	}
 	return nil
+}
+
+// throughEach makes change through the agent of action's Via member, and, when it refuses, of
+// each of its Alternates in turn, until one makes it; it returns the member that did, or every
+// refusal.
+func (r *Reconciler) throughEach(pods []corev1.Pod, action roles.MembershipAction, change func(*corev1.Pod) error) (string, error) {
+	var refusals []error
+	for _, name := range append([]string{action.Via}, action.Alternates...) {
+		pod := podNamed(pods, name)
+		if pod == nil {
+			continue
+		}
+		err := change(pod)
+		if err == nil {
+			return name, nil
+		}
+		refusals = append(refusals, fmt.Errorf("through %s: %w", name, err))
+	}
+	if len(refusals) == 0 {
+		return "", errNoPod
+	}
+	return "", errors.Join(refusals...)
 }
 
 // announce writes each etcd pod's announcement (by pod name) as its annotations.

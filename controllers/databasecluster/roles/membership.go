@@ -15,6 +15,7 @@
 package roles
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -112,6 +113,10 @@ type MembershipAction struct {
 	PeerURLs []string
 	// Via is the member whose agent makes the change.
 	Via string
+	// Alternates are the other healthy voting members, by ordinal, through which a change other
+	// than a Transfer is made when Via refuses it (etcd checks, on the member that takes the
+	// request, that it is connected to every voting member).
+	Alternates []string
 	// Target is where a Transfer moves the leadership.
 	Target string
 }
@@ -263,6 +268,9 @@ func withAction(in MembershipInput, d MembershipDecision, action MembershipActio
 		d.Waiting = fmt.Sprintf("%s %s waits for a healthy voting member", strings.ToLower(string(action.Kind)), action.Member)
 		return d
 	}
+	if action.Kind != MembershipTransfer {
+		action.Alternates = healthyVoters(in, action.Member, action.Via)
+	}
 	d.Action = action
 	return d
 }
@@ -270,16 +278,34 @@ func withAction(in MembershipInput, d MembershipDecision, action MembershipActio
 // healthyVoter is the healthy voting member with the lowest ordinal other than except ("" if
 // there is none).
 func healthyVoter(in MembershipInput, except string) string {
-	best, found := ListedMember{}, false
+	if voters := healthyVoters(in, except); len(voters) > 0 {
+		return voters[0]
+	}
+	return ""
+}
+
+// healthyVoters are the healthy voting members other than except, by ordinal (a member whose
+// ordinal is not known last).
+func healthyVoters(in MembershipInput, except ...string) []string {
+	var voters []ListedMember
 	for _, m := range in.Listed {
-		if m.Name == except || m.Learner || !m.Started || !in.Healthy[m.Name] {
-			continue
-		}
-		if !found || (m.Ordinal >= 0 && (best.Ordinal < 0 || m.Ordinal < best.Ordinal)) {
-			best, found = m, true
+		if !slices.Contains(except, m.Name) && !m.Learner && m.Started && in.Healthy[m.Name] {
+			voters = append(voters, m)
 		}
 	}
-	return best.Name
+	slices.SortStableFunc(voters, func(a, b ListedMember) int {
+		switch {
+		case a.Ordinal < 0 || b.Ordinal < 0:
+			return cmp.Compare(b.Ordinal, a.Ordinal) // the unknown (-1) last
+		default:
+			return cmp.Compare(a.Ordinal, b.Ordinal)
+		}
+	})
+	var names []string
+	for _, m := range voters {
+		names = append(names, m.Name)
+	}
+	return names
 }
 
 // announcement is members as etcd's --initial-cluster (name=url for each peer URL) with state.

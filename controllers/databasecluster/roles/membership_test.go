@@ -114,7 +114,7 @@ func TestPlanMembership(t *testing.T) {
 		name: "scale 3 -> 5: db-3 added through the primary, announced once added; db-4 waits",
 		in:   MembershipInput{Desired: 5, Pods: pods(5, false)[3:], ListKnown: true, Listed: voters(3), Names: etcdNames(5), PeerURLs: etcdPeerURLs(5), Primary: "db-1", Healthy: all},
 		want: MembershipDecision{Replicas: 5, Announce: map[string]Announcement{},
-			Action:        MembershipAction{Kind: MembershipAdd, Member: "db-3", PeerURLs: etcdPeerURLs(5)["db-3"], Via: "db-1"},
+			Action:        MembershipAction{Kind: MembershipAdd, Member: "db-3", PeerURLs: etcdPeerURLs(5)["db-3"], Via: "db-1", Alternates: []string{"db-0", "db-2"}},
 			AnnounceAfter: map[string]Announcement{"db-3": {cluster(4), StateExisting}}},
 	}, {
 		name: "db-3 added, not started: it is announced, db-4 waits for it",
@@ -124,12 +124,12 @@ func TestPlanMembership(t *testing.T) {
 		name: "db-3 started as a learner: promoted through the primary",
 		in:   MembershipInput{Desired: 5, Pods: pods(5, true), ListKnown: true, Listed: started3, Names: etcdNames(5), PeerURLs: etcdPeerURLs(5), Primary: "db-1", Healthy: all},
 		want: MembershipDecision{Replicas: 5, Announce: map[string]Announcement{},
-			Action: MembershipAction{Kind: MembershipPromote, Member: "db-3", PeerURLs: etcdPeerURLs(5)["db-3"], Via: "db-1"}},
+			Action: MembershipAction{Kind: MembershipPromote, Member: "db-3", PeerURLs: etcdPeerURLs(5)["db-3"], Via: "db-1", Alternates: []string{"db-0", "db-2"}}},
 	}, {
 		name: "scale 5 -> 3: db-4 removed first through the primary, its pod kept until then",
 		in:   MembershipInput{Desired: 3, Pods: pods(5, true), ListKnown: true, Listed: voters(5), Names: etcdNames(5), PeerURLs: etcdPeerURLs(5), Primary: "db-0", Healthy: all},
 		want: MembershipDecision{Replicas: 5, Announce: map[string]Announcement{},
-			Action: MembershipAction{Kind: MembershipRemove, Member: "db-4", Via: "db-0"}},
+			Action: MembershipAction{Kind: MembershipRemove, Member: "db-4", Via: "db-0", Alternates: []string{"db-1", "db-2", "db-3"}}},
 	}, {
 		name: "scale 5 -> 3 with db-4 leading: its leadership moves to the lowest healthy voter first",
 		in:   MembershipInput{Desired: 3, Pods: pods(5, true), ListKnown: true, Listed: voters(5), Names: etcdNames(5), PeerURLs: etcdPeerURLs(5), Primary: "db-4", Healthy: all},
