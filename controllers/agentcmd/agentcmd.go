@@ -77,6 +77,8 @@ type config struct {
 	// engine is a databasev1alpha1.Engine, the one the DatabaseCluster names.
 	engine                           string
 	memberListen, memberTLSDir, name string
+	// healthListen is where the member agent serves the database's readiness (plain HTTP).
+	healthListen string
 
 	databaseURL, databaseCA, databaseServerName, databaseCredentials string
 
@@ -181,6 +183,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.listen, "listen", "", "storage agent: the address to serve "+storageagent.UsagePath+" on, host:port")
 	fs.StringVar(&c.engine, "engine", "", "member agent: the database engine, "+etcdName+" or "+postgreSQLName)
 	fs.StringVar(&c.memberListen, "member-listen", "", "member agent: the address to serve on over mutual TLS, host:port")
+	fs.StringVar(&c.healthListen, "member-health-listen", "", "member agent: the address to serve the database's readiness ("+memberagent.ReadyPath+") on, in plain HTTP, host:port")
 	fs.StringVar(&c.memberTLSDir, "member-tls-dir", "", "member agent: the directory of ca.crt, tls.crt and tls.key")
 	fs.StringVar(&c.name, "member-name", "", "member agent: the member's name, the pod's")
 	fs.StringVar(&c.waitFile, "member-wait-file", "", "member agent: a file that must be there, non-empty, before the agents listen")
@@ -218,7 +221,7 @@ func (c config) validate() error {
 		return usageError("nothing to run: give --path and --listen (the storage agent), --engine (the member agent), or both")
 	}
 	if c.engine == "" {
-		for _, name := range []string{"member-listen", "member-tls-dir", "member-name", "member-wait-file", "database-url",
+		for _, name := range []string{"member-listen", "member-health-listen", "member-tls-dir", "member-name", "member-wait-file", "database-url",
 			"database-ca", "database-server-name", "database-credentials"} {
 			if c.given[name] {
 				return usageError(fmt.Sprintf("--%s is the member agent's: give --engine too", name))
@@ -238,6 +241,10 @@ func (c config) validateMember() error {
 		return usageError(fmt.Sprintf("--member-listen %q is not host:port", c.memberListen))
 	case c.memberListen == c.listen:
 		return usageError("--member-listen and --listen are the same address")
+	case c.healthListen != "" && !isHostPort(c.healthListen):
+		return usageError(fmt.Sprintf("--member-health-listen %q is not host:port", c.healthListen))
+	case c.healthListen != "" && (c.healthListen == c.memberListen || c.healthListen == c.listen):
+		return usageError("--member-health-listen is the address of another agent")
 	}
 	switch databasev1alpha1.Engine(c.engine) {
 	case databasev1alpha1.EngineEtcd:
@@ -313,29 +320,37 @@ func (c config) servers() ([]server, error) {
 			}})
 	}
 	if c.engine != "" {
-		member, err := c.memberServer()
+		member, err := c.memberServers()
 		if err != nil {
 			return nil, err
 		}
-		servers = append(servers, member)
+		servers = append(servers, member...)
 	}
 	return servers, nil
 }
 
-// memberServer is the member agent of c's engine, its certificates read once to check them.
-func (c config) memberServer() (server, error) {
+// memberServers are the member agent of c's engine, its certificates read once to check them,
+// and with --member-health-listen the database's readiness check.
+func (c config) memberServers() ([]server, error) {
 	tlsConfig, err := memberagent.ServerTLSConfig(c.memberTLSDir)
 	if err != nil {
-		return server{}, fmt.Errorf("the member agent: %w", err)
+		return nil, fmt.Errorf("the member agent: %w", err)
 	}
 	engine, err := c.newEngine()
 	if err != nil {
-		return server{}, fmt.Errorf("the member agent: %w", err)
+		return nil, fmt.Errorf("the member agent: %w", err)
 	}
-	return server{name: "member agent", listen: c.memberListen,
+	servers := []server{{name: "member agent", listen: c.memberListen,
 		serve: func(ctx context.Context, l net.Listener) error {
 			return memberagent.Serve(ctx, l, engine, tlsConfig)
-		}}, nil
+		}}}
+	if c.healthListen != "" {
+		servers = append(servers, server{name: "readiness check", listen: c.healthListen,
+			serve: func(ctx context.Context, l net.Listener) error {
+				return memberagent.ServeReadiness(ctx, l, engine)
+			}})
+	}
+	return servers, nil
 }
 
 // newEngine is the engine --engine names, for the database c describes.

@@ -209,6 +209,11 @@ func TestCommandLine(t *testing.T) {
 		{"member listen without port", append(member("etcd"), "--member-listen=9191"), 2, `--member-listen "9191" is not host:port`},
 		{"one address for both", append(member("etcd"), "--path=/data", "--listen=:9191", "--member-listen=:9191"), 2,
 			"--member-listen and --listen are the same address"},
+		{"health listen without engine", []string{"--path=/data", "--listen=:9190", "--member-health-listen=:9192"}, 2,
+			"--member-health-listen is the member agent's: give --engine too"},
+		{"health listen without port", member("etcd", "--member-health-listen=9192"), 2, `--member-health-listen "9192" is not host:port`},
+		{"health listen on the member agent's address", member("etcd", "--member-listen=:9191", "--member-health-listen=:9191"), 2,
+			"--member-health-listen is the address of another agent"},
 		{"etcd without scheme", member("etcd", "--database-url=127.0.0.1:2379"), 2, "is not etcd's http:// or https:// client URL"},
 		{"etcd with credentials", member("etcd", "--database-credentials=/creds"), 2, "--database-credentials is PostgreSQL's"},
 		{"etcd CA over http", member("etcd", "--database-ca=/ca.crt"), 2, "need an https:// --database-url"},
@@ -487,13 +492,22 @@ func TestMemberAgentOverPostgreSQL(t *testing.T) {
 	writeFile(t, databaseCA, string(a.ca.CertPEM))
 	writeFile(t, filepath.Join(creds, "username"), "postgres")
 	writeFile(t, filepath.Join(creds, "password"), password+"\n")
-	address := freeAddress(t)
+	address, health := freeAddress(t), freeAddress(t)
 	cmd := start(t, "--engine=postgresql", "--member-listen="+address, "--member-tls-dir="+writeTLSDir(t, a),
 		"--member-name=db-0", "--database-url="+database, "--database-ca="+databaseCA,
-		"--database-server-name="+memberDNSName, "--database-credentials="+creds)
+		"--database-server-name="+memberDNSName, "--database-credentials="+creds, "--member-health-listen="+health)
 	operator := newClient(t, a.ca.CertPEM, a.client)
 	if obs := observe(t, cmd, operator, address); obs.Role != memberagent.RolePrimary || obs.Member != "db-0" || !obs.Writable {
 		t.Fatalf("Observe = %+v, want db-0, primary, writable", obs)
+	}
+	// The readiness check, in plain HTTP: the database answers.
+	resp, err := http.Get("http://" + health + memberagent.ReadyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the readiness check: %s, want 200", resp.Status)
 	}
 	conn, err := pgx.Connect(context.Background(), server.DSN)
 	if err != nil {

@@ -250,10 +250,27 @@ var _ = Describe("Builders", Label("unit"), func() {
 			storage := specs.BuildStorageAgent("registry.example/operator@sha256:1")
 			Expect(agent.Args).To(Equal(append(storage.Args, "--engine=postgresql", "--member-listen=:9191",
 				"--member-tls-dir=/etc/database/agent-tls", "--member-name=$(POD_NAME)", "--database-url=127.0.0.1:5432",
-				"--database-credentials=/etc/database/credentials")))
-			Expect(agent.Ports).To(Equal(append(storage.Ports, memberPort)))
+				"--database-credentials=/etc/database/credentials", "--member-health-listen=:9192")))
+			Expect(agent.Ports).To(Equal(append(storage.Ports, memberPort,
+				corev1.ContainerPort{Name: "agent-health", ContainerPort: 9192, Protocol: corev1.ProtocolTCP})))
 			Expect(agent.VolumeMounts).To(Equal(append(storage.VolumeMounts, agentTLSMount,
 				corev1.VolumeMount{Name: "credentials", MountPath: "/etc/database/credentials", ReadOnly: true})))
+		})
+		It("gives the database container of engine postgresql the agent's readiness check, unless the spec names a probe; other engines keep the TCP check", func() {
+			readiness := func(dc *databasev1alpha1.DatabaseCluster, agentImage string) *corev1.Probe {
+				sts, err := specs.BuildStatefulSet(dc, specs.Inputs{AgentImage: agentImage})
+				Expect(err).NotTo(HaveOccurred())
+				return sts.Spec.Template.Spec.Containers[0].ReadinessProbe
+			}
+			pg := newCluster("db", withEngine(databasev1alpha1.EnginePostgreSQL), withPort(5432))
+			Expect(readiness(pg, "img")).To(Equal(&corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(9192), Scheme: corev1.URISchemeHTTP}},
+				PeriodSeconds: 2, TimeoutSeconds: 3, SuccessThreshold: 1, FailureThreshold: 2}))
+			Expect(readiness(pg, "").TCPSocket).NotTo(BeNil(), "without the agent's image, no agent")
+			etcd := newCluster("db", withEngine(databasev1alpha1.EngineEtcd), withPort(2379))
+			Expect(readiness(etcd, "img").TCPSocket).NotTo(BeNil())
+			pg.Spec.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+			Expect(readiness(pg, "img").Exec).NotTo(BeNil(), "the spec's probe")
 		})
 		It("is the storage agent alone, unchanged, without an engine", func() {
 			dc := newCluster("db")

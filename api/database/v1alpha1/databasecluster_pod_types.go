@@ -135,7 +135,10 @@ type PodExtensions struct {
 	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
 
 	// ReadinessProbe of the database container. Unset: a TCP check of the database port every 5
-	// seconds, not Ready after 3 failures.
+	// seconds, not Ready after 3 failures; with engine postgresql, the member agent's check that
+	// the database answers (HTTP GET /readyz on port 9192) every 2 seconds, not Ready after 2
+	// failures (a TCP check passes while the server is frozen). An exec probe runs in the
+	// database's container, and stops with it when it is frozen.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="readinessProbe needs exactly one handler: exec, httpGet, tcpSocket or grpc"
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`

@@ -56,6 +56,21 @@ const MemberAgentPort int32 = 9191
 // MemberAgentPortName is the name of the member agent's container port.
 const MemberAgentPortName = "member-agent"
 
+// MemberAgentHealthPort is where the member agent of engine postgresql serves the database's
+// readiness check in plain HTTP (the database container's default readiness probe): it answers
+// for a frozen database, which a TCP check of the database's port does not see.
+const MemberAgentHealthPort int32 = 9192
+
+// MemberAgentHealthPortName is the name of the member agent's health port.
+const MemberAgentHealthPortName = "agent-health"
+
+// MemberAgentReadyPath is the readiness check on MemberAgentHealthPort: 200 while the database
+// answers within MemberAgentReadyTimeoutSeconds, 503 otherwise.
+const MemberAgentReadyPath = "/readyz"
+
+// MemberAgentReadyTimeoutSeconds bounds the database's answer to one readiness check.
+const MemberAgentReadyTimeoutSeconds = 2
+
 // The member agent's certificate: a serving certificate for the members' DNS names, issued by
 // the cluster's CA (NAME-ca), with the CA that the operator's client certificate comes from.
 const (

@@ -60,6 +60,11 @@ func BuildAgent(dc *databasev1alpha1.DatabaseCluster, image string) corev1.Conta
 	agent.Env = []corev1.EnvVar{fieldEnv(podNameEnv, "metadata.name"), fieldEnv(podNamespaceEnv, "metadata.namespace")}
 	agent.VolumeMounts = append(agent.VolumeMounts, corev1.VolumeMount{Name: databasev1alpha1.AgentTLSVolumeName,
 		MountPath: databasev1alpha1.AgentTLSMountPath, ReadOnly: true})
+	if dc.EngineName() == databasev1alpha1.EnginePostgreSQL {
+		agent.Args = append(agent.Args, "--member-health-listen=:"+strconv.Itoa(int(databasev1alpha1.MemberAgentHealthPort)))
+		agent.Ports = append(agent.Ports, corev1.ContainerPort{Name: databasev1alpha1.MemberAgentHealthPortName,
+			ContainerPort: databasev1alpha1.MemberAgentHealthPort, Protocol: corev1.ProtocolTCP})
+	}
 	if announces(dc) {
 		agent.Args = append(agent.Args, "--member-wait-file="+databasev1alpha1.AgentTLSMountPath+"/"+initialClusterFile)
 		agent.StartupProbe = announcementProbe()

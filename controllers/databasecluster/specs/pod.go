@@ -131,19 +131,44 @@ func buildContainer(dc *databasev1alpha1.DatabaseCluster, agentImage string) cor
 			Name: databasev1alpha1.DataVolumeName, MountPath: databasev1alpha1.DataMountPath,
 		}}, inputMounts(dc), roleMounts(dc, agentImage), dc.Spec.VolumeMounts),
 		StartupProbe:    explicitProbe(dc.Spec.StartupProbe),
-		ReadinessProbe:  readinessProbe(&dc.Spec),
+		ReadinessProbe:  readinessProbe(dc, agentImage),
 		LivenessProbe:   livenessProbe(&dc.Spec),
 		Lifecycle:       dc.Spec.Lifecycle,
 		SecurityContext: podsecurity.Restricted(),
 	}
 }
 
-// readinessProbe is spec.readinessProbe, or a TCP check of the database port.
-func readinessProbe(spec *databasev1alpha1.DatabaseClusterSpec) *corev1.Probe {
-	if spec.ReadinessProbe != nil {
-		return explicitProbe(spec.ReadinessProbe)
+// readinessProbe is spec.readinessProbe; with engine postgresql and the member agent, the
+// agent's readiness check (the database answers a query); otherwise a TCP check of the database
+// port.
+func readinessProbe(dc *databasev1alpha1.DatabaseCluster, agentImage string) *corev1.Probe {
+	if dc.Spec.ReadinessProbe != nil {
+		return explicitProbe(dc.Spec.ReadinessProbe)
+	}
+	if announcesRole(dc, agentImage) {
+		return agentReadinessProbe()
 	}
 	return tcpProbe(0, readinessPeriodSeconds, readinessFailureThreshold)
+}
+
+// The timings of agentReadinessProbe: a member whose database stops answering is not Ready
+// within about 6 s (a failover fences only a primary that is not Ready).
+const (
+	agentReadinessPeriodSeconds    = 2
+	agentReadinessFailureThreshold = 2
+)
+
+// agentReadinessProbe asks the member agent whether the database answers (its readiness check on
+// its health port), waiting a second past the agent's own bound.
+func agentReadinessProbe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: databasev1alpha1.MemberAgentReadyPath,
+			Port: intstr.FromInt32(databasev1alpha1.MemberAgentHealthPort), Scheme: corev1.URISchemeHTTP}},
+		PeriodSeconds:    agentReadinessPeriodSeconds,
+		TimeoutSeconds:   databasev1alpha1.MemberAgentReadyTimeoutSeconds + 1,
+		SuccessThreshold: probeSuccessThreshold,
+		FailureThreshold: agentReadinessFailureThreshold,
+	}
 }
 
 // livenessProbe is spec.livenessProbe, or a TCP check of the database port, more patient than
