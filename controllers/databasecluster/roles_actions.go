@@ -127,9 +127,9 @@ func (r *Reconciler) carryOut(ctx context.Context, dc *databasev1alpha1.Database
 	switch action.Kind {
 	case roles.ActionDeletePod:
 		if action.Reason == roles.ReasonFencingByDeletion {
-			return r.deleteToFence(ctx, dc, member, action)
+			return r.deletePod(ctx, dc, member, action, deletionToFence)
 		}
-		return r.deleteForUpdate(ctx, dc, member, action)
+		return r.deletePod(ctx, dc, member, action, deletionForUpdate)
 	case roles.ActionFence:
 		return r.fence(ctx, dc, member)
 	case roles.ActionPromote:
@@ -153,30 +153,37 @@ func podNamed(pods []corev1.Pod, name string) *corev1.Pod {
 // errNoPod is an action on a member whose pod is not there: the next pass decides again.
 var errNoPod = errors.New("the member has no pod")
 
-// deleteForUpdate deletes pod, exactly the one observed (a UID precondition), so that the
-// StatefulSet recreates it from the update revision.
-func (r *Reconciler) deleteForUpdate(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, action roles.Action) error {
-	if pod == nil {
-		return nil
-	}
-	if err := r.Delete(ctx, pod, client.Preconditions{UID: ptr.To(pod.UID)}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting pod %s for the update: %w", pod.Name, err)
-	}
-	r.Recorder.Eventf(dc, pod, corev1.EventTypeNormal, EventMemberUpdated, actionUpdate, "Deleted pod %s to update it (%s)", pod.Name, action.Message)
-	return nil
+// podDeletion is why the operator deletes a member's pod, and the event that says so.
+type podDeletion struct {
+	// purpose completes "deleting pod NAME ...": "for the update", "to fence it".
+	purpose   string
+	eventType string
+	reason    string
+	action    string
+	// note is the event's note, with the pod's name and the planner's message.
+	note string
 }
 
-// deleteToFence deletes pod, exactly the one observed, so that its database stops for good: the
-// kubelet stops its containers before the pod is gone, and the pod that replaces it starts as a
-// replica of the failover's target.
-func (r *Reconciler) deleteToFence(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, action roles.Action) error {
+// The deletions of the role planner's actions: for an update, the StatefulSet recreates the pod
+// from the update revision; to fence a primary that does not answer, the kubelet stops its
+// containers before the pod is gone, and the pod that replaces it starts as a replica of the
+// failover's target.
+var (
+	deletionForUpdate = podDeletion{purpose: "for the update", eventType: corev1.EventTypeNormal, reason: EventMemberUpdated,
+		action: actionUpdate, note: "Deleted pod %s to update it (%s)"}
+	deletionToFence = podDeletion{purpose: "to fence it", eventType: corev1.EventTypeWarning, reason: EventFenced,
+		action: actionSwitchover, note: "Deleted pod %s to fence it: %s"}
+)
+
+// deletePod deletes pod, exactly the one observed (a UID precondition), for why, and says so.
+func (r *Reconciler) deletePod(ctx context.Context, dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, action roles.Action, why podDeletion) error {
 	if pod == nil {
 		return nil
 	}
 	if err := r.Delete(ctx, pod, client.Preconditions{UID: ptr.To(pod.UID)}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting pod %s to fence it: %w", pod.Name, err)
+		return fmt.Errorf("deleting pod %s %s: %w", pod.Name, why.purpose, err)
 	}
-	r.Recorder.Eventf(dc, pod, corev1.EventTypeWarning, EventFenced, actionSwitchover, "Deleted pod %s to fence it: %s", pod.Name, action.Message)
+	r.Recorder.Eventf(dc, pod, why.eventType, why.reason, why.action, why.note, pod.Name, action.Message)
 	return nil
 }
 

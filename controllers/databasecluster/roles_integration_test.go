@@ -404,6 +404,21 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 		}
 	}
 
+	// expectFailedOverToDB2 waits for db-2, the most advanced replica of postgres, to be promoted
+	// and published, db-1 left a replica.
+	expectFailedOverToDB2 := func(ctx SpecContext, dc *databasev1alpha1.DatabaseCluster, sims map[string]*memberagent.SimEngine) {
+		GinkgoHelper()
+		// The operator's clock keeps moving a little while the spec waits: a read of a replica's
+		// agent that timed out on a busy machine is retried only once the clock passes the read
+		// interval, which a frozen fake clock never does (the real one always moves).
+		Eventually(func() string {
+			clock.SetTime(clock.Now().Add(250 * time.Millisecond))
+			return role(sims["db-2"])()
+		}).WithPolling(100*time.Millisecond).Should(Equal(memberagent.RolePrimary), "db-2 is the most advanced replica (290 > 280)")
+		Expect(role(sims["db-1"])()).To(Equal(memberagent.RoleReplica))
+		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-2"))
+	}
+
 	It("promotes the most advanced replica once the primary's pod is gone for afterSeconds, and not before", func(ctx SpecContext) {
 		dc, sims := postgres(ctx)
 		primary := &corev1.Pod{}
@@ -417,15 +432,7 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 		tick(5 * time.Second)
 		Consistently(role(sims["db-2"]), 2*time.Second).Should(Equal(memberagent.RoleReplica), "not before afterSeconds")
 		tick(6 * time.Second)
-		// The operator's clock keeps moving a little while the spec waits: a read of a replica's
-		// agent that timed out on a busy machine is retried only once the clock passes the read
-		// interval, which a frozen fake clock never does (the real one always moves).
-		Eventually(func() string {
-			clock.SetTime(clock.Now().Add(250 * time.Millisecond))
-			return role(sims["db-2"])()
-		}).WithPolling(100*time.Millisecond).Should(Equal(memberagent.RolePrimary), "db-2 is the most advanced replica (290 > 280)")
-		Expect(role(sims["db-1"])()).To(Equal(memberagent.RoleReplica))
-		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-2"))
+		expectFailedOverToDB2(ctx, dc, sims)
 		Eventually(func(g Gomega) []string {
 			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
 		}).Should(ContainElements(ContainSubstring("Promoted: Promoted db-2"),
@@ -532,12 +539,7 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 		sts := &appsv1.StatefulSet{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: dc.StatefulSetName()}, sts)).To(Succeed())
 		startMember(ctx, k8s, agents, dc, sts, 0, waiting, "r1")
-		Eventually(func() string {
-			clock.SetTime(clock.Now().Add(250 * time.Millisecond))
-			return role(sims["db-2"])()
-		}).WithPolling(100*time.Millisecond).Should(Equal(memberagent.RolePrimary), "db-2 is the most advanced replica (290 > 280)")
-		Expect(role(sims["db-1"])()).To(Equal(memberagent.RoleReplica))
-		Eventually(func(g Gomega) string { return clusters.Current(ctx, dc)(g).Status.CurrentPrimary }).Should(Equal("db-2"))
+		expectFailedOverToDB2(ctx, dc, sims)
 		Eventually(func(g Gomega) []string {
 			return k8s.EventsAbout(ctx, "DatabaseCluster", dc, testenv.TypeReasonNote)(g)
 		}).Should(ContainElement(ContainSubstring("SwitchoverDone: db-2 is the only primary (from db-0, Failover)")))

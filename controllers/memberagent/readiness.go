@@ -21,6 +21,7 @@ import (
 	"time"
 
 	databasev1alpha1 "github.com/seed1b407122/database-operator/api/database/v1alpha1"
+	"github.com/seed1b407122/database-operator/controllers/internal/httpserve"
 )
 
 // ReadyPath is the kubelet's readiness check of the database, which the member agent serves in
@@ -57,18 +58,5 @@ func ServeReadiness(ctx context.Context, l net.Listener, engine Engine) error {
 		WriteTimeout:      ReadyTimeout + 5*time.Second,
 		IdleTimeout:       time.Minute,
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if err := srv.Shutdown(shutdown); err != nil {
-			_ = srv.Close()
-			return err
-		}
-		return nil
-	}
+	return httpserve.Serve(ctx, srv, l)
 }

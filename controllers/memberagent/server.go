@@ -24,6 +24,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/seed1b407122/database-operator/controllers/internal/httpserve"
 )
 
 // Port is the agent's port on the pod's IP (the storage agent's is 9190).
@@ -184,19 +186,6 @@ func Serve(ctx context.Context, l net.Listener, engine Engine, tlsConfig *tls.Co
 		WriteTimeout:      RequestTimeout + 5*time.Second,
 		IdleTimeout:       time.Minute,
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(tls.NewListener(l, tlsConfig)) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		// An action still running after the second (a promotion that waits) is cut off.
-		err := srv.Shutdown(shutdown)
-		if err != nil {
-			_ = srv.Close()
-		}
-		return err
-	}
+	// An action still running a second after ctx is done (a promotion that waits) is cut off.
+	return httpserve.Serve(ctx, srv, tls.NewListener(l, tlsConfig))
 }
