@@ -64,6 +64,7 @@ func roleInput(dc *databasev1alpha1.DatabaseCluster, facts memberFacts, now time
 		m := roles.Member{Name: name, Ordinal: ordinal, Role: roles.RoleUnknown, Fenced: true, UnavailableSince: facts.since[name]}
 		if i, ok := byName[name]; ok {
 			m = podMember(m, &facts.pods[i], facts.reads[i], facts)
+			m.Replacement = createdDuringSwitchover(dc, &facts.pods[i])
 			m.Fenced = m.Fenced || startsAsReplica(dc, &facts.pods[i], facts.reads[i])
 		}
 		in.Members = append(in.Members, m)
@@ -100,9 +101,16 @@ func podMember(m roles.Member, pod *corev1.Pod, read memberRead, facts memberFac
 // operator's clock and the pod's creation the API server's, in whole seconds: a pod counts as
 // created after only from clockSkewMargin past the start's second.
 func startsAsReplica(dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod, read memberRead) bool {
+	return createdDuringSwitchover(dc, pod) && errors.Is(read.err, memberagent.ErrStopped)
+}
+
+// createdDuringSwitchover tells whether pod (engine postgresql) was created after the switchover
+// in flight started and is not its target's: every announcement it has read names the target the
+// primary.
+func createdDuringSwitchover(dc *databasev1alpha1.DatabaseCluster, pod *corev1.Pod) bool {
 	sw := dc.Status.Switchover
 	return dc.EngineName() == databasev1alpha1.EnginePostgreSQL && sw != nil && pod.Name != sw.To &&
-		pod.CreationTimestamp.After(sw.StartedAt.Truncate(time.Second).Add(clockSkewMargin)) && errors.Is(read.err, memberagent.ErrStopped)
+		pod.CreationTimestamp.After(sw.StartedAt.Truncate(time.Second).Add(clockSkewMargin))
 }
 
 // clockSkewMargin is how far apart the operator's clock and the API server's may be for

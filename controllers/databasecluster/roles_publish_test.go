@@ -133,6 +133,9 @@ var _ = Describe("startsAsReplica", Label("unit"), func() {
 		func(dc *databasev1alpha1.DatabaseCluster, name string, created time.Time, err error, want bool) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created.Truncate(time.Second))}}
 			Expect(startsAsReplica(dc, pod, memberRead{pod: name, err: err})).To(Equal(want))
+			if want {
+				Expect(createdDuringSwitchover(dc, pod)).To(BeTrue())
+			}
 		},
 		Entry("its pod came two seconds past the failover's start and its agent finds no server",
 			cluster(databasev1alpha1.EnginePostgreSQL, "db-2"), "db-0", started.Add(2*time.Second), stopped, true),

@@ -298,9 +298,11 @@ func failover(in Input, progress Progress, from string) Decision {
 
 // deletable tells whether m, a member that may still write, can be fenced by deleting its pod:
 // the policy allows it (failover on, and the engine), the pod exists and is not terminating,
-// and m is neither Ready nor reachable (a member that is either is never touched).
+// m is neither Ready nor reachable (a member that is either is never touched), and its pod is not
+// a replacement made since the failover began (it starts as a replica: deleting it again would
+// only churn).
 func deletable(m Member, p Policy) bool {
-	return p.Failover && p.FenceByDeletion && m.Exists && !m.Ready && !m.Reachable
+	return p.Failover && p.FenceByDeletion && m.Exists && !m.Ready && !m.Reachable && !m.Replacement
 }
 
 // fenceBlocking is the way past the members that may still write (blocking) when a failover

@@ -368,7 +368,8 @@ func (s *sim) observe() []Member {
 		stopped := m.podExists && m.proc == awaitingPrimary
 		m.agentTimeout = false
 		obs := Member{Name: m.name, Ordinal: m.ordinal, Exists: m.podExists && !m.terminating, Ready: m.up(s.now) && !m.terminating,
-			Reachable: reachable, Role: RoleUnknown, UpToDate: m.upToDate, Fenced: s.fenced(m, reachable, stopped)}
+			Reachable: reachable, Role: RoleUnknown, UpToDate: m.upToDate, Fenced: s.fenced(m, reachable, stopped),
+			Replacement: s.replacement(m)}
 		if reachable {
 			obs.Role, obs.Position = RoleReplica, m.position
 			if m.primary {
@@ -391,19 +392,25 @@ func (s *sim) observe() []Member {
 // its agent finds no server (stopped), its pod was created after the switchover in flight
 // started (strictly: a pod created the moment it started may have started under the progress
 // before) and it is not its target: it will start as a replica (a server that runs may have
-// been promoted by a person). A
-// terminating pod is not fenced: the one who deleted it may have been a person, and its
-// database may be a primary the operator never saw (promoted by hand while its agent timed out).
+// been promoted by a person). A terminating pod is not fenced: the one who deleted it may have
+// been a person, and its database may be a primary the operator never saw (promoted by hand
+// while its agent timed out).
 func (s *sim) fenced(m *simMember, reachable, stopped bool) bool {
-	sw := s.progress.Switchover
 	switch {
 	case !m.podExists, reachable && !m.primary:
 		return true
 	case m.terminating, reachable:
 		return false
 	default:
-		return stopped && sw != nil && sw.To != m.name && m.createdAt.After(sw.Started)
+		return stopped && s.replacement(m)
 	}
+}
+
+// replacement tells whether m's pod was created after the switchover in flight started and m is
+// not its target.
+func (s *sim) replacement(m *simMember) bool {
+	sw := s.progress.Switchover
+	return s.policy.FenceByDeletion && sw != nil && sw.To != m.name && m.createdAt.After(sw.Started)
 }
 
 // operatorPass is one pass of the operator: observe, Plan, persist the progress, act. An
@@ -517,7 +524,7 @@ func (s *sim) deletePod(m *simMember, observed []Member) {
 // that the policy allows it and that the operator saw m neither Ready nor reachable.
 func (s *sim) fenceByDeletion(m *simMember, observed []Member) {
 	o, _ := find(observed, m.name)
-	if !s.policy.FenceByDeletion || !s.policy.Failover || o.Ready || o.Reachable {
+	if !s.policy.FenceByDeletion || !s.policy.Failover || o.Ready || o.Reachable || s.replacement(m) {
 		s.fail("fenced %s by deleting its pod (policy %+v, observed %+v)", m.name, s.policy, o)
 	}
 	s.beginDeletion(m) // it was down already: the deletion takes no member down

@@ -52,6 +52,10 @@ type Member struct {
 	// is not fenced: until the kubelet has stopped its containers (an isolated node never does),
 	// its database may still take writes.
 	Fenced bool
+	// Replacement: the member's pod was created after the switchover in flight started and it is
+	// not the switchover's target: it was announced a replica from its start, and waits for the
+	// target or follows it. It is never deleted to fence it (it would only be replaced again).
+	Replacement bool
 	// UpToDate: the pod runs the StatefulSet's update revision.
 	UpToDate bool
 	// Demoted: the agent reports a primary that has been fenced (a switchover's old primary):

@@ -105,6 +105,9 @@ func run(args []string) error {
 
 // start prepares PGDATA as c says and then serves args.
 func start(c config, args []string) error {
+	if err := removeStaleLock(c.pgdata); err != nil {
+		return err
+	}
 	if err := prepare(c); err != nil {
 		return err
 	}
@@ -117,6 +120,23 @@ func start(c config, args []string) error {
 		return err
 	}
 	return serve(c, serverArgs(args, c.synchronous))
+}
+
+// removeStaleLock removes PGDATA's postmaster.pid, which a server that was killed leaves (SIGKILL,
+// or its container stopped while it was frozen): no server of this container runs yet, and no
+// other container mounts the volume, so the lock is stale. PostgreSQL removes a stale lock itself
+// only when the PID it names is not alive, and in a new container's PID namespace that PID is
+// often another process (this entrypoint, pg_rewind): the server, or pg_rewind's crash recovery,
+// then refuses to start ("lock file postmaster.pid already exists").
+func removeStaleLock(pgdata string) error {
+	err := os.Remove(filepath.Join(pgdata, "postmaster.pid"))
+	if err == nil {
+		logf("removed the lock file postmaster.pid of a server that was stopped without a shutdown")
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // serverArgs are the server's command line: args (default: postgres), and with synchronous

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -226,5 +227,24 @@ func TestServerArgs(t *testing.T) {
 	}
 	if len(given) != 3 {
 		t.Errorf("serverArgs changed its argument: %q", given)
+	}
+}
+
+// TestRemoveStaleLock: a postmaster.pid left by a killed server is removed before anything
+// starts; none there is no error.
+func TestRemoveStaleLock(t *testing.T) {
+	pgdata := t.TempDir()
+	lock := filepath.Join(pgdata, "postmaster.pid")
+	if err := os.WriteFile(lock, []byte("14\n/var/lib/database/pgdata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeStaleLock(pgdata); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("postmaster.pid is still there: %v", err)
+	}
+	if err := removeStaleLock(pgdata); err != nil {
+		t.Fatalf("without a lock: %v", err)
 	}
 }
