@@ -67,6 +67,9 @@ type config struct {
 	// synchronous is synchronous_standby_names (DATABASE_SYNCHRONOUS_STANDBY_NAMES); empty
 	// leaves the configuration's.
 	synchronous string
+	// configFile is the server's configuration file as its arguments name it (-c
+	// config_file=...); empty: PGDATA's postgresql.conf.
+	configFile string
 }
 
 // serveAttr is the server's process attributes: none in the image, where the server ends with
@@ -105,6 +108,7 @@ func run(args []string) error {
 
 // start prepares PGDATA as c says and then serves args.
 func start(c config, args []string) error {
+	c.configFile = configFile(args)
 	if err := removeStaleLock(c.pgdata); err != nil {
 		return err
 	}
@@ -120,6 +124,28 @@ func start(c config, args []string) error {
 		return err
 	}
 	return serve(c, serverArgs(args, c.synchronous))
+}
+
+// configFile is the configuration file the server's args name: -c config_file=PATH (also
+// -cconfig_file=PATH, --config_file=PATH, --config-file=PATH); "" when they name none.
+func configFile(args []string) string {
+	for i, arg := range args {
+		value := arg
+		switch {
+		case arg == "-c" && i+1 < len(args):
+			value = args[i+1]
+		case strings.HasPrefix(arg, "-c"):
+			value = strings.TrimPrefix(arg, "-c")
+		case strings.HasPrefix(arg, "--"):
+			value = strings.ReplaceAll(strings.TrimPrefix(arg, "--"), "-", "_")
+		default:
+			continue
+		}
+		if path, ok := strings.CutPrefix(value, "config_file="); ok {
+			return path
+		}
+	}
+	return ""
 }
 
 // removeStaleLock removes PGDATA's postmaster.pid, which a server that was killed leaves (SIGKILL,

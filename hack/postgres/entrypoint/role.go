@@ -313,9 +313,16 @@ func basebackupArgs(staging, conninfo string) []string {
 		"--checkpoint=fast", "--no-password"}
 }
 
-// rewindArgs are pg_rewind's arguments for PGDATA from the primary of conninfo.
-func rewindArgs(pgdata, conninfo string) []string {
-	return []string{"--target-pgdata=" + pgdata, "--source-server=" + conninfo, "--progress"}
+// rewindArgs are pg_rewind's arguments for PGDATA from the primary of conninfo. With the
+// server's configFile, the crash recovery pg_rewind runs first (a server that was killed) uses
+// it: with PGDATA's own postgresql.conf (initdb's max_connections = 100 where the server's is
+// lower) the standby would then refuse to start ("insufficient parameter settings").
+func rewindArgs(pgdata, conninfo, configFile string) []string {
+	args := []string{"--target-pgdata=" + pgdata, "--source-server=" + conninfo, "--progress"}
+	if configFile != "" {
+		args = append(args, "--config-file="+configFile)
+	}
+	return args
 }
 
 // readyArgs are pg_isready's for s: it answers without a password.
@@ -430,7 +437,7 @@ func rewind(ctx context.Context, c config, src source, passfile string) (bool, e
 	}
 	logf("%s holds a database that is no standby: rewinding it to follow %s (pg_rewind)", c.pgdata, address(src.host, src.port))
 	// pg_rewind connects to a database: the user's own may not exist.
-	cmd := exec.CommandContext(ctx, "pg_rewind", rewindArgs(c.pgdata, src.conninfo(passfile, "dbname", "postgres"))...)
+	cmd := exec.CommandContext(ctx, "pg_rewind", rewindArgs(c.pgdata, src.conninfo(passfile, "dbname", "postgres"), c.configFile)...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {

@@ -117,8 +117,11 @@ func TestCommandLines(t *testing.T) {
 		{name: "pg_basebackup", got: basebackupArgs("/var/lib/database/pgdata.init", conninfo),
 			want: []string{"--pgdata=/var/lib/database/pgdata.init", "--dbname=" + conninfo, "--wal-method=stream",
 				"--write-recovery-conf", "--checkpoint=fast", "--no-password"}},
-		{name: "pg_rewind", got: rewindArgs("/var/lib/database/pgdata", conninfo),
+		{name: "pg_rewind", got: rewindArgs("/var/lib/database/pgdata", conninfo, ""),
 			want: []string{"--target-pgdata=/var/lib/database/pgdata", "--source-server=" + conninfo, "--progress"}},
+		{name: "pg_rewind with the server's configuration file", got: rewindArgs("/var/lib/database/pgdata", conninfo, "/etc/database/config/postgresql.conf"),
+			want: []string{"--target-pgdata=/var/lib/database/pgdata", "--source-server=" + conninfo, "--progress",
+				"--config-file=/etc/database/config/postgresql.conf"}},
 		{name: "pg_isready", got: readyArgs(src), want: []string{"--host=db-rw.ns.svc", "--port=5432", "--timeout=5"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,5 +249,25 @@ func TestRemoveStaleLock(t *testing.T) {
 	}
 	if err := removeStaleLock(pgdata); err != nil {
 		t.Fatalf("without a lock: %v", err)
+	}
+}
+
+// TestConfigFile: the configuration file of the server's args, in each spelling.
+func TestConfigFile(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"postgres", "-c", "config_file=/etc/database/config/postgresql.conf"}, "/etc/database/config/postgresql.conf"},
+		{[]string{"postgres", "-cconfig_file=/a.conf"}, "/a.conf"},
+		{[]string{"postgres", "--config_file=/b.conf"}, "/b.conf"},
+		{[]string{"postgres", "--config-file=/c.conf"}, "/c.conf"},
+		{[]string{"postgres", "-c", "max_connections=50"}, ""},
+		{[]string{"postgres"}, ""},
+		{nil, ""},
+	} {
+		if got := configFile(tc.args); got != tc.want {
+			t.Errorf("configFile(%q) = %q, want %q", tc.args, got, tc.want)
+		}
 	}
 }
