@@ -110,7 +110,32 @@ func (p *PostgreSQL) Promote(ctx context.Context) error {
 			return fmt.Errorf("the server did not leave recovery within %d seconds", PromoteWaitSeconds)
 		}
 	}
-	return setAndReload(ctx, conn, "ALTER SYSTEM RESET default_transaction_read_only")
+	if err := setAndReload(ctx, conn, "ALTER SYSTEM RESET default_transaction_read_only"); err != nil {
+		return err
+	}
+	return checkpointTimeline(ctx, conn)
+}
+
+// checkpointTimeline makes the server's control file name the timeline it writes on: after a
+// promotion PostgreSQL only requests a spread checkpoint (minutes), and until it completes
+// pg_rewind, reading the new primary's control file, finds the old primary "on the same
+// timeline" and rewinds nothing; the old primary then cannot follow ("requested timeline does
+// not contain minimum recovery point"). A primary whose checkpoint names its timeline already
+// is left alone.
+func checkpointTimeline(ctx context.Context, conn *pgx.Conn) error {
+	var current bool
+	err := conn.QueryRow(ctx, `SELECT timeline_id = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int
+		FROM pg_control_checkpoint()`).Scan(&current)
+	if err != nil {
+		return fmt.Errorf("read the checkpoint's timeline: %w", err)
+	}
+	if current {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpoint the new timeline: %w", err)
+	}
+	return nil
 }
 
 // Fence makes the server a standby, which takes no writes at all, in two steps:

@@ -186,7 +186,8 @@ func TestPostgreSQLReplica(t *testing.T) {
 	if _, err := connect(t, primaryDSN).Exec(ctx, "CREATE TABLE t (v int); INSERT INTO t VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
-	replica := NewPostgreSQL("db-1", h.StartReplica(t, primaryServer).DSN)
+	replicaDSN := h.StartReplica(t, primaryServer).DSN
+	replica := NewPostgreSQL("db-1", replicaDSN)
 	obs := observe(t, replica)
 	if obs.Role != RoleReplica || obs.Writable || obs.Fenced || obs.PositionText == "" {
 		t.Fatalf("Observe of the replica = %+v, want a replica with a position, not writable", obs)
@@ -207,5 +208,14 @@ func TestPostgreSQLReplica(t *testing.T) {
 	}
 	if obs = observe(t, replica); obs.Role != RolePrimary || !obs.Writable {
 		t.Fatalf("Observe after Promote = %+v, want a writable primary", obs)
+	}
+	// The control file names the new timeline at once (pg_rewind reads it there).
+	var checkpointed, current int
+	if err := connect(t, replicaDSN).QueryRow(ctx, `SELECT timeline_id,
+		('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int FROM pg_control_checkpoint()`).Scan(&checkpointed, &current); err != nil {
+		t.Fatal(err)
+	}
+	if checkpointed != 2 || current != 2 {
+		t.Fatalf("after Promote the checkpoint names timeline %d and the server writes on %d, want 2 and 2", checkpointed, current)
 	}
 }
