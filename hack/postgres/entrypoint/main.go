@@ -130,7 +130,7 @@ func start(c config, args []string) error {
 // -cconfig_file=PATH, --config_file=PATH, --config-file=PATH); "" when they name none.
 func configFile(args []string) string {
 	for i, arg := range args {
-		value := arg
+		var value string
 		switch {
 		case arg == "-c" && i+1 < len(args):
 			value = args[i+1]
