@@ -483,7 +483,19 @@ var _ = Describe("DatabaseCluster failover", Ordered, Label("integration"), func
 	})
 
 	It("fences a primary that does not answer and is not Ready by deleting its pod; promotes only once the pod is gone", func(ctx SpecContext) {
+		// The operator's clock not behind the API server's: the failover's start must come after
+		// the creation of the pods (a pod created after it is a replacement, never deleted).
+		if now := time.Now(); clock.Now().Before(now) {
+			clock.SetTime(now)
+		}
 		dc, sims := postgres(ctx)
+		DeferCleanup(func(ctx SpecContext) {
+			if CurrentSpecReport().Failed() {
+				cur := &databasev1alpha1.DatabaseCluster{}
+				_ = k8s.Get(ctx, client.ObjectKeyFromObject(dc), cur)
+				GinkgoWriter.Printf("status at the failure, the operator's clock %s: %+v\n", clock.Now(), cur.Status)
+			}
+		})
 		old := &corev1.Pod{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: dc.Namespace, Name: "db-0"}, old)).To(Succeed())
 		// The frozen primary: its agent does not answer, its readiness fails; the kubelet takes
